@@ -1,0 +1,39 @@
+// The instance catalog: built-in entries from instance-catalog/*.json plus
+// entries a user adds from extra files.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/instance_type.h"
+#include "core/status.h"
+
+namespace trainsim {
+
+class Catalog {
+ public:
+  // Loads every built-in file from `dir` (gpus.json, then aws.json and
+  // reference-systems.json).
+  static Expected<Catalog> LoadBuiltin(const std::string& dir);
+  // The directory of the built-in catalog: $TRAINSIM_CATALOG_DIR if set, else
+  // the source tree's instance-catalog/ (compiled in).
+  static std::string DefaultDir();
+
+  // Adds entries from an extra catalog file (same format as aws.json); an
+  // entry may name a GPU from gpus.json. Re-defining a type is an error.
+  Status AddFile(const std::string& path);
+  Status AddFromString(std::string_view text, std::string_view filename);
+
+  const InstanceType* Find(std::string_view name) const;
+  std::vector<std::string> Names() const;  // sorted
+  const std::map<std::string, std::string>& source_text() const { return source_text_; }
+
+ private:
+  std::map<std::string, GpuSpec, std::less<>> gpus_;
+  std::map<std::string, InstanceType, std::less<>> types_;
+  std::map<std::string, std::string> source_text_;  // source id -> citation
+};
+
+}  // namespace trainsim

@@ -1,0 +1,69 @@
+// InstanceType: one machine type of the catalog (an AWS instance or a
+// reference system such as DGX A100), with what the simulator needs.
+//
+// Units: GB/s = gigabytes per second (`_GBps`), Gb/s = gigabits (`_gbps`).
+// Figures the sources do not confirm stay std::nullopt, never guessed.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+enum class Precision { kFp32, kTf32, kFp16, kBf16, kFp8 };
+enum class IntraTopology { kSingle, kPcie, kNvlinkCubeMesh, kNvswitch };
+
+// Peak dense throughput of one GPU, per precision (tensor cores where they
+// apply), in FLOP/s; nullopt where the part does not support it or no source
+// gives it.
+struct GpuSpec {
+  std::string name;  // "A100-SXM4-40GB"
+  std::optional<double> fp32_flops, tf32_flops, fp16_flops, bf16_flops, fp8_flops;
+  std::optional<double> hbm_GBps;
+  double mem_gib = 0;
+  std::vector<std::string> sources;
+
+  std::optional<double> PeakFlops(Precision p) const;
+};
+
+struct NvlinkPair {
+  int a = 0, b = 0;
+  int links = 1;  // parallel NVLink bricks between a and b
+};
+
+struct InstanceType {
+  std::string name;  // "p4d.24xlarge"
+  bool is_aws = true;
+  GpuSpec gpu;
+  int gpus = 0;
+  double gpu_mem_gib = 0;
+
+  IntraTopology topology = IntraTopology::kPcie;
+  // NVSwitch: per-GPU NVLink bandwidth, one direction.
+  std::optional<double> nvlink_GBps_per_gpu_per_dir;
+  // Cube-mesh: the NVLink pairs and the bandwidth of one link, one direction.
+  std::vector<NvlinkPair> nvlink_pairs;
+  std::optional<double> nvlink_GBps_per_link_per_dir;
+  int pcie_gen = 0;               // 0 when unknown
+  double pcie_GBps_per_dir = 0;   // per GPU, from pcie_gen
+
+  int nics = 0;                   // network interfaces used for training traffic
+  double nic_gbps = 0;            // per NIC
+  bool efa = false;               // EFA (or InfiniBand for reference systems)
+  int gpus_per_nic() const { return nics > 0 && gpus >= nics ? gpus / nics : 1; }
+
+  int vcpus = 0;
+  double ram_gib = 0;
+  std::optional<double> price_on_demand_usd_hr;
+  std::optional<double> price_sagemaker_usd_hr;
+  std::optional<double> spot_discount;            // fraction saved vs on-demand
+  std::optional<std::string> spot_interruption_bucket;  // "<5%", "5-10%", ... ">20%"
+
+  // Source ids per field ("net" -> {"awsdocs_acc", ...}); "*" applies to the entry.
+  std::map<std::string, std::vector<std::string>> sources;
+  std::string notes;
+};
+
+}  // namespace trainsim

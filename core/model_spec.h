@@ -1,0 +1,61 @@
+// ModelSpec: what is being trained, as the simulator and memory model see it.
+//
+// Transformers are described by their dimensions (the workload generator
+// derives GEMM shapes from them). Other models (ResNet-50) are a list of
+// layers with per-sample forward FLOPs, parameters and activation bytes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+enum class ModelKind { kTransformer, kLayerList };
+enum class MlpKind { kGelu, kSwiGlu };  // 2 matrices (h->f->h) or 3 (gate, up, down)
+
+struct LayerSpec {
+  std::string name;
+  double forward_flops = 0;     // per sample
+  double params = 0;            // parameter count
+  double activation_bytes = 0;  // per sample, stored for backward, at 2 bytes/element
+};
+
+struct ModelSpec {
+  std::string name;  // preset name ("gpt3-175b") or "custom"
+  ModelKind kind = ModelKind::kTransformer;
+
+  // Transformer dimensions (kind == kTransformer).
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // == heads without grouped-query attention
+  int ffn_hidden = 0;
+  int seq_len = 0;
+  int vocab = 0;
+  MlpKind mlp = MlpKind::kGelu;
+  bool bias = true;               // linear layers and norms carry biases (GPT/BERT) or not (Llama)
+  bool tied_embeddings = true;    // output head shares the input embedding
+  bool learned_positions = true;  // learned position table (GPT/BERT) vs rotary (Llama)
+
+  // Layer list (kind == kLayerList).
+  std::vector<LayerSpec> layer_list;
+  int sample_elems = 0;  // input elements per sample (e.g. 3*224*224), for data loading
+
+  // Published total, for tests and `trainsim models`; 0 when none.
+  double published_params = 0;
+  std::string source;  // where the dimensions come from
+};
+
+// Total trainable parameters.
+double ParameterCount(const ModelSpec& m);
+// Parameters of one transformer block (attention + MLP + norms).
+double LayerParameterCount(const ModelSpec& m);
+// Embedding (+ position table) and output head parameters.
+double EmbeddingParameterCount(const ModelSpec& m);
+// Forward FLOPs for one sample (one sequence for transformers), multiply-add = 2 FLOPs,
+// GEMMs only (attention scores included, no recompute).
+double ForwardFlopsPerSample(const ModelSpec& m);
+// Tokens per sample: seq_len for transformers, 1 for layer lists.
+double TokensPerSample(const ModelSpec& m);
+
+}  // namespace trainsim

@@ -1,0 +1,86 @@
+// Scenario (format v1): what to train, on what, and how. See docs/formats.md.
+//
+// ParseScenario is strict: unknown fields, wrong types and impossible values
+// are errors that name file:line:column and the field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/catalog.h"
+#include "core/instance_type.h"
+#include "core/model_spec.h"
+#include "core/status.h"
+
+namespace trainsim {
+
+enum class Optimizer { kSgd, kAdam };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
+enum class Schedule { kGpipe, k1F1B, kInterleaved };
+enum class DpAlgorithm { kRing, kTree, kHierarchical };
+
+struct TrainingConfig {
+  int64_t global_batch = 0;  // samples per optimizer step (required)
+  int micro_batch = 1;       // samples per microbatch per pipeline
+  Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  // Total work; at most one of these is set (0 = not given).
+  double tokens = 0;
+  double samples = 0;
+  double epochs = 0;
+  double dataset_samples = 0;  // with epochs
+};
+
+struct ClusterConfig {
+  std::string instance;  // catalog name (required)
+  int nodes = 1;
+  Pricing pricing = Pricing::kOnDemand;
+  double oversubscription = 1.0;  // leaf uplink : downlink ratio of the fabric (>= 1)
+  int nodes_per_leaf = 32;        // nodes under one leaf switch
+  std::optional<int> nics;        // override of the catalog NIC count
+  std::string profile;            // hardware profile file (calibration); empty = catalog
+};
+
+struct ParallelConfig {
+  int tp = 1;
+  int pp = 1;
+  int dp = 0;  // 0 in the file = derived as gpus / (tp * pp); always set after parsing
+  int zero_stage = 0;  // 0 or 1 in this version
+  Schedule schedule = Schedule::k1F1B;
+  int virtual_stages = 1;
+  DpAlgorithm dp_algorithm = DpAlgorithm::kRing;
+  double bucket_bytes = 25.0 * 1024 * 1024;  // DDP gradient bucket
+  bool overlap_dp = true;                    // launch DP buckets during backward
+};
+
+struct Scenario {
+  int version = 1;
+  std::string name;  // file stem or "scenario"
+  ModelSpec model;
+  TrainingConfig training;
+  ClusterConfig cluster;
+  ParallelConfig parallel;
+  InstanceType instance;  // resolved from the catalog, NIC override applied
+
+  int total_gpus() const { return cluster.nodes * instance.gpus; }
+  int64_t microbatches_per_pipeline() const {
+    return training.global_batch / (static_cast<int64_t>(parallel.dp) * training.micro_batch);
+  }
+};
+
+Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename, const Catalog& catalog);
+Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog);
+
+const char* ToString(Precision p);
+const char* ToString(Schedule s);
+const char* ToString(Recompute r);
+const char* ToString(DpAlgorithm a);
+const char* ToString(Pricing p);
+const char* ToString(Optimizer o);
+
+}  // namespace trainsim

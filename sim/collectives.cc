@@ -1,0 +1,223 @@
+#include "sim/collectives.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace trainsim::sim {
+namespace {
+
+int kPayload = 0;  // messages carry no data; only their size matters
+
+sg4::Mailbox* Box(const std::string& tag, const std::string& what, int to) {
+  return sg4::Mailbox::by_name(tag + "/" + what + "/" + std::to_string(to));
+}
+
+// `steps` ring steps: each member sends `chunk` bytes to its successor and
+// receives as much from its predecessor, in every channel at once.
+void RingSteps(const std::vector<std::vector<int>>& channels, const std::vector<int>& position,
+               int me_rank, const std::string& tag, int steps, double chunk) {
+  const int n = static_cast<int>(channels[0].size());
+  std::vector<sg4::Mailbox*> out, in;
+  for (std::size_t c = 0; c < channels.size(); ++c) {
+    int pos = position[c];
+    int next = channels[c][(pos + 1) % n];
+    out.push_back(Box(tag, "c" + std::to_string(c), next));
+    in.push_back(Box(tag, "c" + std::to_string(c), me_rank));
+  }
+  for (int s = 0; s < steps; ++s) {
+    std::vector<sg4::CommPtr> sends;
+    for (auto* box : out) sends.push_back(box->put_async(&kPayload, chunk));
+    for (auto* box : in) box->get<int>();
+    for (auto& c : sends) c->wait();
+  }
+}
+
+void Ring(const Platform& platform, const CollectiveCall& call, int me, int steps_factor_num, double chunk_total) {
+  auto channels = RingChannels(platform, call.group);
+  const int n = static_cast<int>(call.group.size());
+  const int rank = call.group[me];
+  std::vector<int> position;
+  for (const auto& ring : channels) {
+    position.push_back(static_cast<int>(std::find(ring.begin(), ring.end(), rank) - ring.begin()));
+  }
+  const double chunk = chunk_total / (n * static_cast<double>(channels.size()));
+  RingSteps(channels, position, rank, call.tag, steps_factor_num * (n - 1), chunk);
+}
+
+// Double binary tree: two trees over the members, each reducing and then
+// broadcasting half of the buffer in pipelined chunks. Tree 1 mirrors tree 0
+// so that most inner members of one are leaves of the other.
+struct TreeLinks {
+  int parent = -1;
+  std::vector<int> children;
+};
+
+TreeLinks TreeOf(int n, int me, int tree) {
+  auto idx = [&](int i) { return tree == 0 ? i : n - 1 - i; };  // position <-> member
+  int pos = idx(me);
+  TreeLinks t;
+  if (pos > 0) t.parent = idx((pos - 1) / 2);
+  for (int c : {2 * pos + 1, 2 * pos + 2}) {
+    if (c < n) t.children.push_back(idx(c));
+  }
+  return t;
+}
+
+void TreeHalf(const CollectiveCall& call, int me, int tree, double half_bytes, double chunk_bytes) {
+  const int n = static_cast<int>(call.group.size());
+  const TreeLinks links = TreeOf(n, me, tree);
+  const int chunks = std::max(1, static_cast<int>(half_bytes / chunk_bytes + 0.5));
+  const double chunk = half_bytes / chunks;
+  const std::string t = "t" + std::to_string(tree);
+  auto up_box = [&](int from, int to) { return Box(call.tag, t + "u" + std::to_string(from), to); };
+  auto down_box = [&](int from, int to) { return Box(call.tag, t + "d" + std::to_string(from), to); };
+  // Reduce (towards the root) and broadcast (away from it) run as two actors so
+  // that chunk k can go down while chunk k+1 still goes up.
+  auto reduced = std::make_shared<sg4::SemaphorePtr>(sg4::Semaphore::create(0));
+  auto reducer = sg4::Actor::create(call.tag + t + "r", sg4::this_actor::get_host(), [=]() {
+    std::vector<sg4::CommPtr> pending;
+    for (int k = 0; k < chunks; ++k) {
+      for (int c : links.children) up_box(c, me)->get<int>();
+      if (links.parent >= 0) {
+        pending.push_back(up_box(me, links.parent)->put_async(&kPayload, chunk));
+      } else {
+        (*reduced)->release();
+      }
+    }
+    for (auto& c : pending) c->wait();
+  });
+  std::vector<sg4::CommPtr> pending;
+  for (int k = 0; k < chunks; ++k) {
+    if (links.parent >= 0) {
+      down_box(links.parent, me)->get<int>();
+    } else {
+      (*reduced)->acquire();
+    }
+    for (int c : links.children) pending.push_back(down_box(me, c)->put_async(&kPayload, chunk));
+  }
+  for (auto& c : pending) c->wait();
+  reducer->join();
+}
+
+void Tree(const ModelParams& params, const CollectiveCall& call, int me) {
+  if (call.group.size() == 1) return;
+  auto other = sg4::Actor::create(call.tag + "tree1", sg4::this_actor::get_host(), [&params, call, me]() {
+    TreeHalf(call, me, 1, call.bytes / 2, params.pipeline_chunk_bytes);
+  });
+  TreeHalf(call, me, 0, call.bytes / 2, params.pipeline_chunk_bytes);
+  other->join();
+}
+
+// Intra-node reduce-scatter, all-reduce across nodes between members with the
+// same local index, intra-node all-gather.
+void Hierarchical(const Platform& platform, const ModelParams& params, const CollectiveCall& call, int me) {
+  const int rank = call.group[me];
+  std::map<int, std::vector<int>> by_node;
+  for (int r : call.group) by_node[platform.node_of(r)].push_back(r);
+  const std::vector<int>& local = by_node[platform.node_of(rank)];
+  const int local_index = static_cast<int>(std::find(local.begin(), local.end(), rank) - local.begin());
+  std::vector<int> peers;  // same local index on every node
+  for (const auto& [node, members] : by_node) {
+    if (local_index < static_cast<int>(members.size())) peers.push_back(members[local_index]);
+  }
+  auto index_in = [](const std::vector<int>& g, int r) {
+    return static_cast<int>(std::find(g.begin(), g.end(), r) - g.begin());
+  };
+  const std::string node_tag = call.tag + "/n" + std::to_string(platform.node_of(rank));
+  CollectiveCall rs{CollKind::kReduceScatter, CollAlgo::kRing, call.bytes, local, node_tag + "rs"};
+  CollectiveCall ar{CollKind::kAllReduce, CollAlgo::kRing, call.bytes / local.size(), peers,
+                    call.tag + "/l" + std::to_string(local_index)};
+  CollectiveCall ag{CollKind::kAllGather, CollAlgo::kRing, call.bytes, local, node_tag + "ag"};
+  if (local.size() > 1) RunCollectiveMember(platform, params, rs, index_in(local, rank));
+  if (peers.size() > 1) RunCollectiveMember(platform, params, ar, index_in(peers, rank));
+  if (local.size() > 1) RunCollectiveMember(platform, params, ag, index_in(local, rank));
+}
+
+}  // namespace
+
+const char* ToString(CollKind k) {
+  switch (k) {
+    case CollKind::kAllReduce: return "all_reduce";
+    case CollKind::kReduceScatter: return "reduce_scatter";
+    case CollKind::kAllGather: return "all_gather";
+    case CollKind::kSendRecv: return "send_recv";
+  }
+  return "?";
+}
+
+const char* ToString(CollAlgo a) {
+  switch (a) {
+    case CollAlgo::kRing: return "ring";
+    case CollAlgo::kTree: return "tree";
+    case CollAlgo::kHierarchical: return "hierarchical";
+  }
+  return "?";
+}
+
+std::vector<std::vector<int>> RingChannels(const Platform& platform, const std::vector<int>& group) {
+  // Members by node, in NVLink ring order inside the node.
+  std::map<int, std::vector<int>> by_node;
+  for (int r : group) by_node[platform.node_of(r)].push_back(r);
+  std::vector<int> ring_pos(platform.gpus_per_node, 0);
+  for (std::size_t k = 0; k < platform.nvlink_ring.size(); ++k) ring_pos[platform.nvlink_ring[k]] = static_cast<int>(k);
+  std::size_t per_node = 0;
+  for (auto& [node, members] : by_node) {
+    std::sort(members.begin(), members.end(), [&](int a, int b) {
+      return ring_pos[platform.local_of(a)] < ring_pos[platform.local_of(b)];
+    });
+    per_node = std::max(per_node, members.size());
+  }
+  const bool multi_channel = by_node.size() > 1 && per_node > 1;
+  const std::size_t channels = multi_channel ? per_node : 1;
+  std::vector<std::vector<int>> out;
+  for (std::size_t c = 0; c < channels; ++c) {
+    std::vector<int> ring;
+    for (const auto& [node, members] : by_node) {
+      for (std::size_t k = 0; k < members.size(); ++k) ring.push_back(members[(k + c) % members.size()]);
+    }
+    out.push_back(std::move(ring));
+  }
+  return out;
+}
+
+void RunCollectiveMember(const Platform& platform, const ModelParams& params, const CollectiveCall& call, int me) {
+  const int n = static_cast<int>(call.group.size());
+  if (call.kind == CollKind::kSendRecv) {
+    if (me == 0) Box(call.tag, "p2p", call.group[1])->put(&kPayload, call.bytes);
+    if (me == 1) Box(call.tag, "p2p", call.group[1])->get<int>();
+    return;
+  }
+  if (n <= 1) return;
+  switch (call.kind) {
+    case CollKind::kAllReduce:
+      if (call.algo == CollAlgo::kTree) return Tree(params, call, me);
+      if (call.algo == CollAlgo::kHierarchical) return Hierarchical(platform, params, call, me);
+      return Ring(platform, call, me, 2, call.bytes);
+    case CollKind::kReduceScatter:
+    case CollKind::kAllGather:
+      return Ring(platform, call, me, 1, call.bytes);
+    case CollKind::kSendRecv:
+      return;
+  }
+}
+
+double MeasureConcurrent(const Platform& platform, const ModelParams& params, const std::vector<CollectiveCall>& calls) {
+  const double start = sg4::Engine::get_clock();
+  for (const CollectiveCall& call : calls) {
+    for (std::size_t m = 0; m < call.group.size(); ++m) {
+      sg4::Actor::create(call.tag + "#" + std::to_string(m), platform.gpus[call.group[m]],
+                         [&platform, &params, &call, m]() {
+                           RunCollectiveMember(platform, params, call, static_cast<int>(m));
+                         });
+    }
+  }
+  sg4::Engine::get_instance()->run();
+  return sg4::Engine::get_clock() - start;
+}
+
+}  // namespace trainsim::sim

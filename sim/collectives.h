@@ -1,0 +1,45 @@
+// Collectives as real message exchange between GPU hosts in SimGrid.
+//
+// Sizes follow the nccl-tests conventions: `bytes` is the all-reduce buffer,
+// the all-gather output, the reduce-scatter input, or the message of a
+// send/recv. Rings are NCCL-style: members are ordered node by node (NVLink
+// ring order inside a node) and, when a group has several members per node
+// on more than one node, one ring (channel) per local member, each entering
+// and leaving every node through a different GPU and so a different NIC.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/model_params.h"
+#include "sim/platform.h"
+
+namespace trainsim::sim {
+
+enum class CollKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv };
+enum class CollAlgo { kRing, kTree, kHierarchical };
+
+const char* ToString(CollKind k);
+const char* ToString(CollAlgo a);
+
+struct CollectiveCall {
+  CollKind kind = CollKind::kAllReduce;
+  CollAlgo algo = CollAlgo::kRing;
+  double bytes = 0;
+  std::vector<int> group;  // global GPU ranks; for send/recv {sender, receiver}
+  std::string tag;         // unique per group; messages of one group use it
+};
+
+// The calling actor's part of `call`, as member `me` of call.group. Blocks
+// until this member is done. Must run inside a SimGrid actor.
+void RunCollectiveMember(const Platform& platform, const ModelParams& params, const CollectiveCall& call, int me);
+
+// Runs all `calls` concurrently (one actor per member of each), to the end,
+// and returns the simulated time they took. Call from outside any actor
+// (it runs the engine).
+double MeasureConcurrent(const Platform& platform, const ModelParams& params, const std::vector<CollectiveCall>& calls);
+
+// NCCL-style ring orders for a group: one order per channel (see above).
+std::vector<std::vector<int>> RingChannels(const Platform& platform, const std::vector<int>& group);
+
+}  // namespace trainsim::sim

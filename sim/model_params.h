@@ -1,0 +1,38 @@
+// Model parameters of the simulator that are not catalog facts: latencies and
+// efficiencies. Each carries its provenance. Until calibration (issue 4) and
+// fitting (issue 3) replace them, they are stated assumptions, documented in
+// docs/model.md; none of them is presented as a measurement.
+#pragma once
+
+namespace trainsim::sim {
+
+struct ModelParams {
+  // One-way latency of an NVLink/NVSwitch hop. Assumption (order of magnitude
+  // of GPU peer-to-peer latency); fitted in a later issue.
+  double nvlink_latency_s = 1.0e-6;
+  // One-way latency of a PCIe hop. Assumption, as above.
+  double pcie_latency_s = 1.0e-6;
+  // NIC-to-NIC one-way latency over EFA: 17.2 us, OSU MPI latency of 0-8 B
+  // messages between two c5n.18xlarge over EFA (aws-parallelcluster
+  // integration tests, shared/reference/aws-instances-sources.json _efa_latency).
+  // CPU buffers; no GPU-instance figure was found.
+  double efa_latency_s = 17.2e-6;
+  // NIC-to-NIC latency over InfiniBand (reference systems) and plain ENA:
+  // assumptions, no figure in the reference sources.
+  double infiniband_latency_s = 5.0e-6;
+  double ena_latency_s = 30.0e-6;
+  // Fabric switch hop latency (leaf or spine). Assumption.
+  double switch_latency_s = 0.5e-6;
+
+  // GEMM time = kernel_overhead_s + flops / (gemm_efficiency * peak).
+  // Assumptions: large tensor-core GEMMs reach about 70-80% of the datasheet
+  // peak in practice; calibration (issue 4) measures the real table.
+  double gemm_efficiency = 0.75;
+  double kernel_overhead_s = 4.0e-6;
+  // Memory-bound kernels: bytes / (hbm_efficiency * HBM bandwidth).
+  double hbm_efficiency = 0.80;
+  // Collective message chunk for pipelined tree/send algorithms.
+  double pipeline_chunk_bytes = 4.0 * 1024 * 1024;
+};
+
+}  // namespace trainsim::sim

@@ -1,0 +1,153 @@
+#include "sim/platform.h"
+
+#include <simgrid/s4u.hpp>
+
+#include "sim/topology.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace trainsim::sim {
+namespace {
+
+using Direction = sg4::LinkInRoute::Direction;
+
+// The node's links created in `zone`, one split-duplex link per graph edge.
+std::vector<sg4::SplitDuplexLink*> CreateLinks(sg4::NetZone* zone, const NodeTopology& topo, int node) {
+  const NodeGraph& g = topo.graph;
+  std::vector<sg4::SplitDuplexLink*> links(boost::num_edges(g), nullptr);
+  std::size_t k = 0;
+  for (auto [e, end] = boost::edges(g); e != end; ++e, ++k) {
+    auto* link = zone->create_split_duplex_link("n" + std::to_string(node) + "-" + g[*e].name,
+                                                 g[*e].bandwidth_Bps);
+    link->set_latency(g[*e].latency_s);
+    links[k] = link;
+  }
+  return links;
+}
+
+// Edge descriptors are not indices; number them in iteration order once.
+std::map<std::pair<Vertex, Vertex>, std::size_t> EdgeIndex(const NodeGraph& g) {
+  std::map<std::pair<Vertex, Vertex>, std::size_t> index;
+  std::size_t k = 0;
+  for (auto [e, end] = boost::edges(g); e != end; ++e, ++k) {
+    Vertex a = boost::source(*e, g), b = boost::target(*e, g);
+    index[{std::min(a, b), std::max(a, b)}] = k;
+  }
+  return index;
+}
+
+// Routes of one node, as (edge index, up) lists: GPU i -> GPU j, GPU i -> gateway.
+struct NodeRoutes {
+  std::vector<std::vector<std::vector<std::pair<std::size_t, bool>>>> gpu_to_gpu;
+  std::vector<std::vector<std::pair<std::size_t, bool>>> gpu_to_gateway;
+};
+
+NodeRoutes ComputeRoutes(const NodeTopology& topo) {
+  const NodeGraph& g = topo.graph;
+  auto index = EdgeIndex(g);
+  auto convert = [&](const std::vector<Hop>& hops) {
+    std::vector<std::pair<std::size_t, bool>> out;
+    for (const Hop& h : hops) {
+      Vertex a = boost::source(h.edge, g), b = boost::target(h.edge, g);
+      out.emplace_back(index.at({std::min(a, b), std::max(a, b)}), h.up);
+    }
+    return out;
+  };
+  const std::size_t n = topo.gpus.size();
+  NodeRoutes r;
+  r.gpu_to_gpu.assign(n, std::vector<std::vector<std::pair<std::size_t, bool>>>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j) r.gpu_to_gpu[i][j] = convert(Route(topo, topo.gpus[i], topo.gpus[j]));
+    }
+    r.gpu_to_gateway.push_back(convert(Route(topo, topo.gpus[i], topo.gateway)));
+  }
+  return r;
+}
+
+std::vector<sg4::LinkInRoute> ToSimgrid(const std::vector<std::pair<std::size_t, bool>>& route,
+                                        const std::vector<sg4::SplitDuplexLink*>& links, bool reverse) {
+  std::vector<sg4::LinkInRoute> out;
+  for (const auto& [k, up] : route) {
+    bool dir_up = reverse ? !up : up;
+    out.emplace_back(links[k], dir_up ? Direction::UP : Direction::DOWN);
+  }
+  if (reverse) std::reverse(out.begin(), out.end());
+  return out;
+}
+
+double NodeNicBps(const InstanceType& t) { return t.nics * t.nic_gbps / 8.0 * 1e9; }
+
+}  // namespace
+
+void ConfigureNetworkModel() {
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/latency-factor:1");
+  sg4::Engine::set_config("network/bandwidth-factor:1");
+  sg4::Engine::set_config("network/weight-S:0");
+  sg4::Engine::set_config("network/crosstraffic:0");
+}
+
+Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
+  const InstanceType& type = shape.instance;
+  const NodeTopology topo = BuildNodeTopology(type, params);
+  const NodeRoutes routes = ComputeRoutes(topo);
+  Platform p;
+  p.nodes = shape.nodes;
+  p.gpus_per_node = type.gpus;
+  p.nvlink_ring = NvlinkRing(topo);
+  if (p.nvlink_ring.empty()) {
+    for (int i = 0; i < type.gpus; ++i) p.nvlink_ring.push_back(i);
+  }
+
+  const int per_leaf = std::max(1, shape.nodes_per_leaf);
+  const int leaves = (shape.nodes + per_leaf - 1) / per_leaf;
+  auto* fabric = sg4::create_star_zone("fabric");
+  const double nic_Bps = std::max(NodeNicBps(type), 1.0);
+  for (int leaf = 0; leaf < leaves; ++leaf) {
+    auto* leaf_zone = sg4::create_star_zone("leaf" + std::to_string(leaf));
+    leaf_zone->set_parent(fabric);
+    auto* leaf_router = leaf_zone->create_router("leaf" + std::to_string(leaf) + "-switch");
+    const int first = leaf * per_leaf;
+    const int last = std::min(shape.nodes, first + per_leaf);
+    for (int node = first; node < last; ++node) {
+      auto* zone = sg4::create_full_zone("node" + std::to_string(node));
+      zone->set_parent(leaf_zone);
+      std::vector<sg4::Host*> hosts;
+      for (int i = 0; i < type.gpus; ++i) {
+        hosts.push_back(zone->create_host("gpu" + std::to_string(node * type.gpus + i), 1e12));
+      }
+      auto* gw = zone->create_router("node" + std::to_string(node) + "-gw");
+      auto links = CreateLinks(zone, topo, node);
+      for (int i = 0; i < type.gpus; ++i) {
+        for (int j = 0; j < type.gpus; ++j) {
+          if (i == j) continue;
+          zone->add_route(hosts[i]->get_netpoint(), hosts[j]->get_netpoint(), nullptr, nullptr,
+                          ToSimgrid(routes.gpu_to_gpu[i][j], links, false), false);
+        }
+        if (!routes.gpu_to_gateway[i].empty()) {
+          zone->add_route(hosts[i]->get_netpoint(), gw, nullptr, nullptr,
+                          ToSimgrid(routes.gpu_to_gateway[i], links, false), false);
+          zone->add_route(gw, hosts[i]->get_netpoint(), nullptr, nullptr,
+                          ToSimgrid(routes.gpu_to_gateway[i], links, true), false);
+        }
+      }
+      zone->seal();
+      p.gpus.insert(p.gpus.end(), hosts.begin(), hosts.end());
+      // The node's port on its leaf switch carries all of its NICs.
+      auto* port = leaf_zone->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);
+      port->set_latency(params.switch_latency_s);
+      leaf_zone->add_route(zone->get_netpoint(), nullptr, gw, nullptr, {{port, Direction::UP}}, true);
+    }
+    leaf_zone->seal();
+    // Leaf uplink: the leaf's nodes' bandwidth divided by the oversubscription.
+    double up_Bps = (last - first) * nic_Bps / std::max(1.0, shape.oversubscription);
+    auto* uplink = fabric->create_split_duplex_link("leaf" + std::to_string(leaf) + "-uplink", up_Bps);
+    uplink->set_latency(params.switch_latency_s);
+    fabric->add_route(leaf_zone->get_netpoint(), nullptr, leaf_router, nullptr, {{uplink, Direction::UP}}, true);
+  }
+  fabric->seal();
+  return p;
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,46 @@
+// Turns a cluster (instance type x nodes, fabric settings) into a SimGrid
+// platform: one host per GPU, one zone per node whose links and routes come
+// from the node's Boost.Graph topology, nodes under leaf switches, leaves
+// under a spine with the set oversubscription.
+//
+// Must be called once, inside the process that runs the SimGrid engine,
+// after ConfigureNetworkModel() and before any actor starts.
+#pragma once
+
+#include <vector>
+
+#include "core/instance_type.h"
+#include "sim/model_params.h"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace trainsim::sim {
+
+struct ClusterShape {
+  InstanceType instance;
+  int nodes = 1;
+  double oversubscription = 1.0;
+  int nodes_per_leaf = 32;
+};
+
+struct Platform {
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::vector<simgrid::s4u::Host*> gpus;  // by global rank: node * gpus_per_node + local
+  std::vector<int> nvlink_ring;           // local ranks in NVLink ring order
+  int node_of(int rank) const { return rank / gpus_per_node; }
+  int local_of(int rank) const { return rank % gpus_per_node; }
+};
+
+// Sets SimGrid's network model explicitly: CM02 max-min sharing with latency
+// and bandwidth factors of 1, no TCP window (weight-S 0) and no cross-traffic,
+// so that a message of S bytes over a free route of latency L and bottleneck
+// bandwidth B takes exactly L + S/B. (SimGrid's default LV08 multiplies
+// latencies by ~13 and shapes flows like TCP: DESIGN.md section 3.)
+void ConfigureNetworkModel();
+
+Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params);
+
+}  // namespace trainsim::sim

@@ -1,0 +1,153 @@
+#include "sim/topology.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/property_map/function_property_map.hpp>
+
+namespace trainsim::sim {
+namespace {
+
+constexpr double kGB = 1e9;
+
+Vertex AddVertex(NodeGraph& g, VertexKind kind, int index, std::string name) {
+  return boost::add_vertex(TopoVertex{kind, index, std::move(name)}, g);
+}
+
+void AddLink(NodeGraph& g, Vertex a, Vertex b, double GBps, double latency_s, std::string name) {
+  boost::add_edge(a, b, TopoEdge{GBps * kGB, latency_s, std::move(name)}, g);
+}
+
+// NICs hang off PCIe switches; GPUs share a switch (and so a NIC group) in
+// consecutive pairs, quads, ... as on p4d (2 GPUs per NIC) or p3dn (8 per NIC).
+int PcieSwitchCount(const InstanceType& t) {
+  if (t.nics <= 0) return 1;
+  return std::max(1, std::min(t.gpus, t.nics));
+}
+
+void AddNvlinks(NodeTopology& topo, const InstanceType& t, const ModelParams& p) {
+  NodeGraph& g = topo.graph;
+  if (t.topology == IntraTopology::kNvswitch && t.nvlink_GBps_per_gpu_per_dir) {
+    Vertex sw = AddVertex(g, VertexKind::kNvSwitch, 0, "nvswitch");
+    for (int i = 0; i < t.gpus; ++i) {
+      AddLink(g, topo.gpus[i], sw, *t.nvlink_GBps_per_gpu_per_dir, p.nvlink_latency_s,
+              "nvlink" + std::to_string(i));
+    }
+  }
+  if (t.topology == IntraTopology::kNvlinkCubeMesh && t.nvlink_GBps_per_link_per_dir) {
+    for (const NvlinkPair& pair : t.nvlink_pairs) {
+      if (pair.a >= t.gpus || pair.b >= t.gpus) continue;
+      AddLink(g, topo.gpus[pair.a], topo.gpus[pair.b], pair.links * *t.nvlink_GBps_per_link_per_dir,
+              p.nvlink_latency_s, "nvlink" + std::to_string(pair.a) + "-" + std::to_string(pair.b));
+    }
+  }
+}
+
+double NicLatency(const InstanceType& t, const ModelParams& p) {
+  if (!t.efa) return p.ena_latency_s;
+  return t.is_aws ? p.efa_latency_s : p.infiniband_latency_s;
+}
+
+}  // namespace
+
+NodeTopology BuildNodeTopology(const InstanceType& t, const ModelParams& p) {
+  NodeTopology topo;
+  NodeGraph& g = topo.graph;
+  for (int i = 0; i < t.gpus; ++i) {
+    topo.gpus.push_back(AddVertex(g, VertexKind::kGpu, i, "gpu" + std::to_string(i)));
+  }
+  Vertex cpu = AddVertex(g, VertexKind::kCpu, 0, "cpu");
+  topo.gateway = AddVertex(g, VertexKind::kGateway, 0, "gateway");
+  const int switches = PcieSwitchCount(t);
+  const int gpus_per_switch = std::max(1, t.gpus / switches);
+  const double pcie = t.pcie_GBps_per_dir > 0 ? t.pcie_GBps_per_dir : 15.75;
+  // A NIC group: the NICs behind one PCIe switch, as one aggregated link.
+  const int nics_per_switch = std::max(1, t.nics / switches);
+  for (int s = 0; s < switches; ++s) {
+    Vertex sw = AddVertex(g, VertexKind::kPcieSwitch, s, "pcie" + std::to_string(s));
+    AddLink(g, sw, cpu, pcie, p.pcie_latency_s, "pcie-root" + std::to_string(s));
+    for (int i = s * gpus_per_switch; i < std::min(t.gpus, (s + 1) * gpus_per_switch); ++i) {
+      AddLink(g, topo.gpus[i], sw, pcie, p.pcie_latency_s, "pcie-gpu" + std::to_string(i));
+    }
+    if (t.nics > 0) {
+      Vertex nic = AddVertex(g, VertexKind::kNic, s, "nic" + std::to_string(s));
+      AddLink(g, sw, nic, pcie, p.pcie_latency_s, "pcie-nic" + std::to_string(s));
+      double GBps = nics_per_switch * t.nic_gbps / 8.0;
+      AddLink(g, nic, topo.gateway, GBps, NicLatency(t, p), "nic" + std::to_string(s));
+    }
+  }
+  AddNvlinks(topo, t, p);
+  return topo;
+}
+
+std::vector<Hop> Route(const NodeTopology& topo, Vertex from, Vertex to) {
+  if (from == to) return {};
+  const NodeGraph& g = topo.graph;
+  // No transit through a third GPU.
+  std::function<bool(Vertex)> allowed = [&](Vertex v) {
+    return g[v].kind != VertexKind::kGpu || v == from || v == to;
+  };
+  std::function<bool(Edge)> all_edges = [](Edge) { return true; };
+  boost::filtered_graph<NodeGraph, std::function<bool(Edge)>, std::function<bool(Vertex)>> fg(
+      g, all_edges, allowed);
+  // Cost of a hop: time to move 1 MB over it, so wide links win and latency breaks ties.
+  auto weight = [&](Edge e) { return 1e6 / g[e].bandwidth_Bps + g[e].latency_s; };
+  std::vector<Vertex> pred(boost::num_vertices(g));
+  std::vector<double> dist(boost::num_vertices(g));
+  boost::dijkstra_shortest_paths(
+      fg, from,
+      boost::predecessor_map(pred.data())
+          .distance_map(dist.data())
+          .weight_map(boost::make_function_property_map<Edge, double>(weight)));
+  std::vector<Hop> hops;
+  if (pred[to] == to) return hops;  // unreachable
+  for (Vertex v = to; v != from; v = pred[v]) {
+    Vertex u = pred[v];
+    Edge e = boost::edge(u, v, g).first;
+    hops.push_back(Hop{e, u < v});
+  }
+  std::reverse(hops.begin(), hops.end());
+  return hops;
+}
+
+std::vector<int> NvlinkRing(const NodeTopology& topo) {
+  const NodeGraph& g = topo.graph;
+  const int n = static_cast<int>(topo.gpus.size());
+  std::vector<std::vector<bool>> adj(n, std::vector<bool>(n, false));
+  bool has_switch = false;
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    Vertex a = boost::source(*e, g), b = boost::target(*e, g);
+    if (g[a].kind == VertexKind::kGpu && g[b].kind == VertexKind::kGpu) {
+      adj[g[a].index][g[b].index] = adj[g[b].index][g[a].index] = true;
+    }
+    has_switch = has_switch || g[a].kind == VertexKind::kNvSwitch || g[b].kind == VertexKind::kNvSwitch;
+  }
+  std::vector<int> ring;
+  if (has_switch || n == 1) {
+    for (int i = 0; i < n; ++i) ring.push_back(i);
+    return ring;
+  }
+  // Hamiltonian cycle by backtracking: at most 8 GPUs per node.
+  std::vector<bool> used(n, false);
+  ring.push_back(0);
+  used[0] = true;
+  std::function<bool()> extend = [&]() -> bool {
+    if (static_cast<int>(ring.size()) == n) return adj[ring.back()][0];
+    for (int next = 0; next < n; ++next) {
+      if (used[next] || !adj[ring.back()][next]) continue;
+      used[next] = true;
+      ring.push_back(next);
+      if (extend()) return true;
+      ring.pop_back();
+      used[next] = false;
+    }
+    return false;
+  };
+  if (n > 1 && extend()) return ring;
+  return {};
+}
+
+}  // namespace trainsim::sim

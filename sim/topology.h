@@ -1,0 +1,61 @@
+// The inside of one node as a graph (Boost.Graph), built from a catalog entry.
+//
+// Vertices are GPUs, NVSwitch, PCIe switches, the CPU root complex, NICs and
+// the node's gateway to the fabric; edges are links with a one-direction
+// bandwidth and a latency. Routes are shortest paths that never pass through
+// a third GPU (NVLink does not forward), which is what makes a cube-mesh's
+// non-neighbours go over PCIe and the CPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "core/instance_type.h"
+#include "sim/model_params.h"
+
+namespace trainsim::sim {
+
+enum class VertexKind { kGpu, kNvSwitch, kPcieSwitch, kCpu, kNic, kGateway };
+
+struct TopoVertex {
+  VertexKind kind = VertexKind::kGpu;
+  int index = 0;  // GPU local rank, NIC number, ...
+  std::string name;
+};
+
+struct TopoEdge {
+  double bandwidth_Bps = 0;  // bytes per second, each direction
+  double latency_s = 0;
+  std::string name;
+};
+
+using NodeGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, TopoVertex, TopoEdge>;
+using Vertex = boost::graph_traits<NodeGraph>::vertex_descriptor;
+using Edge = boost::graph_traits<NodeGraph>::edge_descriptor;
+
+struct NodeTopology {
+  NodeGraph graph;
+  std::vector<Vertex> gpus;  // by local rank
+  Vertex gateway = 0;
+};
+
+// One hop of a route: the edge, and whether it is walked from its lower to
+// its higher vertex id (the "up" direction of the split-duplex link).
+struct Hop {
+  Edge edge;
+  bool up = true;
+};
+
+NodeTopology BuildNodeTopology(const InstanceType& type, const ModelParams& params);
+
+// Shortest route (by transfer time of a large message) from `from` to `to`,
+// not passing through any GPU other than the endpoints. Empty if from == to.
+std::vector<Hop> Route(const NodeTopology& topo, Vertex from, Vertex to);
+
+// Largest number of GPUs of the node connected by NVLink only, as a ring
+// (Hamiltonian cycle of the NVLink graph), or empty if there is none.
+std::vector<int> NvlinkRing(const NodeTopology& topo);
+
+}  // namespace trainsim::sim

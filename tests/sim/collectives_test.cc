@@ -1,0 +1,159 @@
+// Collectives against their alpha-beta closed forms on uncontended networks,
+// and a contention case.
+#include "sim/collectives.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "sim/isolate.h"
+#include "sim/platform.h"
+
+namespace trainsim::sim {
+namespace {
+
+// A single-node "NVSwitch" machine with n GPUs: every GPU has one link of
+// bandwidth B (each direction) and latency alpha/2 to the switch, so a
+// GPU-to-GPU message sees latency alpha and bandwidth B.
+InstanceType SwitchNode(int gpus, double GBps) {
+  InstanceType t;
+  t.name = "test-switch";
+  t.gpus = gpus;
+  t.topology = IntraTopology::kNvswitch;
+  t.nvlink_GBps_per_gpu_per_dir = GBps;
+  t.pcie_GBps_per_dir = 16;
+  t.nics = 1;
+  t.nic_gbps = 100;
+  return t;
+}
+
+// Runs `calls` on `nodes` x `type` and returns the simulated seconds.
+double Simulate(const InstanceType& type, int nodes, const ModelParams& params,
+                const std::function<std::vector<CollectiveCall>(const Platform&)>& make) {
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    Platform p = BuildPlatform(ClusterShape{type, nodes, 1.0, 32}, params);
+    return std::to_string(MeasureConcurrent(p, params, make(p)));
+  });
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  return out.ok() ? std::strtod(out->c_str(), nullptr) : -1;
+}
+
+std::vector<int> Iota(int n, int from = 0) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i) v[i] = from + i;
+  return v;
+}
+
+ModelParams Params() {
+  ModelParams p;
+  p.nvlink_latency_s = 2.5e-6;  // alpha = 5 us GPU to GPU
+  return p;
+}
+
+struct RingCase {
+  CollKind kind;
+  int n;
+  double steps_per_n;  // 2 for all-reduce, 1 for reduce-scatter / all-gather
+};
+
+TEST(CollectivesTest, RingMatchesAlphaBetaOnUncontendedSwitch) {
+  const double S = 256.0 * 1024 * 1024, B = 50e9, alpha = 5e-6;
+  const RingCase cases[] = {{CollKind::kAllReduce, 4, 2},     {CollKind::kAllReduce, 16, 2},
+                            {CollKind::kAllReduce, 64, 2},    {CollKind::kReduceScatter, 8, 1},
+                            {CollKind::kAllGather, 8, 1},     {CollKind::kReduceScatter, 32, 1},
+                            {CollKind::kAllGather, 64, 1}};
+  for (const RingCase& c : cases) {
+    double t = Simulate(SwitchNode(c.n, B / 1e9), 1, Params(), [&](const Platform&) {
+      return std::vector<CollectiveCall>{{c.kind, CollAlgo::kRing, S, Iota(c.n), "g"}};
+    });
+    double steps = c.steps_per_n * (c.n - 1);
+    double expected = steps / c.n * S / B + steps * alpha;
+    EXPECT_NEAR(t, expected, 0.02 * expected) << ToString(c.kind) << " n=" << c.n;
+  }
+}
+
+TEST(CollectivesTest, SendRecvIsLatencyPlusSizeOverBandwidth) {
+  const double S = 64.0 * 1024 * 1024, B = 50e9, alpha = 5e-6;
+  double t = Simulate(SwitchNode(2, 50), 1, Params(), [&](const Platform&) {
+    return std::vector<CollectiveCall>{{CollKind::kSendRecv, CollAlgo::kRing, S, {0, 1}, "p"}};
+  });
+  EXPECT_NEAR(t, alpha + S / B, 0.001 * (alpha + S / B));
+}
+
+TEST(CollectivesTest, HierarchicalIsSumOfItsPhases) {
+  // 2 nodes x 4 GPUs, 1 NIC of 400 Gb/s per node. Phases: intra-node RS over
+  // 4 (3 steps of S/4 at B), inter-node AR of S/4 between 2 peers (2 steps of
+  // S/8) -- the 4 peer pairs share the node's NIC -- and intra-node AG.
+  const double S = 256.0 * 1024 * 1024, B = 100e9;
+  InstanceType t = SwitchNode(4, 100);
+  t.nic_gbps = 400;
+  t.pcie_GBps_per_dir = 60;  // wider than the NIC, narrower than NVLink
+  ModelParams p = Params();
+  p.pcie_latency_s = 0;
+  p.efa_latency_s = 0;
+  p.switch_latency_s = 0;
+  t.efa = true;
+  double measured = Simulate(t, 2, p, [&](const Platform&) {
+    return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kHierarchical, S, Iota(8), "h"}};
+  });
+  const double alpha = 5e-6, nic = 400e9 / 8;
+  double intra = 3 * (S / 4 / B + alpha);
+  double inter = 2 * (S / 4 / 2 / (nic / 4));  // 4 flows share the NIC each way
+  EXPECT_NEAR(measured, 2 * intra + inter, 0.02 * (2 * intra + inter));
+}
+
+TEST(CollectivesTest, TreeIsPipelinedAndBeatsNaiveReduceThenBroadcast) {
+  // On a switch, a chunked double binary tree over 8 ranks moves S in about
+  // S/B (each member sends and receives ~S in total per direction) plus a
+  // pipeline fill of ~2*depth chunk times.
+  const double S = 256.0 * 1024 * 1024, B = 50e9;
+  ModelParams p = Params();
+  double t = Simulate(SwitchNode(8, 50), 1, p, [&](const Platform&) {
+    return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kTree, S, Iota(8), "t"}};
+  });
+  // Lower bound: an inner member receives two children's halves and its
+  // parent's half (3/2 S) over its one incoming link, in each tree it is
+  // inner in; upper bound: reduce then broadcast without overlap.
+  double lower = S / B;
+  double upper = 2 * 3 * S / B;
+  EXPECT_GT(t, lower);
+  EXPECT_LT(t, upper);
+}
+
+TEST(CollectivesTest, TwoGroupsSharingANicTakeLongerThanOne) {
+  // 2 nodes x 2 GPUs, one NIC per node shared by both GPUs.
+  InstanceType t = SwitchNode(2, 100);
+  t.nic_gbps = 100;
+  t.efa = true;
+  const double S = 64.0 * 1024 * 1024;
+  double one = Simulate(t, 2, Params(), [&](const Platform&) {
+    return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kRing, S, {0, 2}, "a"}};
+  });
+  double two = Simulate(t, 2, Params(), [&](const Platform&) {
+    return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kRing, S, {0, 2}, "a"},
+                                       {CollKind::kAllReduce, CollAlgo::kRing, S, {1, 3}, "b"}};
+  });
+  EXPECT_GT(two, 1.8 * one);
+}
+
+TEST(CollectivesTest, MultiNodeRingsUseOneChannelPerLocalMember) {
+  InstanceType t = SwitchNode(4, 100);
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    Platform p = BuildPlatform(ClusterShape{t, 2, 1.0, 32}, ModelParams());
+    auto ch = RingChannels(p, Iota(8));
+    std::string s;
+    for (const auto& ring : ch) {
+      for (int r : ring) s += std::to_string(r);
+      s += ";";
+    }
+    return s;
+  });
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, "01234567;12305674;23016745;30127456;");
+}
+
+}  // namespace
+}  // namespace trainsim::sim
