@@ -14,8 +14,8 @@ namespace trainsim {
 
 class Catalog {
  public:
-  // Loads every built-in file from `dir` (gpus.json, then aws.json and
-  // reference-systems.json).
+  // Loads every built-in file from `dir` (sources.json, gpus.json, then
+  // aws.json and reference-systems.json). Built-in entries must cite sources.
   static Expected<Catalog> LoadBuiltin(const std::string& dir);
   // The directory of the built-in catalog: $TRAINSIM_CATALOG_DIR if set, else
   // the source tree's instance-catalog/ (compiled in).

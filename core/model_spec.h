@@ -36,6 +36,7 @@ struct ModelSpec {
   bool bias = true;               // linear layers and norms carry biases (GPT/BERT) or not (Llama)
   bool tied_embeddings = true;    // output head shares the input embedding
   bool learned_positions = true;  // learned position table (GPT/BERT) vs rotary (Llama)
+  int token_types = 0;            // rows of a segment (token-type) embedding: BERT 2, else 0
 
   // Layer list (kind == kLayerList).
   std::vector<LayerSpec> layer_list;

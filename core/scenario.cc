@@ -1,0 +1,612 @@
+// Scenario format v1 (docs/formats.md).
+//
+// The JSON tree is read section by section with ObjectReader, which checks types, ranges and
+// unknown fields. What needs more than one field (divisibility, GPU count, precision support)
+// is checked afterwards, each error pointing at the value at fault.
+#include "core/scenario.h"
+
+#include <filesystem>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "core/json_doc.h"
+#include "core/model_zoo.h"
+
+namespace trainsim {
+namespace {
+
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kMaxDim = 1 << 24;       // model dimensions: keeps 4 * hidden an int
+constexpr int kMaxParallel = 1 << 20;  // tp, pp, dp: keeps tp * pp * dp an int64
+constexpr int kMaxNodes = 1000000;     // keeps nodes * GPUs per node an int
+constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+constexpr int kFormatVersion = 1;
+
+template <typename... Args>
+std::string Cat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+Status ErrorAt(std::string_view file, SourcePos pos, const std::string& message) {
+  return Status::InvalidInput(Located(file, pos, message));
+}
+
+// The position of the first of `keys` that `object` has, else the object's own.
+SourcePos PosOfFirst(const JsonValue& object, std::initializer_list<std::string_view> keys) {
+  for (std::string_view key : keys) {
+    if (const JsonValue* v = object.Find(key)) return v->pos;
+  }
+  return object.pos;
+}
+
+SourcePos PosOf(const JsonValue& object, std::string_view key) { return PosOfFirst(object, {key}); }
+
+// A value as a user wrote it, for messages.
+std::string Written(const JsonValue& v) {
+  if (v.is_string()) return "\"" + v.text + "\"";
+  if (v.is_number()) return v.text;
+  if (v.type == JsonValue::Type::kBool) return v.boolean ? "true" : "false";
+  return v.TypeName();
+}
+
+// ObjectReader::Finish, then the first of `required` that `object` lacks. Checked after
+// Finish so that a misspelt key is reported as unknown rather than as a missing field.
+Status FinishRequiring(ObjectReader* r, const JsonValue& object,
+                       std::initializer_list<std::string_view> required) {
+  if (Status s = r->Finish(); !s.ok()) return s;
+  for (std::string_view key : required) {
+    if (!object.Find(key)) {
+      return ErrorAt(r->file(), object.pos, "missing required field " + r->FieldPath(key));
+    }
+  }
+  return Status::Ok();
+}
+
+// The file names of an enum's first `count` values, in enum order.
+template <typename E>
+std::vector<std::string> EnumNames(int count) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.emplace_back(ToString(static_cast<E>(i)));
+  return names;
+}
+
+// Reads an enum written as one of `names` (in enum order).
+template <typename E>
+void ReadEnum(ObjectReader* r, std::string_view key, const std::vector<std::string>& names,
+              E* out) {
+  int index = static_cast<int>(*out);
+  r->Enum(key, names, &index);
+  *out = static_cast<E>(index);
+}
+
+template <typename E>
+void ReadEnum(ObjectReader* r, std::string_view key, int count, E* out) {
+  ReadEnum(r, key, EnumNames<E>(count), out);
+}
+
+// ---- model -------------------------------------------------------------------------------
+
+// The transformer dimensions a file may give, and where they go.
+constexpr std::pair<std::string_view, int ModelSpec::*> kDimensions[] = {
+    {"layers", &ModelSpec::layers},
+    {"hidden", &ModelSpec::hidden},
+    {"heads", &ModelSpec::heads},
+    {"kv_heads", &ModelSpec::kv_heads},
+    {"ffn_hidden", &ModelSpec::ffn_hidden},
+    {"seq_len", &ModelSpec::seq_len},
+    {"vocab", &ModelSpec::vocab}};
+
+// Reads the dimensions present; absent ones keep their value in *m.
+void ReadDimensions(ObjectReader* r, ModelSpec* m) {
+  for (const auto& [key, field] : kDimensions) r->Int(key, &(m->*field), 1, kMaxDim);
+}
+
+Status CheckTransformerDims(const JsonValue& v, std::string_view file, const ModelSpec& m) {
+  if (m.hidden % m.heads != 0) {
+    return ErrorAt(
+        file, PosOfFirst(v, {"heads", "hidden"}),
+        Cat("model.hidden = ", m.hidden, " is not divisible by model.heads = ", m.heads));
+  }
+  if (m.heads % m.kv_heads != 0) {
+    return ErrorAt(
+        file, PosOfFirst(v, {"kv_heads", "heads"}),
+        Cat("model.heads = ", m.heads, " is not divisible by model.kv_heads = ", m.kv_heads));
+  }
+  return Status::Ok();
+}
+
+Status UnknownPreset(const JsonValue& at, std::string_view field, std::string_view file) {
+  std::vector<std::string> names;
+  for (const ModelSpec& m : ModelZoo()) names.push_back(m.name);
+  return ErrorAt(file, at.pos,
+                 Cat(field, ": unknown model \"", at.text, "\"; known: ", Join(names)));
+}
+
+Expected<ModelSpec> ReadPresetName(const JsonValue& v, std::string_view file) {
+  std::optional<ModelSpec> preset = FindModel(v.text);
+  if (!preset) return UnknownPreset(v, "model", file);
+  if (preset->kv_heads == 0) preset->kv_heads = preset->heads;
+  return *preset;
+}
+
+// Replaces the preset's dimensions with those the file gives (> 0 in `given`). Where the preset
+// has kv_heads == heads or ffn_hidden == 4 * hidden, those follow an override of their base.
+Status ApplyOverrides(const JsonValue& v, std::string_view file, const ModelSpec& given,
+                      ModelSpec* m) {
+  const bool kv_follows_heads = m->kv_heads == 0 || m->kv_heads == m->heads;
+  const bool ffn_follows_hidden = m->ffn_hidden == 4 * m->hidden;
+  for (const auto& [key, field] : kDimensions) {
+    if (given.*field == 0) continue;
+    if (m->kind != ModelKind::kTransformer) {
+      return ErrorAt(file, v.Find(key)->pos,
+                     Cat("model.", key, ": ", m->name,
+                         " is a layer-list model; only transformer presets take dimension "
+                         "overrides"));
+    }
+    m->*field = given.*field;
+    m->published_params = 0;  // the published total no longer applies
+  }
+  if (kv_follows_heads && given.kv_heads == 0) m->kv_heads = m->heads;
+  if (ffn_follows_hidden && given.ffn_hidden == 0) m->ffn_hidden = 4 * m->hidden;
+  return Status::Ok();
+}
+
+// {"preset": "llama2-70b", "seq_len": 2048}: a preset with some dimensions replaced.
+Expected<ModelSpec> ReadPresetObject(const JsonValue& v, std::string_view file) {
+  ObjectReader r(v, "model", std::string(file));
+  std::string name;
+  ModelSpec given;  // dimensions stay 0 unless the file gives them
+  r.String("preset", &name);
+  ReadDimensions(&r, &given);
+  if (Status s = r.Finish(); !s.ok()) return s;
+  std::optional<ModelSpec> preset = FindModel(name);
+  if (!preset) return UnknownPreset(*v.Find("preset"), "model.preset", file);
+  ModelSpec m = *std::move(preset);
+  if (Status s = ApplyOverrides(v, file, given, &m); !s.ok()) return s;
+  if (m.kind == ModelKind::kTransformer) {
+    if (Status s = CheckTransformerDims(v, file, m); !s.ok()) return s;
+  }
+  return m;
+}
+
+// {"layers": 96, "hidden": 12288, ...}: a transformer given by its dimensions.
+Expected<ModelSpec> ReadExplicitModel(const JsonValue& v, std::string_view file) {
+  ObjectReader r(v, "model", std::string(file));
+  ModelSpec m;
+  m.name = "custom";
+  ReadDimensions(&r, &m);
+  r.String("name", &m.name);
+  ReadEnum(&r, "mlp", {"gelu", "swiglu"}, &m.mlp);
+  r.Bool("bias", &m.bias)
+      .Bool("tied_embeddings", &m.tied_embeddings)
+      .Bool("learned_positions", &m.learned_positions)
+      .Int("token_types", &m.token_types, 0, kMaxDim);
+  Status status = FinishRequiring(&r, v, {"layers", "hidden", "heads", "seq_len", "vocab"});
+  if (!status.ok()) return status;
+  if (m.kv_heads == 0) m.kv_heads = m.heads;
+  if (m.ffn_hidden == 0) m.ffn_hidden = 4 * m.hidden;
+  status = CheckTransformerDims(v, file, m);
+  if (!status.ok()) return status;
+  return m;
+}
+
+Status ReadLayer(const JsonValue& v, size_t index, std::string_view file, LayerSpec* layer) {
+  ObjectReader r(v, Cat("model.layer_list[", index, "]"), std::string(file));
+  layer->name = Cat("layer", index);
+  r.String("name", &layer->name)
+      .Double("forward_flops", &layer->forward_flops, 0, kInf)
+      .Double("params", &layer->params, 0, kInf)
+      .Double("activation_bytes", &layer->activation_bytes, 0, kInf);
+  return FinishRequiring(&r, v, {"forward_flops"});
+}
+
+// {"layer_list": [{"name": "conv1", "forward_flops": ...}, ...]}: a generic model.
+Expected<ModelSpec> ReadLayerListModel(const JsonValue& v, std::string_view file) {
+  ObjectReader r(v, "model", std::string(file));
+  ModelSpec m;
+  m.name = "custom";
+  m.kind = ModelKind::kLayerList;
+  const JsonValue* list = r.Child("layer_list");
+  r.String("name", &m.name).Int("sample_elems", &m.sample_elems, 1, kMaxInt);
+  if (Status s = r.Finish(); !s.ok()) return s;
+  if (!list->is_array() || list->items.empty()) {
+    return ErrorAt(file, list->pos,
+                   Cat("model.layer_list: expected a non-empty array of layers, got ",
+                       list->is_array() ? "an empty array" : Written(*list)));
+  }
+  m.layer_list.resize(list->items.size());
+  for (size_t i = 0; i < list->items.size(); ++i) {
+    if (Status s = ReadLayer(list->items[i], i, file, &m.layer_list[i]); !s.ok()) return s;
+  }
+  return m;
+}
+
+Expected<ModelSpec> ReadModel(const JsonValue& v, std::string_view file) {
+  if (v.is_string()) return ReadPresetName(v, file);
+  if (!v.is_object()) {
+    return ErrorAt(file, v.pos,
+                   Cat("model: expected a preset name or an object, got ", Written(v)));
+  }
+  if (v.Find("layer_list")) return ReadLayerListModel(v, file);
+  if (v.Find("preset")) return ReadPresetObject(v, file);
+  return ReadExplicitModel(v, file);
+}
+
+// ---- the whole scenario ------------------------------------------------------------------
+
+// "scenarios/gpt3-175b-p4d.json" -> "gpt3-175b-p4d"; anything not named *.json -> "scenario".
+std::string DefaultName(std::string_view filename) {
+  std::filesystem::path path(filename);
+  if (path.extension() != ".json" || path.stem().empty()) return "scenario";
+  return path.stem().string();
+}
+
+// Parses one document; each step reads a section or checks fields against each other.
+class ScenarioParser {
+ public:
+  ScenarioParser(const JsonValue& root, std::string_view file, const Catalog& catalog)
+      : root_(root), file_(file), catalog_(catalog) {
+    no_parallel_.type = JsonValue::Type::kObject;
+    no_parallel_.pos = root.pos;
+  }
+
+  Expected<Scenario> Run() {
+    using Step = Status (ScenarioParser::*)();
+    for (Step step :
+         {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
+          &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
+          &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
+          &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
+          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch}) {
+      if (Status s = (this->*step)(); !s.ok()) return s;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  Status ReadTop() {
+    ObjectReader r(root_, "", std::string(file_));
+    out_.name = DefaultName(file_);
+    const JsonValue* version = r.Child("version");
+    r.String("name", &out_.name);
+    model_ = r.Child("model");
+    training_ = r.Child("training");
+    cluster_ = r.Child("cluster");
+    parallel_ = r.Child("parallel");
+    if (!parallel_) parallel_ = &no_parallel_;
+    Status s = FinishRequiring(&r, root_, {"model", "training", "cluster"});
+    if (!s.ok()) return s;
+    if (version && !(version->is_number() && version->number == kFormatVersion)) {
+      return ErrorAt(file_, version->pos,
+                     Cat("version: this trainsim reads scenario format version ", kFormatVersion,
+                         ", got ", Written(*version)));
+    }
+    if (out_.name.empty()) {
+      return ErrorAt(file_, root_.Find("name")->pos, "name: expected a non-empty string");
+    }
+    return Status::Ok();
+  }
+
+  Status ReadModelSection() {
+    Expected<ModelSpec> model = ReadModel(*model_, file_);
+    if (!model.ok()) return model.status();
+    out_.model = std::move(model).value();
+    return Status::Ok();
+  }
+
+  Status ReadTraining() {
+    TrainingConfig& t = out_.training;
+    ObjectReader r(*training_, "training", std::string(file_));
+    r.Int("global_batch", &t.global_batch, 1, kMaxInt64)
+        .Int("micro_batch", &t.micro_batch, 1, kMaxInt);
+    ReadEnum(&r, "precision", 5, &t.precision);
+    ReadEnum(&r, "optimizer", 2, &t.optimizer);
+    ReadEnum(&r, "recompute", 3, &t.recompute);
+    r.Bool("sequence_parallel", &t.sequence_parallel)
+        .Double("tokens", &t.tokens, 1, kInf)
+        .Double("samples", &t.samples, 1, kInf)
+        .Double("epochs", &t.epochs, 0, kInf)
+        .Double("dataset_samples", &t.dataset_samples, 1, kInf);
+    return FinishRequiring(&r, *training_, {"global_batch"});
+  }
+
+  // tokens | samples | epochs (with dataset_samples): at most one way to give the total work.
+  Status CheckWork() {
+    const JsonMember* first = nullptr;
+    for (const JsonMember& m : training_->members) {
+      if (m.key != "tokens" && m.key != "samples" && m.key != "epochs") continue;
+      if (first) {
+        return ErrorAt(file_, m.value.pos,
+                       Cat("training.", m.key,
+                           ": give at most one of training.tokens, "
+                           "training.samples and training.epochs (training.",
+                           first->key, " is given too)"));
+      }
+      first = &m;
+    }
+    if (const JsonValue* tokens = training_->Find("tokens");
+        tokens && out_.model.kind == ModelKind::kLayerList) {
+      return ErrorAt(file_, tokens->pos,
+                     "training.tokens: a layer-list model has no tokens; give training.samples "
+                     "or training.epochs");
+    }
+    return CheckEpochs();
+  }
+
+  Status CheckEpochs() {
+    const JsonValue* epochs = training_->Find("epochs");
+    const JsonValue* dataset = training_->Find("dataset_samples");
+    if (epochs && out_.training.epochs <= 0) {
+      return ErrorAt(file_, epochs->pos,
+                     Cat("training.epochs: expected a number > 0, got ", Written(*epochs)));
+    }
+    if (epochs && !dataset) {
+      return ErrorAt(file_, epochs->pos,
+                     "training.epochs: needs training.dataset_samples (samples in one epoch)");
+    }
+    if (dataset && !epochs) {
+      return ErrorAt(file_, dataset->pos,
+                     "training.dataset_samples: only used with training.epochs");
+    }
+    return Status::Ok();
+  }
+
+  Status ReadCluster() {
+    ClusterConfig& c = out_.cluster;
+    ObjectReader r(*cluster_, "cluster", std::string(file_));
+    int nics = 0;
+    r.String("instance", &c.instance).Int("nodes", &c.nodes, 1, kMaxNodes);
+    ReadEnum(&r, "pricing", 4, &c.pricing);
+    r.Double("oversubscription", &c.oversubscription, 1, kInf)
+        .Int("nodes_per_leaf", &c.nodes_per_leaf, 1, kMaxInt)
+        .Int("nics", &nics, 1, kMaxInt)
+        .String("profile", &c.profile);
+    if (Status s = FinishRequiring(&r, *cluster_, {"instance"}); !s.ok()) return s;
+    if (nics > 0) c.nics = nics;
+    return ResolveInstance();
+  }
+
+  Status ResolveInstance() {
+    const InstanceType* type = catalog_.Find(out_.cluster.instance);
+    if (!type) {
+      return ErrorAt(file_, PosOf(*cluster_, "instance"),
+                     Cat("cluster.instance: unknown instance type \"", out_.cluster.instance,
+                         "\"; known: ", Join(catalog_.Names())));
+    }
+    out_.instance = *type;
+    if (out_.cluster.nics) out_.instance.nics = *out_.cluster.nics;
+    return Status::Ok();
+  }
+
+  Status CheckPrecision() {
+    const Precision p = out_.training.precision;
+    const GpuSpec& gpu = out_.instance.gpu;
+    if (gpu.PeakFlops(p)) return Status::Ok();
+    const JsonValue* given = training_->Find("precision");
+    return ErrorAt(file_, given ? given->pos : training_->pos,
+                   Cat("training.precision: ", ToString(p), given ? "" : " (the default)",
+                       " is not supported by ", gpu.name, " (no peak figure in the catalog)"));
+  }
+
+  Status ReadParallel() {
+    ParallelConfig& p = out_.parallel;
+    ObjectReader r(*parallel_, "parallel", std::string(file_));
+    double bucket_mb = p.bucket_bytes / kBytesPerMiB;
+    r.Int("tp", &p.tp, 1, kMaxParallel)
+        .Int("pp", &p.pp, 1, kMaxParallel)
+        .Int("dp", &p.dp, 1, kMaxParallel)
+        .Int("zero_stage", &p.zero_stage, 0, 1);
+    ReadEnum(&r, "schedule", 2, &p.schedule);  // interleaved: not in format v1
+    ReadEnum(&r, "dp_algorithm", 3, &p.dp_algorithm);
+    r.Double("bucket_mb", &bucket_mb, 0, kInf).Bool("overlap_dp", &p.overlap_dp);
+    if (Status s = r.Finish(); !s.ok()) return s;
+    if (bucket_mb <= 0) {
+      return ErrorAt(file_, PosOf(*parallel_, "bucket_mb"),
+                     "parallel.bucket_mb: expected a number > 0, got 0");
+    }
+    p.bucket_bytes = bucket_mb * kBytesPerMiB;
+    return Status::Ok();
+  }
+
+  Status CheckTensorParallel() {
+    const int tp = out_.parallel.tp;
+    const ModelSpec& m = out_.model;
+    const SourcePos at = PosOf(*parallel_, "tp");
+    if (m.kind == ModelKind::kLayerList) {
+      if (tp == 1) return Status::Ok();
+      return ErrorAt(file_, at,
+                     Cat("parallel.tp = ", tp,
+                         " needs a transformer model; tensor parallelism "
+                         "does not apply to a layer-list model (use tp = 1)"));
+    }
+    const std::pair<const char*, int> divided[] = {
+        {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"ffn_hidden", m.ffn_hidden}};
+    for (const auto& [field, value] : divided) {
+      if (value % tp != 0) {
+        return ErrorAt(file_, at,
+                       Cat("parallel.tp = ", tp, " does not divide model.", field, " = ", value));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status CheckPipeline() {
+    const int pp = out_.parallel.pp;
+    const ModelSpec& m = out_.model;
+    const SourcePos at = PosOf(*parallel_, "pp");
+    if (m.kind == ModelKind::kLayerList) {
+      const size_t layers = m.layer_list.size();
+      if (static_cast<size_t>(pp) <= layers) return Status::Ok();
+      return ErrorAt(
+          file_, at,
+          Cat("parallel.pp = ", pp, " exceeds the ", layers, " layers of the layer-list model"));
+    }
+    if (m.layers % pp == 0) return Status::Ok();
+    return ErrorAt(file_, at,
+                   Cat("parallel.pp = ", pp, " does not divide model.layers = ", m.layers));
+  }
+
+  // dp given: tp * pp * dp must be the cluster's GPU count. Else dp = GPUs / (tp * pp).
+  Status CheckGpuCount() {
+    ParallelConfig& p = out_.parallel;
+    const InstanceType& type = out_.instance;
+    const int64_t gpus = static_cast<int64_t>(out_.cluster.nodes) * type.gpus;
+    const int64_t tp_pp = static_cast<int64_t>(p.tp) * p.pp;
+    if (const JsonValue* dp = parallel_->Find("dp")) {
+      if (tp_pp * p.dp == gpus) return Status::Ok();
+      return ErrorAt(
+          file_, dp->pos,
+          Cat("parallel.tp * parallel.pp * parallel.dp = ", p.tp, " * ", p.pp, " * ", p.dp, " = ",
+              tp_pp * p.dp, " does not equal the cluster's ", gpus, " GPUs (", out_.cluster.nodes,
+              " x ", type.name, " with ", type.gpus, " GPUs)"));
+    }
+    if (gpus % tp_pp != 0) {
+      return ErrorAt(file_, PosOfFirst(*parallel_, {"pp", "tp"}),
+                     Cat("parallel.tp * parallel.pp = ", tp_pp, " does not divide the cluster's ",
+                         gpus, " GPUs"));
+    }
+    p.dp = static_cast<int>(gpus / tp_pp);
+    return Status::Ok();
+  }
+
+  Status CheckBatch() {
+    const TrainingConfig& t = out_.training;
+    const int64_t per_step = static_cast<int64_t>(out_.parallel.dp) * t.micro_batch;
+    if (t.global_batch % per_step == 0) return Status::Ok();
+    return ErrorAt(file_, PosOf(*training_, "global_batch"),
+                   Cat("training.global_batch = ", t.global_batch,
+                       " is not divisible by parallel.dp * training.micro_batch = ",
+                       out_.parallel.dp, " * ", t.micro_batch, " = ", per_step));
+  }
+
+  const JsonValue& root_;
+  std::string_view file_;
+  const Catalog& catalog_;
+  JsonValue no_parallel_;  // stands for an absent "parallel" section
+  const JsonValue* model_ = nullptr;
+  const JsonValue* training_ = nullptr;
+  const JsonValue* cluster_ = nullptr;
+  const JsonValue* parallel_ = nullptr;
+  Scenario out_;
+};
+
+Expected<Scenario> ParseScenarioDocument(const JsonValue& root, std::string_view filename,
+                                         const Catalog& catalog) {
+  return ScenarioParser(root, filename, catalog).Run();
+}
+
+// A relative profile path is relative to the scenario file's folder.
+void ResolveProfilePath(const std::string& scenario_path, std::string* profile) {
+  std::filesystem::path p(*profile);
+  if (profile->empty() || p.is_absolute()) return;
+  std::filesystem::path dir = std::filesystem::path(scenario_path).parent_path();
+  *profile = (dir / p).lexically_normal().string();
+}
+
+}  // namespace
+
+Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename,
+                                 const Catalog& catalog) {
+  Expected<JsonValue> root = ParseJson(text, filename);
+  if (!root.ok()) return root.status();
+  return ParseScenarioDocument(*root, filename, catalog);
+}
+
+Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog) {
+  Expected<JsonValue> root = ParseJsonFile(path);
+  if (!root.ok()) return root.status();
+  Expected<Scenario> scenario = ParseScenarioDocument(*root, path, catalog);
+  if (scenario.ok()) ResolveProfilePath(path, &scenario->cluster.profile);
+  return scenario;
+}
+
+const char* ToString(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp8:
+      return "fp8";
+  }
+  return "?";
+}
+
+const char* ToString(Schedule s) {
+  switch (s) {
+    case Schedule::kGpipe:
+      return "gpipe";
+    case Schedule::k1F1B:
+      return "1f1b";
+    case Schedule::kInterleaved:
+      return "interleaved";
+  }
+  return "?";
+}
+
+const char* ToString(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+const char* ToString(DpAlgorithm a) {
+  switch (a) {
+    case DpAlgorithm::kRing:
+      return "ring";
+    case DpAlgorithm::kTree:
+      return "tree";
+    case DpAlgorithm::kHierarchical:
+      return "hierarchical";
+  }
+  return "?";
+}
+
+const char* ToString(Pricing p) {
+  switch (p) {
+    case Pricing::kOnDemand:
+      return "on-demand";
+    case Pricing::kSpot:
+      return "spot";
+    case Pricing::kSagemaker:
+      return "sagemaker";
+    case Pricing::kSagemakerSpot:
+      return "sagemaker-spot";
+  }
+  return "?";
+}
+
+const char* ToString(Optimizer o) {
+  switch (o) {
+    case Optimizer::kSgd:
+      return "sgd";
+    case Optimizer::kAdam:
+      return "adam";
+  }
+  return "?";
+}
+
+}  // namespace trainsim

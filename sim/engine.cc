@@ -1,0 +1,297 @@
+#include "sim/engine.h"
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace trainsim::sim {
+namespace {
+
+int kPayload = 0;
+
+struct Layout {
+  int tp = 1, dp = 1, pp = 1;
+  int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
+  std::vector<int> TpGroup(int stage, int d) const {
+    std::vector<int> g;
+    for (int t = 0; t < tp; ++t) g.push_back(Rank(stage, d, t));
+    return g;
+  }
+  std::vector<int> DpGroup(int stage, int t) const {
+    std::vector<int> g;
+    for (int d = 0; d < dp; ++d) g.push_back(Rank(stage, d, t));
+    return g;
+  }
+};
+
+CollAlgo DpAlgo(const Scenario& s, CollKind kind) {
+  if (kind != CollKind::kAllReduce) return CollAlgo::kRing;
+  switch (s.parallel.dp_algorithm) {
+    case DpAlgorithm::kTree: return CollAlgo::kTree;
+    case DpAlgorithm::kHierarchical: return CollAlgo::kHierarchical;
+    case DpAlgorithm::kRing: return CollAlgo::kRing;
+  }
+  return CollAlgo::kRing;
+}
+
+// Durations of collectives simulated once, for kReduced.
+class CollectiveCache {
+ public:
+  using Key = std::tuple<int, int, int, double>;  // stage, what (0 tp, 1 dp, 2 p2p), kind/dir, bytes
+  double Get(const Key& k) const { return table_.at(k); }
+  bool Has(const Key& k) const { return table_.count(k) > 0; }
+  void Put(const Key& k, double v) { table_[k] = v; }
+  int size() const { return static_cast<int>(table_.size()); }
+
+ private:
+  std::map<Key, double> table_;
+};
+
+// Simulates every distinct collective of the program once (all concurrent
+// groups of the stage together), before the step.
+void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platform, const ModelParams& params,
+               const Layout& L, CollectiveCache& cache) {
+  for (int stage = 0; stage < L.pp; ++stage) {
+    const StageProgram& sp = prog.stages[stage];
+    for (const Op& op : sp.ops) {
+      if (op.kind == OpKind::kTpColl) {
+        CollectiveCache::Key key{stage, 0, static_cast<int>(op.coll), op.bytes};
+        if (cache.Has(key)) continue;
+        std::vector<CollectiveCall> calls;
+        for (int d = 0; d < L.dp; ++d) {
+          calls.push_back({op.coll, CollAlgo::kRing, op.bytes, L.TpGroup(stage, d), "tp" + std::to_string(d)});
+        }
+        cache.Put(key, MeasureConcurrent(platform, params, calls));
+      } else if (op.kind == OpKind::kSend) {
+        CollectiveCache::Key key{stage, 2, op.dir, op.bytes};
+        if (cache.Has(key)) continue;
+        const int peer = op.dir == 0 ? stage + 1 : stage - 1;
+        std::vector<CollectiveCall> calls;
+        for (int d = 0; d < L.dp; ++d) {
+          for (int t = 0; t < L.tp; ++t) {
+            calls.push_back({CollKind::kSendRecv, CollAlgo::kRing, op.bytes, {L.Rank(stage, d, t), L.Rank(peer, d, t)},
+                             "pp" + std::to_string(d) + "_" + std::to_string(t)});
+          }
+        }
+        cache.Put(key, MeasureConcurrent(platform, params, calls));
+      }
+    }
+    for (const DpColl& c : sp.dp_colls) {
+      CollectiveCache::Key key{stage, 1, static_cast<int>(c.kind), c.bytes};
+      if (cache.Has(key)) continue;
+      std::vector<CollectiveCall> calls;
+      for (int t = 0; t < L.tp; ++t) {
+        calls.push_back({c.kind, DpAlgo(s, c.kind), c.bytes, L.DpGroup(stage, t), "dp" + std::to_string(t)});
+      }
+      cache.Put(key, MeasureConcurrent(platform, params, calls));
+    }
+  }
+}
+
+// One simulated GPU: its place in the layout and the signals between its streams.
+struct Gpu {
+  int rank = 0, stage = 0, d = 0, t = 0;
+  sg4::SemaphorePtr send_ready[2];  // compute -> send actor
+  sg4::SemaphorePtr arrived[2];     // kReduced: neighbour's send done (dir of the message)
+  sg4::SemaphorePtr dp_launch;      // compute -> DP actor
+  sg4::SemaphorePtr dp_done;        // DP actor -> compute
+  Breakdown spent;
+  double finish_s = 0;
+};
+
+class StepRun {
+ public:
+  StepRun(const Scenario& s, const StepProgram& prog, const Platform& platform, const ModelParams& params,
+          SimMode mode, bool trace)
+      : s_(s), prog_(prog), platform_(platform), params_(params), mode_(mode), trace_(trace) {
+    L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp};
+  }
+
+  StepResult Run() {
+    StepResult result;
+    if (mode_ == SimMode::kReduced) FillCache(s_, prog_, platform_, params_, L_, cache_);
+    result.distinct_collectives = cache_.size();
+    CreateGpus();
+    start_ = sg4::Engine::get_clock();
+    for (auto& [rank, gpu] : gpus_) StartActors(gpu);
+    sg4::Engine::get_instance()->run();
+    const Gpu* critical = nullptr;
+    for (auto& [rank, gpu] : gpus_) {
+      if (!critical || gpu.finish_s > critical->finish_s + 1e-15) critical = &gpu;
+    }
+    result.step_time_s = critical->finish_s;
+    result.breakdown = critical->spent;
+    result.critical_stage = critical->stage;
+    result.simulated_gpus = static_cast<int>(gpus_.size());
+    result.trace = std::move(events_);
+    return result;
+  }
+
+ private:
+  void CreateGpus() {
+    for (int stage = 0; stage < L_.pp; ++stage) {
+      const int dps = mode_ == SimMode::kFull ? L_.dp : 1, tps = mode_ == SimMode::kFull ? L_.tp : 1;
+      for (int d = 0; d < dps; ++d) {
+        for (int t = 0; t < tps; ++t) {
+          Gpu g;
+          g.rank = L_.Rank(stage, d, t);
+          g.stage = stage;
+          g.d = d;
+          g.t = t;
+          for (int dir = 0; dir < 2; ++dir) {
+            g.send_ready[dir] = sg4::Semaphore::create(0);
+            g.arrived[dir] = sg4::Semaphore::create(0);
+          }
+          g.dp_launch = sg4::Semaphore::create(0);
+          g.dp_done = sg4::Semaphore::create(0);
+          gpus_.emplace(g.rank, std::move(g));
+        }
+      }
+    }
+  }
+
+  void StartActors(Gpu& g) {
+    sg4::Host* host = platform_.gpus[g.rank];
+    const std::string id = std::to_string(g.rank);
+    sg4::Actor::create("compute" + id, host, [this, &g]() { ComputeStream(g); });
+    for (int dir = 0; dir < 2; ++dir) {
+      sg4::Actor::create("send" + std::to_string(dir) + "-" + id, host, [this, &g, dir]() { SendStream(g, dir); });
+    }
+    sg4::Actor::create("dp" + id, host, [this, &g]() { DpStream(g); });
+  }
+
+  double Now() const { return sg4::Engine::get_clock() - start_; }
+
+  void Record(const Gpu& g, int stream, const std::string& name, double start) {
+    if (trace_) events_.push_back(TraceEvent{g.rank, stream, name, start, Now()});
+  }
+
+  int Neighbour(const Gpu& g, int dir) const { return L_.Rank(g.stage + (dir == 0 ? 1 : -1), g.d, g.t); }
+
+  void ComputeStream(Gpu& g) {
+    const StageProgram& prog = prog_.stages[g.stage];
+    int launched = 0, waited = 0;
+    for (const Op& op : prog.ops) {
+      const double t0 = Now();
+      switch (op.kind) {
+        case OpKind::kCompute:
+          sg4::this_actor::sleep_for(op.seconds);
+          Account(g, op, Now() - t0);
+          break;
+        case OpKind::kTpColl:
+          TpCollective(g, op);
+          g.spent.tp_comm_s += Now() - t0;
+          break;
+        case OpKind::kSend:
+          g.send_ready[op.dir]->release();
+          break;
+        case OpKind::kRecv:
+          Receive(g, op);
+          g.spent.pp_comm_exposed_s += Now() - t0;  // split into bubble below
+          break;
+        case OpKind::kDpLaunch:
+          g.dp_launch->release();
+          ++launched;
+          break;
+        case OpKind::kDpWait:
+          for (; waited < launched; ++waited) g.dp_done->acquire();
+          g.spent.dp_comm_exposed_s += Now() - t0;
+          break;
+      }
+      if (op.kind != OpKind::kSend && op.kind != OpKind::kDpLaunch && Now() > t0) Record(g, 0, op.label, t0);
+    }
+    g.finish_s = Now();
+    // Of the time spent waiting for neighbours, the schedule's ideal bubble is
+    // (pp - 1) microbatches of this stage's compute; the rest is exposed
+    // pipeline communication.
+    const double ideal = (L_.pp - 1) * prog.compute_per_microbatch_s;
+    g.spent.pipeline_bubble_s = std::min(ideal, g.spent.pp_comm_exposed_s);
+    g.spent.pp_comm_exposed_s -= g.spent.pipeline_bubble_s;
+  }
+
+  static void Account(Gpu& g, const Op& op, double dt) {
+    if (op.phase == OpPhase::kRecompute) {
+      g.spent.recompute_s += dt;
+    } else if (op.phase == OpPhase::kOptimizer) {
+      g.spent.optimizer_s += dt;
+    } else {
+      g.spent.compute_s += dt;
+    }
+  }
+
+  void TpCollective(Gpu& g, const Op& op) {
+    if (mode_ == SimMode::kReduced) {
+      sg4::this_actor::sleep_for(cache_.Get({g.stage, 0, static_cast<int>(op.coll), op.bytes}));
+      return;
+    }
+    CollectiveCall call{op.coll, CollAlgo::kRing, op.bytes, L_.TpGroup(g.stage, g.d),
+                        "tp" + std::to_string(g.stage) + "_" + std::to_string(g.d)};
+    RunCollectiveMember(platform_, params_, call, g.t);
+  }
+
+  void Receive(Gpu& g, const Op& op) {
+    // A message travelling in `dir` arrives from the neighbour on the other side.
+    if (mode_ == SimMode::kReduced) {
+      g.arrived[op.dir]->acquire();
+      return;
+    }
+    sg4::Mailbox::by_name("pp" + std::to_string(op.dir) + "/" + std::to_string(g.rank))->get<int>();
+  }
+
+  void SendStream(Gpu& g, int dir) {
+    for (const Op& op : prog_.stages[g.stage].ops) {
+      if (op.kind != OpKind::kSend || op.dir != dir) continue;
+      g.send_ready[dir]->acquire();
+      const double t0 = Now();
+      const int peer = Neighbour(g, dir);
+      if (mode_ == SimMode::kReduced) {
+        sg4::this_actor::sleep_for(cache_.Get({g.stage, 2, dir, op.bytes}));
+        gpus_.at(peer).arrived[dir]->release();
+      } else {
+        sg4::Mailbox::by_name("pp" + std::to_string(dir) + "/" + std::to_string(peer))->put(&kPayload, op.bytes);
+      }
+      Record(g, 1 + dir, op.label, t0);
+    }
+  }
+
+  void DpStream(Gpu& g) {
+    for (const DpColl& c : prog_.stages[g.stage].dp_colls) {
+      g.dp_launch->acquire();
+      const double t0 = Now();
+      if (mode_ == SimMode::kReduced) {
+        sg4::this_actor::sleep_for(cache_.Get({g.stage, 1, static_cast<int>(c.kind), c.bytes}));
+      } else {
+        CollectiveCall call{c.kind, DpAlgo(s_, c.kind), c.bytes, L_.DpGroup(g.stage, g.t),
+                            "dp" + std::to_string(g.stage) + "_" + std::to_string(g.t)};
+        RunCollectiveMember(platform_, params_, call, g.d);
+      }
+      Record(g, 3, c.label, t0);
+      g.dp_done->release();
+    }
+  }
+
+  const Scenario& s_;
+  const StepProgram& prog_;
+  const Platform& platform_;
+  const ModelParams& params_;
+  SimMode mode_;
+  bool trace_;
+  Layout L_;
+  CollectiveCache cache_;
+  std::map<int, Gpu> gpus_;
+  std::vector<TraceEvent> events_;
+  double start_ = 0;
+};
+
+}  // namespace
+
+StepResult RunStep(const Scenario& s, const StepProgram& program, const Platform& platform,
+                   const ModelParams& params, SimMode mode, bool record_trace) {
+  return StepRun(s, program, platform, params, mode, record_trace).Run();
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,258 @@
+// Per-GPU memory model. Every formula is derived, with its source, in docs/memory.md.
+#include "sim/memory_model.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "core/model_spec.h"
+
+namespace trainsim::sim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Reserve: an assumption, not a measurement (docs/memory.md, "Reserve").
+// Fixed part: the CUDA context with its loaded kernel images (a few hundred MiB on A100/H100),
+// cuBLAS workspaces (a few MiB to tens of MiB per handle and stream) and NCCL buffers (4 MiB
+// per channel per peer by default, for each of the tp, pp, dp and embedding communicators):
+// about 1 GiB together on a Megatron-style job.
+constexpr double kReserveFixedBytes = 1.0 * kGiB;
+// Proportional part: fragmentation of the caching allocator, which cannot hand out blocks
+// between live tensors of different sizes; 5% of everything else the GPU holds.
+constexpr double kFragmentationFraction = 0.05;
+
+// What one stage (pipeline rank) holds, before the reserve.
+struct StageMemory {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double inflight = 0;
+  double sum() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes;
+  }
+};
+
+// The contiguous range of layers [first, first + count) that `stage` of `stages` holds when
+// `layers` are split as evenly as possible: the first layers % stages stages take one more.
+struct LayerRange {
+  int first = 0;
+  int count = 0;
+};
+
+bool IsFp32Training(Precision p) { return p == Precision::kFp32 || p == Precision::kTf32; }
+
+// Weights (and gradients, same dtype): bf16/fp16 for 16-bit and fp8 training, fp32 otherwise.
+double WeightBytesPerParam(Precision p) { return IsFp32Training(p) ? 4 : 2; }
+
+// Optimizer state per parameter. Mixed precision adds an fp32 master copy of the weights.
+double OptimizerBytesPerParam(Optimizer o, Precision p) {
+  const double master = IsFp32Training(p) ? 0 : 4;
+  const double moments = o == Optimizer::kAdam ? 8 : 4;  // Adam: m and v; SGD: momentum
+  return master + moments;
+}
+
+// Activations are 16-bit in mixed precision and fp8 training, 32-bit in fp32/tf32 training.
+double ActivationScale(Precision p) { return IsFp32Training(p) ? 2 : 1; }
+
+int PipelineStages(const Scenario& s) { return std::max(1, s.parallel.pp); }
+int TensorParallel(const Scenario& s) { return std::max(1, s.parallel.tp); }
+
+LayerRange StageLayers(int layers, int stages, int stage) {
+  const int base = layers / stages, extra = layers % stages;
+  LayerRange range;
+  range.count = base + (stage < extra ? 1 : 0);
+  range.first = stage * base + std::min(stage, extra);
+  return range;
+}
+
+int64_t Microbatches(const Scenario& s) {
+  const int64_t dp = std::max(1, s.parallel.dp), micro = std::max(1, s.training.micro_batch);
+  return std::max<int64_t>(1, s.training.global_batch / (dp * micro));
+}
+
+// --- Parameters --------------------------------------------------------------------------
+
+// The output head's parameters (vocab x hidden), whether tied or not.
+double HeadParams(const ModelSpec& m) { return static_cast<double>(m.vocab) * m.hidden; }
+
+// Input embedding: token (+ position, + token-type) tables.
+double InputEmbeddingParams(const ModelSpec& m) {
+  return EmbeddingParameterCount(m) - (m.tied_embeddings ? 0 : HeadParams(m));
+}
+
+// What ParameterCount holds outside the blocks and the embeddings: the final norm.
+double FinalNormParams(const ModelSpec& m) {
+  return ParameterCount(m) - m.layers * LayerParameterCount(m) - EmbeddingParameterCount(m);
+}
+
+double LayerListStageParams(const ModelSpec& m, int stages, int stage) {
+  const LayerRange range = StageLayers(static_cast<int>(m.layer_list.size()), stages, stage);
+  double params = 0;
+  for (int i = range.first; i < range.first + range.count; ++i) params += m.layer_list[i].params;
+  return params;
+}
+
+double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage) {
+  double params = StageLayers(m.layers, stages, stage).count * LayerParameterCount(m);
+  if (stage == 0) params += InputEmbeddingParams(m);
+  const bool last = stage == stages - 1;
+  // Untied: the head lives on the last stage. Tied with pp > 1: Megatron keeps a copy of the
+  // word embedding there (kept in sync by an all-reduce). Tied with pp == 1: one copy in all.
+  if (last && (!m.tied_embeddings || stages > 1)) params += HeadParams(m);
+  if (last) params += FinalNormParams(m);
+  return params / tp;
+}
+
+// --- Activations -------------------------------------------------------------------------
+
+// Korthikanti et al. 2022, Sec. 4, generalised to the FFN width f and SwiGLU (docs/memory.md):
+// 16-bit bytes one layer stores for one microbatch.
+double LayerActivationBytes16(const Scenario& s, Recompute mode) {
+  const ModelSpec& m = s.model;
+  const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch;
+  const double h = m.hidden, f = m.ffn_hidden, t = TensorParallel(s);
+  const double sp_divisor = s.training.sequence_parallel ? t : 1;
+  if (mode == Recompute::kFull) return 2 * sb * h / sp_divisor;  // the layer input only
+
+  // Not split by tp (split by t only with SP): 2 norm inputs (4sbh), QKV input (2sbh),
+  // MLP input (2sbh), two dropout masks (2sbh).
+  const double replicated = 10 * sb * h;
+  // Split by tp: Q, K, V and the output projection input (8sbh); MLP intermediates:
+  // GELU input + fc2 input (4sbf), or SwiGLU's fused gate/up input + fc2 input (6sbf).
+  const double mlp_inner = (m.mlp == MlpKind::kSwiGlu ? 6 : 4) * sb * f;
+  const double split = 8 * sb * h + mlp_inner;
+  // Attention scores: softmax output (2as^2b), its dropout mask (as^2b), dropout output
+  // (2as^2b). Dropped by selective recompute.
+  const double scores = mode == Recompute::kNone ? 5.0 * m.heads * m.seq_len * sb : 0;
+  return replicated / sp_divisor + (split + scores) / t;
+}
+
+double TransformerStageActivations(const Scenario& s, int stage, double inflight) {
+  const ModelSpec& m = s.model;
+  const double scale = ActivationScale(s.training.precision);
+  const int layers = StageLayers(m.layers, PipelineStages(s), stage).count;
+  double bytes = layers * LayerActivationBytes(s) * inflight;
+  if (s.training.recompute == Recompute::kFull && layers > 0) {
+    // The layer being recomputed materialises all of its activations for one microbatch.
+    bytes += LayerActivationBytes16(s, Recompute::kNone) * scale;
+  }
+  const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch;
+  const double sp_divisor = s.training.sequence_parallel ? TensorParallel(s) : 1;
+  if (stage == 0) bytes += 2 * sb * m.hidden / sp_divisor * scale * inflight;  // embedding output
+  if (stage == PipelineStages(s) - 1) {
+    bytes += 4 * sb * m.vocab / TensorParallel(s);  // fp32 logits for the loss, one microbatch
+  }
+  return bytes;
+}
+
+double LayerListStageActivations(const Scenario& s, int stage, double inflight) {
+  const ModelSpec& m = s.model;
+  const LayerRange range = StageLayers(static_cast<int>(m.layer_list.size()), PipelineStages(s),
+                                       stage);
+  double per_sample = 0;
+  for (int i = range.first; i < range.first + range.count; ++i) {
+    per_sample += m.layer_list[i].activation_bytes;
+  }
+  return per_sample * s.training.micro_batch * inflight * ActivationScale(s.training.precision);
+}
+
+// --- Stages ------------------------------------------------------------------------------
+
+StageMemory ComputeStage(const Scenario& s, int stage) {
+  const double params = StageParameterCount(s, stage);
+  const Precision p = s.training.precision;
+  StageMemory mem;
+  mem.weights_bytes = params * WeightBytesPerParam(p);
+  mem.gradients_bytes = params * WeightBytesPerParam(p);
+  mem.optimizer_bytes = params * OptimizerBytesPerParam(s.training.optimizer, p);
+  if (s.parallel.zero_stage >= 1) mem.optimizer_bytes /= std::max(1, s.parallel.dp);
+  mem.inflight = InflightMicrobatches(s, stage);
+  mem.activations_bytes = s.model.kind == ModelKind::kLayerList
+                              ? LayerListStageActivations(s, stage, mem.inflight)
+                              : TransformerStageActivations(s, stage, mem.inflight);
+  return mem;
+}
+
+double ReserveBytes(double other_bytes) {
+  return kReserveFixedBytes + kFragmentationFraction * other_bytes;
+}
+
+std::string Gib(double bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f", bytes / kGiB);
+  return buffer;
+}
+
+// Capacity as the catalog gives it: "40", "79.6".
+std::string CapacityGib(double bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.4g", bytes / kGiB);
+  return buffer;
+}
+
+}  // namespace
+
+double LayerActivationBytes(const Scenario& s) {
+  if (s.model.kind != ModelKind::kTransformer) return 0;
+  return LayerActivationBytes16(s, s.training.recompute) * ActivationScale(s.training.precision);
+}
+
+double StageParameterCount(const Scenario& s, int stage) {
+  if (s.model.kind == ModelKind::kLayerList) {
+    return LayerListStageParams(s.model, PipelineStages(s), stage);
+  }
+  return TransformerStageParams(s.model, TensorParallel(s), PipelineStages(s), stage);
+}
+
+double InflightMicrobatches(const Scenario& s, int stage) {
+  const int64_t m = Microbatches(s);
+  const int pp = PipelineStages(s);
+  switch (s.parallel.schedule) {
+    case Schedule::kGpipe:
+      return static_cast<double>(m);
+    case Schedule::k1F1B:
+      return static_cast<double>(std::min<int64_t>(pp - stage, m));
+    case Schedule::kInterleaved: {
+      // Megatron's interleaved 1F1B: rank i runs 2(pp - i - 1) + (v - 1)pp warm-up forward
+      // passes of model chunks, then holds one more; each chunk is 1/v of the stage.
+      const int64_t v = std::max(1, s.parallel.virtual_stages);
+      const int64_t warmup = 2 * (pp - stage - 1) + (v - 1) * pp;
+      return static_cast<double>(std::min(warmup + 1, m * v)) / v;
+    }
+  }
+  return static_cast<double>(m);
+}
+
+MemoryBreakdown ComputeMemory(const Scenario& s) {
+  MemoryBreakdown best;
+  for (int stage = 0; stage < PipelineStages(s); ++stage) {
+    const StageMemory mem = ComputeStage(s, stage);
+    const double reserve = ReserveBytes(mem.sum());
+    if (stage > 0 && mem.sum() + reserve <= best.total_bytes) continue;
+    best.weights_bytes = mem.weights_bytes;
+    best.gradients_bytes = mem.gradients_bytes;
+    best.optimizer_bytes = mem.optimizer_bytes;
+    best.activations_bytes = mem.activations_bytes;
+    best.reserve_bytes = reserve;
+    best.total_bytes = mem.sum() + reserve;
+    best.worst_stage = stage;
+    best.inflight_microbatches = mem.inflight;
+  }
+  best.capacity_bytes = s.instance.gpu_mem_gib * kGiB;
+  best.fits = best.total_bytes <= best.capacity_bytes;
+  return best;
+}
+
+std::string DescribeShortfall(const MemoryBreakdown& m, const Scenario& s) {
+  const std::string instance = s.instance.name.empty() ? "the instance" : s.instance.name;
+  return "needs " + Gib(m.total_bytes) + " GiB per GPU on stage " +
+         std::to_string(m.worst_stage) + " (weights " + Gib(m.weights_bytes) + ", gradients " +
+         Gib(m.gradients_bytes) + ", optimizer " + Gib(m.optimizer_bytes) + ", activations " +
+         Gib(m.activations_bytes) + ", reserve " + Gib(m.reserve_bytes) + ") but " + instance +
+         " has " + CapacityGib(m.capacity_bytes) + " GiB per GPU";
+}
+
+}  // namespace trainsim::sim

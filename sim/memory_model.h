@@ -1,0 +1,52 @@
+// Per-GPU memory model: what one GPU must hold for a scenario.
+//
+// Weights, gradients and optimizer state follow mixed-precision training
+// practice (DESIGN.md section 3); activations follow Korthikanti et al. 2022
+// ("Reducing Activation Recomputation in Large Transformer Models"), with and
+// without recompute and sequence parallelism; the pipeline schedule sets how
+// many microbatches are in flight; ZeRO-1 shards the optimizer state over dp.
+// The worst pipeline stage is reported.
+#pragma once
+
+#include <string>
+
+#include "core/scenario.h"
+
+namespace trainsim::sim {
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;  // all in-flight microbatches of the stage
+  double reserve_bytes = 0;      // CUDA context, allocator fragmentation, workspaces
+  double total_bytes = 0;
+  double capacity_bytes = 0;     // the GPU's memory
+  bool fits = false;
+  int worst_stage = 0;           // pipeline stage with the largest total
+  double inflight_microbatches = 0;  // held by the worst stage
+};
+
+// Activation bytes one transformer layer stores for one microbatch
+// (Korthikanti et al. 2022, section 4, equations for t, SP and recompute).
+// Includes the fp32 doubling; 0 for layer-list models.
+double LayerActivationBytes(const Scenario& s);
+
+// Microbatches whose activations pipeline `stage` (0-based) holds at its peak (Narayanan et
+// al. 2021): GPipe m; 1F1B min(pp - stage, m); interleaved 1F1B with v model chunks
+// min(2(pp - stage - 1) + (v - 1)pp + 1, m v) / v, in units of a whole stage's microbatch.
+// m = microbatches_per_pipeline() (at least 1).
+double InflightMicrobatches(const Scenario& s, int stage);
+
+// Parameters one GPU of pipeline `stage` holds: its contiguous share of the layers (split
+// as evenly as possible, the first stages taking the remainder) divided by tp, plus the input
+// embedding on stage 0 and the output head (or, tied with pp > 1, Megatron's copy of the word
+// embedding) and final norm on the last stage. Layer lists are not split by tp.
+double StageParameterCount(const Scenario& s, int stage);
+
+MemoryBreakdown ComputeMemory(const Scenario& s);
+
+// "needs 52.3 GiB per GPU (weights 20.1, gradients ..., ) but p4d.24xlarge has 40 GiB"
+std::string DescribeShortfall(const MemoryBreakdown& m, const Scenario& s);
+
+}  // namespace trainsim::sim

@@ -1,0 +1,38 @@
+// One call that simulates a scenario's training step: memory check, workload,
+// platform, step simulation (in a child process, see isolate.h), and the
+// derived figures of DESIGN.md section 2 "Outputs".
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/scenario.h"
+#include "sim/engine.h"
+#include "sim/memory_model.h"
+#include "sim/model_params.h"
+
+namespace trainsim::sim {
+
+struct SimulateOptions {
+  SimMode mode = SimMode::kReduced;
+  bool trace = false;
+  ModelParams params;
+};
+
+struct SimulationResult {
+  MemoryBreakdown memory;
+  bool simulated = false;  // false when the configuration does not fit
+  StepResult step;
+  double samples_per_s = 0, tokens_per_s = 0;
+  double model_tflops_per_gpu = 0, hardware_tflops_per_gpu = 0, mfu = 0;
+};
+
+Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& options);
+
+// The `simulate --json` object. Deterministic: same input, same bytes.
+nlohmann::json ToJson(const Scenario& s, const SimulationResult& r);
+// Chrome trace / Perfetto JSON: one process per GPU, one thread per stream.
+nlohmann::json TraceJson(const SimulationResult& r);
+
+}  // namespace trainsim::sim

@@ -1,0 +1,355 @@
+#include "sim/workload.h"
+
+#include <algorithm>
+
+#include "sim/memory_model.h"
+
+namespace trainsim::sim {
+namespace {
+
+double ActivationBytesPerElem(Precision p) {
+  return p == Precision::kFp32 || p == Precision::kTf32 ? 4 : 2;
+}
+
+// Costs of one transformer layer for one microbatch on one GPU.
+struct LayerCost {
+  double attn_fwd_s = 0, mlp_fwd_s = 0;  // forward blocks (GEMMs + memory-bound ops)
+  double attn_bwd_s = 0, mlp_bwd_s = 0;
+  double core_fwd_s = 0;                 // attention core (scores, softmax, AV): selective recompute
+  double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
+  double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
+};
+
+LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
+  const ModelSpec& m = s.model;
+  const double b = s.training.micro_batch, seq = m.seq_len, h = m.hidden, t = s.parallel.tp;
+  const double f = m.ffn_hidden, a = m.heads;
+  const double kv = h / m.heads * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+  const double e = ActivationBytesPerElem(s.training.precision);
+  const double tokens = b * seq;
+  // GEMM FLOPs (2 per multiply-add), this GPU's share under tensor parallelism.
+  const double qkv = 2 * tokens * h * (h + 2 * kv) / t;
+  const double scores = 2 * b * seq * seq * h / t, av = scores;
+  const double proj = 2 * tokens * h * h / t;
+  const double mlp = 2 * tokens * h * f * (m.mlp == MlpKind::kSwiGlu ? 3 : 2) / t;
+  // Memory-bound kernels, bytes read + written: norm (r+w of b*s*h), softmax
+  // and dropout over the score matrix (2 passes, r+w), dropout + residual
+  // (3 tensors), activation function over the FFN width (r+w).
+  const double norm = 2 * tokens * h * e;
+  const double softmax = 4 * b * (a / t) * seq * seq * e;
+  const double residual = 3 * tokens * h * e;
+  const double act = 2 * tokens * f / t * e;
+  LayerCost c;
+  c.core_fwd_s = cm.GemmSeconds(scores) + cm.GemmSeconds(av) + cm.MemorySeconds(softmax);
+  c.attn_fwd_s = cm.MemorySeconds(norm) + cm.GemmSeconds(qkv) + c.core_fwd_s + cm.GemmSeconds(proj) +
+                 cm.MemorySeconds(residual);
+  c.mlp_fwd_s = cm.MemorySeconds(norm) + cm.GemmSeconds(mlp) + cm.MemorySeconds(act) + cm.MemorySeconds(residual);
+  // Backward: input and weight gradients, each a GEMM the size of the forward one.
+  c.attn_bwd_s = cm.MemorySeconds(2 * norm) + 2 * (cm.GemmSeconds(qkv) + cm.GemmSeconds(scores) +
+                                                    cm.GemmSeconds(av) + cm.GemmSeconds(proj)) +
+                 cm.MemorySeconds(2 * softmax + 2 * residual);
+  c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * cm.GemmSeconds(mlp) + cm.MemorySeconds(2 * act + 2 * residual);
+  c.fwd_flops = qkv + scores + av + proj + mlp;
+  c.core_flops = scores + av;
+  c.tp_bytes = tokens * h * e;
+  return c;
+}
+
+// Contiguous split of n layers over pp stages; the first n % pp get one more.
+std::pair<int, int> StageLayers(int n, int pp, int stage) {
+  const int base = n / pp, extra = n % pp;
+  const int first = stage * base + std::min(stage, extra);
+  return {first, first + base + (stage < extra ? 1 : 0)};
+}
+
+// Appends ops, merging consecutive compute of the same phase and microbatch.
+class Emitter {
+ public:
+  explicit Emitter(StageProgram* out) : out_(out) {}
+  void Compute(OpPhase phase, int mb, double seconds) {
+    if (seconds <= 0) return;
+    std::vector<Op>& ops = out_->ops;
+    if (!ops.empty() && ops.back().kind == OpKind::kCompute && ops.back().phase == phase &&
+        ops.back().microbatch == mb) {
+      ops.back().seconds += seconds;
+      return;
+    }
+    ops.push_back(Op{OpKind::kCompute, phase, seconds, 0, CollKind::kAllReduce, 0, mb, PhaseLabel(phase)});
+  }
+  void Tp(OpPhase phase, int mb, CollKind kind, double bytes) {
+    out_->ops.push_back(Op{OpKind::kTpColl, phase, 0, bytes, kind, 0, mb, std::string("tp ") + ToString(kind)});
+  }
+  void P2p(OpKind kind, int dir, int mb, double bytes) {
+    std::string what = dir == 0 ? "activation" : "gradient";
+    out_->ops.push_back(Op{kind, OpPhase::kOther, 0, bytes, CollKind::kSendRecv, dir, mb,
+                           (kind == OpKind::kSend ? "send " : "recv ") + what});
+  }
+  void DpLaunch(CollKind kind, double bytes, std::string label) {
+    out_->dp_colls.push_back(DpColl{kind, bytes, label});
+    out_->ops.push_back(Op{OpKind::kDpLaunch, OpPhase::kOther, 0, bytes, kind, 0, -1, "launch " + label});
+  }
+  void DpWait() { out_->ops.push_back(Op{OpKind::kDpWait, OpPhase::kOther, 0, 0, CollKind::kAllReduce, 0, -1, "wait dp"}); }
+
+  static std::string PhaseLabel(OpPhase p) {
+    switch (p) {
+      case OpPhase::kForward: return "forward";
+      case OpPhase::kBackward: return "backward";
+      case OpPhase::kRecompute: return "recompute";
+      case OpPhase::kOptimizer: return "optimizer";
+      case OpPhase::kOther: return "other";
+    }
+    return "?";
+  }
+
+ private:
+  StageProgram* out_;
+};
+
+// One transformer block's TP exchange: an all-reduce, or with sequence
+// parallelism an all-gather before and a reduce-scatter after the block.
+void Block(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds, double tp_bytes) {
+  const bool tp = s.parallel.tp > 1, sp = s.training.sequence_parallel;
+  if (tp && sp) em.Tp(phase, mb, CollKind::kAllGather, tp_bytes);
+  em.Compute(phase, mb, seconds);
+  if (tp) em.Tp(phase, mb, sp ? CollKind::kReduceScatter : CollKind::kAllReduce, tp_bytes);
+}
+
+// Stage-specific pieces of the step, shared by the schedule walker.
+struct StageModel {
+  int stage = 0, stages = 1;
+  std::vector<double> fwd_s, bwd_s, recompute_s;  // per layer of the stage
+  std::vector<double> layer_grad_bytes;            // per layer, DP gradient bytes
+  double head_fwd_s = 0, head_bwd_s = 0;           // embedding (first) / logits (last)
+  double extra_grad_bytes = 0;                     // embedding / head gradients
+  double p2p_bytes = 0;
+  LayerCost layer;                                 // transformer only
+  bool transformer = true;
+  double optimizer_s = 0;
+};
+
+void Forward(Emitter& em, const Scenario& s, const StageModel& sm, int mb) {
+  if (sm.stage > 0) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
+  if (sm.stage == 0) em.Compute(OpPhase::kForward, mb, sm.head_fwd_s);
+  for (std::size_t l = 0; l < sm.fwd_s.size(); ++l) {
+    if (sm.transformer) {
+      Block(em, s, OpPhase::kForward, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
+      Block(em, s, OpPhase::kForward, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
+    } else {
+      em.Compute(OpPhase::kForward, mb, sm.fwd_s[l]);
+    }
+  }
+  if (sm.stage == sm.stages - 1 && sm.transformer) em.Compute(OpPhase::kForward, mb, sm.head_fwd_s);
+  if (sm.stage < sm.stages - 1) em.P2p(OpKind::kSend, 0, mb, sm.p2p_bytes);
+}
+
+class BucketFiller {
+ public:
+  BucketFiller(Emitter& em, const Scenario& s) : em_(em), s_(s) {}
+  void Add(double bytes) {
+    pending_ += bytes;
+    if (pending_ >= s_.parallel.bucket_bytes) Flush();
+  }
+  void Flush() {
+    if (pending_ <= 0 || s_.parallel.dp <= 1) return;
+    CollKind kind = s_.parallel.zero_stage >= 1 ? CollKind::kReduceScatter : CollKind::kAllReduce;
+    em_.DpLaunch(kind, pending_, std::string("dp ") + ToString(kind));
+    pending_ = 0;
+  }
+
+ private:
+  Emitter& em_;
+  const Scenario& s_;
+  double pending_ = 0;
+};
+
+void Backward(Emitter& em, const Scenario& s, const StageModel& sm, int mb, bool last_mb, BucketFiller& buckets) {
+  if (sm.stage < sm.stages - 1) em.P2p(OpKind::kRecv, 1, mb, sm.p2p_bytes);
+  if (sm.stage == sm.stages - 1 && sm.transformer) em.Compute(OpPhase::kBackward, mb, sm.head_bwd_s);
+  const bool overlap = s.parallel.overlap_dp;
+  if (last_mb && overlap && sm.stage == sm.stages - 1) buckets.Add(sm.transformer ? sm.extra_grad_bytes : 0);
+  for (int l = static_cast<int>(sm.fwd_s.size()) - 1; l >= 0; --l) {
+    if (sm.transformer) {
+      if (s.training.recompute == Recompute::kFull) {
+        Block(em, s, OpPhase::kRecompute, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
+        Block(em, s, OpPhase::kRecompute, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
+      } else if (s.training.recompute == Recompute::kSelective) {
+        em.Compute(OpPhase::kRecompute, mb, sm.layer.core_fwd_s);
+      }
+      Block(em, s, OpPhase::kBackward, mb, sm.layer.mlp_bwd_s, sm.layer.tp_bytes);
+      Block(em, s, OpPhase::kBackward, mb, sm.layer.attn_bwd_s, sm.layer.tp_bytes);
+    } else {
+      em.Compute(OpPhase::kBackward, mb, sm.bwd_s[l]);
+    }
+    if (last_mb && overlap) buckets.Add(sm.layer_grad_bytes[l]);
+  }
+  if (sm.stage == 0) {
+    if (sm.transformer) em.Compute(OpPhase::kBackward, mb, sm.head_bwd_s);
+    if (last_mb && overlap && sm.transformer) buckets.Add(sm.extra_grad_bytes);
+  }
+  if (sm.stage > 0) em.P2p(OpKind::kSend, 1, mb, sm.p2p_bytes);
+}
+
+// Forward/backward order of one stage: GPipe runs all forwards then all
+// backwards; 1F1B warms up with (stages - stage - 1) forwards, then
+// alternates, then drains (Narayanan et al. 2021).
+std::vector<std::pair<bool, int>> ScheduleOrder(const Scenario& s, int stage, int m) {
+  std::vector<std::pair<bool, int>> order;  // (is_forward, microbatch)
+  if (s.parallel.schedule == Schedule::kGpipe || s.parallel.pp == 1) {
+    for (int i = 0; i < m; ++i) order.emplace_back(true, i);
+    for (int i = 0; i < m; ++i) order.emplace_back(false, i);
+    return order;
+  }
+  const int warmup = std::min(s.parallel.pp - stage - 1, m);
+  int f = 0, b = 0;
+  for (; f < warmup; ++f) order.emplace_back(true, f);
+  while (f < m) {
+    order.emplace_back(true, f++);
+    order.emplace_back(false, b++);
+  }
+  while (b < m) order.emplace_back(false, b++);
+  return order;
+}
+
+double GradBytesPerParam(Precision p) { return ActivationBytesPerElem(p); }
+
+StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) {
+  const ModelSpec& m = s.model;
+  StageModel sm;
+  sm.stage = stage;
+  sm.stages = s.parallel.pp;
+  sm.transformer = m.kind == ModelKind::kTransformer;
+  const double gb = GradBytesPerParam(s.training.precision);
+  const double e = ActivationBytesPerElem(s.training.precision);
+  const double b = s.training.micro_batch;
+  const double t = s.parallel.tp;
+  if (sm.transformer) {
+    auto [first, last] = StageLayers(m.layers, s.parallel.pp, stage);
+    sm.layer = TransformerLayerCost(s, cm);
+    for (int l = first; l < last; ++l) {
+      sm.fwd_s.push_back(sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s);
+      sm.layer_grad_bytes.push_back(LayerParameterCount(m) / t * gb);
+    }
+    const double tokens = b * m.seq_len;
+    if (stage == 0) {
+      sm.head_fwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
+      sm.head_bwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
+    } else {
+      const double logits = 2 * tokens * m.hidden * m.vocab / t;
+      const double loss = 2 * tokens * m.vocab / t * 4;  // fp32 softmax + cross-entropy, r+w
+      sm.head_fwd_s = cm.GemmSeconds(logits) + cm.MemorySeconds(loss);
+      sm.head_bwd_s = 2 * cm.GemmSeconds(logits) + cm.MemorySeconds(loss);
+    }
+    if (s.parallel.pp == 1) {  // one stage holds both ends
+      const double logits = 2 * tokens * m.hidden * m.vocab / t;
+      sm.head_fwd_s += cm.GemmSeconds(logits);
+      sm.head_bwd_s += 2 * cm.GemmSeconds(logits);
+    }
+    sm.extra_grad_bytes = EmbeddingParameterCount(m) / t * gb;
+    // Scatter/gather optimisation: each TP rank sends 1/t of the activation.
+    sm.p2p_bytes = tokens * m.hidden * e / t;
+  } else {
+    auto [first, last] = StageLayers(static_cast<int>(m.layer_list.size()), s.parallel.pp, stage);
+    for (int l = first; l < last; ++l) {
+      const LayerSpec& L = m.layer_list[l];
+      const double scale = e / 2;  // activation_bytes are given at 2 bytes/element
+      // Conv + BN + ReLU: about 3 passes over the output forward, 6 backward.
+      sm.fwd_s.push_back(cm.GemmSeconds(L.forward_flops * b) + cm.MemorySeconds(3 * L.activation_bytes * b * scale));
+      sm.bwd_s.push_back(2 * cm.GemmSeconds(L.forward_flops * b) + cm.MemorySeconds(6 * L.activation_bytes * b * scale));
+      sm.layer_grad_bytes.push_back(L.params * gb);
+      sm.p2p_bytes = L.activation_bytes * b * scale;
+    }
+  }
+  // Optimizer: memory-bound pass over the state. Mixed-precision Adam reads
+  // and writes the fp32 master, m and v (24 B) plus the gradient and the
+  // 16-bit weights (~8 B); SGD with momentum about half.
+  const double bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
+  double params = StageParameterCount(s, stage);
+  if (s.parallel.zero_stage >= 1) params /= s.parallel.dp;
+  sm.optimizer_s = cm.MemorySeconds(params * bytes_per_param);
+  return sm;
+}
+
+StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
+  StageModel sm = MakeStageModel(s, cm, stage);
+  StageProgram prog;
+  Emitter em(&prog);
+  BucketFiller buckets(em, s);
+  const int m = static_cast<int>(s.microbatches_per_pipeline());
+  for (auto [forward, mb] : ScheduleOrder(s, stage, m)) {
+    if (forward) {
+      Forward(em, s, sm, mb);
+    } else {
+      Backward(em, s, sm, mb, mb == m - 1, buckets);
+    }
+  }
+  if (!s.parallel.overlap_dp) {  // all gradients at once after the backward pass
+    double total = sm.extra_grad_bytes;
+    for (double g : sm.layer_grad_bytes) total += g;
+    buckets.Add(total);
+  }
+  buckets.Flush();
+  if (s.parallel.dp > 1) em.DpWait();
+  em.Compute(OpPhase::kOptimizer, -1, sm.optimizer_s);
+  if (s.parallel.zero_stage >= 1 && s.parallel.dp > 1) {
+    // ZeRO-1: every replica gathers the parameters the others updated.
+    em.DpLaunch(CollKind::kAllGather, StageParameterCount(s, stage) * ActivationBytesPerElem(s.training.precision),
+                "dp all_gather");
+    em.DpWait();
+  }
+  double per_mb = 0;
+  for (double x : sm.fwd_s) per_mb += x;
+  for (double x : sm.bwd_s) per_mb += x;
+  if (sm.transformer) {
+    per_mb = sm.fwd_s.size() * (sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s + sm.layer.attn_bwd_s + sm.layer.mlp_bwd_s);
+    if (s.training.recompute == Recompute::kFull) per_mb += sm.fwd_s.size() * (sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s);
+    if (s.training.recompute == Recompute::kSelective) per_mb += sm.fwd_s.size() * sm.layer.core_fwd_s;
+    per_mb += sm.head_fwd_s + sm.head_bwd_s;
+  }
+  prog.compute_per_microbatch_s = per_mb;
+  return prog;
+}
+
+}  // namespace
+
+ComputeModel::ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params)
+    : peak_flops_(peak_flops), hbm_Bps_(hbm_Bps), params_(params) {}
+
+double ComputeModel::GemmSeconds(double flops) const {
+  return params_.kernel_overhead_s + flops / (params_.gemm_efficiency * peak_flops_);
+}
+
+double ComputeModel::MemorySeconds(double bytes) const {
+  return params_.kernel_overhead_s + bytes / (params_.hbm_efficiency * hbm_Bps_);
+}
+
+Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& params) {
+  const GpuSpec& gpu = s.instance.gpu;
+  std::optional<double> peak = gpu.PeakFlops(s.training.precision);
+  if (!peak) {
+    return Status::InvalidInput("the catalog has no " + std::string(ToString(s.training.precision)) +
+                                " peak for " + gpu.name + "; choose another precision or give a hardware profile");
+  }
+  if (!gpu.hbm_GBps) {
+    return Status::InvalidInput("the catalog has no memory bandwidth for " + gpu.name +
+                                " (not confirmed by a source); give a hardware profile");
+  }
+  ComputeModel cm(*peak, *gpu.hbm_GBps * 1e9, params);
+  StepProgram prog;
+  for (int stage = 0; stage < s.parallel.pp; ++stage) prog.stages.push_back(BuildStage(s, cm, stage));
+  const ModelSpec& m = s.model;
+  prog.samples = static_cast<double>(s.training.global_batch);
+  prog.tokens = prog.samples * TokensPerSample(m);
+  const double fwd = ForwardFlopsPerSample(m) * prog.samples;
+  prog.model_flops = 3 * fwd;
+  double recompute = 0;
+  if (m.kind == ModelKind::kTransformer && s.training.recompute != Recompute::kNone) {
+    const double seq = m.seq_len, h = m.hidden;
+    const double logits = 2 * seq * h * m.vocab * prog.samples;
+    const double core = 4 * seq * seq * h * m.layers * prog.samples;
+    recompute = s.training.recompute == Recompute::kFull ? fwd - logits : core;
+  }
+  prog.hardware_flops = prog.model_flops + recompute;
+  return prog;
+}
+
+}  // namespace trainsim::sim

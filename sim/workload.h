@@ -1,0 +1,79 @@
+// The workload of one training step: for every pipeline stage, the ordered
+// operations its GPUs run (compute kernels with their durations, TP
+// collectives, pipeline sends/receives, DP gradient buckets, optimizer).
+//
+// Every GPU of a stage runs the same program (TP ranks and DP replicas are
+// symmetric); the engine decides whether to simulate all of them or one per
+// stage. Durations of compute come from ComputeModel: catalog peak x a
+// documented efficiency (sim/model_params.h) until calibration exists.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/scenario.h"
+#include "sim/collectives.h"
+#include "sim/model_params.h"
+
+namespace trainsim::sim {
+
+class ComputeModel {
+ public:
+  ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params);
+  double GemmSeconds(double flops) const;
+  double MemorySeconds(double bytes) const;
+
+ private:
+  double peak_flops_;
+  double hbm_Bps_;
+  ModelParams params_;
+};
+
+enum class OpKind {
+  kCompute,   // seconds on the compute stream
+  kTpColl,    // TP collective of `bytes` (blocking, on the compute stream)
+  kSend,      // hand an activation/gradient to the send stream (`dir`), non-blocking
+  kRecv,      // wait for an activation/gradient from the neighbour stage (`dir`)
+  kDpLaunch,  // let the DP stream start its next collective
+  kDpWait,    // wait until every DP collective launched so far is done
+};
+
+enum class OpPhase { kForward, kBackward, kRecompute, kOptimizer, kOther };
+
+struct Op {
+  OpKind kind = OpKind::kCompute;
+  OpPhase phase = OpPhase::kOther;
+  double seconds = 0;   // kCompute
+  double bytes = 0;     // kTpColl, kSend, kRecv (message size)
+  CollKind coll = CollKind::kAllReduce;  // kTpColl
+  int dir = 0;          // kSend/kRecv: 0 forward (stage i -> i+1), 1 backward (i -> i-1)
+  int microbatch = -1;
+  std::string label;
+};
+
+// A DP collective, run in order by the DP stream once launched.
+struct DpColl {
+  CollKind kind = CollKind::kAllReduce;
+  double bytes = 0;
+  std::string label;
+};
+
+struct StageProgram {
+  std::vector<Op> ops;          // compute stream, in order
+  std::vector<DpColl> dp_colls; // DP stream, in order
+  double compute_per_microbatch_s = 0;  // forward + backward (+ recompute), TP comm excluded
+};
+
+struct StepProgram {
+  std::vector<StageProgram> stages;
+  double model_flops = 0;     // per step, whole cluster, no recompute
+  double hardware_flops = 0;  // per step, whole cluster, with recompute
+  double samples = 0;         // per step
+  double tokens = 0;          // per step
+};
+
+// Fails (InvalidInput) when the catalog lacks a figure the model needs, e.g.
+// the GPU's peak for the precision or its memory bandwidth.
+Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& params);
+
+}  // namespace trainsim::sim

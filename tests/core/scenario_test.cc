@@ -1,0 +1,574 @@
+// Scenario format v1: what each valid input parses to, the exact message of each input that
+// must fail, and the ready scenario files.
+#include "core/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/model_zoo.h"
+
+#ifndef TRAINSIM_SOURCE_DIR
+#define TRAINSIM_SOURCE_DIR "."
+#endif
+
+namespace trainsim {
+namespace {
+
+const Catalog& TestCatalog() {
+  static const Catalog* const catalog = [] {
+    Expected<Catalog> loaded =
+        Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+    if (!loaded.ok()) {
+      ADD_FAILURE() << loaded.status().message();
+      return new Catalog();
+    }
+    return new Catalog(std::move(loaded).value());
+  }();
+  return *catalog;
+}
+
+Expected<Scenario> Parse(const std::string& text) {
+  return ParseScenario(text, "x.json", TestCatalog());
+}
+
+// One section per line, so that positions are easy to read off: the model value starts at
+// 1:11, training at 2:14, cluster at 3:13 and parallel at 4:14.
+std::string Doc(const std::string& model, const std::string& training, const std::string& cluster,
+                const std::string& parallel = "{}") {
+  return "{\"model\": " + model + ",\n \"training\": " + training + ",\n \"cluster\": " + cluster +
+         ",\n \"parallel\": " + parallel + "}";
+}
+
+constexpr char kGpt3[] = R"("gpt3-175b")";
+constexpr char kBatch1536[] = R"({"global_batch": 1536})";
+constexpr char kP4dX128[] = R"({"instance": "p4d.24xlarge", "nodes": 128})";
+constexpr char kP4d[] = R"({"instance": "p4d.24xlarge"})";
+constexpr char kP3[] = R"({"instance": "p3.16xlarge"})";
+constexpr char kTp8Pp8[] = R"({"tp": 8, "pp": 8})";
+constexpr char kTwoLayers[] =
+    R"({"layer_list": [{"name": "a", "forward_flops": 1e9, "params": 1000,)"
+    R"( "activation_bytes": 2e6}, {"forward_flops": 2e9}], "sample_elems": 3})";
+// Explicit dimensions that fit tp 8 and pp 8 (hidden 1024, 16 heads, 16 layers).
+std::string Explicit(const std::string& extra) {
+  return R"({"layers": 16, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 1000)" + extra +
+         "}";
+}
+
+std::string ModelSummary(const ModelSpec& m) {
+  std::ostringstream os;
+  os << m.name;
+  if (m.kind == ModelKind::kLayerList) {
+    os << " list of " << m.layer_list.size() << " sample_elems " << m.sample_elems;
+    return os.str();
+  }
+  os << " L" << m.layers << " h" << m.hidden << " a" << m.heads << "/" << m.kv_heads << " f"
+     << m.ffn_hidden << " s" << m.seq_len << " v" << m.vocab
+     << (m.mlp == MlpKind::kSwiGlu ? " swiglu" : " gelu") << " bias" << m.bias << " tied"
+     << m.tied_embeddings << " pos" << m.learned_positions << " tt" << m.token_types;
+  return os.str();
+}
+
+// Every parsed field in one line, so that a table row states the whole expected result.
+std::string Summary(const Scenario& s) {
+  const TrainingConfig& t = s.training;
+  const ClusterConfig& c = s.cluster;
+  const ParallelConfig& p = s.parallel;
+  std::ostringstream os;
+  os << s.name << " | " << ModelSummary(s.model) << " | gb" << t.global_batch << " mb"
+     << t.micro_batch << " " << ToString(t.precision) << " " << ToString(t.optimizer) << " "
+     << ToString(t.recompute) << " sp" << t.sequence_parallel << " | " << c.instance << " x"
+     << c.nodes << " " << ToString(c.pricing) << " over" << c.oversubscription << " leaf"
+     << c.nodes_per_leaf << " nics" << s.instance.nics << " profile=" << c.profile << " | tp"
+     << p.tp << " pp" << p.pp << " dp" << p.dp << " z" << p.zero_stage << " "
+     << ToString(p.schedule) << " " << ToString(p.dp_algorithm) << " bucket"
+     << p.bucket_bytes / (1024 * 1024) << "MiB overlap" << p.overlap_dp;
+  return os.str();
+}
+
+struct ValidCase {
+  const char* what;
+  std::string text;
+  std::string expected;  // Summary() of the result
+};
+
+std::vector<ValidCase> ValidCases() {
+  const std::string gpt3 = "L96 h12288 a96/96 f49152 s2048 v50257 gelu bias1 tied1 pos1 tt0";
+  const std::string defaults = "on-demand over1 leaf32";
+  return {
+      {"preset with derived dp and every default", Doc(kGpt3, kBatch1536, kP4dX128, kTp8Pp8),
+       "x | gpt3-175b " + gpt3 + " | gb1536 mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
+           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b ring bucket25MiB overlap1"},
+      {"no parallel section: pure data parallel",
+       R"({"model": "llama2-7b", "training": {"global_batch": 64},)"
+       R"( "cluster": {"instance": "p4d.24xlarge"}})",
+       "x | llama2-7b L32 h4096 a32/32 f11008 s4096 v32000 swiglu bias0 tied0 pos0 tt0 | gb64 "
+       "mb1 bf16 adam none sp0 | p4d.24xlarge x1 " +
+           defaults + " nics4 profile= | tp1 pp1 dp8 z0 1f1b ring bucket25MiB overlap1"},
+      {"preset with a seq_len override keeps grouped-query heads",
+       Doc(R"({"preset": "llama2-70b", "seq_len": 2048})", R"({"global_batch": 64})",
+           R"({"instance": "p5.48xlarge", "nodes": 16})", R"({"tp": 8, "pp": 4, "dp": 4})"),
+       "x | llama2-70b L80 h8192 a64/8 f28672 s2048 v32000 swiglu bias0 tied0 pos0 tt0 | gb64 "
+       "mb1 bf16 adam none sp0 | p5.48xlarge x16 " +
+           defaults + " nics32 profile= | tp8 pp4 dp4 z0 1f1b ring bucket25MiB overlap1"},
+      {"heads override on a multi-head preset moves kv_heads along",
+       Doc(R"({"preset": "gpt3-175b", "heads": 64, "layers": 64})", kBatch1536, kP4dX128, kTp8Pp8),
+       "x | gpt3-175b L64 h12288 a64/64 f49152 s2048 v50257 gelu bias1 tied1 pos1 tt0 | gb1536 "
+       "mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
+           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b ring bucket25MiB overlap1"},
+      {"hidden override on a preset with ffn = 4 * hidden moves ffn_hidden along",
+       Doc(R"({"preset": "gpt3-175b", "hidden": 6144})", kBatch1536, kP4dX128, kTp8Pp8),
+       "x | gpt3-175b L96 h6144 a96/96 f24576 s2048 v50257 gelu bias1 tied1 pos1 tt0 | gb1536 "
+       "mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
+           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b ring bucket25MiB overlap1"},
+      {"explicit dimensions with defaults", Doc(Explicit(""), R"({"global_batch": 8})", kP4d),
+       "x | custom L16 h1024 a16/16 f4096 s512 v1000 gelu bias1 tied1 pos1 tt0 | gb8 mb1 bf16 "
+       "adam none sp0 | p4d.24xlarge x1 " +
+           defaults + " nics4 profile= | tp1 pp1 dp8 z0 1f1b ring bucket25MiB overlap1"},
+      {"explicit dimensions, every field",
+       Doc(Explicit(R"(, "name": "mini", "kv_heads": 4, "ffn_hidden": 2816, "mlp": "swiglu",)"
+                    R"( "bias": false, "tied_embeddings": false, "learned_positions": false,)"
+                    R"( "token_types": 2)"),
+           R"({"global_batch": 8})", kP4d, R"({"tp": 4})"),
+       "x | mini L16 h1024 a16/4 f2816 s512 v1000 swiglu bias0 tied0 pos0 tt2 | gb8 mb1 bf16 "
+       "adam none sp0 | p4d.24xlarge x1 " +
+           defaults + " nics4 profile= | tp4 pp1 dp2 z0 1f1b ring bucket25MiB overlap1"},
+      {"layer list split over two pipeline stages",
+       Doc(kTwoLayers, R"({"global_batch": 8, "precision": "fp16", "optimizer": "sgd"})", kP3,
+           R"({"pp": 2})"),
+       "x | custom list of 2 sample_elems 3 | gb8 mb1 fp16 sgd none sp0 | p3.16xlarge x1 " +
+           defaults + " nics1 profile= | tp1 pp2 dp4 z0 1f1b ring bucket25MiB overlap1"},
+      {"layer-list preset on V100 in fp32",
+       Doc(R"("resnet50")", R"({"global_batch": 2048, "micro_batch": 256, "precision": "fp32"})",
+           kP3),
+       "x | resnet50 list of 54 sample_elems 150528 | gb2048 mb256 fp32 adam none sp0 | "
+       "p3.16xlarge x1 " +
+           defaults + " nics1 profile= | tp1 pp1 dp8 z0 1f1b ring bucket25MiB overlap1"},
+      {"every optional field given",
+       Doc(kGpt3,
+           R"({"global_batch": 1536, "micro_batch": 2, "precision": "fp16", "optimizer": "sgd",)"
+           R"( "recompute": "selective", "sequence_parallel": true, "samples": 1e6})",
+           R"({"instance": "p4d.24xlarge", "nodes": 128, "pricing": "sagemaker-spot",)"
+           R"( "oversubscription": 2.5, "nodes_per_leaf": 16, "nics": 2, "profile": "p.json"})",
+           R"({"tp": 8, "pp": 8, "dp": 16, "zero_stage": 1, "schedule": "gpipe",)"
+           R"( "dp_algorithm": "hierarchical", "bucket_mb": 50, "overlap_dp": false})"),
+       "x | gpt3-175b " + gpt3 +
+           " | gb1536 mb2 fp16 sgd selective sp1 | p4d.24xlarge x128 sagemaker-spot over2.5 "
+           "leaf16 nics2 profile=p.json | tp8 pp8 dp16 z1 gpipe hierarchical bucket50MiB "
+           "overlap0"},
+      {"version and name",
+       R"({"version": 1, "name": "run-1", "model": "bert-large", "training": {"global_batch": 32,)"
+       R"( "precision": "tf32", "recompute": "full"}, "cluster": {"instance": "p4d.24xlarge",)"
+       R"( "pricing": "spot"}, "parallel": {"dp_algorithm": "tree"}})",
+       "run-1 | bert-large L24 h1024 a16/16 f4096 s512 v30522 gelu bias1 tied1 pos1 tt2 | gb32 "
+       "mb1 tf32 adam full sp0 | p4d.24xlarge x1 spot over1 leaf32 nics4 profile= | tp1 pp1 "
+       "dp8 z0 1f1b tree bucket25MiB overlap1"},
+  };
+}
+
+TEST(ScenarioTest, ValidInputsParseToTheExpectedFields) {
+  for (const ValidCase& c : ValidCases()) {
+    SCOPED_TRACE(c.what);
+    Expected<Scenario> s = Parse(c.text);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ(Summary(*s), c.expected);
+  }
+}
+
+struct FailCase {
+  const char* what;
+  std::string text;
+  std::string message;  // exact
+};
+
+std::string ZooNames() {
+  std::string names;
+  for (const ModelSpec& m : ModelZoo()) names += (names.empty() ? "" : ", ") + m.name;
+  return names;
+}
+
+std::string CatalogNames() {
+  std::string names;
+  for (const std::string& n : TestCatalog().Names()) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
+std::vector<FailCase> JsonAndStructureCases() {
+  return {
+      {"malformed JSON", R"({"model": "gpt3-175b",})",
+       "x.json:1:23: invalid JSON: expected a string key"},
+      {"empty input", "", "x.json:1:1: invalid JSON: unexpected end of input, expected a value"},
+      {"document not an object", "[1]", "x.json:1:1: the document: expected an object, got array"},
+      {"missing model", R"({"training": {"global_batch": 8}, "cluster": {}})",
+       "x.json:1:1: missing required field model"},
+      {"missing training", R"({"model": "gpt3-175b", "cluster": {}})",
+       "x.json:1:1: missing required field training"},
+      {"missing cluster", R"({"model": "gpt3-175b", "training": {}})",
+       "x.json:1:1: missing required field cluster"},
+      {"misspelt top-level field", R"({"model": "gpt3-175b", "trainig": {}, "cluster": {}})",
+       "x.json:1:24: unknown field trainig (known: version, name, model, training, cluster, "
+       "parallel)"},
+      {"unsupported version", R"({"version": 2, "model": "x", "training": {}, "cluster": {}})",
+       "x.json:1:13: version: this trainsim reads scenario format version 1, got 2"},
+      {"empty name", R"({"name": "", "model": "x", "training": {}, "cluster": {}})",
+       "x.json:1:10: name: expected a non-empty string"},
+      {"name not a string", R"({"name": 7, "model": "x", "training": {}, "cluster": {}})",
+       "x.json:1:10: name: expected a string, got 7"},
+      {"training not an object", Doc(kGpt3, "[]", kP4dX128),
+       "x.json:2:14: training: expected an object, got array"},
+      {"cluster not an object", Doc(kGpt3, kBatch1536, R"("p4d.24xlarge")"),
+       "x.json:3:13: cluster: expected an object, got string"},
+      {"parallel not an object", Doc(kGpt3, kBatch1536, kP4dX128, "8"),
+       "x.json:4:14: parallel: expected an object, got number"},
+  };
+}
+
+std::vector<FailCase> ModelCases() {
+  return {
+      {"model of the wrong type", Doc("42", kBatch1536, kP4dX128),
+       "x.json:1:11: model: expected a preset name or an object, got 42"},
+      {"unknown preset", Doc(R"("gpt-9")", kBatch1536, kP4dX128),
+       "x.json:1:11: model: unknown model \"gpt-9\"; known: " + ZooNames()},
+      {"unknown preset in the object form", Doc(R"({"preset": "gpt-9"})", kBatch1536, kP4dX128),
+       "x.json:1:22: model.preset: unknown model \"gpt-9\"; known: " + ZooNames()},
+      {"unknown field in the preset form",
+       Doc(R"({"preset": "llama2-70b", "mlp": "gelu"})", kBatch1536, kP4dX128),
+       "x.json:1:36: unknown field model.mlp (known: preset, layers, hidden, heads, kv_heads, "
+       "ffn_hidden, seq_len, vocab)"},
+      {"dimension override on a layer-list preset",
+       Doc(R"({"preset": "resnet50", "layers": 3})", kBatch1536, kP3),
+       "x.json:1:44: model.layers: resnet50 is a layer-list model; only transformer presets take "
+       "dimension overrides"},
+      {"unknown field in the explicit form", Doc(Explicit(R"(, "depth": 3)"), "{}", kP4d),
+       "x.json:1:86: unknown field model.depth (known: layers, hidden, heads, kv_heads, "
+       "ffn_hidden, seq_len, vocab, name, mlp, bias, tied_embeddings, learned_positions, "
+       "token_types)"},
+      {"missing dimension",
+       Doc(R"({"layers": 2, "hidden": 64, "heads": 4, "seq_len": 8})", "{}", kP4d),
+       "x.json:1:11: missing required field model.vocab"},
+      {"zero layers", Doc(R"({"layers": 0})", "{}", kP4d),
+       "x.json:1:22: model.layers: expected an integer in [1, 16777216], got 0"},
+      {"negative override", Doc(R"({"preset": "gpt3-175b", "heads": -8})", "{}", kP4d),
+       "x.json:1:44: model.heads: expected an integer in [1, 16777216], got -8"},
+      {"hidden not divisible by heads",
+       Doc(R"({"layers": 2, "hidden": 1000, "heads": 16, "seq_len": 8, "vocab": 10})", "{}", kP4d),
+       "x.json:1:50: model.hidden = 1000 is not divisible by model.heads = 16"},
+      {"heads not divisible by kv_heads", Doc(Explicit(R"(, "kv_heads": 5)"), "{}", kP4d),
+       "x.json:1:98: model.heads = 16 is not divisible by model.kv_heads = 5"},
+      {"mlp not a known kind", Doc(Explicit(R"(, "mlp": "relu")"), "{}", kP4d),
+       "x.json:1:93: model.mlp: expected one of gelu, swiglu, got \"relu\""},
+      {"empty layer list", Doc(R"({"layer_list": []})", "{}", kP3),
+       "x.json:1:26: model.layer_list: expected a non-empty array of layers, got an empty array"},
+      {"layer list not an array", Doc(R"({"layer_list": {}})", "{}", kP3),
+       "x.json:1:26: model.layer_list: expected a non-empty array of layers, got object"},
+      {"layer without forward_flops", Doc(R"({"layer_list": [{"name": "a"}]})", "{}", kP3),
+       "x.json:1:27: missing required field model.layer_list[0].forward_flops"},
+      {"unknown field in a layer",
+       Doc(R"({"layer_list": [{"forward_flops": 1}, {"forward_flops": 1, "flops": 2}]})", "{}",
+           kP3),
+       "x.json:1:70: unknown field model.layer_list[1].flops (known: name, forward_flops, "
+       "params, activation_bytes)"},
+      {"negative layer params",
+       Doc(R"({"layer_list": [{"forward_flops": 1, "params": -1}]})", "{}", kP3),
+       "x.json:1:58: model.layer_list[0].params: expected a number >= 0, got -1"},
+  };
+}
+
+std::vector<FailCase> TrainingCases() {
+  return {
+      {"missing global_batch", Doc(kGpt3, R"({"micro_batch": 1})", kP4dX128),
+       "x.json:2:14: missing required field training.global_batch"},
+      {"global_batch as a string", Doc(kGpt3, R"({"global_batch": "1536"})", kP4dX128),
+       "x.json:2:31: training.global_batch: expected an integer >= 1, got \"1536\""},
+      {"zero global_batch", Doc(kGpt3, R"({"global_batch": 0})", kP4dX128),
+       "x.json:2:31: training.global_batch: expected an integer >= 1, got 0"},
+      {"fractional micro_batch", Doc(kGpt3, R"({"global_batch": 8, "micro_batch": 1.5})", kP4dX128),
+       "x.json:2:49: training.micro_batch: expected an integer >= 1, got 1.5"},
+      {"unknown precision", Doc(kGpt3, R"({"global_batch": 8, "precision": "bf17"})", kP4dX128),
+       "x.json:2:47: training.precision: expected one of fp32, tf32, fp16, bf16, fp8, got "
+       "\"bf17\""},
+      {"sequence_parallel not a boolean",
+       Doc(kGpt3, R"({"global_batch": 8, "sequence_parallel": "yes"})", kP4dX128),
+       "x.json:2:55: training.sequence_parallel: expected true or false, got \"yes\""},
+      {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
+       "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
+       "precision, optimizer, recompute, sequence_parallel, tokens, samples, epochs, "
+       "dataset_samples)"},
+      {"tokens and samples both given",
+       Doc(kGpt3, R"({"global_batch": 8, "tokens": 3e11, "samples": 1e6})", kP4dX128),
+       "x.json:2:61: training.samples: give at most one of training.tokens, training.samples "
+       "and training.epochs (training.tokens is given too)"},
+      {"epochs without dataset_samples",
+       Doc(kGpt3, R"({"global_batch": 8, "epochs": 3})", kP4dX128),
+       "x.json:2:44: training.epochs: needs training.dataset_samples (samples in one epoch)"},
+      {"dataset_samples without epochs",
+       Doc(kGpt3, R"({"global_batch": 8, "dataset_samples": 1000})", kP4dX128),
+       "x.json:2:53: training.dataset_samples: only used with training.epochs"},
+      {"zero epochs",
+       Doc(kGpt3, R"({"global_batch": 8, "epochs": 0, "dataset_samples": 10})", kP4dX128),
+       "x.json:2:44: training.epochs: expected a number > 0, got 0"},
+      {"tokens for a layer-list model",
+       Doc(R"("resnet50")", R"({"global_batch": 8, "tokens": 1e9})", kP3),
+       "x.json:2:44: training.tokens: a layer-list model has no tokens; give training.samples or "
+       "training.epochs"},
+      {"precision the GPU lacks",
+       Doc(R"("resnet50")", R"({"global_batch": 8, "precision": "bf16"})", kP3),
+       "x.json:2:47: training.precision: bf16 is not supported by V100-SXM2-16GB (no peak "
+       "figure in the catalog)"},
+      {"default precision the GPU lacks", Doc(R"("resnet50")", R"({"global_batch": 8})", kP3),
+       "x.json:2:14: training.precision: bf16 (the default) is not supported by V100-SXM2-16GB "
+       "(no peak figure in the catalog)"},
+      {"global_batch not divisible by dp * micro_batch",
+       Doc(kGpt3, R"({"global_batch": 1000, "micro_batch": 3})", kP4dX128, kTp8Pp8),
+       "x.json:2:31: training.global_batch = 1000 is not divisible by parallel.dp * "
+       "training.micro_batch = 16 * 3 = 48"},
+  };
+}
+
+std::vector<FailCase> ClusterCases() {
+  return {
+      {"missing instance", Doc(kGpt3, kBatch1536, R"({"nodes": 2})"),
+       "x.json:3:13: missing required field cluster.instance"},
+      {"unknown instance", Doc(kGpt3, kBatch1536, R"({"instance": "p9.xlarge"})"),
+       "x.json:3:26: cluster.instance: unknown instance type \"p9.xlarge\"; known: " +
+           CatalogNames()},
+      {"instance not a string", Doc(kGpt3, kBatch1536, R"({"instance": 5})"),
+       "x.json:3:26: cluster.instance: expected a string, got 5"},
+      {"zero nodes", Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "nodes": 0})"),
+       "x.json:3:51: cluster.nodes: expected an integer in [1, 1000000], got 0"},
+      {"unknown pricing",
+       Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "pricing": "reserved"})"),
+       "x.json:3:53: cluster.pricing: expected one of on-demand, spot, sagemaker, sagemaker-spot, "
+       "got \"reserved\""},
+      {"oversubscription below 1",
+       Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "oversubscription": 0.5})"),
+       "x.json:3:62: cluster.oversubscription: expected a number >= 1, got 0.5"},
+      {"zero NICs", Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "nics": 0})"),
+       "x.json:3:50: cluster.nics: expected an integer >= 1, got 0"},
+      {"unknown cluster field",
+       Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "gpus": 8})"),
+       "x.json:3:42: unknown field cluster.gpus (known: instance, nodes, pricing, "
+       "oversubscription, nodes_per_leaf, nics, profile)"},
+  };
+}
+
+std::vector<FailCase> ParallelCases() {
+  return {
+      {"fractional tp", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 3.5})"),
+       "x.json:4:21: parallel.tp: expected an integer in [1, 1048576], got 3.5"},
+      {"zero pp", Doc(kGpt3, kBatch1536, kP4dX128, R"({"pp": 0})"),
+       "x.json:4:21: parallel.pp: expected an integer in [1, 1048576], got 0"},
+      {"negative dp", Doc(kGpt3, kBatch1536, kP4dX128, R"({"dp": -1})"),
+       "x.json:4:21: parallel.dp: expected an integer in [1, 1048576], got -1"},
+      {"zero stage 2", Doc(kGpt3, kBatch1536, kP4dX128, R"({"zero_stage": 2})"),
+       "x.json:4:29: parallel.zero_stage: expected an integer in [0, 1], got 2"},
+      {"interleaved schedule", Doc(kGpt3, kBatch1536, kP4dX128, R"({"schedule": "interleaved"})"),
+       "x.json:4:27: parallel.schedule: expected one of gpipe, 1f1b, got \"interleaved\""},
+      {"unknown dp algorithm", Doc(kGpt3, kBatch1536, kP4dX128, R"({"dp_algorithm": "ps"})"),
+       "x.json:4:31: parallel.dp_algorithm: expected one of ring, tree, hierarchical, got \"ps\""},
+      {"zero bucket", Doc(kGpt3, kBatch1536, kP4dX128, R"({"bucket_mb": 0})"),
+       "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
+      {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
+       "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, schedule, "
+       "dp_algorithm, bucket_mb, overlap_dp)"},
+      {"tp does not divide heads", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 5})"),
+       "x.json:4:21: parallel.tp = 5 does not divide model.heads = 96"},
+      {"tp does not divide kv_heads", Doc(R"("llama2-70b")", kBatch1536, kP4dX128, R"({"tp": 16})"),
+       "x.json:4:21: parallel.tp = 16 does not divide model.kv_heads = 8"},
+      {"tp does not divide ffn_hidden",
+       Doc(Explicit(R"(, "ffn_hidden": 1000)"), R"({"global_batch": 8})", kP4d, R"({"tp": 16})"),
+       "x.json:4:21: parallel.tp = 16 does not divide model.ffn_hidden = 1000"},
+      {"pp does not divide layers", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 5})"),
+       "x.json:4:30: parallel.pp = 5 does not divide model.layers = 96"},
+      {"tp on a layer-list model", Doc(kTwoLayers, R"({"global_batch": 8})", kP4d, R"({"tp": 2})"),
+       "x.json:4:21: parallel.tp = 2 needs a transformer model; tensor parallelism does not "
+       "apply to a layer-list model (use tp = 1)"},
+      {"pp beyond the layers of a layer list",
+       Doc(kTwoLayers, R"({"global_batch": 8})", kP4d, R"({"pp": 4})"),
+       "x.json:4:21: parallel.pp = 4 exceeds the 2 layers of the layer-list model"},
+      {"tp * pp * dp not the GPU count",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "dp": 4})"),
+       "x.json:4:39: parallel.tp * parallel.pp * parallel.dp = 8 * 8 * 4 = 256 does not equal "
+       "the cluster's 1024 GPUs (128 x p4d.24xlarge with 8 GPUs)"},
+      {"tp * pp does not divide the GPU count",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 3})"),
+       "x.json:4:30: parallel.tp * parallel.pp = 24 does not divide the cluster's 1024 GPUs"},
+      {"tp alone larger than the cluster", Doc(kGpt3, kBatch1536, kP4d, R"({"tp": 16})"),
+       "x.json:4:21: parallel.tp * parallel.pp = 16 does not divide the cluster's 8 GPUs"},
+  };
+}
+
+void ExpectAllFail(const std::vector<FailCase>& cases) {
+  for (const FailCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    Expected<Scenario> s = Parse(c.text);
+    ASSERT_FALSE(s.ok()) << "parsed: " << Summary(*s);
+    EXPECT_EQ(s.status().code(), Status::Code::kInvalidInput);
+    EXPECT_EQ(s.status().message(), c.message);
+  }
+}
+
+TEST(ScenarioTest, MalformedOrMisshapenDocumentsFail) { ExpectAllFail(JsonAndStructureCases()); }
+TEST(ScenarioTest, BadModelsFailAtTheValue) { ExpectAllFail(ModelCases()); }
+TEST(ScenarioTest, BadTrainingFailsAtTheValue) { ExpectAllFail(TrainingCases()); }
+TEST(ScenarioTest, BadClustersFailAtTheValue) { ExpectAllFail(ClusterCases()); }
+TEST(ScenarioTest, ImpossibleParallelismFailsAtTheValue) { ExpectAllFail(ParallelCases()); }
+
+TEST(ScenarioTest, NameDefaultsToTheFileStem) {
+  const std::string text = Doc(kGpt3, kBatch1536, kP4dX128, kTp8Pp8);
+  EXPECT_EQ(ParseScenario(text, "dir/gpt3-175b-p4d.json", TestCatalog())->name, "gpt3-175b-p4d");
+  EXPECT_EQ(ParseScenario(text, "<string>", TestCatalog())->name, "scenario");
+  EXPECT_EQ(ParseScenario(text, "", TestCatalog())->name, "scenario");
+}
+
+TEST(ScenarioTest, TotalWorkIsKept) {
+  Expected<Scenario> tokens =
+      Parse(Doc(kGpt3, R"({"global_batch": 1536, "tokens": 3e11})", kP4dX128, kTp8Pp8));
+  ASSERT_TRUE(tokens.ok()) << tokens.status().message();
+  EXPECT_EQ(tokens->training.tokens, 3e11);
+  EXPECT_EQ(tokens->training.samples, 0);
+  Expected<Scenario> epochs =
+      Parse(Doc(R"("resnet50")",
+                R"({"global_batch": 64, "epochs": 90, "dataset_samples": 1281167,)"
+                R"( "precision": "fp16"})",
+                kP3));
+  ASSERT_TRUE(epochs.ok()) << epochs.status().message();
+  EXPECT_EQ(epochs->training.epochs, 90);
+  EXPECT_EQ(epochs->training.dataset_samples, 1281167);
+  EXPECT_EQ(epochs->training.tokens, 0);
+}
+
+TEST(ScenarioTest, NicOverrideReplacesTheCatalogCount) {
+  Expected<Scenario> plain = Parse(Doc(kGpt3, kBatch1536, kP4dX128, kTp8Pp8));
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_FALSE(plain->cluster.nics.has_value());
+  EXPECT_EQ(plain->instance.nics, TestCatalog().Find("p4d.24xlarge")->nics);
+  Expected<Scenario> two = Parse(
+      Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "nodes": 128, "nics": 2})", kTp8Pp8));
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_EQ(two->cluster.nics, 2);
+  EXPECT_EQ(two->instance.nics, 2);
+  EXPECT_EQ(two->instance.gpus_per_nic(), 4);
+}
+
+TEST(ScenarioTest, LayerListKeepsEachLayer) {
+  Expected<Scenario> s = Parse(Doc(kTwoLayers, R"({"global_batch": 8})", kP4d));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::vector<LayerSpec>& layers = s->model.layer_list;
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_EQ(layers[0].name, "a");
+  EXPECT_EQ(layers[0].forward_flops, 1e9);
+  EXPECT_EQ(layers[0].params, 1000);
+  EXPECT_EQ(layers[0].activation_bytes, 2e6);
+  EXPECT_EQ(layers[1].name, "layer1");
+  EXPECT_EQ(layers[1].params, 0);
+  EXPECT_EQ(s->model.sample_elems, 3);
+}
+
+TEST(ScenarioTest, DerivedQuantities) {
+  Expected<Scenario> s = Parse(Doc(kGpt3, R"({"global_batch": 1536, "micro_batch": 2})", kP4dX128,
+                                   R"({"tp": 8, "pp": 8, "bucket_mb": 0.5})"));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->total_gpus(), 1024);
+  EXPECT_EQ(s->parallel.dp, 16);
+  EXPECT_EQ(s->microbatches_per_pipeline(), 48);
+  EXPECT_EQ(s->parallel.bucket_bytes, 512 * 1024);
+}
+
+TEST(ScenarioTest, OverriddenPresetDropsThePublishedTotal) {
+  Expected<Scenario> s =
+      Parse(Doc(R"({"preset": "llama2-70b", "seq_len": 2048})", R"({"global_batch": 64})", kP4d));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->model.published_params, 0);
+  Expected<Scenario> plain =
+      Parse(Doc(R"({"preset": "llama2-70b"})", R"({"global_batch": 64})", kP4d));
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->model.published_params, FindModel("llama2-70b")->published_params);
+}
+
+TEST(ScenarioTest, ToStringUsesTheFileSpelling) {
+  EXPECT_STREQ(ToString(Precision::kFp32), "fp32");
+  EXPECT_STREQ(ToString(Precision::kTf32), "tf32");
+  EXPECT_STREQ(ToString(Precision::kFp16), "fp16");
+  EXPECT_STREQ(ToString(Precision::kBf16), "bf16");
+  EXPECT_STREQ(ToString(Precision::kFp8), "fp8");
+  EXPECT_STREQ(ToString(Schedule::kGpipe), "gpipe");
+  EXPECT_STREQ(ToString(Schedule::k1F1B), "1f1b");
+  EXPECT_STREQ(ToString(Schedule::kInterleaved), "interleaved");
+  EXPECT_STREQ(ToString(Recompute::kNone), "none");
+  EXPECT_STREQ(ToString(Recompute::kSelective), "selective");
+  EXPECT_STREQ(ToString(Recompute::kFull), "full");
+  EXPECT_STREQ(ToString(DpAlgorithm::kRing), "ring");
+  EXPECT_STREQ(ToString(DpAlgorithm::kTree), "tree");
+  EXPECT_STREQ(ToString(DpAlgorithm::kHierarchical), "hierarchical");
+  EXPECT_STREQ(ToString(Pricing::kOnDemand), "on-demand");
+  EXPECT_STREQ(ToString(Pricing::kSpot), "spot");
+  EXPECT_STREQ(ToString(Pricing::kSagemaker), "sagemaker");
+  EXPECT_STREQ(ToString(Pricing::kSagemakerSpot), "sagemaker-spot");
+  EXPECT_STREQ(ToString(Optimizer::kSgd), "sgd");
+  EXPECT_STREQ(ToString(Optimizer::kAdam), "adam");
+}
+
+// ---- files -------------------------------------------------------------------------------
+
+std::string ScenarioDir() { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios"; }
+
+TEST(ScenarioFileTest, MissingFileIsNotFound) {
+  Expected<Scenario> s = LoadScenarioFile("/nonexistent/x.json", TestCatalog());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(s.status().message(), "/nonexistent/x.json: cannot open file");
+}
+
+TEST(ScenarioFileTest, ErrorsNameTheFilePath) {
+  const std::string path = ::testing::TempDir() + "/scenario_test_bad.json";
+  std::ofstream(path) << Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 5})");
+  Expected<Scenario> s = LoadScenarioFile(path, TestCatalog());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(), path + ":4:21: parallel.tp = 5 does not divide model.heads = 96");
+  std::filesystem::remove(path);
+}
+
+TEST(ScenarioFileTest, ProfilePathIsRelativeToTheScenarioFile) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "scenario_test_profile";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "run.json").string();
+  std::ofstream(path) << Doc(
+      kGpt3, kBatch1536,
+      R"({"instance": "p4d.24xlarge", "nodes": 128, "profile": "../profiles/p4d.json"})", kTp8Pp8);
+  Expected<Scenario> s = LoadScenarioFile(path, TestCatalog());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->name, "run");
+  EXPECT_EQ(s->cluster.profile, (dir.parent_path() / "profiles/p4d.json").lexically_normal());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ScenarioFileTest, EveryReadyScenarioParses) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(ScenarioDir())) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    Expected<Scenario> s = LoadScenarioFile(entry.path().string(), TestCatalog());
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    ++files;
+  }
+  EXPECT_GE(files, 5);
+}
+
+TEST(ScenarioFileTest, DefaultScenarioIsGpt3On128P4d) {
+  Expected<Scenario> s = LoadScenarioFile(ScenarioDir() + "/gpt3-175b-p4d.json", TestCatalog());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(Summary(*s),
+            "gpt3-175b-p4d | gpt3-175b L96 h12288 a96/96 f49152 s2048 v50257 gelu bias1 tied1 "
+            "pos1 tt0 | gb1536 mb1 bf16 adam full sp0 | p4d.24xlarge x128 on-demand over1 leaf32 "
+            "nics4 profile= | tp8 pp8 dp16 z1 1f1b ring bucket25MiB overlap1");
+  EXPECT_EQ(s->training.tokens, 300e9);
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -1,0 +1,341 @@
+#include "sim/memory_model.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/model_spec.h"
+#include "core/model_zoo.h"
+#include "core/scenario.h"
+
+namespace trainsim::sim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// GPT-3 175B (s = 2048, h = 12288, a = 96, v = 50257, 96 layers, tied embeddings) on
+// 128 p4d.24xlarge (8 A100 40 GB each): tp 8, pp 8, dp 16, 1F1B, micro batch 1, global batch
+// 1536 (m = 1536 / 16 = 96 microbatches per pipeline), bf16, Adam, full recompute, no SP.
+Scenario Gpt3OnP4d(int zero_stage) {
+  Scenario s;
+  s.model = FindModel("gpt3-175b").value();
+  s.training.global_batch = 1536;
+  s.training.micro_batch = 1;
+  s.training.precision = Precision::kBf16;
+  s.training.optimizer = Optimizer::kAdam;
+  s.training.recompute = Recompute::kFull;
+  s.cluster.instance = "p4d.24xlarge";
+  s.cluster.nodes = 128;
+  s.parallel.tp = 8;
+  s.parallel.pp = 8;
+  s.parallel.dp = 16;
+  s.parallel.zero_stage = zero_stage;
+  s.parallel.schedule = Schedule::k1F1B;
+  s.instance.name = "p4d.24xlarge";
+  s.instance.gpus = 8;
+  s.instance.gpu_mem_gib = 40;
+  return s;
+}
+
+// One GPT-3 175B layer, s = 2048, b = 1, t = 8.
+Scenario Gpt3Layer(Recompute recompute, bool sequence_parallel) {
+  Scenario s = Gpt3OnP4d(1);
+  s.training.recompute = recompute;
+  s.training.sequence_parallel = sequence_parallel;
+  return s;
+}
+
+// A GPT-style model small enough to count by hand: 2 layers, h = 8, a = 2, f = 32, s = 4,
+// v = 10, biases + LayerNorm, learned positions, tied embeddings.
+//   layer = attention 4h^2 + 4h (288) + MLP 2hf + f + h (552) + 2 LayerNorms 4h (32) = 872
+//   input embedding = v h + s h = 80 + 32 = 112; final LayerNorm 2h = 16
+//   total = 2 * 872 + 112 + 16 = 1872
+ModelSpec TinyGpt() {
+  ModelSpec m;
+  m.name = "tiny";
+  m.layers = 2;
+  m.hidden = 8;
+  m.heads = 2;
+  m.kv_heads = 2;
+  m.ffn_hidden = 32;
+  m.seq_len = 4;
+  m.vocab = 10;
+  return m;
+}
+
+// A layer-list model whose layers hold the given parameter counts and 100 activation bytes
+// per sample each.
+ModelSpec LayerList(const std::vector<double>& params) {
+  ModelSpec m;
+  m.name = "list";
+  m.kind = ModelKind::kLayerList;
+  for (double p : params) {
+    LayerSpec layer;
+    layer.name = "layer";
+    layer.params = p;
+    layer.activation_bytes = 100;
+    m.layer_list.push_back(layer);
+  }
+  return m;
+}
+
+Scenario OnOneGpu(const ModelSpec& m) {
+  Scenario s;
+  s.model = m;
+  s.training.global_batch = 8;
+  s.parallel.dp = 1;
+  s.instance.name = "test-gpu";
+  s.instance.gpus = 1;
+  s.instance.gpu_mem_gib = 80;
+  return s;
+}
+
+// --- Activations (Korthikanti et al. 2022, Sec. 4) ---------------------------------------
+
+struct LayerCase {
+  Recompute recompute;
+  bool sequence_parallel;
+  double expected_bytes;
+};
+
+// sbh = 2048 * 12288 = 25,165,824; 5as/h = 5 * 96 * 2048 / 12288 = 80; t = 8.
+const LayerCase kGpt3LayerCases[] = {
+    // sbh (10 + 24/8 + 80/8) = 23 sbh
+    {Recompute::kNone, false, 578813952},
+    // sbh/8 (34 + 80) = 3,145,728 * 114
+    {Recompute::kNone, true, 358612992},
+    // sbh (10 + 24/8) = 13 sbh
+    {Recompute::kSelective, false, 327155712},
+    // sbh 34 / 8 = 3,145,728 * 34
+    {Recompute::kSelective, true, 106954752},
+    // 2 sbh
+    {Recompute::kFull, false, 50331648},
+    // 2 sbh / 8
+    {Recompute::kFull, true, 6291456},
+};
+
+TEST(MemoryModelTest, Gpt3LayerActivationsMatchKorthikanti) {
+  for (const LayerCase& c : kGpt3LayerCases) {
+    const Scenario s = Gpt3Layer(c.recompute, c.sequence_parallel);
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(s), c.expected_bytes)
+        << "recompute " << static_cast<int>(c.recompute) << " sp " << c.sequence_parallel;
+  }
+}
+
+TEST(MemoryModelTest, Fp32TrainingDoublesActivations) {
+  Scenario s = Gpt3Layer(Recompute::kNone, false);
+  s.training.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 2 * 578813952.0);
+}
+
+TEST(MemoryModelTest, SwiGluStoresTheFusedGateAndUpInput) {
+  // SwiGLU stores 6sbf/t in the MLP where GELU stores 4sbf/t: 2 * 2048 * 49152 / 8 more.
+  Scenario s = Gpt3Layer(Recompute::kSelective, false);
+  s.model.mlp = MlpKind::kSwiGlu;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 327155712.0 + 25165824.0);
+}
+
+TEST(MemoryModelTest, LayerListHasNoTransformerLayer) {
+  EXPECT_EQ(LayerActivationBytes(OnOneGpu(LayerList({10}))), 0);
+}
+
+// --- Parameters and bytes per parameter --------------------------------------------------
+
+struct StageParamsCase {
+  int tp, pp;
+  bool tied;
+  std::vector<double> expected;  // per stage
+};
+
+const StageParamsCase kTinyStageCases[] = {
+    {1, 1, true, {1872}},
+    {1, 1, false, {1952}},            // + untied head v h = 80
+    {1, 2, true, {984, 968}},         // 872 + 112 | 872 + embedding copy 80 + norm 16
+    {2, 2, true, {492, 484}},         // the same over tp 2
+    {1, 3, true, {984, 872, 96}},     // layers 1, 1, 0 | last: 80 + 16
+};
+
+TEST(MemoryModelTest, StageParametersOfTinyGpt) {
+  for (const StageParamsCase& c : kTinyStageCases) {
+    Scenario s = OnOneGpu(TinyGpt());
+    s.model.tied_embeddings = c.tied;
+    s.parallel.tp = c.tp;
+    s.parallel.pp = c.pp;
+    for (int stage = 0; stage < c.pp; ++stage) {
+      EXPECT_DOUBLE_EQ(StageParameterCount(s, stage), c.expected[stage])
+          << "tp " << c.tp << " pp " << c.pp << " tied " << c.tied << " stage " << stage;
+    }
+  }
+}
+
+TEST(MemoryModelTest, LayerListSplitsContiguouslyAndEvenly) {
+  // 5 layers over 2 stages: layers 0-2 on stage 0, 3-4 on stage 1.
+  Scenario s = OnOneGpu(LayerList({1, 2, 4, 8, 16}));
+  s.parallel.pp = 2;
+  EXPECT_DOUBLE_EQ(StageParameterCount(s, 0), 7);
+  EXPECT_DOUBLE_EQ(StageParameterCount(s, 1), 24);
+}
+
+struct BytesCase {
+  Precision precision;
+  Optimizer optimizer;
+  double weights, gradients, optimizer_state;  // bytes per parameter
+};
+
+const BytesCase kBytesCases[] = {
+    {Precision::kBf16, Optimizer::kAdam, 2, 2, 12},  // master 4 + m 4 + v 4: 16 in all
+    {Precision::kFp16, Optimizer::kAdam, 2, 2, 12},
+    {Precision::kFp8, Optimizer::kAdam, 2, 2, 12},   // fp8 GEMMs, bf16 weights
+    {Precision::kFp32, Optimizer::kAdam, 4, 4, 8},   // m + v; the weights are the master
+    {Precision::kTf32, Optimizer::kAdam, 4, 4, 8},
+    {Precision::kBf16, Optimizer::kSgd, 2, 2, 8},    // master + momentum
+    {Precision::kFp32, Optimizer::kSgd, 4, 4, 4},    // momentum
+};
+
+TEST(MemoryModelTest, BytesPerParameter) {
+  for (const BytesCase& c : kBytesCases) {
+    Scenario s = OnOneGpu(LayerList({1000}));
+    s.training.precision = c.precision;
+    s.training.optimizer = c.optimizer;
+    const MemoryBreakdown m = ComputeMemory(s);
+    EXPECT_DOUBLE_EQ(m.weights_bytes, 1000 * c.weights) << static_cast<int>(c.precision);
+    EXPECT_DOUBLE_EQ(m.gradients_bytes, 1000 * c.gradients) << static_cast<int>(c.precision);
+    EXPECT_DOUBLE_EQ(m.optimizer_bytes, 1000 * c.optimizer_state) << static_cast<int>(c.precision);
+  }
+}
+
+TEST(MemoryModelTest, TinyGptWeightsAndOptimizer) {
+  const MemoryBreakdown m = ComputeMemory(OnOneGpu(TinyGpt()));
+  EXPECT_DOUBLE_EQ(m.weights_bytes, 2 * 1872);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, 2 * 1872);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, 12 * 1872);
+}
+
+TEST(MemoryModelTest, ZeroOneShardsOnlyTheOptimizerOverDp) {
+  Scenario s = Gpt3OnP4d(0);
+  const MemoryBreakdown plain = ComputeMemory(s);
+  s.parallel.zero_stage = 1;
+  const MemoryBreakdown sharded = ComputeMemory(s);
+  EXPECT_DOUBLE_EQ(sharded.optimizer_bytes, plain.optimizer_bytes / 16);
+  EXPECT_DOUBLE_EQ(sharded.weights_bytes, plain.weights_bytes);
+  EXPECT_DOUBLE_EQ(sharded.gradients_bytes, plain.gradients_bytes);
+  EXPECT_DOUBLE_EQ(sharded.activations_bytes, plain.activations_bytes);
+}
+
+// --- Pipeline in-flight microbatches (Narayanan et al. 2021) -----------------------------
+
+struct InflightCase {
+  Schedule schedule;
+  int pp, virtual_stages;
+  int64_t microbatches;
+  int stage;
+  double expected;
+};
+
+const InflightCase kInflightCases[] = {
+    {Schedule::k1F1B, 4, 1, 8, 0, 4},   // min(pp - 0, m)
+    {Schedule::k1F1B, 4, 1, 8, 3, 1},   // the last stage holds one
+    {Schedule::k1F1B, 4, 1, 2, 0, 2},   // fewer microbatches than stages
+    {Schedule::kGpipe, 4, 1, 8, 0, 8},  // all m, on every stage
+    {Schedule::kGpipe, 4, 1, 8, 3, 8},
+    // (2 (4 - 1) + (2 - 1) 4 + 1) / 2 = 11 / 2 = pp (1 + (pp - 1) / (pp v)) (Korthikanti Sec. 4)
+    {Schedule::kInterleaved, 4, 2, 8, 0, 5.5},
+    {Schedule::kInterleaved, 4, 2, 8, 3, 2.5},  // (0 + 4 + 1) / 2
+    {Schedule::kInterleaved, 4, 2, 2, 0, 2},    // capped at m v = 4 chunks
+};
+
+TEST(MemoryModelTest, InflightMicrobatchesBySchedule) {
+  for (const InflightCase& c : kInflightCases) {
+    Scenario s = OnOneGpu(LayerList({1, 1, 1, 1}));
+    s.parallel.schedule = c.schedule;
+    s.parallel.pp = c.pp;
+    s.parallel.virtual_stages = c.virtual_stages;
+    s.training.global_batch = c.microbatches;  // dp 1, micro batch 1
+    EXPECT_DOUBLE_EQ(InflightMicrobatches(s, c.stage), c.expected)
+        << "schedule " << static_cast<int>(c.schedule) << " stage " << c.stage;
+  }
+}
+
+TEST(MemoryModelTest, GpipeHoldsAllMicrobatchesAndOneFOneBHoldsPp) {
+  // 4 layers of 100 B/sample over pp 4; micro batch 2; m = 32 / 2 = 16.
+  Scenario s = OnOneGpu(LayerList({1, 1, 1, 1}));
+  s.parallel.pp = 4;
+  s.training.micro_batch = 2;
+  s.training.global_batch = 32;
+  s.parallel.schedule = Schedule::k1F1B;
+  const MemoryBreakdown one_f_one_b = ComputeMemory(s);
+  EXPECT_EQ(one_f_one_b.worst_stage, 0);
+  EXPECT_DOUBLE_EQ(one_f_one_b.inflight_microbatches, 4);
+  EXPECT_DOUBLE_EQ(one_f_one_b.activations_bytes, 100 * 2 * 4);
+  s.parallel.schedule = Schedule::kGpipe;
+  const MemoryBreakdown gpipe = ComputeMemory(s);
+  EXPECT_DOUBLE_EQ(gpipe.inflight_microbatches, 16);
+  EXPECT_DOUBLE_EQ(gpipe.activations_bytes, 100 * 2 * 16);
+}
+
+// --- Reserve, fit, and the GPT-3 175B boundary -------------------------------------------
+
+TEST(MemoryModelTest, ReserveIsOneGibPlusFivePercent) {
+  const MemoryBreakdown m = ComputeMemory(OnOneGpu(LayerList({1000})));
+  const double others = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes +
+                        m.activations_bytes;
+  EXPECT_DOUBLE_EQ(m.reserve_bytes, kGiB + 0.05 * others);
+  EXPECT_DOUBLE_EQ(m.total_bytes, others + m.reserve_bytes);
+  EXPECT_DOUBLE_EQ(m.capacity_bytes, 80 * kGiB);
+}
+
+// Stage 0 is the worst stage: it holds the input embedding and min(8, 96) = 8 microbatches.
+//   params = 12 layers * (12h^2 + 13h = 1,812,099,072) / 8 = 2,718,148,608
+//          + (v h + s h = 617,558,016 + 25,165,824) / 8 = 80,340,480      -> 2,798,489,088
+//   weights = gradients = 2 B * params = 5,596,978,176
+//   optimizer = 12 B * params = 33,581,869,056; with ZeRO-1 / 16 = 2,098,866,816
+//   activations = 12 layers * 8 * 2sbh (50,331,648) = 4,831,838,208
+//               + one recomputed layer, 23 sbh      =   578,813,952
+//               + embedding output 8 * 2sbh         =   402,653,184   -> 5,813,305,344
+constexpr double kWeights = 5596978176;
+constexpr double kActivations = 5813305344;
+
+TEST(MemoryModelTest, Gpt3On128P4dFitsWithZeroOne) {
+  const MemoryBreakdown m = ComputeMemory(Gpt3OnP4d(1));
+  // others = 2 * 5,596,978,176 + 2,098,866,816 + 5,813,305,344 = 19,106,128,512
+  // reserve = 2^30 + 0.05 * others = 2,029,048,249.6; total = 21,135,176,761.6 (19.7 GiB)
+  EXPECT_EQ(m.worst_stage, 0);
+  EXPECT_DOUBLE_EQ(m.inflight_microbatches, 8);
+  EXPECT_NEAR(m.weights_bytes, kWeights, 1);
+  EXPECT_NEAR(m.gradients_bytes, kWeights, 1);
+  EXPECT_NEAR(m.optimizer_bytes, 2098866816, 1);
+  EXPECT_NEAR(m.activations_bytes, kActivations, 1);
+  EXPECT_NEAR(m.reserve_bytes, 2029048249.6, 1);
+  EXPECT_NEAR(m.total_bytes, 21135176761.6, 1);
+  EXPECT_DOUBLE_EQ(m.capacity_bytes, 40 * kGiB);
+  EXPECT_TRUE(m.fits);
+}
+
+TEST(MemoryModelTest, Gpt3On128P4dDoesNotFitWithoutZero) {
+  const Scenario s = Gpt3OnP4d(0);
+  const MemoryBreakdown m = ComputeMemory(s);
+  // others = 2 * 5,596,978,176 + 33,581,869,056 + 5,813,305,344 = 50,589,130,752
+  // reserve = 2^30 + 0.05 * others = 3,603,198,361.6; total = 54,192,329,113.6 (50.47 GiB)
+  EXPECT_NEAR(m.optimizer_bytes, 33581869056, 1);
+  EXPECT_NEAR(m.total_bytes, 54192329113.6, 1);
+  EXPECT_FALSE(m.fits);
+  // GiB: 5.21, 5.21, 31.28, 5.41, 3.36; total 50.47.
+  EXPECT_EQ(DescribeShortfall(m, s),
+            "needs 50.5 GiB per GPU on stage 0 (weights 5.2, gradients 5.2, optimizer 31.3, "
+            "activations 5.4, reserve 3.4) but p4d.24xlarge has 40 GiB per GPU");
+}
+
+TEST(MemoryModelTest, LastStageCanBeTheWorst) {
+  // A 1,000,000-parameter layer on the second of 2 stages; GPipe, so both stages hold the
+  // same activations: stage 1 is the worst.
+  Scenario s = OnOneGpu(LayerList({10, 1000000}));
+  s.parallel.pp = 2;
+  s.parallel.schedule = Schedule::kGpipe;
+  const MemoryBreakdown m = ComputeMemory(s);
+  EXPECT_EQ(m.worst_stage, 1);
+  EXPECT_DOUBLE_EQ(m.weights_bytes, 2000000);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
