@@ -352,15 +352,22 @@ Status ObjectReader::ErrorAt(const JsonValue& at, std::string_view key, std::str
   return Status::InvalidInput(Located(file_, at.pos, FieldPath(key) + ": " + std::string(message)));
 }
 
-const JsonValue* ObjectReader::Take(std::string_view key) {
+void ObjectReader::Know(std::string_view key) {
+  for (const std::string& k : known_) {
+    if (k == key) return;
+  }
   known_.emplace_back(key);
+}
+
+const JsonValue* ObjectReader::Take(std::string_view key) {
+  Know(key);
   return value_.is_object() ? value_.Find(key) : nullptr;
 }
 
 const JsonValue* ObjectReader::Child(std::string_view key) { return Take(key); }
 
 ObjectReader& ObjectReader::Require(std::string_view key) {
-  known_.emplace_back(key);
+  Know(key);
   if (value_.is_object() && !value_.Find(key)) {
     Fail(Status::InvalidInput(Located(file_, value_.pos, "missing required field " + FieldPath(key))));
   }

@@ -90,6 +90,7 @@ class ObjectReader {
   bool ok() const { return status_.ok(); }
 
  private:
+  void Know(std::string_view key);  // records key as known, once
   const JsonValue* Take(std::string_view key);
   void Fail(Status s) {
     if (status_.ok()) status_ = std::move(s);

@@ -164,6 +164,10 @@ class StepRun {
     sg4::Actor::create("dp" + id, host, [this, &g]() { DpStream(g); });
   }
 
+  static sg4::Mailbox* PipeBox(int dir, int rank) {
+    return sg4::Mailbox::by_name("pp" + std::to_string(dir) + "/" + std::to_string(rank));
+  }
+
   double Now() const { return sg4::Engine::get_clock() - start_; }
 
   void Record(const Gpu& g, int stream, const std::string& name, double start) {
@@ -175,6 +179,11 @@ class StepRun {
   void ComputeStream(Gpu& g) {
     const StageProgram& prog = prog_.stages[g.stage];
     int launched = 0, waited = 0;
+    if (mode_ == SimMode::kFull) {
+      // Pipeline messages start as soon as they are sent (eager, like
+      // pre-posted receives), not when this stream reaches the receive.
+      for (int dir = 0; dir < 2; ++dir) PipeBox(dir, g.rank)->set_receiver(sg4::Actor::self());
+    }
     for (const Op& op : prog.ops) {
       const double t0 = Now();
       switch (op.kind) {
@@ -239,7 +248,7 @@ class StepRun {
       g.arrived[op.dir]->acquire();
       return;
     }
-    sg4::Mailbox::by_name("pp" + std::to_string(op.dir) + "/" + std::to_string(g.rank))->get<int>();
+    PipeBox(op.dir, g.rank)->get<int>();
   }
 
   void SendStream(Gpu& g, int dir) {
@@ -252,7 +261,7 @@ class StepRun {
         sg4::this_actor::sleep_for(cache_.Get({g.stage, 2, dir, op.bytes}));
         gpus_.at(peer).arrived[dir]->release();
       } else {
-        sg4::Mailbox::by_name("pp" + std::to_string(dir) + "/" + std::to_string(peer))->put(&kPayload, op.bytes);
+        PipeBox(dir, peer)->put(&kPayload, op.bytes);
       }
       Record(g, 1 + dir, op.label, t0);
     }

@@ -1,0 +1,390 @@
+// Accuracy of the simulator against published measurements: prints markdown
+// tables, not pass/fail (DESIGN.md section 8).
+//
+//  1. Megatron-LM weak scaling on DGX A100 (Narayanan et al. SC'21, Table 1):
+//     hardware TFLOP/s per GPU (with recompute, the paper's Eq. 3) against the
+//     published figure.
+//  2. nccl-tests all_reduce bus bandwidth on p4d/p4de/p5 and single A100/H100
+//     nodes: a ring all-reduce simulated on its own.
+//
+// Usage: accuracy [PUBLISHED_MEASUREMENTS_JSON [AWS_INSTANCES_SOURCES_JSON]]
+// Defaults: ../shared/reference/*.json beside the source tree.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/catalog.h"
+#include "core/model_zoo.h"
+#include "core/scenario.h"
+#include "sim/collectives.h"
+#include "sim/isolate.h"
+#include "sim/platform.h"
+#include "sim/simulate.h"
+
+namespace trainsim::bench {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kReferenceDir[] = TRAINSIM_SOURCE_DIR "/../shared/reference/";
+constexpr int kMegatronRows = 10;
+// Largest all-reduce group simulated; bigger groups are skipped with a note.
+// 256 ranks take about 6 s of wall time here (see docs/BENCHMARKS.md).
+constexpr int kMaxAllReduceRanks = 256;
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+double ErrorPercent(double predicted, double published) {
+  return 100.0 * (predicted - published) / published;
+}
+
+std::optional<json> ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return std::nullopt;
+  return doc;
+}
+
+// Mean of |error %| and the row with the largest one.
+struct ErrorSummary {
+  double sum_abs = 0, worst_abs = -1;
+  int count = 0;
+  std::string worst_label;
+
+  void Add(const std::string& label, double error_percent) {
+    sum_abs += std::fabs(error_percent);
+    ++count;
+    if (std::fabs(error_percent) > worst_abs) {
+      worst_abs = std::fabs(error_percent);
+      worst_label = label;
+    }
+  }
+  void Print(const char* what) const {
+    if (count == 0) {
+      std::printf("\n%s: no rows simulated\n", what);
+      return;
+    }
+    std::printf("\n%s: mean absolute error %.1f%% over %d rows; worst %s (%.1f%%)\n", what,
+                sum_abs / count, count, worst_label.c_str(), worst_abs);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// 1. Megatron-LM weak scaling.
+
+struct MegatronRow {
+  std::string name;  // as published ("GPT-1.7B")
+  int layers = 0, hidden = 0;
+  int nodes = 0, tp = 1, pp = 1, dp = 1;
+  int64_t global_batch = 0;
+  double published_tflops = 0;
+};
+
+MegatronRow ParseMegatronRow(const json& entry) {
+  MegatronRow r;
+  r.name = entry.at("model").at("name");
+  r.layers = entry.at("model").at("layers");
+  r.hidden = entry.at("model").at("hidden");
+  r.nodes = entry.at("hardware").at("nodes");
+  const json& p = entry.at("parallel");
+  r.tp = p.at("tp");
+  r.pp = p.at("pp");
+  r.dp = p.at("dp");
+  r.global_batch = p.at("global_batch");
+  r.published_tflops = entry.at("metric").at("value");
+  return r;
+}
+
+// The zoo preset with the row's dimensions (gpt-1.7b ... gpt-1t).
+std::optional<std::string> ZooPresetFor(const MegatronRow& row) {
+  for (const ModelSpec& m : ModelZoo()) {
+    if (m.name.rfind("gpt-", 0) == 0 && m.layers == row.layers && m.hidden == row.hidden) {
+      return m.name;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string MegatronScenarioJson(const MegatronRow& row, const std::string& preset, int zero) {
+  json s = {{"version", 1},
+            {"name", preset},
+            {"model", preset},
+            {"training",
+             {{"global_batch", row.global_batch},
+              {"micro_batch", 1},
+              {"precision", "fp16"},
+              {"optimizer", "adam"},
+              {"recompute", "full"}}},
+            {"cluster", {{"instance", "dgx-a100-80gb"}, {"nodes", row.nodes}}},
+            {"parallel",
+             {{"tp", row.tp},
+              {"pp", row.pp},
+              {"dp", row.dp},
+              {"zero_stage", zero},
+              {"schedule", "1f1b"}}}};
+  return s.dump();
+}
+
+struct MegatronOutcome {
+  int zero = 0;
+  bool fits = false;
+  double hardware_tflops = 0, model_tflops = 0, step_s = 0, wall_s = 0;
+  std::string error;  // non-empty when the row could not be simulated
+};
+
+// Simulates with ZeRO 0, or ZeRO 1 when ZeRO 0 does not fit in memory.
+MegatronOutcome SimulateMegatron(const MegatronRow& row, const std::string& preset,
+                                 const Catalog& catalog) {
+  MegatronOutcome out;
+  const auto start = std::chrono::steady_clock::now();
+  for (int zero : {0, 1}) {
+    out.zero = zero;
+    Expected<Scenario> s = ParseScenario(MegatronScenarioJson(row, preset, zero), "megatron",
+                                         catalog);
+    if (!s.ok()) return out.error = s.status().message(), out;
+    Expected<sim::SimulationResult> r = sim::Simulate(*s, sim::SimulateOptions());
+    if (!r.ok()) return out.error = r.status().message(), out;
+    if (!r->memory.fits) continue;
+    out.fits = true;
+    out.hardware_tflops = r->hardware_tflops_per_gpu;
+    out.model_tflops = r->model_tflops_per_gpu;
+    out.step_s = r->step.step_time_s;
+    break;
+  }
+  out.wall_s = Seconds(start);
+  if (!out.fits) out.error = "does not fit in 80 GiB even with ZeRO-1";
+  return out;
+}
+
+void PrintMegatronHeader() {
+  std::printf(
+      "## Megatron-LM weak scaling on DGX A100 80GB (Narayanan et al. SC'21, Table 1)\n\n"
+      "Setup per row: zoo preset, dgx-a100-80gb x nodes, tp/pp/dp as published, micro batch 1,\n"
+      "fp16, Adam, full recompute, 1F1B, ZeRO 0 (ZeRO 1 where 0 does not fit).\n"
+      "Compared: hardware TFLOP/s per GPU (FLOPs with recompute, the paper's Eq. 3).\n"
+      "The paper used the interleaved 1F1B schedule and scatter/gather of pipeline messages;\n"
+      "this version simulates plain 1F1B (larger pipeline bubble), so pipelined rows are\n"
+      "expected to be pessimistic. The paper does not give the micro batch size.\n\n"
+      "| model | preset | GPUs | tp/pp/dp | global batch | ZeRO | step s | model TFLOP/s | "
+      "hw TFLOP/s (pred.) | published | error %% | sim wall s |\n"
+      "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+}
+
+void PrintMegatronRow(const MegatronRow& row, const std::string& preset,
+                      const MegatronOutcome& out) {
+  const int gpus = row.nodes * 8;
+  std::printf("| %s | %s | %d | %d/%d/%d | %lld | ", row.name.c_str(), preset.c_str(), gpus,
+              row.tp, row.pp, row.dp, static_cast<long long>(row.global_batch));
+  if (!out.error.empty()) {
+    std::printf("- | - | - | - | %.0f | not simulated: %s | %.2f |\n", row.published_tflops,
+                out.error.c_str(), out.wall_s);
+    return;
+  }
+  std::printf("%d%s | %.3f | %.1f | %.1f | %.0f | %+.1f | %.2f |\n", out.zero,
+              out.zero == 1 ? " (0 does not fit)" : "", out.step_s, out.model_tflops,
+              out.hardware_tflops, row.published_tflops,
+              ErrorPercent(out.hardware_tflops, row.published_tflops), out.wall_s);
+}
+
+void RunMegatron(const json& measurements, const Catalog& catalog) {
+  PrintMegatronHeader();
+  ErrorSummary summary;
+  for (int i = 0; i < kMegatronRows && i < static_cast<int>(measurements.size()); ++i) {
+    const MegatronRow row = ParseMegatronRow(measurements[i]);
+    const std::optional<std::string> preset = ZooPresetFor(row);
+    MegatronOutcome out;
+    if (preset) {
+      out = SimulateMegatron(row, *preset, catalog);
+    } else {
+      out.error = "no zoo preset with these dimensions";
+    }
+    PrintMegatronRow(row, preset.value_or("-"), out);
+    if (out.error.empty()) {
+      summary.Add(row.name, ErrorPercent(out.hardware_tflops, row.published_tflops));
+    }
+    std::fflush(stdout);
+  }
+  summary.Print("Megatron-LM");
+}
+
+// ---------------------------------------------------------------------------
+// 2. nccl-tests all_reduce bus bandwidth.
+
+struct BusbwCase {
+  std::string hardware;  // as described by the source
+  std::string instance;  // catalog entry simulated
+  int nodes = 1;
+  double bytes = 0;
+  double published_GBps = 0;
+};
+
+// Catalog instance for a GPU named by a published row.
+std::string InstanceForGpu(const std::string& gpu) {
+  if (gpu.find("H100") != std::string::npos) return "p5.48xlarge";
+  if (gpu.find("40GB") != std::string::npos) return "p4d.24xlarge";
+  return "p4de.24xlarge";  // A100 80GB
+}
+
+std::vector<BusbwCase> PublishedBusbwCases(const json& measurements) {
+  std::vector<BusbwCase> cases;
+  for (const json& e : measurements) {
+    if (e.at("metric").at("name") != "allreduce_busbw") continue;
+    const json& hw = e.at("hardware");
+    BusbwCase c;
+    c.hardware = std::string(hw.at("gpu")) + ", " + std::string(hw.at("interconnect"));
+    c.instance = InstanceForGpu(hw.at("gpu"));
+    c.nodes = hw.at("nodes");
+    c.bytes = e.at("metric").at("message_bytes");
+    c.published_GBps = e.at("metric").at("value");
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+std::vector<BusbwCase> AwsSourcesBusbwCases(const json& sources) {
+  std::vector<BusbwCase> cases;
+  for (const json& e : sources.at("_nccl_allreduce")) {
+    if (!e.contains("msg_bytes") || !e.contains("busbw_GBps")) continue;
+    if (e.at("msg_bytes").is_null() || e.at("busbw_GBps").is_null()) continue;
+    const std::string name = e.at("instance");
+    BusbwCase c;
+    c.hardware = name + (e.contains("kind") ? " [" + std::string(e.at("kind")) + "]" : "");
+    c.instance = name.rfind("p5.48xlarge", 0) == 0 ? "p5.48xlarge" : "p4d.24xlarge";
+    c.nodes = e.at("nodes");
+    c.bytes = e.at("msg_bytes");
+    c.published_GBps = e.at("busbw_GBps");
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+// Simulated seconds of a ring all-reduce of `bytes` over every GPU of the cluster.
+Expected<double> SimulateRingAllReduce(const InstanceType& type, int nodes, double bytes) {
+  Expected<std::string> out = sim::RunIsolated([&]() {
+    sim::ConfigureNetworkModel();
+    const sim::ModelParams params;
+    sim::Platform p = sim::BuildPlatform(sim::ClusterShape{type, nodes, 1.0, 32}, params);
+    std::vector<int> ranks(p.gpus.size());
+    for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(i);
+    sim::CollectiveCall call{sim::CollKind::kAllReduce, sim::CollAlgo::kRing, bytes, ranks, "ar"};
+    return std::to_string(sim::MeasureConcurrent(p, params, {call}));
+  });
+  if (!out.ok()) return out.status();
+  return std::strtod(out->c_str(), nullptr);
+}
+
+// nccl-tests PERFORMANCE.md: busbw = algbw * 2(n-1)/n, algbw = bytes / time.
+double BusBandwidthGBps(double bytes, double seconds, int ranks) {
+  return bytes / seconds * 2.0 * (ranks - 1) / ranks / 1e9;
+}
+
+std::string SizeLabel(double bytes) {
+  char buf[32];
+  if (bytes >= 1024.0 * 1024 * 1024) {
+    std::snprintf(buf, sizeof buf, "%g GiB", bytes / (1024.0 * 1024 * 1024));
+  } else {
+    std::snprintf(buf, sizeof buf, "%g MiB", bytes / (1024.0 * 1024));
+  }
+  return buf;
+}
+
+void PrintBusbwHeader(const char* title) {
+  std::printf(
+      "\n## %s\n\n"
+      "| hardware (source) | simulated as | GPUs | message | time us (pred.) | "
+      "busbw GB/s (pred.) | published | error %% | sim wall s |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+      title);
+}
+
+void RunBusbwCase(const BusbwCase& c, const Catalog& catalog, ErrorSummary* summary) {
+  const InstanceType* type = catalog.Find(c.instance);
+  const int ranks = type ? c.nodes * type->gpus : 0;
+  std::printf("| %s | %d x %s | %d | %s | ", c.hardware.c_str(), c.nodes, c.instance.c_str(),
+              ranks, SizeLabel(c.bytes).c_str());
+  if (type == nullptr || ranks > kMaxAllReduceRanks) {
+    const char* why = type ? "skipped: group larger than the bench limit" : "not in the catalog";
+    std::printf("- | - | %.2f | %s | - |\n", c.published_GBps, why);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Expected<double> t = SimulateRingAllReduce(*type, c.nodes, c.bytes);
+  const double wall_s = Seconds(start);
+  if (!t.ok()) {
+    std::printf("- | - | %.2f | failed: %s | %.2f |\n", c.published_GBps,
+                t.status().message().c_str(), wall_s);
+    return;
+  }
+  const double busbw = BusBandwidthGBps(c.bytes, *t, ranks);
+  const double error = ErrorPercent(busbw, c.published_GBps);
+  std::printf("%.1f | %.2f | %.2f | %+.1f | %.2f |\n", *t * 1e6, busbw, c.published_GBps, error,
+              wall_s);
+  summary->Add(std::to_string(ranks) + " GPUs " + c.instance + " " + SizeLabel(c.bytes), error);
+}
+
+void RunBusbwTable(const char* title, const std::vector<BusbwCase>& cases,
+                   const Catalog& catalog) {
+  PrintBusbwHeader(title);
+  ErrorSummary summary;
+  for (const BusbwCase& c : cases) {
+    RunBusbwCase(c, catalog, &summary);
+    std::fflush(stdout);
+  }
+  summary.Print(title);
+}
+
+void PrintBusbwNotes() {
+  std::printf(
+      "\n## nccl-tests all_reduce bus bandwidth\n\n"
+      "Setup per row: one ring all-reduce (NCCL-style rings, one channel per local GPU when the\n"
+      "group spans nodes) of the message size over all GPUs of the nodes, simulated alone;\n"
+      "busbw = bytes / time * 2(n-1)/n (nccl-tests PERFORMANCE.md). Mapping: A100 80GB ->\n"
+      "p4de.24xlarge, A100 40GB -> p4d.24xlarge, H100 -> p5.48xlarge (single-node Azure rows\n"
+      "use the same NVSwitch node; NVLink SHARP (NVLS) is not modelled).\n");
+}
+
+int Main(int argc, char** argv) {
+  const std::string measurements_path =
+      argc > 1 ? argv[1] : std::string(kReferenceDir) + "published-measurements.json";
+  const std::string sources_path =
+      argc > 2 ? argv[2] : std::string(kReferenceDir) + "aws-instances-sources.json";
+  const std::optional<json> measurements = ReadJson(measurements_path);
+  const std::optional<json> sources = ReadJson(sources_path);
+  if (!measurements || !sources) {
+    std::fprintf(stderr, "accuracy: cannot read %s\n",
+                 (measurements ? sources_path : measurements_path).c_str());
+    return 1;
+  }
+  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
+  if (!catalog.ok()) {
+    std::fprintf(stderr, "accuracy: %s\n", catalog.status().message().c_str());
+    return 1;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  RunMegatron(*measurements, *catalog);
+  PrintBusbwNotes();
+  RunBusbwTable("published-measurements.json: allreduce_busbw",
+                PublishedBusbwCases(*measurements), *catalog);
+  RunBusbwTable("aws-instances-sources.json: _nccl_allreduce", AwsSourcesBusbwCases(*sources),
+                *catalog);
+  std::printf("\ntotal bench wall time %.1f s\n", Seconds(start));
+  return 0;
+}
+
+}  // namespace
+}  // namespace trainsim::bench
+
+int main(int argc, char** argv) { return trainsim::bench::Main(argc, argv); }

@@ -1,0 +1,353 @@
+// The `trainsim` command as a user runs it: the real binary, started with its stdout and stderr
+// captured apart, checked for exit code, output and the exact text of each error.
+//
+// The binary runs with the repository root as its working directory, so scenario paths are
+// given (and expected back in messages) as `tests/cli/data/x.json`.
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#ifndef TRAINSIM_SOURCE_DIR
+#define TRAINSIM_SOURCE_DIR "."
+#endif
+#ifndef TRAINSIM_BINARY
+#define TRAINSIM_BINARY "trainsim"
+#endif
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kData[] = "tests/cli/data/";
+constexpr char kGpt3Scenario[] = "scenarios/gpt3-175b-p4d.json";
+// gpt-1.7b on 4 x p4d.24xlarge, tp 2 pp 2 dp 8: small, fits, and has pipeline and data-parallel
+// traffic.
+constexpr char kSmallScenario[] = "tests/cli/data/gpt-1.7b-small.json";
+
+struct RunResult {
+  int exit_code = -1;  // 128 + signal number when the process was killed by a signal.
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Runs `trainsim args...` in the repository root, stdout and stderr into files under `dir`.
+RunResult RunTrainsim(const std::string& dir, const std::vector<std::string>& args) {
+  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
+  std::vector<std::string> words = {TRAINSIM_BINARY};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+
+  pid_t pid = fork();
+  if (pid == 0) {  // Only async-signal-safe calls until exec.
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
+        chdir(TRAINSIM_SOURCE_DIR) != 0) {
+      _exit(126);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  RunResult r;
+  if (pid < 0) {
+    ADD_FAILURE() << "fork failed";
+    return r;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadFile(out_path);
+  r.err = ReadFile(err_path);
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "cli_test.XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  RunResult Run(const std::vector<std::string>& args) { return RunTrainsim(dir_, args); }
+
+  // Runs a command that must succeed and print JSON; returns it parsed.
+  json RunJson(const std::vector<std::string>& args) {
+    RunResult r = Run(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_FALSE(doc.is_discarded()) << "not one JSON value:\n" << r.out;
+    return doc;
+  }
+
+  std::string dir_;
+};
+
+// The first column of each row of a table printed under a header line.
+std::set<std::string> FirstColumn(const std::string& table) {
+  std::set<std::string> names;
+  std::vector<std::string> lines = Lines(table);
+  for (size_t i = 1; i < lines.size(); ++i) names.insert(lines[i].substr(0, lines[i].find(' ')));
+  return names;
+}
+
+// Expects the usage text after a one-line reason on stderr, and nothing on stdout.
+void ExpectUsageError(const RunResult& r, const std::string& reason) {
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  std::vector<std::string> lines = Lines(r.err);
+  ASSERT_GE(lines.size(), 3u) << r.err;
+  EXPECT_EQ(lines[0], "trainsim: " + reason);
+  EXPECT_EQ(lines[1], "usage:");
+  EXPECT_NE(r.err.find("trainsim simulate SCENARIO"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, ModelsListsThePresets) {
+  RunResult r = Run({"models"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::set<std::string> names = FirstColumn(r.out);
+  for (const char* model : {"gpt3-175b", "llama2-70b", "bert-large", "resnet50"}) {
+    EXPECT_TRUE(names.count(model)) << model << " missing from:\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, CatalogListShowsEveryAwsTypeAndTheDgx) {
+  RunResult r = Run({"catalog", "list"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> listed = FirstColumn(r.out);
+  std::vector<std::string> expected = {"p4d.24xlarge", "p5.48xlarge", "p3.16xlarge", "g5.48xlarge",
+                                       "dgx-a100-80gb"};
+  json aws = json::parse(ReadFile(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog/aws.json"));
+  ASSERT_FALSE(aws.at("instances").empty());
+  for (const json& instance : aws.at("instances")) expected.push_back(instance.at("name"));
+  for (const std::string& name : expected) {
+    EXPECT_TRUE(listed.count(name)) << name << " missing from:\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, CatalogShowGivesGpusAndSources) {
+  RunResult r = Run({"catalog", "show", "p4d.24xlarge"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_GE(lines.size(), 2u) << r.out;
+  EXPECT_EQ(lines[0], "p4d.24xlarge (AWS)");
+  EXPECT_EQ(lines[1], "  gpu              8 x A100-SXM4-40GB, 40 GiB");
+  size_t sources = r.out.find("\n  sources\n");
+  ASSERT_NE(sources, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("awsdocs_acc", sources), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, CatalogShowUnknownTypeNamesIt) {
+  RunResult r = Run({"catalog", "show", "nope"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "trainsim: unknown instance type \"nope\"; see `trainsim catalog list`\n");
+}
+
+TEST_F(CliTest, SimulateJsonHasTheResultFields) {
+  json r = RunJson({"simulate", kGpt3Scenario, "--json"});
+  ASSERT_TRUE(r.is_object()) << r.dump(2);
+  const double step_s = r.at("step_time_s");
+  EXPECT_GT(step_s, 0);
+  // 1536 samples of 2048 tokens per step; A100 bf16 peak is 312 TFLOP/s.
+  EXPECT_NEAR(r.at("samples_per_s").get<double>(), 1536 / step_s, 1e-9 * 1536 / step_s);
+  EXPECT_NEAR(r.at("tokens_per_s").get<double>(), 2048 * 1536 / step_s,
+              1e-9 * 2048 * 1536 / step_s);
+  const double model_tflops = r.at("model_tflops_per_gpu");
+  EXPECT_GT(model_tflops, 0);
+  EXPECT_GT(r.at("hardware_tflops_per_gpu").get<double>(), model_tflops);  // Full recompute.
+  const double mfu = r.at("mfu");
+  EXPECT_GT(mfu, 0);
+  EXPECT_LT(mfu, 1);
+  EXPECT_NEAR(mfu, model_tflops / 312, 1e-9);
+
+  const json& m = r.at("memory");
+  EXPECT_EQ(m.at("fits"), true);
+  EXPECT_EQ(m.at("capacity_gib"), 40.0);
+  double sum_gib = 0;
+  for (const char* part :
+       {"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "reserve_gib"}) {
+    EXPECT_GT(m.at(part).get<double>(), 0) << part;
+    sum_gib += m.at(part).get<double>();
+  }
+  EXPECT_NEAR(m.at("total_gib").get<double>(), sum_gib, 1e-9 * sum_gib);
+  EXPECT_LE(m.at("total_gib").get<double>(), 40.0);
+
+  const json& b = r.at("breakdown");
+  for (const char* part : {"compute_s", "tp_comm_exposed_s", "dp_comm_exposed_s",
+                           "pp_comm_exposed_s", "pipeline_bubble_s", "optimizer_s"}) {
+    ASSERT_TRUE(b.contains(part)) << part << " missing from " << b.dump(2);
+    EXPECT_GE(b.at(part).get<double>(), 0) << part;
+  }
+}
+
+TEST_F(CliTest, SimulateJsonBreakdownAddsUpToTheStepTime) {
+  json r = RunJson({"simulate", kGpt3Scenario, "--json"});
+  double sum_s = 0;
+  for (const auto& [name, value] : r.at("breakdown").items()) {
+    if (name == "critical_stage") continue;
+    ASSERT_TRUE(value.is_number()) << name;
+    sum_s += value.get<double>();
+  }
+  const double step_s = r.at("step_time_s");
+  EXPECT_NEAR(sum_s, step_s, 1e-6 * step_s) << r.at("breakdown").dump(2);
+}
+
+TEST_F(CliTest, SimulateJsonIsByteForByteDeterministic) {
+  RunResult first = Run({"simulate", kGpt3Scenario, "--json"});
+  RunResult second = Run({"simulate", kGpt3Scenario, "--json"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_FALSE(first.out.empty());
+  EXPECT_EQ(first.out, second.out);
+}
+
+TEST_F(CliTest, TraceHasComputeSendAndDataParallelTracks) {
+  const std::string trace_path = dir_ + "/trace.json";
+  RunResult r = Run({"simulate", kSmallScenario, "--json", "--trace", trace_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("trace written to " + trace_path), std::string::npos) << r.err;
+  json result = json::parse(r.out);
+  ASSERT_EQ(result.at("memory").at("fits"), true);
+  json trace = json::parse(ReadFile(trace_path), nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(trace.is_discarded()) << "the trace is not JSON";
+  ASSERT_TRUE(trace.at("traceEvents").is_array());
+
+  std::map<std::pair<int, int>, std::string> track_names;  // (pid, tid) -> thread name.
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") {
+      track_names[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+    }
+  }
+  std::set<std::string> busy_tracks;
+  std::set<int> busy_gpus;
+  double end_us = 0;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    const double ts = e.at("ts"), dur = e.at("dur");
+    EXPECT_GE(ts, 0);
+    EXPECT_GE(dur, 0);
+    end_us = std::max(end_us, ts + dur);
+    busy_tracks.insert(track_names[{e.at("pid"), e.at("tid")}]);
+    busy_gpus.insert(e.at("pid").get<int>());
+  }
+  EXPECT_TRUE(busy_tracks.count("compute"));
+  EXPECT_TRUE(busy_tracks.count("send activations"));
+  EXPECT_TRUE(busy_tracks.count("send gradients"));
+  EXPECT_TRUE(busy_tracks.count("data parallel"));
+  EXPECT_GE(busy_gpus.size(), 2u);  // One per pipeline stage.
+  const double step_us = 1e6 * result.at("step_time_s").get<double>();
+  EXPECT_NEAR(end_us, step_us, 1e-6 * step_us);
+}
+
+struct BadScenario {
+  const char* file;     // Under tests/cli/data/.
+  const char* message;  // After "trainsim: tests/cli/data/<file>".
+};
+
+TEST_F(CliTest, BadScenarioNamesFileLineColumnAndField) {
+  const BadScenario cases[] = {
+      {"tp-not-dividing-heads.json", ":6:22: parallel.tp = 5 does not divide model.heads = 96"},
+      {"unknown-field.json",
+       ":7:5: unknown field cluster.gpus (known: instance, nodes, pricing, oversubscription, "
+       "nodes_per_leaf, nics, profile)"},
+      {"malformed.json", ":4:35: invalid JSON: expected a string key"},
+      {"wrong-type.json", ":5:21: training.global_batch: expected an integer >= 1, got \"64\""},
+      {"missing-training.json", ":1:1: missing required field training"},
+      {"no-such-file.json", ": cannot open file"},
+  };
+  for (const BadScenario& c : cases) {
+    const std::string path = std::string(kData) + c.file;
+    RunResult r = Run({"simulate", path});
+    EXPECT_EQ(r.exit_code, 1) << path;
+    EXPECT_EQ(r.out, "") << path;
+    EXPECT_EQ(r.err, "trainsim: " + path + c.message + "\n");
+  }
+}
+
+TEST_F(CliTest, UnknownInstanceListsTheKnownOnes) {
+  RunResult list = Run({"catalog", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  std::string known;
+  for (const std::string& name : FirstColumn(list.out)) known += (known.empty() ? "" : ", ") + name;
+
+  const std::string path = std::string(kData) + "unknown-instance.json";
+  RunResult r = Run({"simulate", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "trainsim: " + path +
+                       ":5:27: cluster.instance: unknown instance type \"p9.96xlarge\"; known: " +
+                       known + "\n");
+}
+
+TEST_F(CliTest, AbsoluteScenarioPathIsReportedAsGiven) {
+  const std::string path = dir_ + "/bad.json";
+  std::ofstream(path) << "{\n  \"model\": \"gpt-1.7b\",\n}\n";
+  RunResult r = Run({"simulate", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "trainsim: " + path + ":3:1: invalid JSON: expected a string key\n");
+}
+
+TEST_F(CliTest, ConfigurationThatDoesNotFitFails) {
+  // GPT-3 175B on one p4d.24xlarge (tp 8, pp 1): about 350 GiB per 40 GiB GPU.
+  const std::string path = std::string(kData) + "gpt3-175b-one-node.json";
+  RunResult r = Run({"simulate", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  std::vector<std::string> lines = Lines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("trainsim: " + path + ": the configuration does not fit: ", 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find("GiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("p4d.24xlarge has 40 GiB per GPU"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, UnknownOptionPrintsUsage) {
+  ExpectUsageError(Run({"simulate", kGpt3Scenario, "--jsno"}), "unknown option --jsno");
+}
+
+TEST_F(CliTest, UnknownCommandPrintsUsage) {
+  ExpectUsageError(Run({"simualte", kGpt3Scenario}), "unknown command \"simualte\"");
+}
+
+TEST_F(CliTest, NoArgumentsPrintsUsage) { ExpectUsageError(Run({}), "no command given"); }
+
+}  // namespace
+}  // namespace trainsim

@@ -1,0 +1,143 @@
+// The step engine: pipeline bubbles against (p-1)/m, the reduced mode against
+// the full simulation, determinism, and configurations that do not fit.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "sim/simulate.h"
+#include "sim/workload.h"
+
+namespace trainsim::sim {
+namespace {
+
+#ifndef TRAINSIM_SOURCE_DIR
+#define TRAINSIM_SOURCE_DIR "."
+#endif
+
+const Catalog& TestCatalog() {
+  static const Catalog catalog = [] {
+    Expected<Catalog> c = Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return *c;
+  }();
+  return catalog;
+}
+
+Scenario Parse(const std::string& json) {
+  Expected<Scenario> s = ParseScenario(json, "test.json", TestCatalog());
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+SimulationResult RunScenario(const Scenario& s, SimMode mode) {
+  SimulateOptions o;
+  o.mode = mode;
+  Expected<SimulationResult> r = Simulate(s, o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->simulated);
+  return *r;
+}
+
+// Eight identical layers, one per stage of a single p4d node: every stage
+// does the same work and activations are small, so the step is
+// (m + p - 1) microbatch times plus the optimizer (and a few microseconds of
+// messages).
+std::string UniformPipeline(const std::string& schedule, int microbatches) {
+  std::string layers;
+  for (int i = 0; i < 8; ++i) {
+    layers += std::string(i ? "," : "") +
+              R"({"forward_flops": 2e11, "params": 1e6, "activation_bytes": 1e4})";
+  }
+  return R"({"model": {"layer_list": [)" + layers + R"(]},
+    "training": {"global_batch": )" + std::to_string(microbatches) + R"(, "precision": "bf16"},
+    "cluster": {"instance": "p4d.24xlarge"},
+    "parallel": {"pp": 8, "schedule": ")" + schedule + R"("}})";
+}
+
+TEST(EngineTest, PipelineBubbleMatchesScheduleFormula) {
+  for (const std::string schedule : {"gpipe", "1f1b"}) {
+    for (int m : {8, 32}) {
+      Scenario s = Parse(UniformPipeline(schedule, m));
+      Expected<StepProgram> prog = BuildStepProgram(s, ModelParams());
+      ASSERT_TRUE(prog.ok());
+      const double per_mb = prog->stages[0].compute_per_microbatch_s;
+      SimulationResult r = RunScenario(s, SimMode::kReduced);
+      const double work = m * per_mb + r.step.breakdown.optimizer_s;
+      const double bubble = (r.step.step_time_s - work) / (m * per_mb);
+      EXPECT_NEAR(bubble, 7.0 / m, 0.01 * 7.0 / m) << schedule << " m=" << m;
+    }
+  }
+}
+
+// The reduced mode (one GPU per stage, collectives simulated once and
+// reused) against the full simulation of every GPU and message.
+TEST(EngineTest, ReducedModeMatchesFullSimulation) {
+  const char* cases[] = {
+      // tp + pp + dp across two nodes, 1F1B.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 2, "dp": 4}})",
+      // Pure data parallelism over two nodes, ZeRO-1.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "recompute": "full"},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"zero_stage": 1}})",
+      // Sequence parallelism, GPipe, hierarchical DP all-reduce.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "sequence_parallel": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 4, "pp": 2, "schedule": "gpipe", "dp_algorithm": "hierarchical"}})",
+  };
+  for (const char* json : cases) {
+    Scenario s = Parse(json);
+    const double reduced = RunScenario(s, SimMode::kReduced).step.step_time_s;
+    const double full = RunScenario(s, SimMode::kFull).step.step_time_s;
+    EXPECT_NEAR(reduced, full, 0.005 * full) << json;
+  }
+}
+
+TEST(EngineTest, SameScenarioGivesByteIdenticalJson) {
+  Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
+      "cluster": {"instance": "p4d.24xlarge", "nodes": 2}, "parallel": {"tp": 2, "pp": 2}})");
+  std::string a = ToJson(s, RunScenario(s, SimMode::kReduced)).dump();
+  std::string b = ToJson(s, RunScenario(s, SimMode::kReduced)).dump();
+  EXPECT_EQ(a, b);
+}
+
+TEST(EngineTest, BreakdownAddsUpToTheStep) {
+  Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 64, "recompute": "full"},
+      "cluster": {"instance": "p4d.24xlarge", "nodes": 2}, "parallel": {"tp": 2, "pp": 4}})");
+  SimulationResult r = RunScenario(s, SimMode::kReduced);
+  const Breakdown& b = r.step.breakdown;
+  double sum = b.compute_s + b.recompute_s + b.optimizer_s + b.tp_comm_s + b.dp_comm_exposed_s +
+               b.pp_comm_exposed_s + b.pipeline_bubble_s;
+  EXPECT_NEAR(sum, r.step.step_time_s, 1e-9 * r.step.step_time_s);
+  EXPECT_GT(b.recompute_s, 0);
+  EXPECT_GT(b.tp_comm_s, 0);
+  EXPECT_GT(b.pipeline_bubble_s, 0);
+}
+
+TEST(EngineTest, ConfigurationThatDoesNotFitIsNotSimulated) {
+  Scenario s = Parse(R"({"model": "gpt3-175b", "training": {"global_batch": 8},
+      "cluster": {"instance": "p4d.24xlarge"}, "parallel": {"tp": 8}})");
+  Expected<SimulationResult> r = Simulate(s, SimulateOptions());
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->memory.fits);
+  EXPECT_FALSE(r->simulated);
+  EXPECT_TRUE(ToJson(s, *r)["step_time_s"].is_null());
+}
+
+TEST(EngineTest, MoreDataParallelReplicasAddCommunicationNotCompute) {
+  auto scenario = [](int nodes) {
+    return Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": )" + std::to_string(8 * nodes) +
+                 R"(, "recompute": "full"}, "cluster": {"instance": "p4d.24xlarge", "nodes": )" +
+                 std::to_string(nodes) + R"(}, "parallel": {"zero_stage": 1}})");
+  };
+  SimulationResult one = RunScenario(scenario(1), SimMode::kReduced);
+  SimulationResult four = RunScenario(scenario(4), SimMode::kReduced);
+  EXPECT_NEAR(one.step.breakdown.compute_s, four.step.breakdown.compute_s, 1e-9);
+  EXPECT_GT(four.step.step_time_s, one.step.step_time_s);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
