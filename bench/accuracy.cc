@@ -14,12 +14,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
 #include "core/model_zoo.h"
@@ -39,6 +38,10 @@ constexpr int kMegatronRows = 10;
 // Largest all-reduce group simulated; bigger groups are skipped with a note.
 // 256 ranks take about 6 s of wall time here (see docs/BENCHMARKS.md).
 constexpr int kMaxAllReduceRanks = 256;
+
+// Every simulation runs in a forked child (sim/isolate.h) that flushes the stdio
+// buffers it inherits: flush ours first so that no line is printed twice.
+void FlushBeforeFork() { std::fflush(stdout); }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -149,14 +152,21 @@ struct MegatronOutcome {
 MegatronOutcome SimulateMegatron(const MegatronRow& row, const std::string& preset,
                                  const Catalog& catalog) {
   MegatronOutcome out;
+  FlushBeforeFork();
   const auto start = std::chrono::steady_clock::now();
   for (int zero : {0, 1}) {
     out.zero = zero;
-    Expected<Scenario> s = ParseScenario(MegatronScenarioJson(row, preset, zero), "megatron",
-                                         catalog);
-    if (!s.ok()) return out.error = s.status().message(), out;
+    Expected<Scenario> s =
+        ParseScenario(MegatronScenarioJson(row, preset, zero), "megatron", catalog);
+    if (!s.ok()) {
+      out.error = s.status().message();
+      return out;
+    }
     Expected<sim::SimulationResult> r = sim::Simulate(*s, sim::SimulateOptions());
-    if (!r.ok()) return out.error = r.status().message(), out;
+    if (!r.ok()) {
+      out.error = r.status().message();
+      return out;
+    }
     if (!r->memory.fits) continue;
     out.fits = true;
     out.hardware_tflops = r->hardware_tflops_per_gpu;
@@ -186,8 +196,8 @@ void PrintMegatronHeader() {
 void PrintMegatronRow(const MegatronRow& row, const std::string& preset,
                       const MegatronOutcome& out) {
   const int gpus = row.nodes * 8;
-  std::printf("| %s | %s | %d | %d/%d/%d | %lld | ", row.name.c_str(), preset.c_str(), gpus,
-              row.tp, row.pp, row.dp, static_cast<long long>(row.global_batch));
+  std::printf("| %s | %s | %d | %d/%d/%d | %lld | ", row.name.c_str(), preset.c_str(), gpus, row.tp,
+              row.pp, row.dp, static_cast<long long>(row.global_batch));
   if (!out.error.empty()) {
     std::printf("- | - | - | - | %.0f | not simulated: %s | %.2f |\n", row.published_tflops,
                 out.error.c_str(), out.wall_s);
@@ -273,6 +283,7 @@ std::vector<BusbwCase> AwsSourcesBusbwCases(const json& sources) {
 
 // Simulated seconds of a ring all-reduce of `bytes` over every GPU of the cluster.
 Expected<double> SimulateRingAllReduce(const InstanceType& type, int nodes, double bytes) {
+  FlushBeforeFork();
   Expected<std::string> out = sim::RunIsolated([&]() {
     sim::ConfigureNetworkModel();
     const sim::ModelParams params;
@@ -310,33 +321,51 @@ void PrintBusbwHeader(const char* title) {
       title);
 }
 
-void RunBusbwCase(const BusbwCase& c, const Catalog& catalog, ErrorSummary* summary) {
-  const InstanceType* type = catalog.Find(c.instance);
+struct BusbwOutcome {
+  double seconds = 0, busbw_GBps = 0, wall_s = 0;
+  std::string error;  // non-empty when not simulated
+};
+
+BusbwOutcome SimulateBusbw(const BusbwCase& c, const InstanceType* type) {
+  BusbwOutcome out;
   const int ranks = type ? c.nodes * type->gpus : 0;
-  std::printf("| %s | %d x %s | %d | %s | ", c.hardware.c_str(), c.nodes, c.instance.c_str(),
-              ranks, SizeLabel(c.bytes).c_str());
-  if (type == nullptr || ranks > kMaxAllReduceRanks) {
-    const char* why = type ? "skipped: group larger than the bench limit" : "not in the catalog";
-    std::printf("- | - | %.2f | %s | - |\n", c.published_GBps, why);
-    return;
+  if (type == nullptr) {
+    out.error = "not in the catalog";
+    return out;
+  }
+  if (ranks > kMaxAllReduceRanks) {
+    out.error = "skipped: group larger than the limit";
+    return out;
   }
   const auto start = std::chrono::steady_clock::now();
   Expected<double> t = SimulateRingAllReduce(*type, c.nodes, c.bytes);
-  const double wall_s = Seconds(start);
+  out.wall_s = Seconds(start);
   if (!t.ok()) {
-    std::printf("- | - | %.2f | failed: %s | %.2f |\n", c.published_GBps,
-                t.status().message().c_str(), wall_s);
+    out.error = "failed: " + t.status().message();
+    return out;
+  }
+  out.seconds = *t;
+  out.busbw_GBps = BusBandwidthGBps(c.bytes, *t, ranks);
+  return out;
+}
+
+void RunBusbwCase(const BusbwCase& c, const Catalog& catalog, ErrorSummary* summary) {
+  const InstanceType* type = catalog.Find(c.instance);
+  const int ranks = type ? c.nodes * type->gpus : 0;
+  const BusbwOutcome out = SimulateBusbw(c, type);
+  std::printf("| %s | %d x %s | %d | %s | ", c.hardware.c_str(), c.nodes, c.instance.c_str(), ranks,
+              SizeLabel(c.bytes).c_str());
+  if (!out.error.empty()) {
+    std::printf("- | - | %.2f | %s | %.2f |\n", c.published_GBps, out.error.c_str(), out.wall_s);
     return;
   }
-  const double busbw = BusBandwidthGBps(c.bytes, *t, ranks);
-  const double error = ErrorPercent(busbw, c.published_GBps);
-  std::printf("%.1f | %.2f | %.2f | %+.1f | %.2f |\n", *t * 1e6, busbw, c.published_GBps, error,
-              wall_s);
+  const double error = ErrorPercent(out.busbw_GBps, c.published_GBps);
+  std::printf("%.1f | %.2f | %.2f | %+.1f | %.2f |\n", out.seconds * 1e6, out.busbw_GBps,
+              c.published_GBps, error, out.wall_s);
   summary->Add(std::to_string(ranks) + " GPUs " + c.instance + " " + SizeLabel(c.bytes), error);
 }
 
-void RunBusbwTable(const char* title, const std::vector<BusbwCase>& cases,
-                   const Catalog& catalog) {
+void RunBusbwTable(const char* title, const std::vector<BusbwCase>& cases, const Catalog& catalog) {
   PrintBusbwHeader(title);
   ErrorSummary summary;
   for (const BusbwCase& c : cases) {
@@ -376,8 +405,8 @@ int Main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   RunMegatron(*measurements, *catalog);
   PrintBusbwNotes();
-  RunBusbwTable("published-measurements.json: allreduce_busbw",
-                PublishedBusbwCases(*measurements), *catalog);
+  RunBusbwTable("published-measurements.json: allreduce_busbw", PublishedBusbwCases(*measurements),
+                *catalog);
   RunBusbwTable("aws-instances-sources.json: _nccl_allreduce", AwsSourcesBusbwCases(*sources),
                 *catalog);
   std::printf("\ntotal bench wall time %.1f s\n", Seconds(start));

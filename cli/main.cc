@@ -1,7 +1,9 @@
 // The `trainsim` command: parses arguments, calls the libraries, prints.
 // Exit codes: 0 ok, 1 bad input (including a configuration that does not
 // fit in GPU memory), 2 internal error.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -24,6 +26,7 @@ const char kUsage[] =
     "  trainsim catalog list [--catalog FILE]\n"
     "  trainsim catalog show TYPE [--catalog FILE]\n"
     "  trainsim models\n"
+    "  trainsim help\n"
     "\n"
     "  --json          print the result as one JSON object (docs/formats.md)\n"
     "  --trace FILE    write a Chrome/Perfetto trace of the step\n"
@@ -55,7 +58,9 @@ Expected<Args> ParseArgs(int argc, char** argv) {
       *out = argv[++i];
       return true;
     };
-    if (arg == "--json") {
+    if (arg == "--help" || arg == "-h") {
+      a.positional.insert(a.positional.begin(), "help");
+    } else if (arg == "--json") {
       a.json = true;
     } else if (arg == "--full") {
       a.full = true;
@@ -115,7 +120,7 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r) {
   row("compute", b.compute_s);
   row("recompute", b.recompute_s);
   row("optimizer", b.optimizer_s);
-  row("tensor-parallel comm", b.tp_comm_s);
+  row("tensor-parallel comm", b.tp_comm_s);  // blocking: all of it is exposed
   row("data-parallel comm (exp.)", b.dp_comm_exposed_s);
   row("pipeline comm (exposed)", b.pp_comm_exposed_s);
   row("pipeline bubble", b.pipeline_bubble_s);
@@ -127,6 +132,11 @@ int Simulate(const Args& a) {
   if (!catalog.ok()) return Fail(catalog.status());
   Expected<Scenario> s = LoadScenarioFile(a.positional[1], *catalog);
   if (!s.ok()) return Fail(s.status());
+  std::ofstream trace_out;
+  if (!a.trace.empty()) {  // fail before a long simulation, not after it
+    trace_out.open(a.trace);
+    if (!trace_out) return Fail(Status::InvalidInput(a.trace + ": cannot write the trace: " + std::strerror(errno)));
+  }
   sim::SimulateOptions opts;
   opts.mode = a.full ? sim::SimMode::kFull : sim::SimMode::kReduced;
   opts.trace = !a.trace.empty();
@@ -140,9 +150,9 @@ int Simulate(const Args& a) {
   }
   if (!a.json) PrintHuman(*s, *r);
   if (!a.trace.empty()) {
-    std::ofstream out(a.trace);
-    out << sim::TraceJson(*r).dump() << "\n";
-    if (!out) return Fail(Status::InvalidInput(a.trace + ": cannot write the trace"));
+    trace_out << sim::TraceJson(*r).dump() << "\n";
+    trace_out.close();
+    if (!trace_out) return Fail(Status::InvalidInput(a.trace + ": error while writing the trace"));
     std::cerr << "trace written to " << a.trace << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
   }
   return kOk;
@@ -195,7 +205,7 @@ int CatalogCommand(const Args& a) {
     for (const auto& [field, ids] : t->sources) {
       for (const std::string& id : ids) {
         auto it = catalog->source_text().find(id);
-        std::cout << "    " << field << ": " << id
+        std::cout << "    " << (field == "*" ? "entry" : field) << ": " << id
                   << (it != catalog->source_text().end() ? " - " + it->second : std::string()) << "\n";
       }
     }
@@ -225,7 +235,7 @@ int Main(int argc, char** argv) {
   const std::string& cmd = a.positional[0];
   if (cmd == "simulate") return Simulate(a);
   if (cmd == "catalog") return CatalogCommand(a);
-  if (cmd == "models") return Models();
+  if (cmd == "models") return a.positional.size() == 1 ? Models() : Usage("models takes no arguments");
   if (cmd == "help") {
     std::cout << kUsage;
     return kOk;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -21,7 +23,7 @@ class Parser {
     SkipSpace();
     if (!ParseValue(&root, 0)) return error_;
     SkipSpace();
-    if (i_ < text_.size()) return Fail("unexpected text after the JSON value");
+    if (i_ < text_.size()) return Fail("unexpected " + Found() + " after the JSON value");
     return root;
   }
 
@@ -53,13 +55,20 @@ class Parser {
     Fail(what);
     return false;
   }
+  // What stands at the current position, for "expected X, got Y".
+  std::string Found() const {
+    if (AtEnd()) return "end of input";
+    unsigned char c = static_cast<unsigned char>(Peek());
+    if (c < 0x20 || c >= 0x7f) return "byte 0x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
+    return std::string("'") + Peek() + "'";
+  }
   bool Expect(char c, std::string_view what) {
-    if (Peek() != c) return FailB(std::string("expected ") + std::string(what));
+    if (Peek() != c) return FailB("expected " + std::string(what) + ", got " + Found());
     Advance();
     return true;
   }
   bool Literal(std::string_view word) {
-    if (text_.substr(i_, word.size()) != word) return FailB("expected a value");
+    if (text_.substr(i_, word.size()) != word) return FailB("expected a value, got " + Found());
     for (size_t k = 0; k < word.size(); ++k) Advance();
     return true;
   }
@@ -87,8 +96,7 @@ class Parser {
         return Literal("null");
       default:
         if (Peek() == '-' || (Peek() >= '0' && Peek() <= '9')) return ParseNumber(out);
-        if (AtEnd()) return FailB("unexpected end of input, expected a value");
-        return FailB("expected a value");
+        return FailB("expected a value, got " + Found());
     }
   }
 
@@ -104,7 +112,8 @@ class Parser {
       SkipSpace();
       JsonMember m;
       m.key_pos = Here();
-      if (Peek() != '"') return FailB("expected a string key");
+      if (Peek() == '}' && !out->members.empty()) return FailB("expected a string key after ',', got '}' (no trailing commas in JSON)");
+      if (Peek() != '"') return FailB("expected a string key, got " + Found());
       if (!ParseString(&m.key)) return false;
       for (const JsonMember& prev : out->members) {
         if (prev.key == m.key) {
@@ -224,7 +233,7 @@ class Parser {
   }
 
   bool Digits() {
-    if (!(Peek() >= '0' && Peek() <= '9')) return FailB("expected a digit in number");
+    if (!(Peek() >= '0' && Peek() <= '9')) return FailB("expected a digit in number, got " + Found());
     while (Peek() >= '0' && Peek() <= '9') Advance();
     return true;
   }
@@ -327,8 +336,10 @@ Expected<JsonValue> ParseJson(std::string_view text, std::string_view filename) 
 }
 
 Expected<JsonValue> ParseJsonFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Status::InvalidInput(path + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open file");
+  if (!in) return Status::NotFound(path + ": cannot open file: " + std::strerror(errno));
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad()) return Status::InvalidInput(path + ": read error");

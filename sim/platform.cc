@@ -107,7 +107,13 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   for (int leaf = 0; leaf < leaves; ++leaf) {
     auto* leaf_zone = sg4::create_star_zone("leaf" + std::to_string(leaf));
     leaf_zone->set_parent(fabric);
-    auto* leaf_router = leaf_zone->create_router("leaf" + std::to_string(leaf) + "-switch");
+    // The leaf switch sits in a zone of its own: SimGrid resolves routes
+    // between sibling zones only, not to a router placed beside them.
+    auto* switch_zone = sg4::create_full_zone("leaf" + std::to_string(leaf) + "-switchzone");
+    switch_zone->set_parent(leaf_zone);
+    auto* leaf_router = switch_zone->create_router("leaf" + std::to_string(leaf) + "-switch");
+    switch_zone->seal();
+    leaf_zone->add_route(switch_zone->get_netpoint(), nullptr, leaf_router, nullptr, {}, true);
     const int first = leaf * per_leaf;
     const int last = std::min(shape.nodes, first + per_leaf);
     for (int node = first; node < last; ++node) {

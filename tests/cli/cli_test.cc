@@ -3,6 +3,7 @@
 //
 // The binary runs with the repository root as its working directory, so scenario paths are
 // given (and expected back in messages) as `tests/cli/data/x.json`.
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -89,6 +90,10 @@ RunResult RunTrainsim(const std::string& dir, const std::vector<std::string>& ar
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      ADD_FAILURE() << "waitpid failed";
+      return r;
+    }
   }
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = ReadFile(out_path);
@@ -288,10 +293,10 @@ TEST_F(CliTest, BadScenarioNamesFileLineColumnAndField) {
       {"unknown-field.json",
        ":7:5: unknown field cluster.gpus (known: instance, nodes, pricing, oversubscription, "
        "nodes_per_leaf, nics, profile)"},
-      {"malformed.json", ":4:35: invalid JSON: expected a string key"},
+      {"malformed.json", ":4:35: invalid JSON: expected a string key after ',', got '}' (no trailing commas in JSON)"},
       {"wrong-type.json", ":5:21: training.global_batch: expected an integer >= 1, got \"64\""},
       {"missing-training.json", ":1:1: missing required field training"},
-      {"no-such-file.json", ": cannot open file"},
+      {"no-such-file.json", ": cannot open file: No such file or directory"},
   };
   for (const BadScenario& c : cases) {
     const std::string path = std::string(kData) + c.file;
@@ -322,7 +327,7 @@ TEST_F(CliTest, AbsoluteScenarioPathIsReportedAsGiven) {
   std::ofstream(path) << "{\n  \"model\": \"gpt-1.7b\",\n}\n";
   RunResult r = Run({"simulate", path});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "trainsim: " + path + ":3:1: invalid JSON: expected a string key\n");
+  EXPECT_EQ(r.err, "trainsim: " + path + ":3:1: invalid JSON: expected a string key after ',', got '}' (no trailing commas in JSON)\n");
 }
 
 TEST_F(CliTest, ConfigurationThatDoesNotFitFails) {

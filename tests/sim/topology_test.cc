@@ -1,0 +1,136 @@
+// Node topologies built from the catalog, their routes, and the fabric.
+#include "sim/topology.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "core/catalog.h"
+#include "sim/collectives.h"
+#include "sim/isolate.h"
+#include "sim/platform.h"
+
+#include <simgrid/s4u.hpp>
+
+namespace trainsim::sim {
+namespace {
+
+#ifndef TRAINSIM_SOURCE_DIR
+#define TRAINSIM_SOURCE_DIR "."
+#endif
+
+const InstanceType& Type(const std::string& name) {
+  static const Catalog catalog = *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+  const InstanceType* t = catalog.Find(name);
+  EXPECT_NE(t, nullptr) << name;
+  return *t;
+}
+
+std::vector<std::string> Names(const NodeTopology& topo, const std::vector<Hop>& hops) {
+  std::vector<std::string> out;
+  for (const Hop& h : hops) out.push_back(topo.graph[h.edge].name);
+  return out;
+}
+
+TEST(TopologyTest, NvswitchRoutesGoThroughTheSwitch) {
+  NodeTopology topo = BuildNodeTopology(Type("p4d.24xlarge"), ModelParams());
+  auto hops = Route(topo, topo.gpus[0], topo.gpus[5]);
+  EXPECT_EQ(Names(topo, hops), (std::vector<std::string>{"nvlink0", "nvlink5"}));
+  EXPECT_DOUBLE_EQ(topo.graph[hops[0].edge].bandwidth_Bps, 300e9);  // 600 GB/s bidirectional
+}
+
+TEST(TopologyTest, P4dGpuPairsShareANic) {
+  NodeTopology topo = BuildNodeTopology(Type("p4d.24xlarge"), ModelParams());
+  auto a = Names(topo, Route(topo, topo.gpus[2], topo.gateway));
+  auto b = Names(topo, Route(topo, topo.gpus[3], topo.gateway));
+  auto c = Names(topo, Route(topo, topo.gpus[4], topo.gateway));
+  EXPECT_EQ(a.back(), "nic1");
+  EXPECT_EQ(b.back(), "nic1");
+  EXPECT_EQ(c.back(), "nic2");
+  auto hops = Route(topo, topo.gpus[2], topo.gateway);
+  EXPECT_DOUBLE_EQ(topo.graph[hops.back().edge].bandwidth_Bps, 100e9 / 8);  // one 100 Gb/s EFA NIC
+}
+
+TEST(TopologyTest, CubeMeshUsesDirectNvlinksAndPcieForNonNeighbours) {
+  NodeTopology topo = BuildNodeTopology(Type("p3.16xlarge"), ModelParams());
+  // 0-3 is a double NVLink: 2 x 25 GB/s each way.
+  auto direct = Route(topo, topo.gpus[0], topo.gpus[3]);
+  ASSERT_EQ(direct.size(), 1u);
+  EXPECT_DOUBLE_EQ(topo.graph[direct[0].edge].bandwidth_Bps, 50e9);
+  // 0-5 has no NVLink; NVLink does not forward through GPU 1 or 4, so the
+  // route goes over PCIe (and the CPU).
+  auto names = Names(topo, Route(topo, topo.gpus[0], topo.gpus[5]));
+  for (const std::string& n : names) EXPECT_EQ(n.rfind("pcie", 0), 0u) << n;
+}
+
+TEST(TopologyTest, CubeMeshHasAnNvlinkRing) {
+  NodeTopology topo = BuildNodeTopology(Type("p3.16xlarge"), ModelParams());
+  std::vector<int> ring = NvlinkRing(topo);
+  ASSERT_EQ(ring.size(), 8u);
+  EXPECT_EQ(std::set<int>(ring.begin(), ring.end()).size(), 8u);
+  for (std::size_t k = 0; k < ring.size(); ++k) {
+    auto hops = Route(topo, topo.gpus[ring[k]], topo.gpus[ring[(k + 1) % ring.size()]]);
+    ASSERT_EQ(hops.size(), 1u) << ring[k] << "->" << ring[(k + 1) % ring.size()];
+    EXPECT_EQ(topo.graph[hops[0].edge].name.rfind("nvlink", 0), 0u);
+  }
+}
+
+TEST(TopologyTest, PcieOnlyNodeRoutesThroughPcie) {
+  NodeTopology topo = BuildNodeTopology(Type("g5.48xlarge"), ModelParams());
+  for (const std::string& n : Names(topo, Route(topo, topo.gpus[0], topo.gpus[7]))) {
+    EXPECT_EQ(n.rfind("pcie", 0), 0u) << n;
+  }
+  EXPECT_TRUE(NvlinkRing(topo).empty() || NvlinkRing(topo).size() == 8u);
+}
+
+// An all-reduce between nodes under different leaf switches slows down when
+// the leaf uplinks are oversubscribed; under one leaf it does not.
+TEST(FabricTest, OversubscriptionSlowsCrossLeafTraffic) {
+  auto run = [](double oversubscription, int nodes_per_leaf) {
+    auto out = RunIsolated([&]() {
+      ConfigureNetworkModel();
+      ModelParams params;
+      Platform p = BuildPlatform(ClusterShape{Type("p4d.24xlarge"), 4, oversubscription, nodes_per_leaf}, params);
+      std::vector<CollectiveCall> calls;
+      for (int local = 0; local < 8; ++local) {  // 8 rings, one per local rank, as with tp 8
+        std::vector<int> group;
+        for (int node = 0; node < 4; ++node) group.push_back(node * 8 + local);
+        calls.push_back({CollKind::kAllReduce, CollAlgo::kRing, 256e6, group, "g" + std::to_string(local)});
+      }
+      return std::to_string(MeasureConcurrent(p, params, calls));
+    });
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return std::stod(*out);
+  };
+  const double flat = run(1.0, 2), oversub = run(4.0, 2), one_leaf = run(4.0, 4);
+  EXPECT_GT(oversub, 1.5 * flat);
+  EXPECT_NEAR(one_leaf, flat, 0.01 * flat);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
+
+namespace trainsim::sim {
+namespace {
+
+// Every link of a route between nodes under different leaves, in order.
+TEST(FabricTest, CrossLeafRouteClimbsThroughPortsAndUplinks) {
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    Platform p = BuildPlatform(ClusterShape{Type("p4d.24xlarge"), 4, 1.0, 2}, ModelParams());
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    p.gpus[0]->route_to(p.gpus[16], links, &latency);
+    std::string names;
+    for (auto* l : links) names += l->get_name() + " ";
+    return names;
+  });
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(*out,
+            "n0-pcie-gpu0_UP n0-pcie-nic0_UP n0-nic0_DOWN node0-port_UP leaf0-uplink_UP leaf1-uplink_DOWN "
+            "node2-port_DOWN n2-nic0_UP n2-pcie-nic0_DOWN n2-pcie-gpu0_DOWN ");
+}
+
+}  // namespace
+}  // namespace trainsim::sim
