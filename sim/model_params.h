@@ -31,8 +31,12 @@ struct ModelParams {
   double kernel_overhead_s = 4.0e-6;
   // Memory-bound kernels: bytes / (hbm_efficiency * HBM bandwidth).
   double hbm_efficiency = 0.80;
-  // Collective message chunk for pipelined tree/send algorithms.
+  // Collective message chunk for pipelined tree algorithms.
   double pipeline_chunk_bytes = 4.0 * 1024 * 1024;
+  // Rings longer than this many steps simulate this many and extrapolate the
+  // rest at the measured per-step time (0 = simulate every step). A speed
+  // shortcut, not a model parameter: tests prove it against full rings.
+  int max_ring_steps = 16;
 };
 
 }  // namespace trainsim::sim

@@ -157,3 +157,37 @@ TEST(CollectivesTest, MultiNodeRingsUseOneChannelPerLocalMember) {
 
 }  // namespace
 }  // namespace trainsim::sim
+
+namespace trainsim::sim {
+namespace {
+
+// The long-ring shortcut (simulate max_ring_steps, extrapolate the rest)
+// against every step simulated, with contention between 8 concurrent rings
+// sharing NICs, as data-parallel groups do.
+TEST(CollectivesTest, LongRingShortcutMatchesEveryStepSimulated) {
+  InstanceType t = SwitchNode(8, 300);
+  t.nics = 4;
+  t.nic_gbps = 100;
+  t.efa = true;
+  t.pcie_GBps_per_dir = 31.5;
+  auto run = [&](int max_steps, CollKind kind) {
+    ModelParams p;
+    p.max_ring_steps = max_steps;
+    return Simulate(t, 16, p, [&](const Platform&) {
+      std::vector<CollectiveCall> calls;
+      for (int local = 0; local < 8; ++local) {
+        std::vector<int> group;
+        for (int node = 0; node < 16; ++node) group.push_back(node * 8 + local);
+        calls.push_back({kind, CollAlgo::kRing, 64e6, group, "r" + std::to_string(local)});
+      }
+      return calls;
+    });
+  };
+  for (CollKind kind : {CollKind::kAllReduce, CollKind::kAllGather}) {
+    const double full = run(0, kind), shortcut = run(8, kind);
+    EXPECT_NEAR(shortcut, full, 0.005 * full) << ToString(kind);
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::sim

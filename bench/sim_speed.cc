@@ -1,0 +1,228 @@
+// Simulator speed and memory: wall time and peak RSS of simulating one
+// training step of GPT-3-class models on p4d.24xlarge, 8 to 4096 GPUs.
+// Prints a markdown table, not pass/fail (DESIGN.md section 8).
+//
+// The 1024-GPU case is scenarios/gpt3-175b-p4d.json itself; the others keep
+// tp 8, 96 microbatches per pipeline (global batch = 96 x dp), micro batch 1,
+// bf16, Adam, ZeRO 1, full recompute and 1F1B, and change dp (and for 8 to 64
+// GPUs pp and the model: GPT-3 175B does not fit on fewer than 128 A100 40GB
+// with ZeRO 1, so smaller Megatron presets stand in).
+//
+// Usage: sim_speed (run it under `taskset -c 0` for the one-core figure).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "sim/simulate.h"
+
+namespace trainsim::bench {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMicrobatchesPerPipeline = 96;
+constexpr int kRepetitions = 3;         // reduced mode: the median wall time is reported
+constexpr int kFullModeMaxGpus = 64;    // full mode only for the small cases
+constexpr double kFullModeMaxS = 60.0;  // stop full mode once one run takes longer
+
+struct LadderCase {
+  int gpus = 0;
+  const char* model = "";
+  int pp = 1, dp = 1;
+  const char* file = nullptr;  // a scenario file to load instead (the 1024-GPU case)
+};
+
+const std::vector<LadderCase>& Ladder() {
+  static const std::vector<LadderCase> ladder = {
+      {8, "gpt-7.5b", 1, 1},
+      {16, "gpt-18.4b", 2, 1},
+      {32, "gpt-39.1b", 4, 1},
+      {64, "gpt-39.1b", 8, 1},
+      {128, "gpt3-175b", 8, 2},
+      {256, "gpt3-175b", 8, 4},
+      {512, "gpt3-175b", 8, 8},
+      {1024, "gpt3-175b", 8, 16, TRAINSIM_SOURCE_DIR "/scenarios/gpt3-175b-p4d.json"},
+      {2048, "gpt3-175b", 8, 32},
+      {4096, "gpt3-175b", 8, 64},
+  };
+  return ladder;
+}
+
+std::string ScenarioJson(const LadderCase& c) {
+  json s = {{"version", 1},
+            {"name", std::string(c.model) + "-" + std::to_string(c.gpus)},
+            {"model", c.model},
+            {"training",
+             {{"global_batch", kMicrobatchesPerPipeline * c.dp},
+              {"micro_batch", 1},
+              {"precision", "bf16"},
+              {"optimizer", "adam"},
+              {"recompute", "full"}}},
+            {"cluster", {{"instance", "p4d.24xlarge"}, {"nodes", c.gpus / 8}}},
+            {"parallel",
+             {{"tp", 8}, {"pp", c.pp}, {"dp", c.dp}, {"zero_stage", 1}, {"schedule", "1f1b"}}}};
+  return s.dump();
+}
+
+Expected<Scenario> BuildScenario(const LadderCase& c, const Catalog& catalog) {
+  if (c.file != nullptr) return LoadScenarioFile(c.file, catalog);
+  return ParseScenario(ScenarioJson(c), "sim_speed", catalog);
+}
+
+double MaxRssMiB(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux: KiB
+}
+
+struct Run {
+  bool ok = false, fits = false;
+  std::string error;
+  double step_s = 0, wall_s = 0;
+  int simulated_gpus = 0, distinct_collectives = 0;
+};
+
+// One Simulate() call, timed. The simulation runs in a forked child
+// (sim/isolate.h) that flushes the stdio buffers it inherits: flush first.
+Run TimedSimulate(const Scenario& s, sim::SimMode mode) {
+  std::fflush(stdout);
+  sim::SimulateOptions options;
+  options.mode = mode;
+  const auto start = std::chrono::steady_clock::now();
+  Expected<sim::SimulationResult> r = sim::Simulate(s, options);
+  Run run;
+  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!r.ok()) {
+    run.error = r.status().message();
+    return run;
+  }
+  run.ok = true;
+  run.fits = r->memory.fits;
+  run.step_s = r->step.step_time_s;
+  run.simulated_gpus = r->step.simulated_gpus;
+  run.distinct_collectives = r->step.distinct_collectives;
+  return run;
+}
+
+// Reduced mode, kRepetitions times; the run with the median wall time.
+Run MedianReducedRun(const Scenario& s) {
+  std::vector<Run> runs;
+  for (int i = 0; i < kRepetitions; ++i) {
+    runs.push_back(TimedSimulate(s, sim::SimMode::kReduced));
+    if (!runs.back().ok || !runs.back().fits) return runs.back();
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const Run& a, const Run& b) { return a.wall_s < b.wall_s; });
+  return runs[runs.size() / 2];
+}
+
+struct Row {
+  LadderCase c;
+  int nodes = 0, tp = 0, pp = 0, dp = 0;
+  long long global_batch = 0;
+  std::string model;
+  Run reduced, full;
+  bool full_run = false;
+  double children_rss_mib = 0;  // running max over all simulation children so far
+  std::string error;
+};
+
+Row MeasureReduced(const LadderCase& c, const Catalog& catalog) {
+  Row row;
+  row.c = c;
+  Expected<Scenario> s = BuildScenario(c, catalog);
+  if (!s.ok()) {
+    row.error = s.status().message();
+    return row;
+  }
+  row.nodes = s->cluster.nodes;
+  row.tp = s->parallel.tp;
+  row.pp = s->parallel.pp;
+  row.dp = s->parallel.dp;
+  row.global_batch = s->training.global_batch;
+  row.model = s->model.name;
+  row.reduced = MedianReducedRun(*s);
+  row.children_rss_mib = MaxRssMiB(RUSAGE_CHILDREN);
+  if (!row.reduced.ok) row.error = row.reduced.error;
+  if (row.reduced.ok && !row.reduced.fits) row.error = "does not fit in GPU memory";
+  return row;
+}
+
+// Full mode for the small cases, after every reduced run so that the RSS
+// column above stays the reduced mode's.
+void MeasureFull(std::vector<Row>* rows, const Catalog& catalog) {
+  for (Row& row : *rows) {
+    if (row.c.gpus > kFullModeMaxGpus || !row.error.empty()) continue;
+    Expected<Scenario> s = BuildScenario(row.c, catalog);
+    if (!s.ok()) continue;
+    row.full = TimedSimulate(*s, sim::SimMode::kFull);
+    row.full_run = true;
+    if (row.full.wall_s > kFullModeMaxS) break;
+  }
+}
+
+void PrintHeader() {
+  std::printf(
+      "## Simulator speed: one training step, GPT on p4d.24xlarge\n\n"
+      "tp 8, micro batch 1, %d microbatches per pipeline, bf16, Adam, ZeRO 1, full recompute,\n"
+      "1F1B. 8-64 GPUs use smaller presets (GPT-3 175B needs >= 128 A100 40GB with ZeRO 1).\n"
+      "wall s: Simulate() in reduced mode (default), median of %d, steady_clock.\n"
+      "peak RSS: getrusage(RUSAGE_CHILDREN).ru_maxrss after the case, i.e. the largest\n"
+      "simulation child so far (the ladder runs small to large, so it is this case's peak\n"
+      "unless a smaller case used more); a forked child starts with the parent's resident\n"
+      "pages, so it includes the parent. Full mode (every GPU and message simulated) runs\n"
+      "after all reduced cases, for <= %d GPUs.\n\n"
+      "| GPUs | nodes | model | tp/pp/dp | global batch | simulated step s | GPUs simulated | "
+      "distinct collectives | wall s | peak RSS MiB | full-mode step s | full-mode wall s |\n"
+      "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      kMicrobatchesPerPipeline, kRepetitions, kFullModeMaxGpus);
+}
+
+void PrintRow(const Row& r) {
+  std::printf("| %d | %d | %s | %d/%d/%d | %lld | ", r.c.gpus, r.nodes, r.model.c_str(), r.tp, r.pp,
+              r.dp, r.global_batch);
+  if (!r.error.empty()) {
+    std::printf("%s | - | - | %.2f | %.0f | - | - |\n", r.error.c_str(), r.reduced.wall_s,
+                r.children_rss_mib);
+    return;
+  }
+  std::printf("%.3f | %d | %d | %.2f | %.0f | ", r.reduced.step_s, r.reduced.simulated_gpus,
+              r.reduced.distinct_collectives, r.reduced.wall_s, r.children_rss_mib);
+  if (!r.full_run) {
+    std::printf("- | %s |\n", r.c.gpus > kFullModeMaxGpus ? "not run" : "skipped");
+  } else if (!r.full.ok) {
+    std::printf("- | failed: %s |\n", r.full.error.c_str());
+  } else {
+    std::printf("%.3f | %.2f |\n", r.full.step_s, r.full.wall_s);
+  }
+}
+
+int Main() {
+  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
+  if (!catalog.ok()) {
+    std::fprintf(stderr, "sim_speed: %s\n", catalog.status().message().c_str());
+    return 1;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Row> rows;
+  for (const LadderCase& c : Ladder()) rows.push_back(MeasureReduced(c, *catalog));
+  MeasureFull(&rows, *catalog);
+  PrintHeader();
+  for (const Row& r : rows) PrintRow(r);
+  std::printf("\nbench process itself (RUSAGE_SELF): peak RSS %.0f MiB\n", MaxRssMiB(RUSAGE_SELF));
+  std::printf("total bench wall time %.1f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+}  // namespace
+}  // namespace trainsim::bench
+
+int main() { return trainsim::bench::Main(); }
