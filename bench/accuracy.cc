@@ -36,7 +36,7 @@ using nlohmann::json;
 constexpr char kReferenceDir[] = TRAINSIM_SOURCE_DIR "/../shared/reference/";
 constexpr int kMegatronRows = 10;
 // Largest all-reduce group simulated; bigger groups are skipped with a note.
-// 256 ranks take about 6 s of wall time here (see docs/BENCHMARKS.md).
+// 256 ranks take about 4 s of wall time here (see docs/BENCHMARKS.md).
 constexpr int kMaxAllReduceRanks = 256;
 
 // Every simulation runs in a forked child (sim/isolate.h) that flushes the stdio

@@ -29,7 +29,7 @@ using nlohmann::json;
 
 constexpr int kMicrobatchesPerPipeline = 96;
 constexpr int kRepetitions = 3;         // reduced mode: the median wall time is reported
-constexpr int kFullModeMaxGpus = 64;    // full mode only for the small cases
+constexpr int kFullModeMaxGpus = 128;   // full mode only for the small cases
 constexpr double kFullModeMaxS = 60.0;  // stop full mode once one run takes longer
 
 struct LadderCase {

@@ -96,21 +96,24 @@ std::string Fixed(double v, int digits) {
 void PrintHuman(const Scenario& s, const sim::SimulationResult& r) {
   const sim::MemoryBreakdown& m = r.memory;
   const double gib = 1024.0 * 1024 * 1024;
-  std::cout << s.name << ": " << s.model.name << " on " << s.cluster.nodes << " x " << s.instance.name << " ("
-            << s.total_gpus() << " GPUs), tp " << s.parallel.tp << " pp " << s.parallel.pp << " dp " << s.parallel.dp
-            << ", " << ToString(s.parallel.schedule) << ", " << s.microbatches_per_pipeline()
-            << " microbatches per pipeline\n\n";
+  std::cout << s.name << ": " << s.model.name << " on " << s.cluster.nodes << " x "
+            << s.instance.name << " (" << s.total_gpus() << " GPUs), tp " << s.parallel.tp << " pp "
+            << s.parallel.pp << " dp " << s.parallel.dp << ", " << ToString(s.parallel.schedule)
+            << ", " << s.microbatches_per_pipeline() << " microbatches per pipeline\n\n";
   std::cout << "  step time            " << Fixed(r.step.step_time_s, 3) << " s\n"
-            << "  throughput           " << Fixed(r.samples_per_s, 1) << " samples/s, " << Fixed(r.tokens_per_s, 0)
-            << " tokens/s\n"
-            << "  model TFLOP/s/GPU    " << Fixed(r.model_tflops_per_gpu, 1) << "  (MFU " << Fixed(100 * r.mfu, 1)
-            << "%)\n"
-            << "  hardware TFLOP/s/GPU " << Fixed(r.hardware_tflops_per_gpu, 1) << "  (with recompute)\n\n";
-  std::cout << "  memory per GPU (stage " << m.worst_stage << ")  " << Fixed(m.total_bytes / gib, 1) << " of "
-            << Fixed(m.capacity_bytes / gib, 0) << " GiB: weights " << Fixed(m.weights_bytes / gib, 1)
-            << ", gradients " << Fixed(m.gradients_bytes / gib, 1) << ", optimizer "
-            << Fixed(m.optimizer_bytes / gib, 1) << ", activations " << Fixed(m.activations_bytes / gib, 1)
-            << ", reserve " << Fixed(m.reserve_bytes / gib, 1) << "\n\n";
+            << "  throughput           " << Fixed(r.samples_per_s, 1) << " samples/s, "
+            << Fixed(r.tokens_per_s, 0) << " tokens/s\n"
+            << "  model TFLOP/s/GPU    " << Fixed(r.model_tflops_per_gpu, 1) << "  (MFU "
+            << Fixed(100 * r.mfu, 1) << "%)\n"
+            << "  hardware TFLOP/s/GPU " << Fixed(r.hardware_tflops_per_gpu, 1)
+            << "  (with recompute)\n\n";
+  std::cout << "  memory per GPU (stage " << m.worst_stage << ")  " << Fixed(m.total_bytes / gib, 1)
+            << " of " << Fixed(m.capacity_bytes / gib, 0) << " GiB: weights "
+            << Fixed(m.weights_bytes / gib, 1) << ", gradients "
+            << Fixed(m.gradients_bytes / gib, 1) << ", optimizer "
+            << Fixed(m.optimizer_bytes / gib, 1) << ", activations "
+            << Fixed(m.activations_bytes / gib, 1) << ", reserve "
+            << Fixed(m.reserve_bytes / gib, 1) << "\n\n";
   const sim::Breakdown& b = r.step.breakdown;
   const double t = r.step.step_time_s;
   auto row = [&](const char* name, double v) {
@@ -135,7 +138,9 @@ int Simulate(const Args& a) {
   std::ofstream trace_out;
   if (!a.trace.empty()) {  // fail before a long simulation, not after it
     trace_out.open(a.trace);
-    if (!trace_out) return Fail(Status::InvalidInput(a.trace + ": cannot write the trace: " + std::strerror(errno)));
+    if (!trace_out)
+      return Fail(
+          Status::InvalidInput(a.trace + ": cannot write the trace: " + std::strerror(errno)));
   }
   sim::SimulateOptions opts;
   opts.mode = a.full ? sim::SimMode::kFull : sim::SimMode::kReduced;
@@ -144,8 +149,9 @@ int Simulate(const Args& a) {
   if (!r.ok()) return Fail(r.status());
   if (a.json) std::cout << sim::ToJson(*s, *r).dump(2) << "\n";
   if (!r->simulated) {
-    std::cerr << "trainsim: " << a.positional[1] << ": the configuration does not fit: "
-              << sim::DescribeShortfall(r->memory, *s) << "\n";
+    std::cerr << "trainsim: " << a.positional[1]
+              << ": the configuration does not fit: " << sim::DescribeShortfall(r->memory, *s)
+              << "\n";
     return kBadInput;
   }
   if (!a.json) PrintHuman(*s, *r);
@@ -153,19 +159,26 @@ int Simulate(const Args& a) {
     trace_out << sim::TraceJson(*r).dump() << "\n";
     trace_out.close();
     if (!trace_out) return Fail(Status::InvalidInput(a.trace + ": error while writing the trace"));
-    std::cerr << "trace written to " << a.trace << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
+    std::cerr << "trace written to " << a.trace
+              << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
   }
   return kOk;
 }
 
-std::string Opt(const std::optional<double>& v, int digits) { return v ? Fixed(*v, digits) : "null"; }
+std::string Opt(const std::optional<double>& v, int digits) {
+  return v ? Fixed(*v, digits) : "null";
+}
 
 const char* TopologyName(IntraTopology t) {
   switch (t) {
-    case IntraTopology::kSingle: return "single GPU";
-    case IntraTopology::kPcie: return "PCIe only";
-    case IntraTopology::kNvlinkCubeMesh: return "NVLink hybrid cube-mesh";
-    case IntraTopology::kNvswitch: return "NVSwitch";
+    case IntraTopology::kSingle:
+      return "single GPU";
+    case IntraTopology::kPcie:
+      return "PCIe only";
+    case IntraTopology::kNvlinkCubeMesh:
+      return "NVLink hybrid cube-mesh";
+    case IntraTopology::kNvswitch:
+      return "NVSwitch";
   }
   return "?";
 }
@@ -174,39 +187,50 @@ int CatalogCommand(const Args& a) {
   Expected<Catalog> catalog = LoadCatalog(a);
   if (!catalog.ok()) return Fail(catalog.status());
   if (a.positional.size() == 2 && a.positional[1] == "list") {
-    std::printf("%-16s %-18s %4s %8s %-24s %12s %10s\n", "type", "gpu", "gpus", "mem GiB", "topology", "network Gb/s",
-                "$/h");
+    std::printf("%-16s %-18s %4s %8s %-24s %12s %10s\n", "type", "gpu", "gpus", "mem GiB",
+                "topology", "network Gb/s", "$/h");
     for (const std::string& name : catalog->Names()) {
       const InstanceType* t = catalog->Find(name);
-      std::printf("%-16s %-18s %4d %8.0f %-24s %12.0f %10s\n", name.c_str(), t->gpu.name.c_str(), t->gpus,
-                  t->gpu_mem_gib, TopologyName(t->topology), t->nics * t->nic_gbps,
+      std::printf("%-16s %-18s %4d %8.0f %-24s %12.0f %10s\n", name.c_str(), t->gpu.name.c_str(),
+                  t->gpus, t->gpu_mem_gib, TopologyName(t->topology), t->nics * t->nic_gbps,
                   Opt(t->price_on_demand_usd_hr, 3).c_str());
     }
     return kOk;
   }
   if (a.positional.size() == 3 && a.positional[1] == "show") {
     const InstanceType* t = catalog->Find(a.positional[2]);
-    if (!t) return Fail(Status::InvalidInput("unknown instance type \"" + a.positional[2] + "\"; see `trainsim catalog list`"));
+    if (!t)
+      return Fail(Status::InvalidInput("unknown instance type \"" + a.positional[2] +
+                                       "\"; see `trainsim catalog list`"));
     std::cout << t->name << (t->is_aws ? " (AWS)" : " (reference system)") << "\n"
-              << "  gpu              " << t->gpus << " x " << t->gpu.name << ", " << t->gpu_mem_gib << " GiB\n"
-              << "  peak TFLOP/s     fp32 " << Opt(t->gpu.fp32_flops ? std::optional(*t->gpu.fp32_flops / 1e12) : std::nullopt, 1)
-              << ", tf32 " << Opt(t->gpu.tf32_flops ? std::optional(*t->gpu.tf32_flops / 1e12) : std::nullopt, 1)
-              << ", fp16 " << Opt(t->gpu.fp16_flops ? std::optional(*t->gpu.fp16_flops / 1e12) : std::nullopt, 1)
-              << ", bf16 " << Opt(t->gpu.bf16_flops ? std::optional(*t->gpu.bf16_flops / 1e12) : std::nullopt, 1)
-              << ", fp8 " << Opt(t->gpu.fp8_flops ? std::optional(*t->gpu.fp8_flops / 1e12) : std::nullopt, 1) << "\n"
+              << "  gpu              " << t->gpus << " x " << t->gpu.name << ", " << t->gpu_mem_gib
+              << " GiB\n"
+              << "  peak TFLOP/s     fp32 "
+              << Opt(t->gpu.fp32_flops ? std::optional(*t->gpu.fp32_flops / 1e12) : std::nullopt, 1)
+              << ", tf32 "
+              << Opt(t->gpu.tf32_flops ? std::optional(*t->gpu.tf32_flops / 1e12) : std::nullopt, 1)
+              << ", fp16 "
+              << Opt(t->gpu.fp16_flops ? std::optional(*t->gpu.fp16_flops / 1e12) : std::nullopt, 1)
+              << ", bf16 "
+              << Opt(t->gpu.bf16_flops ? std::optional(*t->gpu.bf16_flops / 1e12) : std::nullopt, 1)
+              << ", fp8 "
+              << Opt(t->gpu.fp8_flops ? std::optional(*t->gpu.fp8_flops / 1e12) : std::nullopt, 1)
+              << "\n"
               << "  memory bandwidth " << Opt(t->gpu.hbm_GBps, 0) << " GB/s\n"
               << "  topology         " << TopologyName(t->topology) << "\n"
-              << "  network          " << t->nics << " x " << t->nic_gbps << " Gb/s" << (t->efa ? " (EFA/InfiniBand)" : "")
-              << "\n"
-              << "  price            on-demand " << Opt(t->price_on_demand_usd_hr, 3) << " $/h, SageMaker "
-              << Opt(t->price_sagemaker_usd_hr, 3) << " $/h, spot discount " << Opt(t->spot_discount, 2)
-              << ", interruptions " << t->spot_interruption_bucket.value_or("null") << "\n"
+              << "  network          " << t->nics << " x " << t->nic_gbps << " Gb/s"
+              << (t->efa ? " (EFA/InfiniBand)" : "") << "\n"
+              << "  price            on-demand " << Opt(t->price_on_demand_usd_hr, 3)
+              << " $/h, SageMaker " << Opt(t->price_sagemaker_usd_hr, 3) << " $/h, spot discount "
+              << Opt(t->spot_discount, 2) << ", interruptions "
+              << t->spot_interruption_bucket.value_or("null") << "\n"
               << "  sources\n";
     for (const auto& [field, ids] : t->sources) {
       for (const std::string& id : ids) {
         auto it = catalog->source_text().find(id);
         std::cout << "    " << (field == "*" ? "entry" : field) << ": " << id
-                  << (it != catalog->source_text().end() ? " - " + it->second : std::string()) << "\n";
+                  << (it != catalog->source_text().end() ? " - " + it->second : std::string())
+                  << "\n";
       }
     }
     if (!t->notes.empty()) std::cout << "  notes            " << t->notes << "\n";
@@ -216,13 +240,14 @@ int CatalogCommand(const Args& a) {
 }
 
 int Models() {
-  std::printf("%-12s %-12s %6s %7s %6s %6s %7s %7s %16s\n", "name", "kind", "layers", "hidden", "heads", "kv", "seq",
-              "vocab", "parameters");
+  std::printf("%-12s %-12s %6s %7s %6s %6s %7s %7s %16s\n", "name", "kind", "layers", "hidden",
+              "heads", "kv", "seq", "vocab", "parameters");
   for (const ModelSpec& m : ModelZoo()) {
     bool tr = m.kind == ModelKind::kTransformer;
-    std::printf("%-12s %-12s %6d %7d %6d %6d %7d %7d %16.0f\n", m.name.c_str(), tr ? "transformer" : "layer list",
-                tr ? m.layers : static_cast<int>(m.layer_list.size()), m.hidden, m.heads, m.kv_heads, m.seq_len,
-                m.vocab, ParameterCount(m));
+    std::printf("%-12s %-12s %6d %7d %6d %6d %7d %7d %16.0f\n", m.name.c_str(),
+                tr ? "transformer" : "layer list",
+                tr ? m.layers : static_cast<int>(m.layer_list.size()), m.hidden, m.heads,
+                m.kv_heads, m.seq_len, m.vocab, ParameterCount(m));
   }
   return kOk;
 }
@@ -235,7 +260,8 @@ int Main(int argc, char** argv) {
   const std::string& cmd = a.positional[0];
   if (cmd == "simulate") return Simulate(a);
   if (cmd == "catalog") return CatalogCommand(a);
-  if (cmd == "models") return a.positional.size() == 1 ? Models() : Usage("models takes no arguments");
+  if (cmd == "models")
+    return a.positional.size() == 1 ? Models() : Usage("models takes no arguments");
   if (cmd == "help") {
     std::cout << kUsage;
     return kOk;

@@ -46,19 +46,19 @@ struct InstanceType {
   // Cube-mesh: the NVLink pairs and the bandwidth of one link, one direction.
   std::vector<NvlinkPair> nvlink_pairs;
   std::optional<double> nvlink_GBps_per_link_per_dir;
-  int pcie_gen = 0;               // 0 when unknown
-  double pcie_GBps_per_dir = 0;   // per GPU, from pcie_gen
+  int pcie_gen = 0;              // 0 when unknown
+  double pcie_GBps_per_dir = 0;  // per GPU, from pcie_gen
 
-  int nics = 0;                   // network interfaces used for training traffic
-  double nic_gbps = 0;            // per NIC
-  bool efa = false;               // EFA (or InfiniBand for reference systems)
+  int nics = 0;         // network interfaces used for training traffic
+  double nic_gbps = 0;  // per NIC
+  bool efa = false;     // EFA (or InfiniBand for reference systems)
   int gpus_per_nic() const { return nics > 0 && gpus >= nics ? gpus / nics : 1; }
 
   int vcpus = 0;
   double ram_gib = 0;
   std::optional<double> price_on_demand_usd_hr;
   std::optional<double> price_sagemaker_usd_hr;
-  std::optional<double> spot_discount;            // fraction saved vs on-demand
+  std::optional<double> spot_discount;                  // fraction saved vs on-demand
   std::optional<std::string> spot_interruption_bucket;  // "<5%", "5-10%", ... ">20%"
 
   // Source ids per field ("net" -> {"awsdocs_acc", ...}); "*" applies to the entry.

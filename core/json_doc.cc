@@ -48,7 +48,8 @@ class Parser {
     }
   }
   Status Fail(std::string_view what) {
-    error_ = Status::InvalidInput(Located(file_, pos_, std::string("invalid JSON: ") + std::string(what)));
+    error_ = Status::InvalidInput(
+        Located(file_, pos_, std::string("invalid JSON: ") + std::string(what)));
     return error_;
   }
   bool FailB(std::string_view what) {
@@ -59,7 +60,8 @@ class Parser {
   std::string Found() const {
     if (AtEnd()) return "end of input";
     unsigned char c = static_cast<unsigned char>(Peek());
-    if (c < 0x20 || c >= 0x7f) return "byte 0x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
+    if (c < 0x20 || c >= 0x7f)
+      return "byte 0x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
     return std::string("'") + Peek() + "'";
   }
   bool Expect(char c, std::string_view what) {
@@ -112,7 +114,8 @@ class Parser {
       SkipSpace();
       JsonMember m;
       m.key_pos = Here();
-      if (Peek() == '}' && !out->members.empty()) return FailB("expected a string key after ',', got '}' (no trailing commas in JSON)");
+      if (Peek() == '}' && !out->members.empty())
+        return FailB("expected a string key after ',', got '}' (no trailing commas in JSON)");
       if (Peek() != '"') return FailB("expected a string key, got " + Found());
       if (!ParseString(&m.key)) return false;
       for (const JsonMember& prev : out->members) {
@@ -206,7 +209,10 @@ class Parser {
   bool Hex4(unsigned* code) {
     for (int k = 0; k < 4; ++k) {
       char h = Peek();
-      int v = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
+      int v = (h >= '0' && h <= '9')   ? h - '0'
+              : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+              : (h >= 'A' && h <= 'F') ? h - 'A' + 10
+                                       : -1;
       if (v < 0) return FailB("expected 4 hex digits in \\u escape");
       *code = *code * 16 + static_cast<unsigned>(v);
       Advance();
@@ -233,7 +239,8 @@ class Parser {
   }
 
   bool Digits() {
-    if (!(Peek() >= '0' && Peek() <= '9')) return FailB("expected a digit in number, got " + Found());
+    if (!(Peek() >= '0' && Peek() <= '9'))
+      return FailB("expected a digit in number, got " + Found());
     while (Peek() >= '0' && Peek() <= '9') Advance();
     return true;
   }
@@ -337,7 +344,8 @@ Expected<JsonValue> ParseJson(std::string_view text, std::string_view filename) 
 
 Expected<JsonValue> ParseJsonFile(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return Status::InvalidInput(path + ": is a directory, not a file");
+  if (std::filesystem::is_directory(path, ec))
+    return Status::InvalidInput(path + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(path + ": cannot open file: " + std::strerror(errno));
   std::ostringstream buf;
@@ -359,7 +367,8 @@ std::string ObjectReader::FieldPath(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
-Status ObjectReader::ErrorAt(const JsonValue& at, std::string_view key, std::string_view message) const {
+Status ObjectReader::ErrorAt(const JsonValue& at, std::string_view key,
+                             std::string_view message) const {
   return Status::InvalidInput(Located(file_, at.pos, FieldPath(key) + ": " + std::string(message)));
 }
 
@@ -380,7 +389,8 @@ const JsonValue* ObjectReader::Child(std::string_view key) { return Take(key); }
 ObjectReader& ObjectReader::Require(std::string_view key) {
   Know(key);
   if (value_.is_object() && !value_.Find(key)) {
-    Fail(Status::InvalidInput(Located(file_, value_.pos, "missing required field " + FieldPath(key))));
+    Fail(Status::InvalidInput(
+        Located(file_, value_.pos, "missing required field " + FieldPath(key))));
   }
   return *this;
 }
@@ -388,12 +398,13 @@ ObjectReader& ObjectReader::Require(std::string_view key) {
 ObjectReader& ObjectReader::Int(std::string_view key, int64_t* out, int64_t min, int64_t max) {
   const JsonValue* v = Take(key);
   if (!v || !ok()) return *this;
-  bool integral = v->is_number() && v->number == std::floor(v->number) &&
-                  std::abs(v->number) < 9.0e15;
+  bool integral =
+      v->is_number() && v->number == std::floor(v->number) && std::abs(v->number) < 9.0e15;
   if (!integral || v->number < static_cast<double>(min) || v->number > static_cast<double>(max)) {
-    std::string range = max == std::numeric_limits<int64_t>::max() || max == std::numeric_limits<int>::max()
-                            ? ">= " + std::to_string(min)
-                            : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    std::string range =
+        max == std::numeric_limits<int64_t>::max() || max == std::numeric_limits<int>::max()
+            ? ">= " + std::to_string(min)
+            : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
     Fail(ErrorAt(*v, key, "expected an integer " + range + ", got " + Describe(*v)));
     return *this;
   }
@@ -412,8 +423,9 @@ ObjectReader& ObjectReader::Double(std::string_view key, double* out, double min
   const JsonValue* v = Take(key);
   if (!v || !ok()) return *this;
   if (!v->is_number() || v->number < min || v->number > max) {
-    std::string range = std::isinf(max) ? ">= " + FormatNumber(min)
-                                        : "in [" + FormatNumber(min) + ", " + FormatNumber(max) + "]";
+    std::string range = std::isinf(max)
+                            ? ">= " + FormatNumber(min)
+                            : "in [" + FormatNumber(min) + ", " + FormatNumber(max) + "]";
     Fail(ErrorAt(*v, key, "expected a number " + range + ", got " + Describe(*v)));
     return *this;
   }
@@ -443,7 +455,8 @@ ObjectReader& ObjectReader::String(std::string_view key, std::string* out) {
   return *this;
 }
 
-ObjectReader& ObjectReader::Enum(std::string_view key, const std::vector<std::string>& allowed, int* out) {
+ObjectReader& ObjectReader::Enum(std::string_view key, const std::vector<std::string>& allowed,
+                                 int* out) {
   const JsonValue* v = Take(key);
   if (!v || !ok()) return *this;
   for (size_t k = 0; v->is_string() && k < allowed.size(); ++k) {
@@ -466,8 +479,8 @@ Status ObjectReader::Finish() {
     if (!known) {
       std::string list;
       for (const std::string& k : known_) list += (list.empty() ? "" : ", ") + k;
-      return Status::InvalidInput(Located(file_, m.key_pos,
-                                          "unknown field " + FieldPath(m.key) + " (known: " + list + ")"));
+      return Status::InvalidInput(Located(
+          file_, m.key_pos, "unknown field " + FieldPath(m.key) + " (known: " + list + ")"));
     }
   }
   return status_;

@@ -31,8 +31,8 @@ class JsonValue {
   SourcePos pos;
   bool boolean = false;
   double number = 0;
-  bool is_integer = false;     // number written without '.', 'e' or 'E'
-  std::string text;            // string value, or the number as written
+  bool is_integer = false;  // number written without '.', 'e' or 'E'
+  std::string text;         // string value, or the number as written
   std::vector<JsonValue> items;
   std::vector<JsonMember> members;  // in file order
 

@@ -49,7 +49,7 @@ struct ClusterConfig {
 struct ParallelConfig {
   int tp = 1;
   int pp = 1;
-  int dp = 0;  // 0 in the file = derived as gpus / (tp * pp); always set after parsing
+  int dp = 0;          // 0 in the file = derived as gpus / (tp * pp); always set after parsing
   int zero_stage = 0;  // 0 or 1 in this version
   Schedule schedule = Schedule::k1F1B;
   int virtual_stages = 1;
@@ -73,7 +73,8 @@ struct Scenario {
   }
 };
 
-Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename, const Catalog& catalog);
+Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename,
+                                 const Catalog& catalog);
 Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog);
 
 const char* ToString(Precision p);

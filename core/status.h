@@ -18,7 +18,9 @@ class Status {
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidInput(std::string msg) { return Status(Code::kInvalidInput, std::move(msg)); }
+  static Status InvalidInput(std::string msg) {
+    return Status(Code::kInvalidInput, std::move(msg));
+  }
   static Status NotFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
   static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
 

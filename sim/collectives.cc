@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-
 #include <simgrid/s4u.hpp>
 
 namespace sg4 = simgrid::s4u;
@@ -61,7 +60,8 @@ void Ring(const Platform& platform, const ModelParams& params, const CollectiveC
     position.push_back(static_cast<int>(std::find(ring.begin(), ring.end(), rank) - ring.begin()));
   }
   const double chunk = chunk_total / (n * static_cast<double>(channels.size()));
-  RingSteps(channels, position, rank, call.tag, steps_factor_num * (n - 1), chunk, params.max_ring_steps);
+  RingSteps(channels, position, rank, call.tag, steps_factor_num * (n - 1), chunk,
+            params.max_ring_steps);
 }
 
 // Double binary tree: two trees over the members, each reducing and then
@@ -90,7 +90,9 @@ void TreeHalf(const CollectiveCall& call, int me, int tree, double half_bytes, d
   const double chunk = half_bytes / chunks;
   const std::string t = "t" + std::to_string(tree);
   auto up_box = [&](int from, int to) { return Box(call.tag, t + "u" + std::to_string(from), to); };
-  auto down_box = [&](int from, int to) { return Box(call.tag, t + "d" + std::to_string(from), to); };
+  auto down_box = [&](int from, int to) {
+    return Box(call.tag, t + "d" + std::to_string(from), to);
+  };
   // Reduce (towards the root) and broadcast (away from it) run as two actors so
   // that chunk k can go down while chunk k+1 still goes up.
   auto reduced = std::make_shared<sg4::SemaphorePtr>(sg4::Semaphore::create(0));
@@ -121,21 +123,24 @@ void TreeHalf(const CollectiveCall& call, int me, int tree, double half_bytes, d
 
 void Tree(const ModelParams& params, const CollectiveCall& call, int me) {
   if (call.group.size() == 1) return;
-  auto other = sg4::Actor::create(call.tag + "tree1", sg4::this_actor::get_host(), [&params, call, me]() {
-    TreeHalf(call, me, 1, call.bytes / 2, params.pipeline_chunk_bytes);
-  });
+  auto other =
+      sg4::Actor::create(call.tag + "tree1", sg4::this_actor::get_host(), [&params, call, me]() {
+        TreeHalf(call, me, 1, call.bytes / 2, params.pipeline_chunk_bytes);
+      });
   TreeHalf(call, me, 0, call.bytes / 2, params.pipeline_chunk_bytes);
   other->join();
 }
 
 // Intra-node reduce-scatter, all-reduce across nodes between members with the
 // same local index, intra-node all-gather.
-void Hierarchical(const Platform& platform, const ModelParams& params, const CollectiveCall& call, int me) {
+void Hierarchical(const Platform& platform, const ModelParams& params, const CollectiveCall& call,
+                  int me) {
   const int rank = call.group[me];
   std::map<int, std::vector<int>> by_node;
   for (int r : call.group) by_node[platform.node_of(r)].push_back(r);
   const std::vector<int>& local = by_node[platform.node_of(rank)];
-  const int local_index = static_cast<int>(std::find(local.begin(), local.end(), rank) - local.begin());
+  const int local_index =
+      static_cast<int>(std::find(local.begin(), local.end(), rank) - local.begin());
   std::vector<int> peers;  // same local index on every node
   for (const auto& [node, members] : by_node) {
     if (local_index < static_cast<int>(members.size())) peers.push_back(members[local_index]);
@@ -157,29 +162,38 @@ void Hierarchical(const Platform& platform, const ModelParams& params, const Col
 
 const char* ToString(CollKind k) {
   switch (k) {
-    case CollKind::kAllReduce: return "all_reduce";
-    case CollKind::kReduceScatter: return "reduce_scatter";
-    case CollKind::kAllGather: return "all_gather";
-    case CollKind::kSendRecv: return "send_recv";
+    case CollKind::kAllReduce:
+      return "all_reduce";
+    case CollKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollKind::kAllGather:
+      return "all_gather";
+    case CollKind::kSendRecv:
+      return "send_recv";
   }
   return "?";
 }
 
 const char* ToString(CollAlgo a) {
   switch (a) {
-    case CollAlgo::kRing: return "ring";
-    case CollAlgo::kTree: return "tree";
-    case CollAlgo::kHierarchical: return "hierarchical";
+    case CollAlgo::kRing:
+      return "ring";
+    case CollAlgo::kTree:
+      return "tree";
+    case CollAlgo::kHierarchical:
+      return "hierarchical";
   }
   return "?";
 }
 
-std::vector<std::vector<int>> RingChannels(const Platform& platform, const std::vector<int>& group) {
+std::vector<std::vector<int>> RingChannels(const Platform& platform,
+                                           const std::vector<int>& group) {
   // Members by node, in NVLink ring order inside the node.
   std::map<int, std::vector<int>> by_node;
   for (int r : group) by_node[platform.node_of(r)].push_back(r);
   std::vector<int> ring_pos(platform.gpus_per_node, 0);
-  for (std::size_t k = 0; k < platform.nvlink_ring.size(); ++k) ring_pos[platform.nvlink_ring[k]] = static_cast<int>(k);
+  for (std::size_t k = 0; k < platform.nvlink_ring.size(); ++k)
+    ring_pos[platform.nvlink_ring[k]] = static_cast<int>(k);
   std::size_t per_node = 0;
   for (auto& [node, members] : by_node) {
     std::sort(members.begin(), members.end(), [&](int a, int b) {
@@ -193,14 +207,16 @@ std::vector<std::vector<int>> RingChannels(const Platform& platform, const std::
   for (std::size_t c = 0; c < channels; ++c) {
     std::vector<int> ring;
     for (const auto& [node, members] : by_node) {
-      for (std::size_t k = 0; k < members.size(); ++k) ring.push_back(members[(k + c) % members.size()]);
+      for (std::size_t k = 0; k < members.size(); ++k)
+        ring.push_back(members[(k + c) % members.size()]);
     }
     out.push_back(std::move(ring));
   }
   return out;
 }
 
-void RunCollectiveMember(const Platform& platform, const ModelParams& params, const CollectiveCall& call, int me) {
+void RunCollectiveMember(const Platform& platform, const ModelParams& params,
+                         const CollectiveCall& call, int me) {
   const int n = static_cast<int>(call.group.size());
   if (call.kind == CollKind::kSendRecv) {
     if (me == 0) Box(call.tag, "p2p", call.group[1])->put(&kPayload, call.bytes);
@@ -221,7 +237,8 @@ void RunCollectiveMember(const Platform& platform, const ModelParams& params, co
   }
 }
 
-double MeasureConcurrent(const Platform& platform, const ModelParams& params, const std::vector<CollectiveCall>& calls) {
+double MeasureConcurrent(const Platform& platform, const ModelParams& params,
+                         const std::vector<CollectiveCall>& calls) {
   const double start = sg4::Engine::get_clock();
   for (const CollectiveCall& call : calls) {
     for (std::size_t m = 0; m < call.group.size(); ++m) {

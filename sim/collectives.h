@@ -32,12 +32,14 @@ struct CollectiveCall {
 
 // The calling actor's part of `call`, as member `me` of call.group. Blocks
 // until this member is done. Must run inside a SimGrid actor.
-void RunCollectiveMember(const Platform& platform, const ModelParams& params, const CollectiveCall& call, int me);
+void RunCollectiveMember(const Platform& platform, const ModelParams& params,
+                         const CollectiveCall& call, int me);
 
 // Runs all `calls` concurrently (one actor per member of each), to the end,
 // and returns the simulated time they took. Call from outside any actor
 // (it runs the engine).
-double MeasureConcurrent(const Platform& platform, const ModelParams& params, const std::vector<CollectiveCall>& calls);
+double MeasureConcurrent(const Platform& platform, const ModelParams& params,
+                         const std::vector<CollectiveCall>& calls);
 
 // NCCL-style ring orders for a group: one order per channel (see above).
 std::vector<std::vector<int>> RingChannels(const Platform& platform, const std::vector<int>& group);

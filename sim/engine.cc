@@ -2,9 +2,8 @@
 
 #include <map>
 #include <memory>
-#include <tuple>
-
 #include <simgrid/s4u.hpp>
+#include <tuple>
 
 namespace sg4 = simgrid::s4u;
 
@@ -31,9 +30,12 @@ struct Layout {
 CollAlgo DpAlgo(const Scenario& s, CollKind kind) {
   if (kind != CollKind::kAllReduce) return CollAlgo::kRing;
   switch (s.parallel.dp_algorithm) {
-    case DpAlgorithm::kTree: return CollAlgo::kTree;
-    case DpAlgorithm::kHierarchical: return CollAlgo::kHierarchical;
-    case DpAlgorithm::kRing: return CollAlgo::kRing;
+    case DpAlgorithm::kTree:
+      return CollAlgo::kTree;
+    case DpAlgorithm::kHierarchical:
+      return CollAlgo::kHierarchical;
+    case DpAlgorithm::kRing:
+      return CollAlgo::kRing;
   }
   return CollAlgo::kRing;
 }
@@ -41,7 +43,8 @@ CollAlgo DpAlgo(const Scenario& s, CollKind kind) {
 // Durations of collectives simulated once, for kReduced.
 class CollectiveCache {
  public:
-  using Key = std::tuple<int, int, int, double>;  // stage, what (0 tp, 1 dp, 2 p2p), kind/dir, bytes
+  using Key =
+      std::tuple<int, int, int, double>;  // stage, what (0 tp, 1 dp, 2 p2p), kind/dir, bytes
   double Get(const Key& k) const { return table_.at(k); }
   bool Has(const Key& k) const { return table_.count(k) > 0; }
   void Put(const Key& k, double v) { table_[k] = v; }
@@ -53,8 +56,8 @@ class CollectiveCache {
 
 // Simulates every distinct collective of the program once (all concurrent
 // groups of the stage together), before the step.
-void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platform, const ModelParams& params,
-               const Layout& L, CollectiveCache& cache) {
+void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platform,
+               const ModelParams& params, const Layout& L, CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
     const StageProgram& sp = prog.stages[stage];
     for (const Op& op : sp.ops) {
@@ -63,7 +66,8 @@ void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platf
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
         for (int d = 0; d < L.dp; ++d) {
-          calls.push_back({op.coll, CollAlgo::kRing, op.bytes, L.TpGroup(stage, d), "tp" + std::to_string(d)});
+          calls.push_back(
+              {op.coll, CollAlgo::kRing, op.bytes, L.TpGroup(stage, d), "tp" + std::to_string(d)});
         }
         cache.Put(key, MeasureConcurrent(platform, params, calls));
       } else if (op.kind == OpKind::kSend) {
@@ -73,7 +77,10 @@ void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platf
         std::vector<CollectiveCall> calls;
         for (int d = 0; d < L.dp; ++d) {
           for (int t = 0; t < L.tp; ++t) {
-            calls.push_back({CollKind::kSendRecv, CollAlgo::kRing, op.bytes, {L.Rank(stage, d, t), L.Rank(peer, d, t)},
+            calls.push_back({CollKind::kSendRecv,
+                             CollAlgo::kRing,
+                             op.bytes,
+                             {L.Rank(stage, d, t), L.Rank(peer, d, t)},
                              "pp" + std::to_string(d) + "_" + std::to_string(t)});
           }
         }
@@ -85,7 +92,8 @@ void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platf
       if (cache.Has(key)) continue;
       std::vector<CollectiveCall> calls;
       for (int t = 0; t < L.tp; ++t) {
-        calls.push_back({c.kind, DpAlgo(s, c.kind), c.bytes, L.DpGroup(stage, t), "dp" + std::to_string(t)});
+        calls.push_back(
+            {c.kind, DpAlgo(s, c.kind), c.bytes, L.DpGroup(stage, t), "dp" + std::to_string(t)});
       }
       cache.Put(key, MeasureConcurrent(platform, params, calls));
     }
@@ -105,8 +113,8 @@ struct Gpu {
 
 class StepRun {
  public:
-  StepRun(const Scenario& s, const StepProgram& prog, const Platform& platform, const ModelParams& params,
-          SimMode mode, bool trace)
+  StepRun(const Scenario& s, const StepProgram& prog, const Platform& platform,
+          const ModelParams& params, SimMode mode, bool trace)
       : s_(s), prog_(prog), platform_(platform), params_(params), mode_(mode), trace_(trace) {
     L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp};
   }
@@ -134,7 +142,8 @@ class StepRun {
  private:
   void CreateGpus() {
     for (int stage = 0; stage < L_.pp; ++stage) {
-      const int dps = mode_ == SimMode::kFull ? L_.dp : 1, tps = mode_ == SimMode::kFull ? L_.tp : 1;
+      const int dps = mode_ == SimMode::kFull ? L_.dp : 1,
+                tps = mode_ == SimMode::kFull ? L_.tp : 1;
       for (int d = 0; d < dps; ++d) {
         for (int t = 0; t < tps; ++t) {
           Gpu g;
@@ -159,7 +168,8 @@ class StepRun {
     const std::string id = std::to_string(g.rank);
     sg4::Actor::create("compute" + id, host, [this, &g]() { ComputeStream(g); });
     for (int dir = 0; dir < 2; ++dir) {
-      sg4::Actor::create("send" + std::to_string(dir) + "-" + id, host, [this, &g, dir]() { SendStream(g, dir); });
+      sg4::Actor::create("send" + std::to_string(dir) + "-" + id, host,
+                         [this, &g, dir]() { SendStream(g, dir); });
     }
     sg4::Actor::create("dp" + id, host, [this, &g]() { DpStream(g); });
   }
@@ -174,7 +184,9 @@ class StepRun {
     if (trace_) events_.push_back(TraceEvent{g.rank, stream, name, start, Now()});
   }
 
-  int Neighbour(const Gpu& g, int dir) const { return L_.Rank(g.stage + (dir == 0 ? 1 : -1), g.d, g.t); }
+  int Neighbour(const Gpu& g, int dir) const {
+    return L_.Rank(g.stage + (dir == 0 ? 1 : -1), g.d, g.t);
+  }
 
   void ComputeStream(Gpu& g) {
     const StageProgram& prog = prog_.stages[g.stage];
@@ -211,7 +223,8 @@ class StepRun {
           g.spent.dp_comm_exposed_s += Now() - t0;
           break;
       }
-      if (op.kind != OpKind::kSend && op.kind != OpKind::kDpLaunch && Now() > t0) Record(g, 0, op.label, t0);
+      if (op.kind != OpKind::kSend && op.kind != OpKind::kDpLaunch && Now() > t0)
+        Record(g, 0, op.label, t0);
     }
     g.finish_s = Now();
     // Of the time spent waiting for neighbours, the schedule's ideal bubble is

@@ -37,8 +37,8 @@ struct TraceEvent {
 
 // Where the time of the slowest GPU's compute stream went (sums to the step).
 struct Breakdown {
-  double compute_s = 0;          // forward + backward kernels
-  double recompute_s = 0;        // activation recompute
+  double compute_s = 0;    // forward + backward kernels
+  double recompute_s = 0;  // activation recompute
   double optimizer_s = 0;
   double tp_comm_s = 0;          // TP collectives (blocking: always exposed)
   double dp_comm_exposed_s = 0;  // waiting for DP buckets / ZeRO gathers

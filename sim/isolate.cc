@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
-
 #include <simgrid/s4u.hpp>
 
 namespace trainsim::sim {
@@ -72,7 +71,8 @@ Expected<std::string> RunIsolated(const std::function<std::string()>& body) {
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(wstatus)) {
-    return Status::Internal("simulation process died with signal " + std::to_string(WTERMSIG(wstatus)));
+    return Status::Internal("simulation process died with signal " +
+                            std::to_string(WTERMSIG(wstatus)));
   }
   if (reply.empty()) return Status::Internal("simulation process exited without a result");
   if (reply[0] != '0') return Status::Internal(reply.substr(1));

@@ -150,8 +150,8 @@ double TransformerStageActivations(const Scenario& s, int stage, double inflight
 
 double LayerListStageActivations(const Scenario& s, int stage, double inflight) {
   const ModelSpec& m = s.model;
-  const LayerRange range = StageLayers(static_cast<int>(m.layer_list.size()), PipelineStages(s),
-                                       stage);
+  const LayerRange range =
+      StageLayers(static_cast<int>(m.layer_list.size()), PipelineStages(s), stage);
   double per_sample = 0;
   for (int i = range.first; i < range.first + range.count; ++i) {
     per_sample += m.layer_list[i].activation_bytes;
@@ -248,11 +248,11 @@ MemoryBreakdown ComputeMemory(const Scenario& s) {
 
 std::string DescribeShortfall(const MemoryBreakdown& m, const Scenario& s) {
   const std::string instance = s.instance.name.empty() ? "the instance" : s.instance.name;
-  return "needs " + Gib(m.total_bytes) + " GiB per GPU on stage " +
-         std::to_string(m.worst_stage) + " (weights " + Gib(m.weights_bytes) + ", gradients " +
-         Gib(m.gradients_bytes) + ", optimizer " + Gib(m.optimizer_bytes) + ", activations " +
-         Gib(m.activations_bytes) + ", reserve " + Gib(m.reserve_bytes) + ") but " + instance +
-         " has " + CapacityGib(m.capacity_bytes) + " GiB per GPU";
+  return "needs " + Gib(m.total_bytes) + " GiB per GPU on stage " + std::to_string(m.worst_stage) +
+         " (weights " + Gib(m.weights_bytes) + ", gradients " + Gib(m.gradients_bytes) +
+         ", optimizer " + Gib(m.optimizer_bytes) + ", activations " + Gib(m.activations_bytes) +
+         ", reserve " + Gib(m.reserve_bytes) + ") but " + instance + " has " +
+         CapacityGib(m.capacity_bytes) + " GiB per GPU";
 }
 
 }  // namespace trainsim::sim

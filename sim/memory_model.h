@@ -21,9 +21,9 @@ struct MemoryBreakdown {
   double activations_bytes = 0;  // all in-flight microbatches of the stage
   double reserve_bytes = 0;      // CUDA context, allocator fragmentation, workspaces
   double total_bytes = 0;
-  double capacity_bytes = 0;     // the GPU's memory
+  double capacity_bytes = 0;  // the GPU's memory
   bool fits = false;
-  int worst_stage = 0;           // pipeline stage with the largest total
+  int worst_stage = 0;               // pipeline stage with the largest total
   double inflight_microbatches = 0;  // held by the worst stage
 };
 

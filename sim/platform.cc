@@ -12,13 +12,14 @@ namespace {
 using Direction = sg4::LinkInRoute::Direction;
 
 // The node's links created in `zone`, one split-duplex link per graph edge.
-std::vector<sg4::SplitDuplexLink*> CreateLinks(sg4::NetZone* zone, const NodeTopology& topo, int node) {
+std::vector<sg4::SplitDuplexLink*> CreateLinks(sg4::NetZone* zone, const NodeTopology& topo,
+                                               int node) {
   const NodeGraph& g = topo.graph;
   std::vector<sg4::SplitDuplexLink*> links(boost::num_edges(g), nullptr);
   std::size_t k = 0;
   for (auto [e, end] = boost::edges(g); e != end; ++e, ++k) {
     auto* link = zone->create_split_duplex_link("n" + std::to_string(node) + "-" + g[*e].name,
-                                                 g[*e].bandwidth_Bps);
+                                                g[*e].bandwidth_Bps);
     link->set_latency(g[*e].latency_s);
     links[k] = link;
   }
@@ -66,7 +67,8 @@ NodeRoutes ComputeRoutes(const NodeTopology& topo) {
 }
 
 std::vector<sg4::LinkInRoute> ToSimgrid(const std::vector<std::pair<std::size_t, bool>>& route,
-                                        const std::vector<sg4::SplitDuplexLink*>& links, bool reverse) {
+                                        const std::vector<sg4::SplitDuplexLink*>& links,
+                                        bool reverse) {
   std::vector<sg4::LinkInRoute> out;
   for (const auto& [k, up] : route) {
     bool dir_up = reverse ? !up : up;
@@ -141,16 +143,20 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
       zone->seal();
       p.gpus.insert(p.gpus.end(), hosts.begin(), hosts.end());
       // The node's port on its leaf switch carries all of its NICs.
-      auto* port = leaf_zone->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);
+      auto* port =
+          leaf_zone->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);
       port->set_latency(params.switch_latency_s);
-      leaf_zone->add_route(zone->get_netpoint(), nullptr, gw, nullptr, {{port, Direction::UP}}, true);
+      leaf_zone->add_route(zone->get_netpoint(), nullptr, gw, nullptr, {{port, Direction::UP}},
+                           true);
     }
     leaf_zone->seal();
     // Leaf uplink: the leaf's nodes' bandwidth divided by the oversubscription.
     double up_Bps = (last - first) * nic_Bps / std::max(1.0, shape.oversubscription);
-    auto* uplink = fabric->create_split_duplex_link("leaf" + std::to_string(leaf) + "-uplink", up_Bps);
+    auto* uplink =
+        fabric->create_split_duplex_link("leaf" + std::to_string(leaf) + "-uplink", up_Bps);
     uplink->set_latency(params.switch_latency_s);
-    fabric->add_route(leaf_zone->get_netpoint(), nullptr, leaf_router, nullptr, {{uplink, Direction::UP}}, true);
+    fabric->add_route(leaf_zone->get_netpoint(), nullptr, leaf_router, nullptr,
+                      {{uplink, Direction::UP}}, true);
   }
   fabric->seal();
   return p;

@@ -36,7 +36,8 @@ Breakdown BreakdownFromJson(const json& j) {
 // The step result crosses the process boundary as JSON.
 std::string Serialize(const StepResult& r) {
   json events = json::array();
-  for (const TraceEvent& e : r.trace) events.push_back({e.gpu, e.stream, e.name, e.start_s, e.end_s});
+  for (const TraceEvent& e : r.trace)
+    events.push_back({e.gpu, e.stream, e.name, e.start_s, e.end_s});
   return json{{"step_time_s", r.step_time_s},
               {"breakdown", BreakdownJson(r.breakdown)},
               {"critical_stage", r.critical_stage},
@@ -71,7 +72,8 @@ Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& op
   const StepProgram& prog = *program;
   Expected<std::string> reply = RunIsolated([&]() {
     ConfigureNetworkModel();
-    ClusterShape shape{s.instance, s.cluster.nodes, s.cluster.oversubscription, s.cluster.nodes_per_leaf};
+    ClusterShape shape{s.instance, s.cluster.nodes, s.cluster.oversubscription,
+                       s.cluster.nodes_per_leaf};
     Platform platform = BuildPlatform(shape, options.params);
     return Serialize(RunStep(s, prog, platform, options.params, options.mode, options.trace));
   });
@@ -105,8 +107,12 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
            {"instance", s.instance.name},
            {"nodes", s.cluster.nodes},
            {"gpus", s.total_gpus()},
-           {"parallel", {{"tp", s.parallel.tp}, {"pp", s.parallel.pp}, {"dp", s.parallel.dp},
-                         {"zero_stage", s.parallel.zero_stage}, {"schedule", ToString(s.parallel.schedule)}}},
+           {"parallel",
+            {{"tp", s.parallel.tp},
+             {"pp", s.parallel.pp},
+             {"dp", s.parallel.dp},
+             {"zero_stage", s.parallel.zero_stage},
+             {"schedule", ToString(s.parallel.schedule)}}},
            {"microbatches_per_pipeline", s.microbatches_per_pipeline()},
            {"memory", memory},
            {"fits", m.fits}};
@@ -131,19 +137,31 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
 }
 
 json TraceJson(const SimulationResult& r) {
-  static const char* kStreams[] = {"compute", "send activations", "send gradients", "data parallel"};
+  static const char* kStreams[] = {"compute", "send activations", "send gradients",
+                                   "data parallel"};
   json events = json::array();
   std::map<int, bool> gpus;
   for (const TraceEvent& e : r.step.trace) gpus[e.gpu] = true;
   for (const auto& [gpu, unused] : gpus) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", gpu}, {"args", {{"name", "GPU " + std::to_string(gpu)}}}});
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", gpu},
+                      {"args", {{"name", "GPU " + std::to_string(gpu)}}}});
     for (int tid = 0; tid < 4; ++tid) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", gpu}, {"tid", tid}, {"args", {{"name", kStreams[tid]}}}});
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", gpu},
+                        {"tid", tid},
+                        {"args", {{"name", kStreams[tid]}}}});
     }
   }
   for (const TraceEvent& e : r.step.trace) {
-    events.push_back({{"name", e.name}, {"ph", "X"}, {"pid", e.gpu}, {"tid", e.stream},
-                      {"ts", std::round(e.start_s * 1e9) / 1e3}, {"dur", std::round((e.end_s - e.start_s) * 1e9) / 1e3}});
+    events.push_back({{"name", e.name},
+                      {"ph", "X"},
+                      {"pid", e.gpu},
+                      {"tid", e.stream},
+                      {"ts", std::round(e.start_s * 1e9) / 1e3},
+                      {"dur", std::round((e.end_s - e.start_s) * 1e9) / 1e3}});
   }
   return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }

@@ -3,9 +3,8 @@
 // derived figures of DESIGN.md section 2 "Outputs".
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/scenario.h"
 #include "sim/engine.h"

@@ -1,12 +1,11 @@
 #include "sim/topology.h"
 
 #include <algorithm>
-#include <functional>
-#include <limits>
-
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/function_property_map.hpp>
+#include <functional>
+#include <limits>
 
 namespace trainsim::sim {
 namespace {
@@ -123,7 +122,8 @@ std::vector<int> NvlinkRing(const NodeTopology& topo) {
     if (g[a].kind == VertexKind::kGpu && g[b].kind == VertexKind::kGpu) {
       adj[g[a].index][g[b].index] = adj[g[b].index][g[a].index] = true;
     }
-    has_switch = has_switch || g[a].kind == VertexKind::kNvSwitch || g[b].kind == VertexKind::kNvSwitch;
+    has_switch =
+        has_switch || g[a].kind == VertexKind::kNvSwitch || g[b].kind == VertexKind::kNvSwitch;
   }
   std::vector<int> ring;
   if (has_switch || n == 1) {

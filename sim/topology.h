@@ -7,10 +7,9 @@
 // non-neighbours go over PCIe and the CPU.
 #pragma once
 
+#include <boost/graph/adjacency_list.hpp>
 #include <string>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
 
 #include "core/instance_type.h"
 #include "sim/model_params.h"
@@ -31,7 +30,8 @@ struct TopoEdge {
   std::string name;
 };
 
-using NodeGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, TopoVertex, TopoEdge>;
+using NodeGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, TopoVertex, TopoEdge>;
 using Vertex = boost::graph_traits<NodeGraph>::vertex_descriptor;
 using Edge = boost::graph_traits<NodeGraph>::edge_descriptor;
 

@@ -15,7 +15,7 @@ double ActivationBytesPerElem(Precision p) {
 struct LayerCost {
   double attn_fwd_s = 0, mlp_fwd_s = 0;  // forward blocks (GEMMs + memory-bound ops)
   double attn_bwd_s = 0, mlp_bwd_s = 0;
-  double core_fwd_s = 0;                 // attention core (scores, softmax, AV): selective recompute
+  double core_fwd_s = 0;  // attention core (scores, softmax, AV): selective recompute
   double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
   double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
 };
@@ -41,14 +41,17 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const double act = 2 * tokens * f / t * e;
   LayerCost c;
   c.core_fwd_s = cm.GemmSeconds(scores) + cm.GemmSeconds(av) + cm.MemorySeconds(softmax);
-  c.attn_fwd_s = cm.MemorySeconds(norm) + cm.GemmSeconds(qkv) + c.core_fwd_s + cm.GemmSeconds(proj) +
-                 cm.MemorySeconds(residual);
-  c.mlp_fwd_s = cm.MemorySeconds(norm) + cm.GemmSeconds(mlp) + cm.MemorySeconds(act) + cm.MemorySeconds(residual);
+  c.attn_fwd_s = cm.MemorySeconds(norm) + cm.GemmSeconds(qkv) + c.core_fwd_s +
+                 cm.GemmSeconds(proj) + cm.MemorySeconds(residual);
+  c.mlp_fwd_s = cm.MemorySeconds(norm) + cm.GemmSeconds(mlp) + cm.MemorySeconds(act) +
+                cm.MemorySeconds(residual);
   // Backward: input and weight gradients, each a GEMM the size of the forward one.
-  c.attn_bwd_s = cm.MemorySeconds(2 * norm) + 2 * (cm.GemmSeconds(qkv) + cm.GemmSeconds(scores) +
-                                                    cm.GemmSeconds(av) + cm.GemmSeconds(proj)) +
+  c.attn_bwd_s = cm.MemorySeconds(2 * norm) +
+                 2 * (cm.GemmSeconds(qkv) + cm.GemmSeconds(scores) + cm.GemmSeconds(av) +
+                      cm.GemmSeconds(proj)) +
                  cm.MemorySeconds(2 * softmax + 2 * residual);
-  c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * cm.GemmSeconds(mlp) + cm.MemorySeconds(2 * act + 2 * residual);
+  c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * cm.GemmSeconds(mlp) +
+                cm.MemorySeconds(2 * act + 2 * residual);
   c.fwd_flops = qkv + scores + av + proj + mlp;
   c.core_flops = scores + av;
   c.tp_bytes = tokens * h * e;
@@ -74,10 +77,12 @@ class Emitter {
       ops.back().seconds += seconds;
       return;
     }
-    ops.push_back(Op{OpKind::kCompute, phase, seconds, 0, CollKind::kAllReduce, 0, mb, PhaseLabel(phase)});
+    ops.push_back(
+        Op{OpKind::kCompute, phase, seconds, 0, CollKind::kAllReduce, 0, mb, PhaseLabel(phase)});
   }
   void Tp(OpPhase phase, int mb, CollKind kind, double bytes) {
-    out_->ops.push_back(Op{OpKind::kTpColl, phase, 0, bytes, kind, 0, mb, std::string("tp ") + ToString(kind)});
+    out_->ops.push_back(
+        Op{OpKind::kTpColl, phase, 0, bytes, kind, 0, mb, std::string("tp ") + ToString(kind)});
   }
   void P2p(OpKind kind, int dir, int mb, double bytes) {
     std::string what = dir == 0 ? "activation" : "gradient";
@@ -86,17 +91,26 @@ class Emitter {
   }
   void DpLaunch(CollKind kind, double bytes, std::string label) {
     out_->dp_colls.push_back(DpColl{kind, bytes, label});
-    out_->ops.push_back(Op{OpKind::kDpLaunch, OpPhase::kOther, 0, bytes, kind, 0, -1, "launch " + label});
+    out_->ops.push_back(
+        Op{OpKind::kDpLaunch, OpPhase::kOther, 0, bytes, kind, 0, -1, "launch " + label});
   }
-  void DpWait() { out_->ops.push_back(Op{OpKind::kDpWait, OpPhase::kOther, 0, 0, CollKind::kAllReduce, 0, -1, "wait dp"}); }
+  void DpWait() {
+    out_->ops.push_back(
+        Op{OpKind::kDpWait, OpPhase::kOther, 0, 0, CollKind::kAllReduce, 0, -1, "wait dp"});
+  }
 
   static std::string PhaseLabel(OpPhase p) {
     switch (p) {
-      case OpPhase::kForward: return "forward";
-      case OpPhase::kBackward: return "backward";
-      case OpPhase::kRecompute: return "recompute";
-      case OpPhase::kOptimizer: return "optimizer";
-      case OpPhase::kOther: return "other";
+      case OpPhase::kForward:
+        return "forward";
+      case OpPhase::kBackward:
+        return "backward";
+      case OpPhase::kRecompute:
+        return "recompute";
+      case OpPhase::kOptimizer:
+        return "optimizer";
+      case OpPhase::kOther:
+        return "other";
     }
     return "?";
   }
@@ -118,11 +132,11 @@ void Block(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds
 struct StageModel {
   int stage = 0, stages = 1;
   std::vector<double> fwd_s, bwd_s, recompute_s;  // per layer of the stage
-  std::vector<double> layer_grad_bytes;            // per layer, DP gradient bytes
-  double head_fwd_s = 0, head_bwd_s = 0;           // embedding (first) / logits (last)
-  double extra_grad_bytes = 0;                     // embedding / head gradients
+  std::vector<double> layer_grad_bytes;           // per layer, DP gradient bytes
+  double head_fwd_s = 0, head_bwd_s = 0;          // embedding (first) / logits (last)
+  double extra_grad_bytes = 0;                    // embedding / head gradients
   double p2p_bytes = 0;
-  LayerCost layer;                                 // transformer only
+  LayerCost layer;  // transformer only
   bool transformer = true;
   double optimizer_s = 0;
 };
@@ -162,11 +176,14 @@ class BucketFiller {
   double pending_ = 0;
 };
 
-void Backward(Emitter& em, const Scenario& s, const StageModel& sm, int mb, bool last_mb, BucketFiller& buckets) {
+void Backward(Emitter& em, const Scenario& s, const StageModel& sm, int mb, bool last_mb,
+              BucketFiller& buckets) {
   if (sm.stage < sm.stages - 1) em.P2p(OpKind::kRecv, 1, mb, sm.p2p_bytes);
-  if (sm.stage == sm.stages - 1 && sm.transformer) em.Compute(OpPhase::kBackward, mb, sm.head_bwd_s);
+  if (sm.stage == sm.stages - 1 && sm.transformer)
+    em.Compute(OpPhase::kBackward, mb, sm.head_bwd_s);
   const bool overlap = s.parallel.overlap_dp;
-  if (last_mb && overlap && sm.stage == sm.stages - 1) buckets.Add(sm.transformer ? sm.extra_grad_bytes : 0);
+  if (last_mb && overlap && sm.stage == sm.stages - 1)
+    buckets.Add(sm.transformer ? sm.extra_grad_bytes : 0);
   for (int l = static_cast<int>(sm.fwd_s.size()) - 1; l >= 0; --l) {
     if (sm.transformer) {
       if (s.training.recompute == Recompute::kFull) {
@@ -253,8 +270,10 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
       const LayerSpec& L = m.layer_list[l];
       const double scale = e / 2;  // activation_bytes are given at 2 bytes/element
       // Conv + BN + ReLU: about 3 passes over the output forward, 6 backward.
-      sm.fwd_s.push_back(cm.GemmSeconds(L.forward_flops * b) + cm.MemorySeconds(3 * L.activation_bytes * b * scale));
-      sm.bwd_s.push_back(2 * cm.GemmSeconds(L.forward_flops * b) + cm.MemorySeconds(6 * L.activation_bytes * b * scale));
+      sm.fwd_s.push_back(cm.GemmSeconds(L.forward_flops * b) +
+                         cm.MemorySeconds(3 * L.activation_bytes * b * scale));
+      sm.bwd_s.push_back(2 * cm.GemmSeconds(L.forward_flops * b) +
+                         cm.MemorySeconds(6 * L.activation_bytes * b * scale));
       sm.layer_grad_bytes.push_back(L.params * gb);
       sm.p2p_bytes = L.activation_bytes * b * scale;
     }
@@ -292,7 +311,8 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
   em.Compute(OpPhase::kOptimizer, -1, sm.optimizer_s);
   if (s.parallel.zero_stage >= 1 && s.parallel.dp > 1) {
     // ZeRO-1: every replica gathers the parameters the others updated.
-    em.DpLaunch(CollKind::kAllGather, StageParameterCount(s, stage) * ActivationBytesPerElem(s.training.precision),
+    em.DpLaunch(CollKind::kAllGather,
+                StageParameterCount(s, stage) * ActivationBytesPerElem(s.training.precision),
                 "dp all_gather");
     em.DpWait();
   }
@@ -300,9 +320,12 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
   for (double x : sm.fwd_s) per_mb += x;
   for (double x : sm.bwd_s) per_mb += x;
   if (sm.transformer) {
-    per_mb = sm.fwd_s.size() * (sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s + sm.layer.attn_bwd_s + sm.layer.mlp_bwd_s);
-    if (s.training.recompute == Recompute::kFull) per_mb += sm.fwd_s.size() * (sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s);
-    if (s.training.recompute == Recompute::kSelective) per_mb += sm.fwd_s.size() * sm.layer.core_fwd_s;
+    per_mb = sm.fwd_s.size() *
+             (sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s + sm.layer.attn_bwd_s + sm.layer.mlp_bwd_s);
+    if (s.training.recompute == Recompute::kFull)
+      per_mb += sm.fwd_s.size() * (sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s);
+    if (s.training.recompute == Recompute::kSelective)
+      per_mb += sm.fwd_s.size() * sm.layer.core_fwd_s;
     per_mb += sm.head_fwd_s + sm.head_bwd_s;
   }
   prog.compute_per_microbatch_s = per_mb;
@@ -326,8 +349,9 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
   const GpuSpec& gpu = s.instance.gpu;
   std::optional<double> peak = gpu.PeakFlops(s.training.precision);
   if (!peak) {
-    return Status::InvalidInput("the catalog has no " + std::string(ToString(s.training.precision)) +
-                                " peak for " + gpu.name + "; choose another precision or give a hardware profile");
+    return Status::InvalidInput("the catalog has no " +
+                                std::string(ToString(s.training.precision)) + " peak for " +
+                                gpu.name + "; choose another precision or give a hardware profile");
   }
   if (!gpu.hbm_GBps) {
     return Status::InvalidInput("the catalog has no memory bandwidth for " + gpu.name +
@@ -335,7 +359,8 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
   }
   ComputeModel cm(*peak, *gpu.hbm_GBps * 1e9, params);
   StepProgram prog;
-  for (int stage = 0; stage < s.parallel.pp; ++stage) prog.stages.push_back(BuildStage(s, cm, stage));
+  for (int stage = 0; stage < s.parallel.pp; ++stage)
+    prog.stages.push_back(BuildStage(s, cm, stage));
   const ModelSpec& m = s.model;
   prog.samples = static_cast<double>(s.training.global_batch);
   prog.tokens = prog.samples * TokensPerSample(m);

@@ -43,10 +43,10 @@ enum class OpPhase { kForward, kBackward, kRecompute, kOptimizer, kOther };
 struct Op {
   OpKind kind = OpKind::kCompute;
   OpPhase phase = OpPhase::kOther;
-  double seconds = 0;   // kCompute
-  double bytes = 0;     // kTpColl, kSend, kRecv (message size)
+  double seconds = 0;                    // kCompute
+  double bytes = 0;                      // kTpColl, kSend, kRecv (message size)
   CollKind coll = CollKind::kAllReduce;  // kTpColl
-  int dir = 0;          // kSend/kRecv: 0 forward (stage i -> i+1), 1 backward (i -> i-1)
+  int dir = 0;  // kSend/kRecv: 0 forward (stage i -> i+1), 1 backward (i -> i-1)
   int microbatch = -1;
   std::string label;
 };
@@ -59,8 +59,8 @@ struct DpColl {
 };
 
 struct StageProgram {
-  std::vector<Op> ops;          // compute stream, in order
-  std::vector<DpColl> dp_colls; // DP stream, in order
+  std::vector<Op> ops;                  // compute stream, in order
+  std::vector<DpColl> dp_colls;         // DP stream, in order
   double compute_per_microbatch_s = 0;  // forward + backward (+ recompute), TP comm excluded
 };
 

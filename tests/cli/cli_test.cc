@@ -5,24 +5,22 @@
 // given (and expected back in messages) as `tests/cli/data/x.json`.
 #include <errno.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #ifndef TRAINSIM_SOURCE_DIR
 #define TRAINSIM_SOURCE_DIR "."
@@ -293,7 +291,9 @@ TEST_F(CliTest, BadScenarioNamesFileLineColumnAndField) {
       {"unknown-field.json",
        ":7:5: unknown field cluster.gpus (known: instance, nodes, pricing, oversubscription, "
        "nodes_per_leaf, nics, profile)"},
-      {"malformed.json", ":4:35: invalid JSON: expected a string key after ',', got '}' (no trailing commas in JSON)"},
+      {"malformed.json",
+       ":4:35: invalid JSON: expected a string key after ',', got '}' (no trailing commas in "
+       "JSON)"},
       {"wrong-type.json", ":5:21: training.global_batch: expected an integer >= 1, got \"64\""},
       {"missing-training.json", ":1:1: missing required field training"},
       {"no-such-file.json", ": cannot open file: No such file or directory"},
@@ -327,7 +327,9 @@ TEST_F(CliTest, AbsoluteScenarioPathIsReportedAsGiven) {
   std::ofstream(path) << "{\n  \"model\": \"gpt-1.7b\",\n}\n";
   RunResult r = Run({"simulate", path});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "trainsim: " + path + ":3:1: invalid JSON: expected a string key after ',', got '}' (no trailing commas in JSON)\n");
+  EXPECT_EQ(r.err, "trainsim: " + path +
+                       ":3:1: invalid JSON: expected a string key after ',', got '}' (no trailing "
+                       "commas in JSON)\n");
 }
 
 TEST_F(CliTest, ConfigurationThatDoesNotFitFails) {

@@ -211,7 +211,8 @@ TEST(CatalogBuiltin, MissingDirectoryIsNotFound) {
   Expected<Catalog> c = Catalog::LoadBuiltin("/nonexistent-trainsim-dir");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Status::Code::kNotFound);
-  EXPECT_EQ(c.status().message(), "/nonexistent-trainsim-dir/sources.json: cannot open file: No such file or directory");
+  EXPECT_EQ(c.status().message(),
+            "/nonexistent-trainsim-dir/sources.json: cannot open file: No such file or directory");
 }
 
 TEST(CatalogDefaultDir, EnvironmentOverridesTheCompiledInDirectory) {
@@ -285,7 +286,8 @@ TEST(CatalogExtra, AddFileReadsFromDisk) {
   EXPECT_NE(c.Find("lab-node"), nullptr);
 
   Status missing = c.AddFile("/nonexistent/extra.json");
-  EXPECT_EQ(missing.message(), "/nonexistent/extra.json: cannot open file: No such file or directory");
+  EXPECT_EQ(missing.message(),
+            "/nonexistent/extra.json: cannot open file: No such file or directory");
 }
 
 TEST(CatalogExtra, AFailedFileAddsNothing) {
@@ -443,7 +445,8 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
       {"instances not an array", R"({"version": 1, "instances": {}})",
        "extra.json:1:29: instances: expected an array, got object"},
       {"malformed JSON", R"({"version": 1,})",
-       "extra.json:1:15: invalid JSON: expected a string key after ',', got '}' (no trailing commas in JSON)"},
+       "extra.json:1:15: invalid JSON: expected a string key after ',', got '}' (no trailing "
+       "commas in JSON)"},
   };
   for (const BadInput& c : cases) {
     SCOPED_TRACE(c.what);

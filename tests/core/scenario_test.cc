@@ -200,7 +200,8 @@ std::string CatalogNames() {
 std::vector<FailCase> JsonAndStructureCases() {
   return {
       {"malformed JSON", R"({"model": "gpt3-175b",})",
-       "x.json:1:23: invalid JSON: expected a string key after ',', got '}' (no trailing commas in JSON)"},
+       "x.json:1:23: invalid JSON: expected a string key after ',', got '}' (no trailing commas in "
+       "JSON)"},
       {"empty input", "", "x.json:1:1: invalid JSON: expected a value, got end of input"},
       {"document not an object", "[1]", "x.json:1:1: the document: expected an object, got array"},
       {"missing model", R"({"training": {"global_batch": 8}, "cluster": {}})",
@@ -521,7 +522,8 @@ TEST(ScenarioFileTest, MissingFileIsNotFound) {
   Expected<Scenario> s = LoadScenarioFile("/nonexistent/x.json", TestCatalog());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), Status::Code::kNotFound);
-  EXPECT_EQ(s.status().message(), "/nonexistent/x.json: cannot open file: No such file or directory");
+  EXPECT_EQ(s.status().message(),
+            "/nonexistent/x.json: cannot open file: No such file or directory");
 }
 
 TEST(ScenarioFileTest, ErrorsNameTheFilePath) {

@@ -60,9 +60,9 @@ struct RingCase {
 
 TEST(CollectivesTest, RingMatchesAlphaBetaOnUncontendedSwitch) {
   const double S = 256.0 * 1024 * 1024, B = 50e9, alpha = 5e-6;
-  const RingCase cases[] = {{CollKind::kAllReduce, 4, 2},     {CollKind::kAllReduce, 16, 2},
-                            {CollKind::kAllReduce, 64, 2},    {CollKind::kReduceScatter, 8, 1},
-                            {CollKind::kAllGather, 8, 1},     {CollKind::kReduceScatter, 32, 1},
+  const RingCase cases[] = {{CollKind::kAllReduce, 4, 2},  {CollKind::kAllReduce, 16, 2},
+                            {CollKind::kAllReduce, 64, 2}, {CollKind::kReduceScatter, 8, 1},
+                            {CollKind::kAllGather, 8, 1},  {CollKind::kReduceScatter, 32, 1},
                             {CollKind::kAllGather, 64, 1}};
   for (const RingCase& c : cases) {
     double t = Simulate(SwitchNode(c.n, B / 1e9), 1, Params(), [&](const Platform&) {
@@ -96,7 +96,8 @@ TEST(CollectivesTest, HierarchicalIsSumOfItsPhases) {
   p.switch_latency_s = 0;
   t.efa = true;
   double measured = Simulate(t, 2, p, [&](const Platform&) {
-    return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kHierarchical, S, Iota(8), "h"}};
+    return std::vector<CollectiveCall>{
+        {CollKind::kAllReduce, CollAlgo::kHierarchical, S, Iota(8), "h"}};
   });
   const double alpha = 5e-6, nic = 400e9 / 8;
   double intra = 3 * (S / 4 / B + alpha);

@@ -18,7 +18,8 @@ namespace {
 
 const Catalog& TestCatalog() {
   static const Catalog catalog = [] {
-    Expected<Catalog> c = Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+    Expected<Catalog> c =
+        Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
     EXPECT_TRUE(c.ok()) << c.status().message();
     return *c;
   }();
@@ -51,9 +52,11 @@ std::string UniformPipeline(const std::string& schedule, int microbatches) {
               R"({"forward_flops": 2e11, "params": 1e6, "activation_bytes": 1e4})";
   }
   return R"({"model": {"layer_list": [)" + layers + R"(]},
-    "training": {"global_batch": )" + std::to_string(microbatches) + R"(, "precision": "bf16"},
+    "training": {"global_batch": )" +
+         std::to_string(microbatches) + R"(, "precision": "bf16"},
     "cluster": {"instance": "p4d.24xlarge"},
-    "parallel": {"pp": 8, "schedule": ")" + schedule + R"("}})";
+    "parallel": {"pp": 8, "schedule": ")" +
+         schedule + R"("}})";
 }
 
 TEST(EngineTest, PipelineBubbleMatchesScheduleFormula) {
@@ -129,7 +132,8 @@ TEST(EngineTest, ConfigurationThatDoesNotFitIsNotSimulated) {
 
 TEST(EngineTest, MoreDataParallelReplicasAddCommunicationNotCompute) {
   auto scenario = [](int nodes) {
-    return Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": )" + std::to_string(8 * nodes) +
+    return Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": )" +
+                 std::to_string(8 * nodes) +
                  R"(, "recompute": "full"}, "cluster": {"instance": "p4d.24xlarge", "nodes": )" +
                  std::to_string(nodes) + R"(}, "parallel": {"zero_stage": 1}})");
   };

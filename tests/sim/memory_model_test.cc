@@ -149,11 +149,10 @@ struct StageParamsCase {
 };
 
 const StageParamsCase kTinyStageCases[] = {
-    {1, 1, true, {1872}},
-    {1, 1, false, {1952}},            // + untied head v h = 80
-    {1, 2, true, {984, 968}},         // 872 + 112 | 872 + embedding copy 80 + norm 16
-    {2, 2, true, {492, 484}},         // the same over tp 2
-    {1, 3, true, {984, 872, 96}},     // layers 1, 1, 0 | last: 80 + 16
+    {1, 1, true, {1872}},         {1, 1, false, {1952}},  // + untied head v h = 80
+    {1, 2, true, {984, 968}},      // 872 + 112 | 872 + embedding copy 80 + norm 16
+    {2, 2, true, {492, 484}},      // the same over tp 2
+    {1, 3, true, {984, 872, 96}},  // layers 1, 1, 0 | last: 80 + 16
 };
 
 TEST(MemoryModelTest, StageParametersOfTinyGpt) {
@@ -186,11 +185,11 @@ struct BytesCase {
 const BytesCase kBytesCases[] = {
     {Precision::kBf16, Optimizer::kAdam, 2, 2, 12},  // master 4 + m 4 + v 4: 16 in all
     {Precision::kFp16, Optimizer::kAdam, 2, 2, 12},
-    {Precision::kFp8, Optimizer::kAdam, 2, 2, 12},   // fp8 GEMMs, bf16 weights
-    {Precision::kFp32, Optimizer::kAdam, 4, 4, 8},   // m + v; the weights are the master
+    {Precision::kFp8, Optimizer::kAdam, 2, 2, 12},  // fp8 GEMMs, bf16 weights
+    {Precision::kFp32, Optimizer::kAdam, 4, 4, 8},  // m + v; the weights are the master
     {Precision::kTf32, Optimizer::kAdam, 4, 4, 8},
-    {Precision::kBf16, Optimizer::kSgd, 2, 2, 8},    // master + momentum
-    {Precision::kFp32, Optimizer::kSgd, 4, 4, 4},    // momentum
+    {Precision::kBf16, Optimizer::kSgd, 2, 2, 8},  // master + momentum
+    {Precision::kFp32, Optimizer::kSgd, 4, 4, 4},  // momentum
 };
 
 TEST(MemoryModelTest, BytesPerParameter) {
@@ -278,8 +277,8 @@ TEST(MemoryModelTest, GpipeHoldsAllMicrobatchesAndOneFOneBHoldsPp) {
 
 TEST(MemoryModelTest, ReserveIsOneGibPlusFivePercent) {
   const MemoryBreakdown m = ComputeMemory(OnOneGpu(LayerList({1000})));
-  const double others = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes +
-                        m.activations_bytes;
+  const double others =
+      m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes;
   EXPECT_DOUBLE_EQ(m.reserve_bytes, kGiB + 0.05 * others);
   EXPECT_DOUBLE_EQ(m.total_bytes, others + m.reserve_bytes);
   EXPECT_DOUBLE_EQ(m.capacity_bytes, 80 * kGiB);

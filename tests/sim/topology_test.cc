@@ -4,14 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <simgrid/s4u.hpp>
 #include <string>
 
 #include "core/catalog.h"
 #include "sim/collectives.h"
 #include "sim/isolate.h"
 #include "sim/platform.h"
-
-#include <simgrid/s4u.hpp>
 
 namespace trainsim::sim {
 namespace {
@@ -21,7 +20,8 @@ namespace {
 #endif
 
 const InstanceType& Type(const std::string& name) {
-  static const Catalog catalog = *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+  static const Catalog catalog =
+      *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
   const InstanceType* t = catalog.Find(name);
   EXPECT_NE(t, nullptr) << name;
   return *t;
@@ -91,12 +91,14 @@ TEST(FabricTest, OversubscriptionSlowsCrossLeafTraffic) {
     auto out = RunIsolated([&]() {
       ConfigureNetworkModel();
       ModelParams params;
-      Platform p = BuildPlatform(ClusterShape{Type("p4d.24xlarge"), 4, oversubscription, nodes_per_leaf}, params);
+      Platform p = BuildPlatform(
+          ClusterShape{Type("p4d.24xlarge"), 4, oversubscription, nodes_per_leaf}, params);
       std::vector<CollectiveCall> calls;
       for (int local = 0; local < 8; ++local) {  // 8 rings, one per local rank, as with tp 8
         std::vector<int> group;
         for (int node = 0; node < 4; ++node) group.push_back(node * 8 + local);
-        calls.push_back({CollKind::kAllReduce, CollAlgo::kRing, 256e6, group, "g" + std::to_string(local)});
+        calls.push_back(
+            {CollKind::kAllReduce, CollAlgo::kRing, 256e6, group, "g" + std::to_string(local)});
       }
       return std::to_string(MeasureConcurrent(p, params, calls));
     });
@@ -128,7 +130,8 @@ TEST(FabricTest, CrossLeafRouteClimbsThroughPortsAndUplinks) {
   });
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ(*out,
-            "n0-pcie-gpu0_UP n0-pcie-nic0_UP n0-nic0_DOWN node0-port_UP leaf0-uplink_UP leaf1-uplink_DOWN "
+            "n0-pcie-gpu0_UP n0-pcie-nic0_UP n0-nic0_DOWN node0-port_UP leaf0-uplink_UP "
+            "leaf1-uplink_DOWN "
             "node2-port_DOWN n2-nic0_UP n2-pcie-nic0_DOWN n2-pcie-gpu0_DOWN ");
 }
 
