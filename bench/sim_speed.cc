@@ -5,8 +5,8 @@
 // The 1024-GPU case is scenarios/gpt3-175b-p4d.json itself; the others keep
 // tp 8, 96 microbatches per pipeline (global batch = 96 x dp), micro batch 1,
 // bf16, Adam, ZeRO 1, full recompute and 1F1B, and change dp (and for 8 to 64
-// GPUs pp and the model: GPT-3 175B does not fit on fewer than 128 A100 40GB
-// with ZeRO 1, so smaller Megatron presets stand in).
+// GPUs pp and the model: GPT-3 175B does not fit on 64 A100 40GB, so smaller
+// Megatron presets stand in).
 //
 // Usage: sim_speed (run it under `taskset -c 0` for the one-core figure).
 #include <sys/resource.h>
@@ -172,12 +172,15 @@ void PrintHeader() {
   std::printf(
       "## Simulator speed: one training step, GPT on p4d.24xlarge\n\n"
       "tp 8, micro batch 1, %d microbatches per pipeline, bf16, Adam, ZeRO 1, full recompute,\n"
-      "1F1B. 8-64 GPUs use smaller presets (GPT-3 175B needs >= 128 A100 40GB with ZeRO 1).\n"
+      "1F1B. 8-64 GPUs use smaller presets: GPT-3 175B does not fit on 64 A100 40GB\n"
+      "(16 B of weights, gradients and Adam state per parameter x 175e9 = 2.8 TB > 64 x 40 GiB).\n"
       "wall s: Simulate() in reduced mode (default), median of %d, steady_clock.\n"
       "peak RSS: getrusage(RUSAGE_CHILDREN).ru_maxrss after the case, i.e. the largest\n"
       "simulation child so far (the ladder runs small to large, so it is this case's peak\n"
-      "unless a smaller case used more); a forked child starts with the parent's resident\n"
-      "pages, so it includes the parent. Full mode (every GPU and message simulated) runs\n"
+      "unless a smaller case used more). The child shares the parent's pages copy-on-write\n"
+      "and counts only those it touches; the workload and memory model are built in the\n"
+      "parent (RUSAGE_SELF below), so parent + child bounds the total. Full mode (every GPU\n"
+      "and message simulated) runs "
       "after all reduced cases, for <= %d GPUs.\n\n"
       "| GPUs | nodes | model | tp/pp/dp | global batch | simulated step s | GPUs simulated | "
       "distinct collectives | wall s | peak RSS MiB | full-mode step s | full-mode wall s |\n"

@@ -67,23 +67,6 @@ double PcieX16GBpsPerDir(int gen) {
   return kGtPerLane[gen - 3] * 16.0 * (128.0 / 130.0) / 8.0;
 }
 
-std::string Describe(const JsonValue& v) {
-  switch (v.type) {
-    case JsonValue::Type::kString:
-      return "\"" + v.text + "\"";
-    case JsonValue::Type::kNumber:
-      return v.text;
-    case JsonValue::Type::kBool:
-      return v.boolean ? "true" : "false";
-    case JsonValue::Type::kArray:
-      return v.items.empty() ? "[]" : "an array";
-    case JsonValue::Type::kObject:
-      return v.members.empty() ? "{}" : "an object";
-    default:
-      return v.TypeName();
-  }
-}
-
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;

@@ -292,6 +292,8 @@ std::string FormatNumber(double v) {
   return os.str();
 }
 
+}  // namespace
+
 std::string Describe(const JsonValue& v) {
   switch (v.type) {
     case JsonValue::Type::kString:
@@ -300,12 +302,14 @@ std::string Describe(const JsonValue& v) {
       return v.text;
     case JsonValue::Type::kBool:
       return v.boolean ? "true" : "false";
+    case JsonValue::Type::kArray:
+      return v.items.empty() ? "[]" : "an array";
+    case JsonValue::Type::kObject:
+      return v.members.empty() ? "{}" : "an object";
     default:
       return v.TypeName();
   }
 }
-
-}  // namespace
 
 const JsonValue* JsonValue::Find(std::string_view key) const {
   for (const JsonMember& m : members) {

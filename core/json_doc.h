@@ -52,6 +52,10 @@ struct JsonMember {
   JsonValue value;
 };
 
+// A value as an error message quotes it: "\"abc\"", 3.5, true, null, [],
+// "an array", {}, "an object".
+std::string Describe(const JsonValue& v);
+
 // "file:line:col: message".
 std::string Located(std::string_view file, SourcePos pos, std::string_view message);
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <simgrid/s4u.hpp>
@@ -47,6 +48,7 @@ bool WriteAll(int fd, const std::string& data) {
 Expected<std::string> RunIsolated(const std::function<std::string()>& body) {
   int fds[2];
   if (pipe(fds) != 0) return Status::Internal(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);  // or the child would print the parent's buffered output again
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);

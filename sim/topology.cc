@@ -45,9 +45,10 @@ void AddNvlinks(NodeTopology& topo, const InstanceType& t, const ModelParams& p)
   }
 }
 
+// The latency figures are NIC to NIC; each node's NIC link carries half.
 double NicLatency(const InstanceType& t, const ModelParams& p) {
-  if (!t.efa) return p.ena_latency_s;
-  return t.is_aws ? p.efa_latency_s : p.infiniband_latency_s;
+  if (!t.efa) return p.ena_latency_s / 2;
+  return (t.is_aws ? p.efa_latency_s : p.infiniband_latency_s) / 2;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -34,7 +35,9 @@ double Simulate(const InstanceType& type, int nodes, const ModelParams& params,
   auto out = RunIsolated([&]() {
     ConfigureNetworkModel();
     Platform p = BuildPlatform(ClusterShape{type, nodes, 1.0, 32}, params);
-    return std::to_string(MeasureConcurrent(p, params, make(p)));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", MeasureConcurrent(p, params, make(p)));
+    return std::string(buf);
   });
   EXPECT_TRUE(out.ok()) << out.status().message();
   return out.ok() ? std::strtod(out->c_str(), nullptr) : -1;
@@ -188,6 +191,45 @@ TEST(CollectivesTest, LongRingShortcutMatchesEveryStepSimulated) {
     const double full = run(0, kind), shortcut = run(8, kind);
     EXPECT_NEAR(shortcut, full, 0.005 * full) << ToString(kind);
   }
+}
+
+}  // namespace
+}  // namespace trainsim::sim
+
+namespace trainsim::sim {
+namespace {
+
+// 2 nodes x 4 GPUs, one NIC per GPU, NVLink far faster than the NICs.
+// NCCL-style channels: 4 rings, each leaving node 0 through a different GPU
+// and NIC, so every NIC direction carries one flow and every step moves
+// S / (8 ranks x 4 channels) per channel at NIC speed, plus the NIC-to-NIC
+// latency (all other latencies zero).
+TEST(CollectivesTest, MultiNodeChannelsRunConcurrentlyAtNicSpeed) {
+  InstanceType t = SwitchNode(4, 1000);
+  t.nics = 4;
+  t.nic_gbps = 100;
+  t.efa = true;
+  t.pcie_GBps_per_dir = 500;
+  ModelParams p;
+  p.nvlink_latency_s = p.pcie_latency_s = p.switch_latency_s = 0;
+  p.efa_latency_s = 10e-6;
+  const double S = 256.0 * 1024 * 1024, nic = 100e9 / 8;
+  double t_ar = Simulate(t, 2, p, [&](const Platform&) {
+    return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kRing, S, Iota(8), "m"}};
+  });
+  const double expected = 2 * 7 * (S / 32 / nic + p.efa_latency_s);
+  EXPECT_NEAR(t_ar, expected, 0.02 * expected);
+}
+
+TEST(CollectivesTest, InterNodeMessageSeesTheNicToNicLatencyOnce) {
+  InstanceType t = SwitchNode(2, 100);
+  t.efa = true;
+  ModelParams p;
+  p.nvlink_latency_s = p.pcie_latency_s = p.switch_latency_s = 0;
+  double one_byte = Simulate(t, 2, p, [&](const Platform&) {
+    return std::vector<CollectiveCall>{{CollKind::kSendRecv, CollAlgo::kRing, 1, {0, 2}, "l"}};
+  });
+  EXPECT_NEAR(one_byte, p.efa_latency_s, 0.01 * p.efa_latency_s);
 }
 
 }  // namespace

@@ -100,7 +100,9 @@ TEST(FabricTest, OversubscriptionSlowsCrossLeafTraffic) {
         calls.push_back(
             {CollKind::kAllReduce, CollAlgo::kRing, 256e6, group, "g" + std::to_string(local)});
       }
-      return std::to_string(MeasureConcurrent(p, params, calls));
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", MeasureConcurrent(p, params, calls));
+      return std::string(buf);
     });
     EXPECT_TRUE(out.ok()) << out.status().message();
     return std::stod(*out);
