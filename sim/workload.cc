@@ -131,10 +131,13 @@ void Block(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds
 // Stage-specific pieces of the step, shared by the schedule walker.
 struct StageModel {
   int stage = 0, stages = 1;
-  std::vector<double> fwd_s, bwd_s, recompute_s;  // per layer of the stage
-  std::vector<double> layer_grad_bytes;           // per layer, DP gradient bytes
-  double head_fwd_s = 0, head_bwd_s = 0;          // embedding (first) / logits (last)
-  double extra_grad_bytes = 0;                    // embedding / head gradients
+  int layers = 0;                             // layers of this stage
+  std::vector<double> fwd_s, bwd_s;           // per layer (layer-list models)
+  std::vector<double> layer_grad_bytes;       // per layer, DP gradient bytes
+  double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage: embedding lookup
+  double logits_fwd_s = 0, logits_bwd_s = 0;  // last stage: output layer and loss
+  double embed_grad_bytes = 0;                // DP bytes of the parameters outside the
+  double head_grad_bytes = 0;                 // layers: embedding (first), head (last)
   double p2p_bytes = 0;
   LayerCost layer;  // transformer only
   bool transformer = true;
@@ -143,8 +146,8 @@ struct StageModel {
 
 void Forward(Emitter& em, const Scenario& s, const StageModel& sm, int mb) {
   if (sm.stage > 0) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
-  if (sm.stage == 0) em.Compute(OpPhase::kForward, mb, sm.head_fwd_s);
-  for (std::size_t l = 0; l < sm.fwd_s.size(); ++l) {
+  em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
+  for (int l = 0; l < sm.layers; ++l) {
     if (sm.transformer) {
       Block(em, s, OpPhase::kForward, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
       Block(em, s, OpPhase::kForward, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
@@ -152,7 +155,7 @@ void Forward(Emitter& em, const Scenario& s, const StageModel& sm, int mb) {
       em.Compute(OpPhase::kForward, mb, sm.fwd_s[l]);
     }
   }
-  if (sm.stage == sm.stages - 1 && sm.transformer) em.Compute(OpPhase::kForward, mb, sm.head_fwd_s);
+  em.Compute(OpPhase::kForward, mb, sm.logits_fwd_s);
   if (sm.stage < sm.stages - 1) em.P2p(OpKind::kSend, 0, mb, sm.p2p_bytes);
 }
 
@@ -179,12 +182,10 @@ class BucketFiller {
 void Backward(Emitter& em, const Scenario& s, const StageModel& sm, int mb, bool last_mb,
               BucketFiller& buckets) {
   if (sm.stage < sm.stages - 1) em.P2p(OpKind::kRecv, 1, mb, sm.p2p_bytes);
-  if (sm.stage == sm.stages - 1 && sm.transformer)
-    em.Compute(OpPhase::kBackward, mb, sm.head_bwd_s);
+  em.Compute(OpPhase::kBackward, mb, sm.logits_bwd_s);
   const bool overlap = s.parallel.overlap_dp;
-  if (last_mb && overlap && sm.stage == sm.stages - 1)
-    buckets.Add(sm.transformer ? sm.extra_grad_bytes : 0);
-  for (int l = static_cast<int>(sm.fwd_s.size()) - 1; l >= 0; --l) {
+  if (last_mb && overlap) buckets.Add(sm.head_grad_bytes);
+  for (int l = sm.layers - 1; l >= 0; --l) {
     if (sm.transformer) {
       if (s.training.recompute == Recompute::kFull) {
         Block(em, s, OpPhase::kRecompute, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
@@ -199,10 +200,8 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, int mb, bool
     }
     if (last_mb && overlap) buckets.Add(sm.layer_grad_bytes[l]);
   }
-  if (sm.stage == 0) {
-    if (sm.transformer) em.Compute(OpPhase::kBackward, mb, sm.head_bwd_s);
-    if (last_mb && overlap && sm.transformer) buckets.Add(sm.extra_grad_bytes);
-  }
+  em.Compute(OpPhase::kBackward, mb, sm.embed_bwd_s);
+  if (last_mb && overlap) buckets.Add(sm.embed_grad_bytes);
   if (sm.stage > 0) em.P2p(OpKind::kSend, 1, mb, sm.p2p_bytes);
 }
 
@@ -227,45 +226,45 @@ std::vector<std::pair<bool, int>> ScheduleOrder(const Scenario& s, int stage, in
   return order;
 }
 
-double GradBytesPerParam(Precision p) { return ActivationBytesPerElem(p); }
-
 StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) {
   const ModelSpec& m = s.model;
   StageModel sm;
   sm.stage = stage;
   sm.stages = s.parallel.pp;
   sm.transformer = m.kind == ModelKind::kTransformer;
-  const double gb = GradBytesPerParam(s.training.precision);
-  const double e = ActivationBytesPerElem(s.training.precision);
+  // Gradients are reduced in the weights' dtype, as wide as the activations.
+  const double e = ActivationBytesPerElem(s.training.precision), gb = e;
   const double b = s.training.micro_batch;
   const double t = s.parallel.tp;
   if (sm.transformer) {
     auto [first, last] = StageLayers(m.layers, s.parallel.pp, stage);
+    sm.layers = last - first;
     sm.layer = TransformerLayerCost(s, cm);
     for (int l = first; l < last; ++l) {
-      sm.fwd_s.push_back(sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s);
       sm.layer_grad_bytes.push_back(LayerParameterCount(m) / t * gb);
     }
     const double tokens = b * m.seq_len;
     if (stage == 0) {
-      sm.head_fwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
-      sm.head_bwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
-    } else {
+      sm.embed_fwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
+      sm.embed_bwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
+    }
+    if (stage == s.parallel.pp - 1) {
       const double logits = 2 * tokens * m.hidden * m.vocab / t;
       const double loss = 2 * tokens * m.vocab / t * 4;  // fp32 softmax + cross-entropy, r+w
-      sm.head_fwd_s = cm.GemmSeconds(logits) + cm.MemorySeconds(loss);
-      sm.head_bwd_s = 2 * cm.GemmSeconds(logits) + cm.MemorySeconds(loss);
+      sm.logits_fwd_s = cm.GemmSeconds(logits) + cm.MemorySeconds(loss);
+      sm.logits_bwd_s = 2 * cm.GemmSeconds(logits) + cm.MemorySeconds(loss);
     }
-    if (s.parallel.pp == 1) {  // one stage holds both ends
-      const double logits = 2 * tokens * m.hidden * m.vocab / t;
-      sm.head_fwd_s += cm.GemmSeconds(logits);
-      sm.head_bwd_s += 2 * cm.GemmSeconds(logits);
-    }
-    sm.extra_grad_bytes = EmbeddingParameterCount(m) / t * gb;
+    // Parameters outside the layers, placed as the memory model places them:
+    // the embedding on the first stage, the output head on the last. Their
+    // gradients join the buckets when ready; with one stage, all at the end.
+    const double outside =
+        StageParameterCount(s, stage) - (last - first) * LayerParameterCount(m) / t;
+    (stage == 0 ? sm.embed_grad_bytes : sm.head_grad_bytes) = outside * gb;
     // Scatter/gather optimisation: each TP rank sends 1/t of the activation.
     sm.p2p_bytes = tokens * m.hidden * e / t;
   } else {
     auto [first, last] = StageLayers(static_cast<int>(m.layer_list.size()), s.parallel.pp, stage);
+    sm.layers = last - first;
     for (int l = first; l < last; ++l) {
       const LayerSpec& L = m.layer_list[l];
       const double scale = e / 2;  // activation_bytes are given at 2 bytes/element
@@ -302,7 +301,7 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
     }
   }
   if (!s.parallel.overlap_dp) {  // all gradients at once after the backward pass
-    double total = sm.extra_grad_bytes;
+    double total = sm.embed_grad_bytes + sm.head_grad_bytes;
     for (double g : sm.layer_grad_bytes) total += g;
     buckets.Add(total);
   }
@@ -316,19 +315,12 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
                 "dp all_gather");
     em.DpWait();
   }
-  double per_mb = 0;
-  for (double x : sm.fwd_s) per_mb += x;
-  for (double x : sm.bwd_s) per_mb += x;
-  if (sm.transformer) {
-    per_mb = sm.fwd_s.size() *
-             (sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s + sm.layer.attn_bwd_s + sm.layer.mlp_bwd_s);
-    if (s.training.recompute == Recompute::kFull)
-      per_mb += sm.fwd_s.size() * (sm.layer.attn_fwd_s + sm.layer.mlp_fwd_s);
-    if (s.training.recompute == Recompute::kSelective)
-      per_mb += sm.fwd_s.size() * sm.layer.core_fwd_s;
-    per_mb += sm.head_fwd_s + sm.head_bwd_s;
+  // Every microbatch does the same work: take the first one's.
+  for (const Op& op : prog.ops) {
+    if (op.kind == OpKind::kCompute && op.microbatch == 0) {
+      prog.compute_per_microbatch_s += op.seconds;
+    }
   }
-  prog.compute_per_microbatch_s = per_mb;
   return prog;
 }
 

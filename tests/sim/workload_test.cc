@@ -1,0 +1,127 @@
+// The step program: splitting a model into stages conserves its work, DP
+// buckets carry every gradient once, FLOP accounting follows the model.
+#include "sim/workload.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/catalog.h"
+#include "core/model_spec.h"
+#include "core/scenario.h"
+
+namespace trainsim::sim {
+namespace {
+
+#ifndef TRAINSIM_SOURCE_DIR
+#define TRAINSIM_SOURCE_DIR "."
+#endif
+
+Scenario Parse(const std::string& json) {
+  static const Catalog catalog =
+      *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+  Expected<Scenario> s = ParseScenario(json, "test.json", catalog);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+// gpt-1.7b on one p4d node, tp 1, with `parallel` and `training` extras.
+Scenario Gpt(const std::string& parallel, const std::string& training = "") {
+  return Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 16)" + training +
+               R"(}, "cluster": {"instance": "p4d.24xlarge"}, "parallel": {)" + parallel + "}}");
+}
+
+StepProgram Build(const Scenario& s) {
+  Expected<StepProgram> p = BuildStepProgram(s, ModelParams());
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return *p;
+}
+
+double TotalComputePerMicrobatch(const StepProgram& p) {
+  double sum = 0;
+  for (const StageProgram& stage : p.stages) sum += stage.compute_per_microbatch_s;
+  return sum;
+}
+
+double DpBytes(const StepProgram& p, CollKind kind) {
+  double sum = 0;
+  for (const StageProgram& stage : p.stages) {
+    for (const DpColl& c : stage.dp_colls) sum += c.kind == kind ? c.bytes : 0;
+  }
+  return sum;
+}
+
+TEST(WorkloadTest, SplittingIntoStagesConservesCompute) {
+  const double one = TotalComputePerMicrobatch(Build(Gpt(R"("pp": 1)")));
+  for (int pp : {2, 4, 8}) {
+    const double split = TotalComputePerMicrobatch(Build(Gpt(R"("pp": )" + std::to_string(pp))));
+    EXPECT_NEAR(split, one, 1e-9 * one) << "pp " << pp;
+  }
+}
+
+TEST(WorkloadTest, DataParallelBucketsCarryEveryGradientOnce) {
+  Scenario s = Gpt(R"("pp": 1)");
+  StepProgram p = Build(s);
+  EXPECT_NEAR(DpBytes(p, CollKind::kAllReduce), 2 * ParameterCount(s.model), 1.0);
+  // With ZeRO-1 the same bytes are reduce-scattered, then the weights gathered.
+  Scenario z = Gpt(R"("pp": 1, "zero_stage": 1)");
+  StepProgram pz = Build(z);
+  EXPECT_NEAR(DpBytes(pz, CollKind::kReduceScatter), 2 * ParameterCount(z.model), 1.0);
+  EXPECT_NEAR(DpBytes(pz, CollKind::kAllGather), 2 * ParameterCount(z.model), 1.0);
+  EXPECT_EQ(DpBytes(pz, CollKind::kAllReduce), 0);
+}
+
+TEST(WorkloadTest, BucketsAreLaunchedDuringBackwardOnlyWhenOverlapping) {
+  // Backward kernels that still run after the first bucket was launched.
+  auto backward_after_first_launch = [](const StepProgram& p) {
+    int count = 0;
+    bool launched = false;
+    for (const Op& op : p.stages[0].ops) {
+      launched = launched || op.kind == OpKind::kDpLaunch;
+      count += launched && op.kind == OpKind::kCompute && op.phase == OpPhase::kBackward;
+    }
+    return count;
+  };
+  EXPECT_GT(backward_after_first_launch(Build(Gpt(R"("pp": 1)"))), 10);
+  EXPECT_EQ(backward_after_first_launch(Build(Gpt(R"("pp": 1, "overlap_dp": false)"))), 0);
+}
+
+TEST(WorkloadTest, FlopsFollowTheModel) {
+  Scenario s = Gpt(R"("pp": 2)", R"(, "recompute": "full")");
+  StepProgram p = Build(s);
+  const ModelSpec& m = s.model;
+  const double fwd = ForwardFlopsPerSample(m) * 16;
+  EXPECT_DOUBLE_EQ(p.model_flops, 3 * fwd);
+  const double logits = 2.0 * m.seq_len * m.hidden * m.vocab * 16;
+  EXPECT_NEAR(p.hardware_flops, 4 * fwd - logits, 1e-9 * p.hardware_flops);
+  EXPECT_DOUBLE_EQ(p.tokens, 16.0 * m.seq_len);
+}
+
+TEST(WorkloadTest, FullRecomputeAddsOneForwardOfTheLayers) {
+  const StepProgram none = Build(Gpt(R"("pp": 1)"));
+  const StepProgram full = Build(Gpt(R"("pp": 1)", R"(, "recompute": "full")"));
+  double forward = 0;
+  for (const Op& op : none.stages[0].ops) {
+    if (op.kind == OpKind::kCompute && op.microbatch == 0 && op.phase == OpPhase::kForward) {
+      forward += op.seconds;
+    }
+  }
+  const double added =
+      full.stages[0].compute_per_microbatch_s - none.stages[0].compute_per_microbatch_s;
+  // The layers' forward: all of it but the embedding lookup and the logits.
+  EXPECT_GT(added, 0.9 * forward);
+  EXPECT_LT(added, forward);
+}
+
+TEST(WorkloadTest, MissingCatalogFigureIsAnError) {
+  Scenario s = Parse(R"({"model": "bert-large", "training": {"global_batch": 8, "precision": "fp16"},
+      "cluster": {"instance": "p3dn.24xlarge"}, "parallel": {"dp": 8}})");
+  Expected<StepProgram> p = BuildStepProgram(s, ModelParams());
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "the catalog has no memory bandwidth for V100-SXM2-32GB (not confirmed by a source); "
+            "give a hardware profile");
+}
+
+}  // namespace
+}  // namespace trainsim::sim
