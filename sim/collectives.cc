@@ -34,7 +34,8 @@ void RingSteps(const std::vector<std::vector<int>>& channels, const std::vector<
     for (auto* box : out) sends.push_back(box->put_async(&kPayload, chunk));
     // All channels receive at once: a step takes as long as its slowest
     // channel, not the sum of them.
-    for (std::size_t c = 0; c < in.size(); ++c) sends.push_back(in[c]->get_async<int>(&received[c]));
+    for (std::size_t c = 0; c < in.size(); ++c)
+      sends.push_back(in[c]->get_async<int>(&received[c]));
     for (auto& c : sends) c->wait();
   };
   // Every step of a ring moves the same chunk between the same neighbours,

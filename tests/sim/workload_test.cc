@@ -114,7 +114,8 @@ TEST(WorkloadTest, FullRecomputeAddsOneForwardOfTheLayers) {
 }
 
 TEST(WorkloadTest, MissingCatalogFigureIsAnError) {
-  Scenario s = Parse(R"({"model": "bert-large", "training": {"global_batch": 8, "precision": "fp16"},
+  Scenario s =
+      Parse(R"({"model": "bert-large", "training": {"global_batch": 8, "precision": "fp16"},
       "cluster": {"instance": "p3dn.24xlarge"}, "parallel": {"dp": 8}})");
   Expected<StepProgram> p = BuildStepProgram(s, ModelParams());
   ASSERT_FALSE(p.ok());
