@@ -270,7 +270,8 @@ class ScenarioParser {
           &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
           &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
           &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
-          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch}) {
+          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
+          &ScenarioParser::CheckInterleaving}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);
@@ -409,7 +410,8 @@ class ScenarioParser {
         .Int("pp", &p.pp, 1, kMaxParallel)
         .Int("dp", &p.dp, 1, kMaxParallel)
         .Int("zero_stage", &p.zero_stage, 0, 1);
-    ReadEnum(&r, "schedule", 2, &p.schedule);  // interleaved: not in format v1
+    ReadEnum(&r, "schedule", 3, &p.schedule);
+    r.Int("virtual_stages", &p.virtual_stages, 1, kMaxParallel);
     ReadEnum(&r, "dp_algorithm", 3, &p.dp_algorithm);
     r.Double("bucket_mb", &bucket_mb, 0, kInf).Bool("overlap_dp", &p.overlap_dp);
     if (Status s = r.Finish(); !s.ok()) return s;
@@ -490,6 +492,40 @@ class ScenarioParser {
                    Cat("training.global_batch = ", t.global_batch,
                        " is not divisible by parallel.dp * training.micro_batch = ",
                        out_.parallel.dp, " * ", t.micro_batch, " = ", per_step));
+  }
+
+  // Megatron's interleaved 1F1B: each GPU holds virtual_stages chunks of
+  // layers / (pp * virtual_stages) layers, and microbatches come in groups of pp.
+  Status CheckInterleaving() {
+    const ParallelConfig& p = out_.parallel;
+    const JsonValue* v = parallel_->Find("virtual_stages");
+    if (p.schedule != Schedule::kInterleaved) {
+      if (!v) return Status::Ok();
+      return ErrorAt(file_, v->pos,
+                     "parallel.virtual_stages applies only to parallel.schedule = \"interleaved\"");
+    }
+    const SourcePos at = PosOf(*parallel_, "schedule");
+    if (out_.model.kind == ModelKind::kLayerList) {
+      return ErrorAt(file_, at, "parallel.schedule: interleaved needs a transformer model");
+    }
+    if (p.pp < 2 || p.virtual_stages < 2) {
+      return ErrorAt(file_, v ? v->pos : at,
+                     Cat("parallel.schedule = \"interleaved\" needs pp >= 2 and virtual_stages >= 2 "
+                         "(got pp = ", p.pp, ", virtual_stages = ", p.virtual_stages, ")"));
+    }
+    const int64_t chunks = static_cast<int64_t>(p.pp) * p.virtual_stages;
+    if (out_.model.layers % chunks != 0) {
+      return ErrorAt(file_, v ? v->pos : at,
+                     Cat("parallel.pp * parallel.virtual_stages = ", p.pp, " * ", p.virtual_stages,
+                         " = ", chunks, " does not divide model.layers = ", out_.model.layers));
+    }
+    if (out_.microbatches_per_pipeline() % p.pp != 0) {
+      return ErrorAt(file_, PosOf(*training_, "global_batch"),
+                     Cat("the interleaved schedule needs the microbatches per pipeline (",
+                         out_.microbatches_per_pipeline(), ") to be a multiple of parallel.pp = ",
+                         p.pp));
+    }
+    return Status::Ok();
   }
 
   const JsonValue& root_;

@@ -15,6 +15,9 @@ int kPayload = 0;
 struct Layout {
   int tp = 1, dp = 1, pp = 1;
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
+  // The stage a message in `dir` goes to (0 forward, 1 backward); it wraps
+  // around for the interleaved schedule's chunk-to-chunk messages.
+  int NextStage(int stage, int dir) const { return (stage + (dir == 0 ? 1 : pp - 1)) % pp; }
   std::vector<int> TpGroup(int stage, int d) const {
     std::vector<int> g;
     for (int t = 0; t < tp; ++t) g.push_back(Rank(stage, d, t));
@@ -73,7 +76,7 @@ void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platf
       } else if (op.kind == OpKind::kSend) {
         CollectiveCache::Key key{stage, 2, op.dir, op.bytes};
         if (cache.Has(key)) continue;
-        const int peer = op.dir == 0 ? stage + 1 : stage - 1;
+        const int peer = L.NextStage(stage, op.dir);
         std::vector<CollectiveCall> calls;
         for (int d = 0; d < L.dp; ++d) {
           for (int t = 0; t < L.tp; ++t) {
@@ -174,6 +177,10 @@ class StepRun {
     sg4::Actor::create("dp" + id, host, [this, &g]() { DpStream(g); });
   }
 
+  int Chunks() const {
+    return s_.parallel.schedule == Schedule::kInterleaved ? s_.parallel.virtual_stages : 1;
+  }
+
   static sg4::Mailbox* PipeBox(int dir, int rank) {
     return sg4::Mailbox::by_name("pp" + std::to_string(dir) + "/" + std::to_string(rank));
   }
@@ -185,7 +192,7 @@ class StepRun {
   }
 
   int Neighbour(const Gpu& g, int dir) const {
-    return L_.Rank(g.stage + (dir == 0 ? 1 : -1), g.d, g.t);
+    return L_.Rank(L_.NextStage(g.stage, dir), g.d, g.t);
   }
 
   void ComputeStream(Gpu& g) {
@@ -228,9 +235,9 @@ class StepRun {
     }
     g.finish_s = Now();
     // Of the time spent waiting for neighbours, the schedule's ideal bubble is
-    // (pp - 1) microbatches of this stage's compute; the rest is exposed
-    // pipeline communication.
-    const double ideal = (L_.pp - 1) * prog.compute_per_microbatch_s;
+    // (pp - 1) microbatches of this stage's compute, divided by the chunks of
+    // the interleaved schedule; the rest is exposed pipeline communication.
+    const double ideal = (L_.pp - 1) * prog.compute_per_microbatch_s / Chunks();
     g.spent.pipeline_bubble_s = std::min(ideal, g.spent.pp_comm_exposed_s);
     g.spent.pp_comm_exposed_s -= g.spent.pipeline_bubble_s;
   }

@@ -132,6 +132,7 @@ void Block(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds
 struct StageModel {
   int stage = 0, stages = 1;
   int layers = 0;                             // layers of this stage
+  int chunks = 1;                             // model chunks (interleaved schedule)
   std::vector<double> fwd_s, bwd_s;           // per layer (layer-list models)
   std::vector<double> layer_grad_bytes;       // per layer, DP gradient bytes
   double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage: embedding lookup
@@ -144,10 +145,32 @@ struct StageModel {
   double optimizer_s = 0;
 };
 
-void Forward(Emitter& em, const Scenario& s, const StageModel& sm, int mb) {
-  if (sm.stage > 0) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
-  em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
-  for (int l = 0; l < sm.layers; ++l) {
+// One forward or backward pass of a microbatch through one model chunk of
+// the stage (chunks > 1 only with the interleaved schedule).
+struct Pass {
+  bool forward = true;
+  int microbatch = 0;
+  int chunk = 0;
+};
+
+// Where a chunk sits in the whole pipeline: the first chunk of stage 0 holds
+// the embedding, the last chunk of the last stage the logits; messages flow
+// between consecutive chunks (stage pp-1, chunk c -> stage 0, chunk c+1).
+struct ChunkPlace {
+  bool first = false, last = false;
+};
+
+ChunkPlace Place(const StageModel& sm, int chunk) {
+  return {sm.stage == 0 && chunk == 0, sm.stage == sm.stages - 1 && chunk == sm.chunks - 1};
+}
+
+void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p) {
+  const ChunkPlace at = Place(sm, p.chunk);
+  const int mb = p.microbatch;
+  if (!at.first) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
+  if (at.first) em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
+  const int per_chunk = sm.layers / sm.chunks;
+  for (int l = p.chunk * per_chunk; l < (p.chunk + 1) * per_chunk; ++l) {
     if (sm.transformer) {
       Block(em, s, OpPhase::kForward, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
       Block(em, s, OpPhase::kForward, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
@@ -155,8 +178,8 @@ void Forward(Emitter& em, const Scenario& s, const StageModel& sm, int mb) {
       em.Compute(OpPhase::kForward, mb, sm.fwd_s[l]);
     }
   }
-  em.Compute(OpPhase::kForward, mb, sm.logits_fwd_s);
-  if (sm.stage < sm.stages - 1) em.P2p(OpKind::kSend, 0, mb, sm.p2p_bytes);
+  if (at.last) em.Compute(OpPhase::kForward, mb, sm.logits_fwd_s);
+  if (!at.last) em.P2p(OpKind::kSend, 0, mb, sm.p2p_bytes);
 }
 
 class BucketFiller {
@@ -179,13 +202,20 @@ class BucketFiller {
   double pending_ = 0;
 };
 
-void Backward(Emitter& em, const Scenario& s, const StageModel& sm, int mb, bool last_mb,
+// `grads_ready`: this is the chunk's last backward pass, after which its
+// gradients are complete and go into DP buckets (when overlapping).
+void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p, bool grads_ready,
               BucketFiller& buckets) {
-  if (sm.stage < sm.stages - 1) em.P2p(OpKind::kRecv, 1, mb, sm.p2p_bytes);
-  em.Compute(OpPhase::kBackward, mb, sm.logits_bwd_s);
-  const bool overlap = s.parallel.overlap_dp;
-  if (last_mb && overlap) buckets.Add(sm.head_grad_bytes);
-  for (int l = sm.layers - 1; l >= 0; --l) {
+  const ChunkPlace at = Place(sm, p.chunk);
+  const int mb = p.microbatch;
+  const bool fill = grads_ready && s.parallel.overlap_dp;
+  if (!at.last) em.P2p(OpKind::kRecv, 1, mb, sm.p2p_bytes);
+  if (at.last) {
+    em.Compute(OpPhase::kBackward, mb, sm.logits_bwd_s);
+    if (fill) buckets.Add(sm.head_grad_bytes);
+  }
+  const int per_chunk = sm.layers / sm.chunks;
+  for (int l = (p.chunk + 1) * per_chunk - 1; l >= p.chunk * per_chunk; --l) {
     if (sm.transformer) {
       if (s.training.recompute == Recompute::kFull) {
         Block(em, s, OpPhase::kRecompute, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
@@ -198,31 +228,44 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, int mb, bool
     } else {
       em.Compute(OpPhase::kBackward, mb, sm.bwd_s[l]);
     }
-    if (last_mb && overlap) buckets.Add(sm.layer_grad_bytes[l]);
+    if (fill) buckets.Add(sm.layer_grad_bytes[l]);
   }
-  em.Compute(OpPhase::kBackward, mb, sm.embed_bwd_s);
-  if (last_mb && overlap) buckets.Add(sm.embed_grad_bytes);
-  if (sm.stage > 0) em.P2p(OpKind::kSend, 1, mb, sm.p2p_bytes);
+  if (at.first) {
+    em.Compute(OpPhase::kBackward, mb, sm.embed_bwd_s);
+    if (fill) buckets.Add(sm.embed_grad_bytes);
+  }
+  if (!at.first) em.P2p(OpKind::kSend, 1, mb, sm.p2p_bytes);
 }
 
-// Forward/backward order of one stage: GPipe runs all forwards then all
-// backwards; 1F1B warms up with (stages - stage - 1) forwards, then
-// alternates, then drains (Narayanan et al. 2021).
-std::vector<std::pair<bool, int>> ScheduleOrder(const Scenario& s, int stage, int m) {
-  std::vector<std::pair<bool, int>> order;  // (is_forward, microbatch)
-  if (s.parallel.schedule == Schedule::kGpipe || s.parallel.pp == 1) {
-    for (int i = 0; i < m; ++i) order.emplace_back(true, i);
-    for (int i = 0; i < m; ++i) order.emplace_back(false, i);
+// The order of passes on one stage (Narayanan et al. 2021). GPipe: all
+// forwards, then all backwards. 1F1B: (pp - stage - 1) warm-up forwards, then
+// one forward and one backward in turn, then the remaining backwards.
+// Interleaved 1F1B with v chunks (Megatron-LM): virtual microbatch k runs on
+// chunk (k / pp) % v (reversed for backwards) with microbatch
+// (k / (pp v)) pp + k % pp; warm-up is 2 (pp - stage - 1) + (v - 1) pp.
+std::vector<Pass> ScheduleOrder(const Scenario& s, int stage, int m) {
+  const int pp = s.parallel.pp;
+  const int v = s.parallel.schedule == Schedule::kInterleaved ? s.parallel.virtual_stages : 1;
+  std::vector<Pass> order;
+  auto pass = [&](bool forward, int k) {
+    if (v == 1) return Pass{forward, k, 0};
+    const int chunk = (k / pp) % v;
+    return Pass{forward, (k / (pp * v)) * pp + k % pp, forward ? chunk : v - 1 - chunk};
+  };
+  const int total = m * v;
+  if (s.parallel.schedule == Schedule::kGpipe || pp == 1) {
+    for (int i = 0; i < m; ++i) order.push_back(Pass{true, i, 0});
+    for (int i = 0; i < m; ++i) order.push_back(Pass{false, i, 0});
     return order;
   }
-  const int warmup = std::min(s.parallel.pp - stage - 1, m);
+  const int warmup = std::min(v == 1 ? pp - stage - 1 : 2 * (pp - stage - 1) + (v - 1) * pp, total);
   int f = 0, b = 0;
-  for (; f < warmup; ++f) order.emplace_back(true, f);
-  while (f < m) {
-    order.emplace_back(true, f++);
-    order.emplace_back(false, b++);
+  for (; f < warmup; ++f) order.push_back(pass(true, f));
+  while (f < total) {
+    order.push_back(pass(true, f++));
+    order.push_back(pass(false, b++));
   }
-  while (b < m) order.emplace_back(false, b++);
+  while (b < total) order.push_back(pass(false, b++));
   return order;
 }
 
@@ -231,6 +274,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   StageModel sm;
   sm.stage = stage;
   sm.stages = s.parallel.pp;
+  if (s.parallel.schedule == Schedule::kInterleaved) sm.chunks = s.parallel.virtual_stages;
   sm.transformer = m.kind == ModelKind::kTransformer;
   // Gradients are reduced in the weights' dtype, as wide as the activations.
   const double e = ActivationBytesPerElem(s.training.precision), gb = e;
@@ -293,11 +337,11 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
   Emitter em(&prog);
   BucketFiller buckets(em, s);
   const int m = static_cast<int>(s.microbatches_per_pipeline());
-  for (auto [forward, mb] : ScheduleOrder(s, stage, m)) {
-    if (forward) {
-      Forward(em, s, sm, mb);
+  for (const Pass& p : ScheduleOrder(s, stage, m)) {
+    if (p.forward) {
+      Forward(em, s, sm, p);
     } else {
-      Backward(em, s, sm, mb, mb == m - 1, buckets);
+      Backward(em, s, sm, p, p.microbatch == m - 1, buckets);
     }
   }
   if (!s.parallel.overlap_dp) {  // all gradients at once after the backward pass

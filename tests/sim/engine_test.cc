@@ -74,6 +74,26 @@ TEST(EngineTest, PipelineBubbleMatchesScheduleFormula) {
   }
 }
 
+// Interleaved 1F1B (Megatron-LM): with v model chunks per GPU the bubble
+// shrinks to (pp - 1) / (v m). A transformer with a tiny vocabulary keeps the
+// first and last stages (embedding, logits) close to the others.
+TEST(EngineTest, InterleavedBubbleShrinksWithVirtualStages) {
+  for (int v : {1, 2, 4}) {
+    const std::string schedule =
+        v == 1 ? R"("schedule": "1f1b")"
+               : R"("schedule": "interleaved", "virtual_stages": )" + std::to_string(v);
+    Scenario s = Parse(R"({"model": {"layers": 32, "hidden": 1024, "heads": 16, "seq_len": 1024,
+        "vocab": 64}, "training": {"global_batch": 16},
+        "cluster": {"instance": "p4d.24xlarge"},
+        "parallel": {"tp": 2, "pp": 4, )" + schedule + "}}");
+    SimulationResult r = RunScenario(s, SimMode::kReduced);
+    const Breakdown& b = r.step.breakdown;
+    const double busy = b.compute_s + b.recompute_s + b.tp_comm_s;
+    const double bubble = (r.step.step_time_s - busy - b.optimizer_s) / busy;
+    EXPECT_NEAR(bubble, 3.0 / (v * 16), 0.1 * 3.0 / (v * 16)) << "v=" << v;
+  }
+}
+
 // The reduced mode (one GPU per stage, collectives simulated once and
 // reused) against the full simulation of every GPU and message.
 TEST(EngineTest, ReducedModeMatchesFullSimulation) {
@@ -86,6 +106,10 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "recompute": "full"},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"zero_stage": 1}})",
+      // Interleaved 1F1B: messages wrap from the last stage to the first.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 4, "schedule": "interleaved", "virtual_stages": 3}})",
       // Sequence parallelism, GPipe, hierarchical DP all-reduce.
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "sequence_parallel": true},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
