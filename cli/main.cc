@@ -217,6 +217,12 @@ int CatalogCommand(const Args& a) {
               << Opt(t->gpu.fp8_flops ? std::optional(*t->gpu.fp8_flops / 1e12) : std::nullopt, 1)
               << "\n"
               << "  memory bandwidth " << Opt(t->gpu.hbm_GBps, 0) << " GB/s\n"
+              << "  GEMM efficiency  "
+              << (t->gpu.gemm_efficiency ? Fixed(*t->gpu.gemm_efficiency, 2) + " (" +
+                                               t->gpu.gemm_efficiency_provenance + ")"
+                                         : Fixed(sim::ModelParams().gemm_efficiency, 2) +
+                                               " (the simulator's assumption, docs/model.md)")
+              << "\n"
               << "  topology         " << TopologyName(t->topology) << "\n"
               << "  network          " << t->nics << " x " << t->nic_gbps << " Gb/s"
               << (t->efa ? " (EFA/InfiniBand)" : "") << "\n"

@@ -285,6 +285,8 @@ class FileReader {
                            "fp8_tflops"};
     for (int k = 0; k < 5; ++k) f.OptPositive(keys[k], &tflops[k]);
     f.OptPositive("hbm_GBps", &g.hbm_GBps);
+    f.OptFraction("gemm_efficiency", &g.gemm_efficiency);
+    f.r().String("gemm_efficiency_provenance", &g.gemm_efficiency_provenance);
     f.Require("mem_gib");
     f.Positive("mem_gib", &g.mem_gib);
     std::string notes;
@@ -293,6 +295,14 @@ class FileReader {
     const JsonValue* sources = f.r().Child("sources");
     if (Status s = f.Finish(); !s.ok()) return s;
     if (g.name.empty()) return ErrorAtValue(file_, *v.Find("name"), path + ".name", "empty name");
+    if (g.gemm_efficiency && *g.gemm_efficiency <= 0) {
+      return ErrorAtValue(file_, *v.Find("gemm_efficiency"), path + ".gemm_efficiency",
+                          "expected a number in (0, 1], got 0");
+    }
+    if (g.gemm_efficiency && g.gemm_efficiency_provenance.empty()) {
+      return ErrorAtValue(file_, *v.Find("gemm_efficiency"), path + ".gemm_efficiency",
+                          "needs gemm_efficiency_provenance (where the figure comes from)");
+    }
     if (sources) {
       if (Status s = ReadSourceIds(*sources, path + ".sources", &g.sources); !s.ok()) return s;
     }

@@ -23,6 +23,11 @@ struct GpuSpec {
   std::optional<double> fp32_flops, tf32_flops, fp16_flops, bf16_flops, fp8_flops;
   std::optional<double> hbm_GBps;
   double mem_gib = 0;
+  // Fraction of the peak that large GEMMs reach in training, when fitted or
+  // measured for this part (with where it comes from); else the simulator's
+  // stated assumption applies (sim/model_params.h).
+  std::optional<double> gemm_efficiency;
+  std::string gemm_efficiency_provenance;
   std::vector<std::string> sources;
 
   std::optional<double> PeakFlops(Precision p) const;

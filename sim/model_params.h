@@ -28,6 +28,10 @@ struct ModelParams {
   // Assumptions: large tensor-core GEMMs reach about 70-80% of the datasheet
   // peak in practice; calibration (issue 4) measures the real table.
   double gemm_efficiency = 0.75;
+  // A GPU's catalog entry may carry its own fitted or measured efficiency
+  // (GpuSpec::gemm_efficiency), which then replaces the assumption above;
+  // false keeps the assumption (for fitting).
+  bool use_catalog_gemm_efficiency = true;
   double kernel_overhead_s = 4.0e-6;
   // Memory-bound kernels: bytes / (hbm_efficiency * HBM bandwidth).
   double hbm_efficiency = 0.80;

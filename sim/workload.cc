@@ -393,7 +393,11 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
     return Status::InvalidInput("the catalog has no memory bandwidth for " + gpu.name +
                                 " (not confirmed by a source); give a hardware profile");
   }
-  ComputeModel cm(*peak, *gpu.hbm_GBps * 1e9, params);
+  ModelParams effective = params;
+  if (gpu.gemm_efficiency && params.use_catalog_gemm_efficiency) {
+    effective.gemm_efficiency = *gpu.gemm_efficiency;
+  }
+  ComputeModel cm(*peak, *gpu.hbm_GBps * 1e9, effective);
   StepProgram prog;
   for (int stage = 0; stage < s.parallel.pp; ++stage)
     prog.stages.push_back(BuildStage(s, cm, stage));

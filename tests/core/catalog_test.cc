@@ -150,6 +150,17 @@ TEST(CatalogBuiltin, UnconfirmedFiguresStayNull) {
   EXPECT_EQ(Builtin().Find("p4de.24xlarge")->price_sagemaker_usd_hr, std::nullopt);
 }
 
+// Fitted figures say so; GPUs without a fit keep none (the simulator's
+// stated assumption applies to them).
+TEST(CatalogBuiltin, FittedGemmEfficiencyCarriesItsProvenance) {
+  const GpuSpec& a100 = Builtin().Find("dgx-a100-80gb")->gpu;
+  ASSERT_TRUE(a100.gemm_efficiency.has_value());
+  EXPECT_GT(*a100.gemm_efficiency, 0.3);
+  EXPECT_LT(*a100.gemm_efficiency, 0.95);
+  EXPECT_EQ(a100.gemm_efficiency_provenance.rfind("fitted to", 0), 0u);
+  EXPECT_EQ(Builtin().Find("p5.48xlarge")->gpu.gemm_efficiency, std::nullopt);
+}
+
 TEST(CatalogBuiltin, P3CubeMeshHasSixteenPairsAndSixLinksPerGpu) {
   for (const char* name : {"p3.16xlarge", "p3dn.24xlarge"}) {
     SCOPED_TRACE(name);
@@ -428,6 +439,17 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        "name"},
       {"inline gpu without memory", OneEntry({{"gpu", R"("gpu": {"name": "G1"})"}}),
        "extra.json:3:10: missing required field instances[0].gpu.mem_gib"},
+      {"gemm efficiency without provenance",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 0.7})"}}),
+       "extra.json:3:58: instances[0].gpu.gemm_efficiency: needs gemm_efficiency_provenance "
+       "(where the figure comes from)"},
+      {"gemm efficiency of zero",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 0})"}}),
+       "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in (0, 1], got 0"},
+      {"gemm efficiency above one",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 1.5})"}}),
+       "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in [0, 1] or null, "
+       "got 1.5"},
       {"duplicate type within the file",
        R"({"version": 1, "instances": [
   {"name": "a", "gpu": "T4", "gpus": 1, "topology": {"kind": "single"},

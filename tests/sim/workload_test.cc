@@ -113,6 +113,22 @@ TEST(WorkloadTest, FullRecomputeAddsOneForwardOfTheLayers) {
   EXPECT_LT(added, forward);
 }
 
+// A GPU's fitted GEMM efficiency (catalog) replaces the assumed one.
+TEST(WorkloadTest, CatalogGemmEfficiencyReplacesTheAssumption) {
+  Scenario s = Gpt(R"("pp": 1)");
+  ASSERT_TRUE(s.instance.gpu.gemm_efficiency.has_value());
+  ModelParams assumed;
+  assumed.use_catalog_gemm_efficiency = false;
+  ModelParams same = assumed;
+  same.gemm_efficiency = *s.instance.gpu.gemm_efficiency;
+  const double catalog = Build(s).stages[0].compute_per_microbatch_s;
+  const double with_assumption =
+      BuildStepProgram(s, assumed)->stages[0].compute_per_microbatch_s;
+  const double with_same_value = BuildStepProgram(s, same)->stages[0].compute_per_microbatch_s;
+  EXPECT_DOUBLE_EQ(catalog, with_same_value);
+  EXPECT_NE(catalog, with_assumption);
+}
+
 TEST(WorkloadTest, MissingCatalogFigureIsAnError) {
   Scenario s =
       Parse(R"({"model": "bert-large", "training": {"global_batch": 8, "precision": "fp16"},
