@@ -343,7 +343,10 @@ std::vector<BusbwCase> AwsSourcesBusbwCases(const json& sources) {
 }
 
 // Simulated seconds of a ring all-reduce of `bytes` over every GPU of the cluster.
-Expected<double> SimulateRingAllReduce(const InstanceType& type, int nodes, double bytes) {
+// The all-reduce over every GPU of the nodes with NCCL-like algorithm choice
+// (the fastest of ring, tree and hierarchical); returns seconds and algorithm.
+Expected<std::pair<double, std::string>> SimulateAllReduce(const InstanceType& type, int nodes,
+                                                           double bytes) {
   FlushBeforeFork();
   Expected<std::string> out = sim::RunIsolated([&]() {
     sim::ConfigureNetworkModel();
@@ -352,12 +355,17 @@ Expected<double> SimulateRingAllReduce(const InstanceType& type, int nodes, doub
     std::vector<int> ranks(p.gpus.size());
     for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(i);
     sim::CollectiveCall call{sim::CollKind::kAllReduce, sim::CollAlgo::kRing, bytes, ranks, "ar"};
-    char seconds[32];  // full precision: std::to_string keeps only microseconds
-    std::snprintf(seconds, sizeof seconds, "%.17g", sim::MeasureConcurrent(p, params, {call}));
-    return std::string(seconds);
+    sim::CollAlgo algo = sim::CollAlgo::kRing;
+    const double seconds = sim::MeasureFastest(p, params, {call}, &algo);
+    char text[64];  // full precision: std::to_string keeps only microseconds
+    std::snprintf(text, sizeof text, "%.17g %s", seconds, sim::ToString(algo));
+    return std::string(text);
   });
   if (!out.ok()) return out.status();
-  return std::strtod(out->c_str(), nullptr);
+  char algo[32] = "";
+  double seconds = 0;
+  std::sscanf(out->c_str(), "%lf %31s", &seconds, algo);
+  return std::make_pair(seconds, std::string(algo));
 }
 
 // nccl-tests PERFORMANCE.md: busbw = algbw * 2(n-1)/n, algbw = bytes / time.
@@ -378,14 +386,15 @@ std::string SizeLabel(double bytes) {
 void PrintBusbwHeader(const char* title) {
   std::printf(
       "\n## %s\n\n"
-      "| hardware (source) | simulated as | GPUs | message | time us (pred.) | "
+      "| hardware (source) | simulated as | GPUs | message | algorithm | time us (pred.) | "
       "busbw GB/s (pred.) | published | error %% | sim wall s |\n"
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+      "|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n",
       title);
 }
 
 struct BusbwOutcome {
   double seconds = 0, busbw_GBps = 0, wall_s = 0;
+  std::string algorithm;
   std::string error;  // non-empty when not simulated
 };
 
@@ -401,14 +410,15 @@ BusbwOutcome SimulateBusbw(const BusbwCase& c, const InstanceType* type) {
     return out;
   }
   const auto start = std::chrono::steady_clock::now();
-  Expected<double> t = SimulateRingAllReduce(*type, c.nodes, c.bytes);
+  Expected<std::pair<double, std::string>> t = SimulateAllReduce(*type, c.nodes, c.bytes);
   out.wall_s = Seconds(start);
   if (!t.ok()) {
     out.error = "failed: " + t.status().message();
     return out;
   }
-  out.seconds = *t;
-  out.busbw_GBps = BusBandwidthGBps(c.bytes, *t, ranks);
+  out.seconds = t->first;
+  out.algorithm = t->second;
+  out.busbw_GBps = BusBandwidthGBps(c.bytes, out.seconds, ranks);
   return out;
 }
 
@@ -419,12 +429,13 @@ void RunBusbwCase(const BusbwCase& c, const Catalog& catalog, ErrorSummary* summ
   std::printf("| %s | %d x %s | %d | %s | ", c.hardware.c_str(), c.nodes, c.instance.c_str(), ranks,
               SizeLabel(c.bytes).c_str());
   if (!out.error.empty()) {
-    std::printf("- | - | %.2f | %s | %.2f |\n", c.published_GBps, out.error.c_str(), out.wall_s);
+    std::printf("- | - | - | %.2f | %s | %.2f |\n", c.published_GBps, out.error.c_str(),
+                out.wall_s);
     return;
   }
   const double error = ErrorPercent(out.busbw_GBps, c.published_GBps);
-  std::printf("%.1f | %.2f | %.2f | %+.1f | %.2f |\n", out.seconds * 1e6, out.busbw_GBps,
-              c.published_GBps, error, out.wall_s);
+  std::printf("%s | %.1f | %.2f | %.2f | %+.1f | %.2f |\n", out.algorithm.c_str(),
+              out.seconds * 1e6, out.busbw_GBps, c.published_GBps, error, out.wall_s);
   summary->Add(std::to_string(ranks) + " GPUs " + c.instance + " " + SizeLabel(c.bytes), error);
 }
 
@@ -441,8 +452,9 @@ void RunBusbwTable(const char* title, const std::vector<BusbwCase>& cases, const
 void PrintBusbwNotes() {
   std::printf(
       "\n## nccl-tests all_reduce bus bandwidth\n\n"
-      "Setup per row: one ring all-reduce (NCCL-style rings, one channel per local GPU when the\n"
-      "group spans nodes) of the message size over all GPUs of the nodes, simulated alone;\n"
+      "Setup per row: one all-reduce of the message size over all GPUs of the nodes, simulated\n"
+      "alone, with the algorithm NCCL-like auto choice takes (the fastest of ring -- one\n"
+      "channel per local GPU when the group spans nodes --, double binary tree, hierarchical);\n"
       "busbw = bytes / time * 2(n-1)/n (nccl-tests PERFORMANCE.md). Mapping: A100 80GB ->\n"
       "p4de.24xlarge, A100 40GB -> p4d.24xlarge, H100 -> p5.48xlarge (single-node Azure rows\n"
       "use the same NVSwitch node; NVLink SHARP (NVLS) is not modelled).\n");

@@ -412,7 +412,7 @@ class ScenarioParser {
         .Int("zero_stage", &p.zero_stage, 0, 1);
     ReadEnum(&r, "schedule", 3, &p.schedule);
     r.Int("virtual_stages", &p.virtual_stages, 1, kMaxParallel);
-    ReadEnum(&r, "dp_algorithm", 3, &p.dp_algorithm);
+    ReadEnum(&r, "dp_algorithm", 4, &p.dp_algorithm);
     r.Double("bucket_mb", &bucket_mb, 0, kInf).Bool("overlap_dp", &p.overlap_dp);
     if (Status s = r.Finish(); !s.ok()) return s;
     if (bucket_mb <= 0) {
@@ -615,6 +615,8 @@ const char* ToString(DpAlgorithm a) {
       return "ring";
     case DpAlgorithm::kTree:
       return "tree";
+    case DpAlgorithm::kAuto:
+      return "auto";
     case DpAlgorithm::kHierarchical:
       return "hierarchical";
   }

@@ -20,7 +20,8 @@ enum class Optimizer { kSgd, kAdam };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
 enum class Schedule { kGpipe, k1F1B, kInterleaved };
-enum class DpAlgorithm { kRing, kTree, kHierarchical };
+// kAuto: like NCCL, the fastest of the three for each collective (by simulating each).
+enum class DpAlgorithm { kRing, kTree, kHierarchical, kAuto };
 
 struct TrainingConfig {
   int64_t global_batch = 0;  // samples per optimizer step (required)
@@ -53,7 +54,7 @@ struct ParallelConfig {
   int zero_stage = 0;  // 0 or 1 in this version
   Schedule schedule = Schedule::k1F1B;
   int virtual_stages = 1;
-  DpAlgorithm dp_algorithm = DpAlgorithm::kRing;
+  DpAlgorithm dp_algorithm = DpAlgorithm::kAuto;
   double bucket_bytes = 25.0 * 1024 * 1024;  // DDP gradient bucket
   bool overlap_dp = true;                    // launch DP buckets during backward
 };

@@ -28,6 +28,7 @@ struct CollectiveCall {
   double bytes = 0;
   std::vector<int> group;  // global GPU ranks; for send/recv {sender, receiver}
   std::string tag;         // unique per group; messages of one group use it
+  int max_chunks = 0;      // tree: simulate only this many chunks (0 = all)
 };
 
 // The calling actor's part of `call`, as member `me` of call.group. Blocks
@@ -40,6 +41,13 @@ void RunCollectiveMember(const Platform& platform, const ModelParams& params,
 // (it runs the engine).
 double MeasureConcurrent(const Platform& platform, const ModelParams& params,
                          const std::vector<CollectiveCall>& calls);
+
+// Like NCCL's algorithm choice: runs `calls` (concurrent groups of one
+// collective) once per algorithm that applies -- ring, tree and hierarchical
+// for all-reduce, ring otherwise -- and returns the fastest time, its
+// algorithm in *chosen (the first on a tie). Call from outside any actor.
+double MeasureFastest(const Platform& platform, const ModelParams& params,
+                      std::vector<CollectiveCall> calls, CollAlgo* chosen);
 
 // NCCL-style ring orders for a group: one order per channel (see above).
 std::vector<std::vector<int>> RingChannels(const Platform& platform, const std::vector<int>& group);

@@ -30,7 +30,8 @@ struct Layout {
   }
 };
 
-CollAlgo DpAlgo(const Scenario& s, CollKind kind) {
+// The algorithm a scenario fixes for a DP collective (kAuto: chosen later).
+CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
   if (kind != CollKind::kAllReduce) return CollAlgo::kRing;
   switch (s.parallel.dp_algorithm) {
     case DpAlgorithm::kTree:
@@ -38,6 +39,7 @@ CollAlgo DpAlgo(const Scenario& s, CollKind kind) {
     case DpAlgorithm::kHierarchical:
       return CollAlgo::kHierarchical;
     case DpAlgorithm::kRing:
+    case DpAlgorithm::kAuto:
       return CollAlgo::kRing;
   }
   return CollAlgo::kRing;
@@ -52,15 +54,43 @@ class CollectiveCache {
   bool Has(const Key& k) const { return table_.count(k) > 0; }
   void Put(const Key& k, double v) { table_[k] = v; }
   int size() const { return static_cast<int>(table_.size()); }
+  // The algorithm of a DP collective (both modes).
+  CollAlgo Algo(const Key& k) const { return algo_.at(k); }
+  void PutAlgo(const Key& k, CollAlgo a) { algo_[k] = a; }
 
  private:
   std::map<Key, double> table_;
+  std::map<Key, CollAlgo> algo_;
 };
+
+// Fixes the algorithm of every DP collective: the scenario's, or with
+// dp_algorithm "auto" the fastest for its stage, kind and size (all the
+// stage's DP groups at once). Records the duration too, for kReduced.
+void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platform& platform,
+                        const ModelParams& params, const Layout& L, CollectiveCache& cache) {
+  for (int stage = 0; stage < L.pp; ++stage) {
+    for (const DpColl& c : prog.stages[stage].dp_colls) {
+      CollectiveCache::Key key{stage, 1, static_cast<int>(c.kind), c.bytes};
+      if (cache.Has(key)) continue;
+      std::vector<CollectiveCall> calls;
+      for (int t = 0; t < L.tp; ++t) {
+        calls.push_back({c.kind, FixedDpAlgo(s, c.kind), c.bytes, L.DpGroup(stage, t),
+                         "dp" + std::to_string(t)});
+      }
+      CollAlgo algo = calls[0].algo;
+      const double seconds = s.parallel.dp_algorithm == DpAlgorithm::kAuto
+                                 ? MeasureFastest(platform, params, calls, &algo)
+                                 : MeasureConcurrent(platform, params, calls);
+      cache.Put(key, seconds);
+      cache.PutAlgo(key, algo);
+    }
+  }
+}
 
 // Simulates every distinct collective of the program once (all concurrent
 // groups of the stage together), before the step.
-void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platform,
-               const ModelParams& params, const Layout& L, CollectiveCache& cache) {
+void FillCache(const StepProgram& prog, const Platform& platform, const ModelParams& params,
+               const Layout& L, CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
     const StageProgram& sp = prog.stages[stage];
     for (const Op& op : sp.ops) {
@@ -90,16 +120,6 @@ void FillCache(const Scenario& s, const StepProgram& prog, const Platform& platf
         cache.Put(key, MeasureConcurrent(platform, params, calls));
       }
     }
-    for (const DpColl& c : sp.dp_colls) {
-      CollectiveCache::Key key{stage, 1, static_cast<int>(c.kind), c.bytes};
-      if (cache.Has(key)) continue;
-      std::vector<CollectiveCall> calls;
-      for (int t = 0; t < L.tp; ++t) {
-        calls.push_back(
-            {c.kind, DpAlgo(s, c.kind), c.bytes, L.DpGroup(stage, t), "dp" + std::to_string(t)});
-      }
-      cache.Put(key, MeasureConcurrent(platform, params, calls));
-    }
   }
 }
 
@@ -124,7 +144,8 @@ class StepRun {
 
   StepResult Run() {
     StepResult result;
-    if (mode_ == SimMode::kReduced) FillCache(s_, prog_, platform_, params_, L_, cache_);
+    ChooseDpAlgorithms(s_, prog_, platform_, params_, L_, cache_);
+    if (mode_ == SimMode::kReduced) FillCache(prog_, platform_, params_, L_, cache_);
     result.distinct_collectives = cache_.size();
     CreateGpus();
     start_ = sg4::Engine::get_clock();
@@ -294,7 +315,8 @@ class StepRun {
       if (mode_ == SimMode::kReduced) {
         sg4::this_actor::sleep_for(cache_.Get({g.stage, 1, static_cast<int>(c.kind), c.bytes}));
       } else {
-        CollectiveCall call{c.kind, DpAlgo(s_, c.kind), c.bytes, L_.DpGroup(g.stage, g.t),
+        const CollAlgo algo = cache_.Algo({g.stage, 1, static_cast<int>(c.kind), c.bytes});
+        CollectiveCall call{c.kind, algo, c.bytes, L_.DpGroup(g.stage, g.t),
                             "dp" + std::to_string(g.stage) + "_" + std::to_string(g.t)};
         RunCollectiveMember(platform_, params_, call, g.d);
       }

@@ -41,6 +41,10 @@ struct ModelParams {
   // rest at the measured per-step time (0 = simulate every step). A speed
   // shortcut, not a model parameter: tests prove it against full rings.
   int max_ring_steps = 16;
+  // Trees of more than 2x this many chunks (per half buffer), when measured
+  // alone (MeasureConcurrent), are simulated with this many and twice as many
+  // and extrapolated (0 = simulate every chunk).
+  int max_tree_chunks = 32;
 };
 
 }  // namespace trainsim::sim

@@ -102,33 +102,33 @@ std::vector<ValidCase> ValidCases() {
   return {
       {"preset with derived dp and every default", Doc(kGpt3, kBatch1536, kP4dX128, kTp8Pp8),
        "x | gpt3-175b " + gpt3 + " | gb1536 mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
-           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b auto bucket25MiB overlap1"},
       {"no parallel section: pure data parallel",
        R"({"model": "llama2-7b", "training": {"global_batch": 64},)"
        R"( "cluster": {"instance": "p4d.24xlarge"}})",
        "x | llama2-7b L32 h4096 a32/32 f11008 s4096 v32000 swiglu bias0 tied0 pos0 tt0 | gb64 "
        "mb1 bf16 adam none sp0 | p4d.24xlarge x1 " +
-           defaults + " nics4 profile= | tp1 pp1 dp8 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics4 profile= | tp1 pp1 dp8 z0 1f1b auto bucket25MiB overlap1"},
       {"preset with a seq_len override keeps grouped-query heads",
        Doc(R"({"preset": "llama2-70b", "seq_len": 2048})", R"({"global_batch": 64})",
            R"({"instance": "p5.48xlarge", "nodes": 16})", R"({"tp": 8, "pp": 4, "dp": 4})"),
        "x | llama2-70b L80 h8192 a64/8 f28672 s2048 v32000 swiglu bias0 tied0 pos0 tt0 | gb64 "
        "mb1 bf16 adam none sp0 | p5.48xlarge x16 " +
-           defaults + " nics32 profile= | tp8 pp4 dp4 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics32 profile= | tp8 pp4 dp4 z0 1f1b auto bucket25MiB overlap1"},
       {"heads override on a multi-head preset moves kv_heads along",
        Doc(R"({"preset": "gpt3-175b", "heads": 64, "layers": 64})", kBatch1536, kP4dX128, kTp8Pp8),
        "x | gpt3-175b L64 h12288 a64/64 f49152 s2048 v50257 gelu bias1 tied1 pos1 tt0 | gb1536 "
        "mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
-           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b auto bucket25MiB overlap1"},
       {"hidden override on a preset with ffn = 4 * hidden moves ffn_hidden along",
        Doc(R"({"preset": "gpt3-175b", "hidden": 6144})", kBatch1536, kP4dX128, kTp8Pp8),
        "x | gpt3-175b L96 h6144 a96/96 f24576 s2048 v50257 gelu bias1 tied1 pos1 tt0 | gb1536 "
        "mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
-           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b auto bucket25MiB overlap1"},
       {"explicit dimensions with defaults", Doc(Explicit(""), R"({"global_batch": 8})", kP4d),
        "x | custom L16 h1024 a16/16 f4096 s512 v1000 gelu bias1 tied1 pos1 tt0 | gb8 mb1 bf16 "
        "adam none sp0 | p4d.24xlarge x1 " +
-           defaults + " nics4 profile= | tp1 pp1 dp8 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics4 profile= | tp1 pp1 dp8 z0 1f1b auto bucket25MiB overlap1"},
       {"explicit dimensions, every field",
        Doc(Explicit(R"(, "name": "mini", "kv_heads": 4, "ffn_hidden": 2816, "mlp": "swiglu",)"
                     R"( "bias": false, "tied_embeddings": false, "learned_positions": false,)"
@@ -136,18 +136,18 @@ std::vector<ValidCase> ValidCases() {
            R"({"global_batch": 8})", kP4d, R"({"tp": 4})"),
        "x | mini L16 h1024 a16/4 f2816 s512 v1000 swiglu bias0 tied0 pos0 tt2 | gb8 mb1 bf16 "
        "adam none sp0 | p4d.24xlarge x1 " +
-           defaults + " nics4 profile= | tp4 pp1 dp2 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics4 profile= | tp4 pp1 dp2 z0 1f1b auto bucket25MiB overlap1"},
       {"layer list split over two pipeline stages",
        Doc(kTwoLayers, R"({"global_batch": 8, "precision": "fp16", "optimizer": "sgd"})", kP3,
            R"({"pp": 2})"),
        "x | custom list of 2 sample_elems 3 | gb8 mb1 fp16 sgd none sp0 | p3.16xlarge x1 " +
-           defaults + " nics1 profile= | tp1 pp2 dp4 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics1 profile= | tp1 pp2 dp4 z0 1f1b auto bucket25MiB overlap1"},
       {"layer-list preset on V100 in fp32",
        Doc(R"("resnet50")", R"({"global_batch": 2048, "micro_batch": 256, "precision": "fp32"})",
            kP3),
        "x | resnet50 list of 54 sample_elems 150528 | gb2048 mb256 fp32 adam none sp0 | "
        "p3.16xlarge x1 " +
-           defaults + " nics1 profile= | tp1 pp1 dp8 z0 1f1b ring bucket25MiB overlap1"},
+           defaults + " nics1 profile= | tp1 pp1 dp8 z0 1f1b auto bucket25MiB overlap1"},
       {"every optional field given",
        Doc(kGpt3,
            R"({"global_batch": 1536, "micro_batch": 2, "precision": "fp16", "optimizer": "sgd",)"
@@ -385,7 +385,8 @@ std::vector<FailCase> ParallelCases() {
        "x.json:2:31: the interleaved schedule needs the microbatches per pipeline (12) to be a "
        "multiple of parallel.pp = 8"},
       {"unknown dp algorithm", Doc(kGpt3, kBatch1536, kP4dX128, R"({"dp_algorithm": "ps"})"),
-       "x.json:4:31: parallel.dp_algorithm: expected one of ring, tree, hierarchical, got \"ps\""},
+       "x.json:4:31: parallel.dp_algorithm: expected one of ring, tree, hierarchical, auto, got "
+       "\"ps\""},
       {"zero bucket", Doc(kGpt3, kBatch1536, kP4dX128, R"({"bucket_mb": 0})"),
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
@@ -521,6 +522,7 @@ TEST(ScenarioTest, ToStringUsesTheFileSpelling) {
   EXPECT_STREQ(ToString(DpAlgorithm::kRing), "ring");
   EXPECT_STREQ(ToString(DpAlgorithm::kTree), "tree");
   EXPECT_STREQ(ToString(DpAlgorithm::kHierarchical), "hierarchical");
+  EXPECT_STREQ(ToString(DpAlgorithm::kAuto), "auto");
   EXPECT_STREQ(ToString(Pricing::kOnDemand), "on-demand");
   EXPECT_STREQ(ToString(Pricing::kSpot), "spot");
   EXPECT_STREQ(ToString(Pricing::kSagemaker), "sagemaker");
@@ -583,7 +585,7 @@ TEST(ScenarioFileTest, DefaultScenarioIsGpt3On128P4d) {
   EXPECT_EQ(Summary(*s),
             "gpt3-175b-p4d | gpt3-175b L96 h12288 a96/96 f49152 s2048 v50257 gelu bias1 tied1 "
             "pos1 tt0 | gb1536 mb1 bf16 adam full sp0 | p4d.24xlarge x128 on-demand over1 leaf32 "
-            "nics4 profile= | tp8 pp8 dp16 z1 1f1b ring bucket25MiB overlap1");
+            "nics4 profile= | tp8 pp8 dp16 z1 1f1b auto bucket25MiB overlap1");
   EXPECT_EQ(s->training.tokens, 300e9);
 }
 

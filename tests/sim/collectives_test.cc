@@ -234,3 +234,69 @@ TEST(CollectivesTest, InterNodeMessageSeesTheNicToNicLatencyOnce) {
 
 }  // namespace
 }  // namespace trainsim::sim
+
+namespace trainsim::sim {
+namespace {
+
+// NCCL-like choice: a latency-bound small all-reduce across 16 nodes goes to
+// the tree (about 2 log2(n) message latencies instead of 2(n-1)); a large one
+// to a bandwidth-optimal ring. The time returned is the chosen algorithm's.
+TEST(CollectivesTest, FastestAlgorithmDependsOnTheSize) {
+  InstanceType t = SwitchNode(1, 100);
+  t.efa = true;
+  auto run = [&](double bytes, CollAlgo* chosen) {
+    auto out = RunIsolated([&]() {
+      ConfigureNetworkModel();
+      ModelParams params;
+      Platform p = BuildPlatform(ClusterShape{t, 16, 1.0, 32}, params);
+      CollAlgo algo = CollAlgo::kRing;
+      double best =
+          MeasureFastest(p, params, {{CollKind::kAllReduce, CollAlgo::kRing, bytes, Iota(16), "f"}},
+                         &algo);
+      double ring = MeasureConcurrent(
+          p, params, {{CollKind::kAllReduce, CollAlgo::kRing, bytes, Iota(16), "r"}});
+      double tree = MeasureConcurrent(
+          p, params, {{CollKind::kAllReduce, CollAlgo::kTree, bytes, Iota(16), "t"}});
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%d %.17g %.17g %.17g", static_cast<int>(algo), best, ring,
+                    tree);
+      return std::string(buf);
+    });
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    int algo = 0;
+    double best = 0, ring = 0, tree = 0;
+    std::sscanf(out->c_str(), "%d %lf %lf %lf", &algo, &best, &ring, &tree);
+    *chosen = static_cast<CollAlgo>(algo);
+    EXPECT_NEAR(best, std::min(ring, tree), 1e-9 * best) << bytes;
+  };
+  CollAlgo small = CollAlgo::kRing, large = CollAlgo::kTree;
+  run(4096, &small);
+  run(1 << 30, &large);
+  EXPECT_EQ(small, CollAlgo::kTree);
+  EXPECT_NE(large, CollAlgo::kTree);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
+
+namespace trainsim::sim {
+namespace {
+
+// The long-pipeline shortcut of the tree against every chunk simulated.
+TEST(CollectivesTest, LongTreeShortcutMatchesEveryChunkSimulated) {
+  InstanceType t = SwitchNode(1, 100);
+  t.efa = true;
+  auto run = [&](int max_chunks) {
+    ModelParams p;
+    p.max_tree_chunks = max_chunks;
+    return Simulate(t, 16, p, [&](const Platform&) {
+      return std::vector<CollectiveCall>{
+          {CollKind::kAllReduce, CollAlgo::kTree, 4096.0 * 1024 * 1024, Iota(16), "t"}};
+    });
+  };
+  const double full = run(0), shortcut = run(32);
+  EXPECT_NEAR(shortcut, full, 0.005 * full);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
