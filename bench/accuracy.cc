@@ -454,7 +454,8 @@ void PrintBusbwNotes() {
       "\n## nccl-tests all_reduce bus bandwidth\n\n"
       "Setup per row: one all-reduce of the message size over all GPUs of the nodes, simulated\n"
       "alone, with the algorithm NCCL-like auto choice takes (the fastest of ring -- one\n"
-      "channel per local GPU when the group spans nodes --, double binary tree, hierarchical);\n"
+      "channel per local GPU when the group spans nodes --, hierarchical and, up to 16 MiB,\n"
+      "double binary tree);\n"
       "busbw = bytes / time * 2(n-1)/n (nccl-tests PERFORMANCE.md). Mapping: A100 80GB ->\n"
       "p4de.24xlarge, A100 40GB -> p4d.24xlarge, H100 -> p5.48xlarge (single-node Azure rows\n"
       "use the same NVSwitch node; NVLink SHARP (NVLS) is not modelled).\n");

@@ -207,7 +207,8 @@ double MeasureFastest(const Platform& platform, const ModelParams& params,
                       std::vector<CollectiveCall> calls, CollAlgo* chosen) {
   std::vector<CollAlgo> candidates = {CollAlgo::kRing};
   if (!calls.empty() && calls[0].kind == CollKind::kAllReduce) {
-    candidates = {CollAlgo::kRing, CollAlgo::kTree, CollAlgo::kHierarchical};
+    candidates = {CollAlgo::kRing, CollAlgo::kHierarchical};
+    if (calls[0].bytes <= params.tree_max_bytes) candidates.push_back(CollAlgo::kTree);
   }
   double best = 0;
   for (CollAlgo algo : candidates) {

@@ -43,9 +43,10 @@ double MeasureConcurrent(const Platform& platform, const ModelParams& params,
                          const std::vector<CollectiveCall>& calls);
 
 // Like NCCL's algorithm choice: runs `calls` (concurrent groups of one
-// collective) once per algorithm that applies -- ring, tree and hierarchical
-// for all-reduce, ring otherwise -- and returns the fastest time, its
-// algorithm in *chosen (the first on a tie). Call from outside any actor.
+// collective) once per algorithm that applies -- ring and hierarchical for
+// all-reduce, and the tree up to params.tree_max_bytes; ring otherwise -- and
+// returns the fastest time, its algorithm in *chosen (the first on a tie).
+// Call from outside any actor.
 double MeasureFastest(const Platform& platform, const ModelParams& params,
                       std::vector<CollectiveCall> calls, CollAlgo* chosen);
 

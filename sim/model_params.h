@@ -41,6 +41,11 @@ struct ModelParams {
   // rest at the measured per-step time (0 = simulate every step). A speed
   // shortcut, not a model parameter: tests prove it against full rings.
   int max_ring_steps = 16;
+  // Largest all-reduce for which the automatic choice tries the tree. The
+  // tree wins on latency, for small messages; large ones go to the ring or
+  // the hierarchical algorithm, and simulating a large flat tree over
+  // thousands of GPUs is the costliest collective here.
+  double tree_max_bytes = 16.0 * 1024 * 1024;
   // Trees of more than 2x this many chunks (per half buffer), when measured
   // alone (MeasureConcurrent), are simulated with this many and twice as many
   // and extrapolated (0 = simulate every chunk).
