@@ -202,6 +202,25 @@ class StepRun {
     return s_.parallel.schedule == Schedule::kInterleaved ? s_.parallel.virtual_stages : 1;
   }
 
+  // Trace tracks: kernels, TP collectives (which block the kernels) and the
+  // compute stream's waits each get their own, so bubbles show as such.
+  static int TrackOf(const Op& op) {
+    switch (op.kind) {
+      case OpKind::kTpColl:
+        return kTrackTp;
+      case OpKind::kRecv:
+      case OpKind::kDpWait:
+        return kTrackWait;
+      default:
+        return kTrackCompute;
+    }
+  }
+  static std::string TraceName(const Op& op) {
+    if (op.kind == OpKind::kRecv) return "waiting for " + op.label.substr(5);  // "recv x"
+    if (op.kind == OpKind::kDpWait) return "waiting for data parallel";
+    return op.label;
+  }
+
   static sg4::Mailbox* PipeBox(int dir, int rank) {
     return sg4::Mailbox::by_name("pp" + std::to_string(dir) + "/" + std::to_string(rank));
   }
@@ -251,8 +270,7 @@ class StepRun {
           g.spent.dp_comm_exposed_s += Now() - t0;
           break;
       }
-      if (op.kind != OpKind::kSend && op.kind != OpKind::kDpLaunch && Now() > t0)
-        Record(g, 0, op.label, t0);
+      if (Now() > t0) Record(g, TrackOf(op), TraceName(op), t0);
     }
     g.finish_s = Now();
     // Of the time spent waiting for neighbours, the schedule's ideal bubble is
@@ -304,7 +322,7 @@ class StepRun {
       } else {
         PipeBox(dir, peer)->put(&kPayload, op.bytes);
       }
-      Record(g, 1 + dir, op.label, t0);
+      Record(g, dir == 0 ? kTrackSendForward : kTrackSendBackward, op.label, t0);
     }
   }
 
@@ -320,7 +338,8 @@ class StepRun {
                             "dp" + std::to_string(g.stage) + "_" + std::to_string(g.t)};
         RunCollectiveMember(platform_, params_, call, g.d);
       }
-      Record(g, 3, c.label, t0);
+      const CollAlgo algo = cache_.Algo({g.stage, 1, static_cast<int>(c.kind), c.bytes});
+      Record(g, kTrackDp, c.label + " (" + ToString(algo) + ")", t0);
       g.dp_done->release();
     }
   }

@@ -28,9 +28,20 @@ namespace trainsim::sim {
 
 enum class SimMode { kReduced, kFull };
 
+// Trace tracks of a GPU (Chrome trace "threads").
+enum TraceTrack {
+  kTrackCompute = 0,       // kernels: forward, backward, recompute, optimizer
+  kTrackSendForward = 1,   // pipeline activations
+  kTrackSendBackward = 2,  // pipeline gradients
+  kTrackDp = 3,            // data-parallel collectives (all-reduce, ZeRO reduce-scatter/gather)
+  kTrackTp = 4,            // tensor-parallel collectives
+  kTrackWait = 5,          // compute stream waiting: pipeline bubble / messages, DP
+  kTrackCount = 6
+};
+
 struct TraceEvent {
   int gpu = 0;     // global rank
-  int stream = 0;  // 0 compute, 1 send forward, 2 send backward, 3 data parallel
+  int stream = 0;  // a TraceTrack
   std::string name;
   double start_s = 0, end_s = 0;
 };

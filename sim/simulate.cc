@@ -137,8 +137,8 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
 }
 
 json TraceJson(const SimulationResult& r) {
-  static const char* kStreams[] = {"compute", "send activations", "send gradients",
-                                   "data parallel"};
+  static const char* kStreams[kTrackCount] = {"compute",       "send activations", "send gradients",
+                                              "data parallel", "tensor parallel",  "waiting"};
   json events = json::array();
   std::map<int, bool> gpus;
   for (const TraceEvent& e : r.step.trace) gpus[e.gpu] = true;
@@ -147,7 +147,7 @@ json TraceJson(const SimulationResult& r) {
                       {"ph", "M"},
                       {"pid", gpu},
                       {"args", {{"name", "GPU " + std::to_string(gpu)}}}});
-    for (int tid = 0; tid < 4; ++tid) {
+    for (int tid = 0; tid < kTrackCount; ++tid) {
       events.push_back({{"name", "thread_name"},
                         {"ph", "M"},
                         {"pid", gpu},

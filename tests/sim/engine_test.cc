@@ -2,6 +2,8 @@
 // the full simulation, determinism, and configurations that do not fit.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
 
 #include "core/catalog.h"
@@ -85,7 +87,8 @@ TEST(EngineTest, InterleavedBubbleShrinksWithVirtualStages) {
     Scenario s = Parse(R"({"model": {"layers": 32, "hidden": 1024, "heads": 16, "seq_len": 1024,
         "vocab": 64}, "training": {"global_batch": 16},
         "cluster": {"instance": "p4d.24xlarge"},
-        "parallel": {"tp": 2, "pp": 4, )" + schedule + "}}");
+        "parallel": {"tp": 2, "pp": 4, )" +
+                       schedule + "}}");
     SimulationResult r = RunScenario(s, SimMode::kReduced);
     const Breakdown& b = r.step.breakdown;
     const double busy = b.compute_s + b.recompute_s + b.tp_comm_s;
@@ -142,6 +145,28 @@ TEST(EngineTest, BreakdownAddsUpToTheStep) {
   EXPECT_GT(b.recompute_s, 0);
   EXPECT_GT(b.tp_comm_s, 0);
   EXPECT_GT(b.pipeline_bubble_s, 0);
+}
+
+// Each kind of activity has its own track; the compute stream's waits (the
+// pipeline bubble among them) are visible as such.
+TEST(EngineTest, TraceSeparatesActivitiesByKind) {
+  Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
+      "cluster": {"instance": "p4d.24xlarge", "nodes": 2}, "parallel": {"tp": 2, "pp": 2}})");
+  SimulateOptions o;
+  o.trace = true;
+  Expected<SimulationResult> r = Simulate(s, o);
+  ASSERT_TRUE(r.ok());
+  std::map<int, std::set<std::string>> names;
+  for (const TraceEvent& e : r->step.trace) names[e.stream].insert(e.name);
+  EXPECT_TRUE(names[kTrackCompute].count("forward"));
+  EXPECT_TRUE(names[kTrackCompute].count("backward"));
+  EXPECT_TRUE(names[kTrackTp].count("tp all_reduce"));
+  EXPECT_TRUE(names[kTrackSendForward].count("send activation"));
+  EXPECT_TRUE(names[kTrackSendBackward].count("send gradient"));
+  EXPECT_TRUE(names[kTrackWait].count("waiting for activation"));
+  bool dp_with_algorithm = false;
+  for (const std::string& n : names[kTrackDp]) dp_with_algorithm |= n.find("dp all_reduce (") == 0;
+  EXPECT_TRUE(dp_with_algorithm);
 }
 
 TEST(EngineTest, ConfigurationThatDoesNotFitIsNotSimulated) {
