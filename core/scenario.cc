@@ -5,6 +5,7 @@
 // is checked afterwards, each error pointing at the value at fault.
 #include "core/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
@@ -53,14 +54,6 @@ SourcePos PosOfFirst(const JsonValue& object, std::initializer_list<std::string_
 }
 
 SourcePos PosOf(const JsonValue& object, std::string_view key) { return PosOfFirst(object, {key}); }
-
-// A value as a user wrote it, for messages.
-std::string Written(const JsonValue& v) {
-  if (v.is_string()) return "\"" + v.text + "\"";
-  if (v.is_number()) return v.text;
-  if (v.type == JsonValue::Type::kBool) return v.boolean ? "true" : "false";
-  return v.TypeName();
-}
 
 // ObjectReader::Finish, then the first of `required` that `object` lacks. Checked after
 // Finish so that a misspelt key is reported as unknown rather than as a missing field.
@@ -225,7 +218,7 @@ Expected<ModelSpec> ReadLayerListModel(const JsonValue& v, std::string_view file
   if (!list->is_array() || list->items.empty()) {
     return ErrorAt(file, list->pos,
                    Cat("model.layer_list: expected a non-empty array of layers, got ",
-                       list->is_array() ? "an empty array" : Written(*list)));
+                       list->is_array() ? "an empty array" : Describe(*list)));
   }
   m.layer_list.resize(list->items.size());
   for (size_t i = 0; i < list->items.size(); ++i) {
@@ -238,7 +231,7 @@ Expected<ModelSpec> ReadModel(const JsonValue& v, std::string_view file) {
   if (v.is_string()) return ReadPresetName(v, file);
   if (!v.is_object()) {
     return ErrorAt(file, v.pos,
-                   Cat("model: expected a preset name or an object, got ", Written(v)));
+                   Cat("model: expected a preset name or an object, got ", Describe(v)));
   }
   if (v.Find("layer_list")) return ReadLayerListModel(v, file);
   if (v.Find("preset")) return ReadPresetObject(v, file);
@@ -265,13 +258,12 @@ class ScenarioParser {
 
   Expected<Scenario> Run() {
     using Step = Status (ScenarioParser::*)();
-    for (Step step :
-         {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
-          &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
-          &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
-          &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
-          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
-          &ScenarioParser::CheckInterleaving}) {
+    for (Step step : {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
+                      &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork,
+                      &ScenarioParser::ReadCluster, &ScenarioParser::CheckPrecision,
+                      &ScenarioParser::ReadParallel, &ScenarioParser::CheckTensorParallel,
+                      &ScenarioParser::CheckPipeline, &ScenarioParser::CheckGpuCount,
+                      &ScenarioParser::CheckBatch, &ScenarioParser::CheckInterleaving}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);
@@ -293,7 +285,7 @@ class ScenarioParser {
     if (version && !(version->is_number() && version->number == kFormatVersion)) {
       return ErrorAt(file_, version->pos,
                      Cat("version: this trainsim reads scenario format version ", kFormatVersion,
-                         ", got ", Written(*version)));
+                         ", got ", Describe(*version)));
     }
     if (out_.name.empty()) {
       return ErrorAt(file_, root_.Find("name")->pos, "name: expected a non-empty string");
@@ -352,7 +344,7 @@ class ScenarioParser {
     const JsonValue* dataset = training_->Find("dataset_samples");
     if (epochs && out_.training.epochs <= 0) {
       return ErrorAt(file_, epochs->pos,
-                     Cat("training.epochs: expected a number > 0, got ", Written(*epochs)));
+                     Cat("training.epochs: expected a number > 0, got ", Describe(*epochs)));
     }
     if (epochs && !dataset) {
       return ErrorAt(file_, epochs->pos,
@@ -375,9 +367,35 @@ class ScenarioParser {
         .Int("nodes_per_leaf", &c.nodes_per_leaf, 1, kMaxInt)
         .Int("nics", &nics, 1, kMaxInt)
         .String("profile", &c.profile);
+    const JsonValue* stragglers = r.Child("stragglers");
     if (Status s = FinishRequiring(&r, *cluster_, {"instance"}); !s.ok()) return s;
     if (nics > 0) c.nics = nics;
-    return ResolveInstance();
+    if (Status s = ResolveInstance(); !s.ok()) return s;
+    return stragglers ? ReadStragglers(*stragglers) : Status::Ok();
+  }
+
+  // [{"node": 3, "slowdown": 1.2}, {"gpu": 17, "slowdown": 1.5}]
+  Status ReadStragglers(const JsonValue& list) {
+    if (!list.is_array()) {
+      return ErrorAt(file_, list.pos,
+                     Cat("cluster.stragglers: expected an array, got ", list.TypeName()));
+    }
+    const int nodes = out_.cluster.nodes, gpus = nodes * out_.instance.gpus;
+    for (std::size_t i = 0; i < list.items.size(); ++i) {
+      const JsonValue& item = list.items[i];
+      Straggler st;
+      ObjectReader r(item, Cat("cluster.stragglers[", i, "]"), std::string(file_));
+      r.Int("node", &st.node, 0, nodes - 1)
+          .Int("gpu", &st.gpu, 0, gpus - 1)
+          .Double("slowdown", &st.slowdown, 1, kInf);
+      if (Status s = FinishRequiring(&r, item, {"slowdown"}); !s.ok()) return s;
+      if ((st.node >= 0) == (st.gpu >= 0)) {
+        return ErrorAt(file_, item.pos,
+                       Cat("cluster.stragglers[", i, "]: give exactly one of node and gpu"));
+      }
+      out_.cluster.stragglers.push_back(st);
+    }
+    return Status::Ok();
   }
 
   Status ResolveInstance() {
@@ -509,9 +527,11 @@ class ScenarioParser {
       return ErrorAt(file_, at, "parallel.schedule: interleaved needs a transformer model");
     }
     if (p.pp < 2 || p.virtual_stages < 2) {
-      return ErrorAt(file_, v ? v->pos : at,
-                     Cat("parallel.schedule = \"interleaved\" needs pp >= 2 and virtual_stages >= 2 "
-                         "(got pp = ", p.pp, ", virtual_stages = ", p.virtual_stages, ")"));
+      return ErrorAt(
+          file_, v ? v->pos : at,
+          Cat("parallel.schedule = \"interleaved\" needs pp >= 2 and virtual_stages >= 2 "
+              "(got pp = ",
+              p.pp, ", virtual_stages = ", p.virtual_stages, ")"));
     }
     const int64_t chunks = static_cast<int64_t>(p.pp) * p.virtual_stages;
     if (out_.model.layers % chunks != 0) {
@@ -520,10 +540,10 @@ class ScenarioParser {
                          " = ", chunks, " does not divide model.layers = ", out_.model.layers));
     }
     if (out_.microbatches_per_pipeline() % p.pp != 0) {
-      return ErrorAt(file_, PosOf(*training_, "global_batch"),
-                     Cat("the interleaved schedule needs the microbatches per pipeline (",
-                         out_.microbatches_per_pipeline(), ") to be a multiple of parallel.pp = ",
-                         p.pp));
+      return ErrorAt(
+          file_, PosOf(*training_, "global_batch"),
+          Cat("the interleaved schedule needs the microbatches per pipeline (",
+              out_.microbatches_per_pipeline(), ") to be a multiple of parallel.pp = ", p.pp));
     }
     return Status::Ok();
   }
@@ -567,6 +587,15 @@ Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& cata
   Expected<Scenario> scenario = ParseScenarioDocument(*root, path, catalog);
   if (scenario.ok()) ResolveProfilePath(path, &scenario->cluster.profile);
   return scenario;
+}
+
+double Scenario::Slowdown(int rank) const {
+  double factor = 1.0;
+  for (const Straggler& s : cluster.stragglers) {
+    const bool covers = s.gpu == rank || (s.node >= 0 && rank / instance.gpus == s.node);
+    if (covers) factor = std::max(factor, s.slowdown);
+  }
+  return factor;
 }
 
 const char* ToString(Precision p) {

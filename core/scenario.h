@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/catalog.h"
 #include "core/instance_type.h"
@@ -37,6 +38,13 @@ struct TrainingConfig {
   double dataset_samples = 0;  // with epochs
 };
 
+// A slower node or GPU: its compute takes `slowdown` times as long.
+struct Straggler {
+  int node = -1;  // a whole node, or
+  int gpu = -1;   // one GPU (global rank)
+  double slowdown = 1.0;
+};
+
 struct ClusterConfig {
   std::string instance;  // catalog name (required)
   int nodes = 1;
@@ -45,6 +53,7 @@ struct ClusterConfig {
   int nodes_per_leaf = 32;        // nodes under one leaf switch
   std::optional<int> nics;        // override of the catalog NIC count
   std::string profile;            // hardware profile file (calibration); empty = catalog
+  std::vector<Straggler> stragglers;
 };
 
 struct ParallelConfig {
@@ -69,6 +78,9 @@ struct Scenario {
   InstanceType instance;  // resolved from the catalog, NIC override applied
 
   int total_gpus() const { return cluster.nodes * instance.gpus; }
+  // How much slower GPU `rank` computes (the largest straggler factor that
+  // covers it; 1 for none).
+  double Slowdown(int rank) const;
   int64_t microbatches_per_pipeline() const {
     return training.global_batch / (static_cast<int64_t>(parallel.dp) * training.micro_batch);
   }

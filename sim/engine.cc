@@ -132,6 +132,7 @@ struct Gpu {
   sg4::SemaphorePtr dp_done;        // DP actor -> compute
   Breakdown spent;
   double finish_s = 0;
+  double slowdown = 1.0;  // straggler factor on its compute
 };
 
 class StepRun {
@@ -181,6 +182,7 @@ class StepRun {
           }
           g.dp_launch = sg4::Semaphore::create(0);
           g.dp_done = sg4::Semaphore::create(0);
+          g.slowdown = mode_ == SimMode::kFull ? s_.Slowdown(g.rank) : StageSlowdown(stage);
           gpus_.emplace(g.rank, std::move(g));
         }
       }
@@ -200,6 +202,16 @@ class StepRun {
 
   int Chunks() const {
     return s_.parallel.schedule == Schedule::kInterleaved ? s_.parallel.virtual_stages : 1;
+  }
+
+  // kReduced: the stage's GPUs run in lockstep (TP collectives every layer,
+  // DP at the end of the step), so the slowest of them paces the stage.
+  double StageSlowdown(int stage) const {
+    double factor = 1.0;
+    for (int d = 0; d < L_.dp; ++d) {
+      for (int t = 0; t < L_.tp; ++t) factor = std::max(factor, s_.Slowdown(L_.Rank(stage, d, t)));
+    }
+    return factor;
   }
 
   // Trace tracks: kernels, TP collectives (which block the kernels) and the
@@ -247,7 +259,7 @@ class StepRun {
       const double t0 = Now();
       switch (op.kind) {
         case OpKind::kCompute:
-          sg4::this_actor::sleep_for(op.seconds);
+          sg4::this_actor::sleep_for(op.seconds * g.slowdown);
           Account(g, op, Now() - t0);
           break;
         case OpKind::kTpColl:

@@ -265,7 +265,7 @@ std::vector<FailCase> ModelCases() {
       {"empty layer list", Doc(R"({"layer_list": []})", "{}", kP3),
        "x.json:1:26: model.layer_list: expected a non-empty array of layers, got an empty array"},
       {"layer list not an array", Doc(R"({"layer_list": {}})", "{}", kP3),
-       "x.json:1:26: model.layer_list: expected a non-empty array of layers, got object"},
+       "x.json:1:26: model.layer_list: expected a non-empty array of layers, got {}"},
       {"layer without forward_flops", Doc(R"({"layer_list": [{"name": "a"}]})", "{}", kP3),
        "x.json:1:27: missing required field model.layer_list[0].forward_flops"},
       {"unknown field in a layer",
@@ -330,8 +330,24 @@ std::vector<FailCase> TrainingCases() {
   };
 }
 
+// A p4d cluster of two nodes with `stragglers` as written.
+std::string WithStragglers(const std::string& stragglers) {
+  return Doc(kGpt3, kBatch1536,
+             R"({"instance": "p4d.24xlarge", "nodes": 2, "stragglers": )" + stragglers + "}");
+}
+
 std::vector<FailCase> ClusterCases() {
   return {
+      {"stragglers not an array", WithStragglers("3"),
+       "x.json:3:68: cluster.stragglers: expected an array, got number"},
+      {"straggler with node and gpu", WithStragglers(R"([{"node": 1, "gpu": 3, "slowdown": 2}])"),
+       "x.json:3:69: cluster.stragglers[0]: give exactly one of node and gpu"},
+      {"straggler node out of range", WithStragglers(R"([{"node": 2, "slowdown": 2}])"),
+       "x.json:3:78: cluster.stragglers[0].node: expected an integer in [0, 1], got 2"},
+      {"straggler faster than the rest", WithStragglers(R"([{"gpu": 3, "slowdown": 0.5}])"),
+       "x.json:3:92: cluster.stragglers[0].slowdown: expected a number >= 1, got 0.5"},
+      {"straggler without slowdown", WithStragglers(R"([{"gpu": 3}])"),
+       "x.json:3:69: missing required field cluster.stragglers[0].slowdown"},
       {"missing instance", Doc(kGpt3, kBatch1536, R"({"nodes": 2})"),
        "x.json:3:13: missing required field cluster.instance"},
       {"unknown instance", Doc(kGpt3, kBatch1536, R"({"instance": "p9.xlarge"})"),
@@ -353,7 +369,7 @@ std::vector<FailCase> ClusterCases() {
       {"unknown cluster field",
        Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "gpus": 8})"),
        "x.json:3:42: unknown field cluster.gpus (known: instance, nodes, pricing, "
-       "oversubscription, nodes_per_leaf, nics, profile)"},
+       "oversubscription, nodes_per_leaf, nics, profile, stragglers)"},
   };
 }
 
@@ -433,6 +449,17 @@ TEST(ScenarioTest, MalformedOrMisshapenDocumentsFail) { ExpectAllFail(JsonAndStr
 TEST(ScenarioTest, BadModelsFailAtTheValue) { ExpectAllFail(ModelCases()); }
 TEST(ScenarioTest, BadTrainingFailsAtTheValue) { ExpectAllFail(TrainingCases()); }
 TEST(ScenarioTest, BadClustersFailAtTheValue) { ExpectAllFail(ClusterCases()); }
+
+TEST(ScenarioTest, StragglersSlowTheirGpus) {
+  Expected<Scenario> s =
+      ParseScenario(WithStragglers(R"([{"node": 1, "slowdown": 1.25}, {"gpu": 9, "slowdown": 2}])"),
+                    "x.json", TestCatalog());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->Slowdown(0), 1.0);
+  EXPECT_EQ(s->Slowdown(8), 1.25);
+  EXPECT_EQ(s->Slowdown(9), 2.0);
+  EXPECT_EQ(s->Slowdown(15), 1.25);
+}
 TEST(ScenarioTest, ImpossibleParallelismFailsAtTheValue) { ExpectAllFail(ParallelCases()); }
 
 TEST(ScenarioTest, NameDefaultsToTheFileStem) {

@@ -113,6 +113,11 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
       R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"tp": 2, "pp": 4, "schedule": "interleaved", "virtual_stages": 3}})",
+      // A straggling GPU in one TP group of one stage.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2,
+                      "stragglers": [{"gpu": 5, "slowdown": 1.3}]},
+          "parallel": {"tp": 2, "pp": 2, "dp": 4}})",
       // Sequence parallelism, GPipe, hierarchical DP all-reduce.
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "sequence_parallel": true},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
@@ -167,6 +172,22 @@ TEST(EngineTest, TraceSeparatesActivitiesByKind) {
   bool dp_with_algorithm = false;
   for (const std::string& n : names[kTrackDp]) dp_with_algorithm |= n.find("dp all_reduce (") == 0;
   EXPECT_TRUE(dp_with_algorithm);
+}
+
+// A synchronous step runs at the pace of its slowest GPU: one slow node in a
+// data-parallel job slows every replica's step by about its factor.
+TEST(EngineTest, AStragglerSlowsTheWholeSynchronousStep) {
+  auto step = [](const std::string& stragglers) {
+    Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 16,
+        "recompute": "full"}, "cluster": {"instance": "p4d.24xlarge", "nodes": 2,
+        "stragglers": )" +
+                       stragglers + R"(}, "parallel": {"zero_stage": 1}})");
+    return RunScenario(s, SimMode::kReduced).step;
+  };
+  const StepResult even = step("[]");
+  const StepResult slow = step(R"([{"node": 1, "slowdown": 1.5}])");
+  const double compute = even.breakdown.compute_s + even.breakdown.recompute_s;
+  EXPECT_NEAR(slow.step_time_s - even.step_time_s, 0.5 * compute, 0.05 * compute);
 }
 
 TEST(EngineTest, ConfigurationThatDoesNotFitIsNotSimulated) {
