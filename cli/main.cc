@@ -127,6 +127,7 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r) {
   row("data-parallel comm (exp.)", b.dp_comm_exposed_s);
   row("pipeline comm (exposed)", b.pp_comm_exposed_s);
   row("pipeline bubble", b.pipeline_bubble_s);
+  row("input pipeline (exposed)", b.data_wait_s);
 }
 
 int Simulate(const Args& a) {

@@ -312,7 +312,9 @@ class ScenarioParser {
         .Double("tokens", &t.tokens, 1, kInf)
         .Double("samples", &t.samples, 1, kInf)
         .Double("epochs", &t.epochs, 0, kInf)
-        .Double("dataset_samples", &t.dataset_samples, 1, kInf);
+        .Double("dataset_samples", &t.dataset_samples, 1, kInf)
+        .Double("input_samples_per_s_per_node", &t.input_samples_per_s_per_node, 0, kInf)
+        .Int("input_prefetch_microbatches", &t.input_prefetch_microbatches, 0, kMaxInt);
     return FinishRequiring(&r, *training_, {"global_batch"});
   }
 

@@ -36,6 +36,11 @@ struct TrainingConfig {
   double samples = 0;
   double epochs = 0;
   double dataset_samples = 0;  // with epochs
+  // Input pipeline: samples per second one node's data loader delivers
+  // (0 = never the bottleneck), and how many microbatches it holds ready
+  // when a step starts.
+  double input_samples_per_s_per_node = 0;
+  int input_prefetch_microbatches = 2;
 };
 
 // A slower node or GPU: its compute takes `slowdown` times as long.

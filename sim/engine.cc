@@ -130,6 +130,7 @@ struct Gpu {
   sg4::SemaphorePtr arrived[2];     // kReduced: neighbour's send done (dir of the message)
   sg4::SemaphorePtr dp_launch;      // compute -> DP actor
   sg4::SemaphorePtr dp_done;        // DP actor -> compute
+  sg4::SemaphorePtr input_ready;    // data loader -> compute (first stage)
   Breakdown spent;
   double finish_s = 0;
   double slowdown = 1.0;  // straggler factor on its compute
@@ -182,6 +183,7 @@ class StepRun {
           }
           g.dp_launch = sg4::Semaphore::create(0);
           g.dp_done = sg4::Semaphore::create(0);
+          g.input_ready = sg4::Semaphore::create(0);
           g.slowdown = mode_ == SimMode::kFull ? s_.Slowdown(g.rank) : StageSlowdown(stage);
           gpus_.emplace(g.rank, std::move(g));
         }
@@ -198,6 +200,9 @@ class StepRun {
                          [this, &g, dir]() { SendStream(g, dir); });
     }
     sg4::Actor::create("dp" + id, host, [this, &g]() { DpStream(g); });
+    if (g.stage == 0 && s_.training.input_samples_per_s_per_node > 0) {
+      sg4::Actor::create("loader" + id, host, [this, &g]() { DataLoader(g); });
+    }
   }
 
   int Chunks() const {
@@ -222,6 +227,7 @@ class StepRun {
         return kTrackTp;
       case OpKind::kRecv:
       case OpKind::kDpWait:
+      case OpKind::kInputWait:
         return kTrackWait;
       default:
         return kTrackCompute;
@@ -230,6 +236,7 @@ class StepRun {
   static std::string TraceName(const Op& op) {
     if (op.kind == OpKind::kRecv) return "waiting for " + op.label.substr(5);  // "recv x"
     if (op.kind == OpKind::kDpWait) return "waiting for data parallel";
+    if (op.kind == OpKind::kInputWait) return "waiting for input data";
     return op.label;
   }
 
@@ -280,6 +287,10 @@ class StepRun {
         case OpKind::kDpWait:
           for (; waited < launched; ++waited) g.dp_done->acquire();
           g.spent.dp_comm_exposed_s += Now() - t0;
+          break;
+        case OpKind::kInputWait:
+          g.input_ready->acquire();
+          g.spent.data_wait_s += Now() - t0;
           break;
       }
       if (Now() > t0) Record(g, TrackOf(op), TraceName(op), t0);
@@ -335,6 +346,25 @@ class StepRun {
         PipeBox(dir, peer)->put(&kPayload, op.bytes);
       }
       Record(g, dir == 0 ? kTrackSendForward : kTrackSendBackward, op.label, t0);
+    }
+  }
+
+  // The node's input pipeline serves the replicas whose first stage is on the
+  // node, at input_samples_per_s_per_node in all; it holds
+  // input_prefetch_microbatches ready when the step starts, then delivers one
+  // microbatch per interval.
+  void DataLoader(Gpu& g) {
+    const TrainingConfig& t = s_.training;
+    const int node = platform_.node_of(g.rank);
+    int first_stage_gpus_on_node = 0;
+    for (int r = 0; r < L_.dp * L_.tp; ++r)
+      first_stage_gpus_on_node += platform_.node_of(r) == node;
+    const double replicas = std::max(1.0, static_cast<double>(first_stage_gpus_on_node) / L_.tp);
+    const double interval = t.micro_batch * replicas / t.input_samples_per_s_per_node;
+    const int m = static_cast<int>(s_.microbatches_per_pipeline());
+    for (int k = 0; k < m; ++k) {
+      if (k >= t.input_prefetch_microbatches) sg4::this_actor::sleep_for(interval);
+      g.input_ready->release();
     }
   }
 

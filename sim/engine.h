@@ -55,6 +55,7 @@ struct Breakdown {
   double dp_comm_exposed_s = 0;  // waiting for DP buckets / ZeRO gathers
   double pp_comm_exposed_s = 0;  // waiting for a neighbour stage beyond the ideal bubble
   double pipeline_bubble_s = 0;  // ideal bubble: (pp - 1) x per-microbatch compute
+  double data_wait_s = 0;        // waiting for the input pipeline
 };
 
 struct StepResult {

@@ -18,7 +18,8 @@ json BreakdownJson(const Breakdown& b) {
               {"tp_comm_exposed_s", b.tp_comm_s},
               {"dp_comm_exposed_s", b.dp_comm_exposed_s},
               {"pp_comm_exposed_s", b.pp_comm_exposed_s},
-              {"pipeline_bubble_s", b.pipeline_bubble_s}};
+              {"pipeline_bubble_s", b.pipeline_bubble_s},
+              {"data_loading_exposed_s", b.data_wait_s}};
 }
 
 Breakdown BreakdownFromJson(const json& j) {
@@ -30,6 +31,7 @@ Breakdown BreakdownFromJson(const json& j) {
   b.dp_comm_exposed_s = j.at("dp_comm_exposed_s");
   b.pp_comm_exposed_s = j.at("pp_comm_exposed_s");
   b.pipeline_bubble_s = j.at("pipeline_bubble_s");
+  b.data_wait_s = j.at("data_loading_exposed_s");
   return b;
 }
 

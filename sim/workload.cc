@@ -94,6 +94,10 @@ class Emitter {
     out_->ops.push_back(
         Op{OpKind::kDpLaunch, OpPhase::kOther, 0, bytes, kind, 0, -1, "launch " + label});
   }
+  void InputWait(int mb) {
+    out_->ops.push_back(
+        Op{OpKind::kInputWait, OpPhase::kOther, 0, 0, CollKind::kAllReduce, 0, mb, "wait input"});
+  }
   void DpWait() {
     out_->ops.push_back(
         Op{OpKind::kDpWait, OpPhase::kOther, 0, 0, CollKind::kAllReduce, 0, -1, "wait dp"});
@@ -168,6 +172,7 @@ void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p
   const ChunkPlace at = Place(sm, p.chunk);
   const int mb = p.microbatch;
   if (!at.first) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
+  if (at.first && s.training.input_samples_per_s_per_node > 0) em.InputWait(mb);
   if (at.first) em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
   const int per_chunk = sm.layers / sm.chunks;
   for (int l = p.chunk * per_chunk; l < (p.chunk + 1) * per_chunk; ++l) {
@@ -253,7 +258,7 @@ std::vector<Pass> ScheduleOrder(const Scenario& s, int stage, int m) {
     return Pass{forward, (k / (pp * v)) * pp + k % pp, forward ? chunk : v - 1 - chunk};
   };
   const int total = m * v;
-  if (s.parallel.schedule == Schedule::kGpipe || pp == 1) {
+  if (s.parallel.schedule == Schedule::kGpipe) {
     for (int i = 0; i < m; ++i) order.push_back(Pass{true, i, 0});
     for (int i = 0; i < m; ++i) order.push_back(Pass{false, i, 0});
     return order;

@@ -36,6 +36,7 @@ enum class OpKind {
   kRecv,      // wait for an activation/gradient from the neighbour stage (`dir`)
   kDpLaunch,  // let the DP stream start its next collective
   kDpWait,    // wait until every DP collective launched so far is done
+  kInputWait, // wait for the input pipeline to deliver microbatch `microbatch`
 };
 
 enum class OpPhase { kForward, kBackward, kRecompute, kOptimizer, kOther };

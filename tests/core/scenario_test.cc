@@ -298,7 +298,7 @@ std::vector<FailCase> TrainingCases() {
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
        "precision, optimizer, recompute, sequence_parallel, tokens, samples, epochs, "
-       "dataset_samples)"},
+       "dataset_samples, input_samples_per_s_per_node, input_prefetch_microbatches)"},
       {"tokens and samples both given",
        Doc(kGpt3, R"({"global_batch": 8, "tokens": 3e11, "samples": 1e6})", kP4dX128),
        "x.json:2:61: training.samples: give at most one of training.tokens, training.samples "

@@ -190,6 +190,30 @@ TEST(EngineTest, AStragglerSlowsTheWholeSynchronousStep) {
   EXPECT_NEAR(slow.step_time_s - even.step_time_s, 0.5 * compute, 0.05 * compute);
 }
 
+// An input pipeline slower than the GPUs becomes the bottleneck: the step
+// then takes the time the loader needs for its microbatches beyond the
+// prefetched ones, and the breakdown shows it; a fast one costs nothing.
+TEST(EngineTest, SlowInputPipelineBoundsTheStep) {
+  auto run = [](double rate) {
+    Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 64,
+        "recompute": "full", "input_samples_per_s_per_node": )" + std::to_string(rate) + R"(},
+        "cluster": {"instance": "p4d.24xlarge"}, "parallel": {"zero_stage": 1}})");
+    return RunScenario(s, SimMode::kReduced).step;
+  };
+  const StepResult fast = run(1e9);
+  EXPECT_LT(fast.breakdown.data_wait_s, 1e-9);
+  // 8 replicas on the node, 8 microbatches each, 2 prefetched: microbatch k
+  // (k >= 2) is ready at (k - 1) x 8 samples / rate. At 4 samples/s the last
+  // one arrives at 12 s, far later than the GPUs need it; then its forward and
+  // backward, the DP exchange and the optimizer end the step.
+  const StepResult slow = run(4);
+  const Breakdown& b = slow.breakdown;
+  const double last_microbatch = (b.compute_s + b.recompute_s) / 8;
+  EXPECT_GT(b.data_wait_s, 0.5 * slow.step_time_s);
+  EXPECT_NEAR(slow.step_time_s, 12.0 + last_microbatch + b.dp_comm_exposed_s + b.optimizer_s,
+              0.01 * slow.step_time_s);
+}
+
 TEST(EngineTest, ConfigurationThatDoesNotFitIsNotSimulated) {
   Scenario s = Parse(R"({"model": "gpt3-175b", "training": {"global_batch": 8},
       "cluster": {"instance": "p4d.24xlarge"}, "parallel": {"tp": 8}})");
