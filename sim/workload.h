@@ -30,13 +30,13 @@ class ComputeModel {
 };
 
 enum class OpKind {
-  kCompute,   // seconds on the compute stream
-  kTpColl,    // TP collective of `bytes` (blocking, on the compute stream)
-  kSend,      // hand an activation/gradient to the send stream (`dir`), non-blocking
-  kRecv,      // wait for an activation/gradient from the neighbour stage (`dir`)
-  kDpLaunch,  // let the DP stream start its next collective
-  kDpWait,    // wait until every DP collective launched so far is done
-  kInputWait, // wait for the input pipeline to deliver microbatch `microbatch`
+  kCompute,    // seconds on the compute stream
+  kTpColl,     // TP collective of `bytes` (blocking, on the compute stream)
+  kSend,       // hand an activation/gradient to the send stream (`dir`), non-blocking
+  kRecv,       // wait for an activation/gradient from the neighbour stage (`dir`)
+  kDpLaunch,   // let the DP stream start its next collective
+  kDpWait,     // wait until every DP collective launched so far is done
+  kInputWait,  // wait for the input pipeline to deliver microbatch `microbatch`
 };
 
 enum class OpPhase { kForward, kBackward, kRecompute, kOptimizer, kOther };

@@ -196,7 +196,8 @@ TEST(EngineTest, AStragglerSlowsTheWholeSynchronousStep) {
 TEST(EngineTest, SlowInputPipelineBoundsTheStep) {
   auto run = [](double rate) {
     Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 64,
-        "recompute": "full", "input_samples_per_s_per_node": )" + std::to_string(rate) + R"(},
+        "recompute": "full", "input_samples_per_s_per_node": )" +
+                       std::to_string(rate) + R"(},
         "cluster": {"instance": "p4d.24xlarge"}, "parallel": {"zero_stage": 1}})");
     return RunScenario(s, SimMode::kReduced).step;
   };

@@ -122,8 +122,7 @@ TEST(WorkloadTest, CatalogGemmEfficiencyReplacesTheAssumption) {
   ModelParams same = assumed;
   same.gemm_efficiency = *s.instance.gpu.gemm_efficiency;
   const double catalog = Build(s).stages[0].compute_per_microbatch_s;
-  const double with_assumption =
-      BuildStepProgram(s, assumed)->stages[0].compute_per_microbatch_s;
+  const double with_assumption = BuildStepProgram(s, assumed)->stages[0].compute_per_microbatch_s;
   const double with_same_value = BuildStepProgram(s, same)->stages[0].compute_per_microbatch_s;
   EXPECT_DOUBLE_EQ(catalog, with_same_value);
   EXPECT_NE(catalog, with_assumption);
