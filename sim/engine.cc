@@ -56,6 +56,7 @@ class CollectiveCache {
   int size() const { return static_cast<int>(table_.size()); }
   // The algorithm of a DP collective (both modes).
   CollAlgo Algo(const Key& k) const { return algo_.at(k); }
+  bool HasAlgo(const Key& k) const { return algo_.count(k) > 0; }
   void PutAlgo(const Key& k, CollAlgo a) { algo_[k] = a; }
 
  private:
@@ -65,30 +66,34 @@ class CollectiveCache {
 
 // Fixes the algorithm of every DP collective: the scenario's, or with
 // dp_algorithm "auto" the fastest for its stage, kind and size (all the
-// stage's DP groups at once). Records the duration too, for kReduced.
+// stage's DP groups at once). Records the duration too when `timed` (kReduced).
 void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platform& platform,
-                        const ModelParams& params, const Layout& L, CollectiveCache& cache) {
+                        const ModelParams& params, const Layout& L, bool timed,
+                        CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
     for (const DpColl& c : prog.stages[stage].dp_colls) {
       CollectiveCache::Key key{stage, 1, static_cast<int>(c.kind), c.bytes};
-      if (cache.Has(key)) continue;
+      if (cache.HasAlgo(key)) continue;
       std::vector<CollectiveCall> calls;
       for (int t = 0; t < L.tp; ++t) {
         calls.push_back({c.kind, FixedDpAlgo(s, c.kind), c.bytes, L.DpGroup(stage, t),
                          "dp" + std::to_string(t)});
       }
       CollAlgo algo = calls[0].algo;
-      const double seconds = s.parallel.dp_algorithm == DpAlgorithm::kAuto
-                                 ? MeasureFastest(platform, params, calls, &algo)
-                                 : MeasureConcurrent(platform, params, calls);
-      cache.Put(key, seconds);
+      const bool choose = s.parallel.dp_algorithm == DpAlgorithm::kAuto;
+      if (choose || timed) {
+        const double seconds = choose ? MeasureFastest(platform, params, calls, &algo)
+                                      : MeasureConcurrent(platform, params, calls);
+        if (timed) cache.Put(key, seconds);
+      }
       cache.PutAlgo(key, algo);
     }
   }
 }
 
-// Simulates every distinct collective of the program once (all concurrent
-// groups of the stage together), before the step.
+// kReduced: simulates every distinct TP collective and pipeline message once
+// (all concurrent groups of the stage together), before the step. DP
+// collectives are done by ChooseDpAlgorithms.
 void FillCache(const StepProgram& prog, const Platform& platform, const ModelParams& params,
                const Layout& L, CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
@@ -146,7 +151,7 @@ class StepRun {
 
   StepResult Run() {
     StepResult result;
-    ChooseDpAlgorithms(s_, prog_, platform_, params_, L_, cache_);
+    ChooseDpAlgorithms(s_, prog_, platform_, params_, L_, mode_ == SimMode::kReduced, cache_);
     if (mode_ == SimMode::kReduced) FillCache(prog_, platform_, params_, L_, cache_);
     result.distinct_collectives = cache_.size();
     CreateGpus();

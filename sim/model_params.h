@@ -21,6 +21,10 @@ struct ModelParams {
   // assumptions, no figure in the reference sources.
   double infiniband_latency_s = 5.0e-6;
   double ena_latency_s = 30.0e-6;
+  // PCIe bandwidth per GPU and direction when the catalog gives no PCIe
+  // generation (g5): assumption, the Gen3 x16 rate, the lowest of the
+  // catalog's generations.
+  double unknown_pcie_GBps_per_dir = 15.75;
   // Fabric switch hop latency (leaf or spine). Assumption.
   double switch_latency_s = 0.5e-6;
 

@@ -63,7 +63,7 @@ NodeTopology BuildNodeTopology(const InstanceType& t, const ModelParams& p) {
   topo.gateway = AddVertex(g, VertexKind::kGateway, 0, "gateway");
   const int switches = PcieSwitchCount(t);
   const int gpus_per_switch = std::max(1, t.gpus / switches);
-  const double pcie = t.pcie_GBps_per_dir > 0 ? t.pcie_GBps_per_dir : 15.75;
+  const double pcie = t.pcie_GBps_per_dir > 0 ? t.pcie_GBps_per_dir : p.unknown_pcie_GBps_per_dir;
   // A NIC group: the NICs behind one PCIe switch, as one aggregated link.
   const int nics_per_switch = std::max(1, t.nics / switches);
   for (int s = 0; s < switches; ++s) {
