@@ -125,6 +125,8 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r) {
   row("optimizer", b.optimizer_s);
   row("tensor-parallel comm", b.tp_comm_s);  // blocking: all of it is exposed
   row("data-parallel comm (exp.)", b.dp_comm_exposed_s);
+  row("weight gather (exposed)", b.weight_gather_exposed_s);
+  row("offload copies (exposed)", b.offload_exposed_s);
   row("pipeline comm (exposed)", b.pp_comm_exposed_s);
   row("pipeline bubble", b.pipeline_bubble_s);
   row("input pipeline (exposed)", b.data_wait_s);

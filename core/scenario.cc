@@ -263,7 +263,8 @@ class ScenarioParser {
                       &ScenarioParser::ReadCluster, &ScenarioParser::CheckPrecision,
                       &ScenarioParser::ReadParallel, &ScenarioParser::CheckTensorParallel,
                       &ScenarioParser::CheckPipeline, &ScenarioParser::CheckGpuCount,
-                      &ScenarioParser::CheckBatch, &ScenarioParser::CheckInterleaving}) {
+                      &ScenarioParser::CheckBatch, &ScenarioParser::CheckInterleaving,
+                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckOffload}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);
@@ -314,7 +315,9 @@ class ScenarioParser {
         .Double("epochs", &t.epochs, 0, kInf)
         .Double("dataset_samples", &t.dataset_samples, 1, kInf)
         .Double("input_samples_per_s_per_node", &t.input_samples_per_s_per_node, 0, kInf)
-        .Int("input_prefetch_microbatches", &t.input_prefetch_microbatches, 0, kMaxInt);
+        .Int("input_prefetch_microbatches", &t.input_prefetch_microbatches, 0, kMaxInt)
+        .Bool("offload_activations", &t.offload_activations)
+        .Bool("offload_optimizer", &t.offload_optimizer);
     return FinishRequiring(&r, *training_, {"global_batch"});
   }
 
@@ -429,11 +432,13 @@ class ScenarioParser {
     r.Int("tp", &p.tp, 1, kMaxParallel)
         .Int("pp", &p.pp, 1, kMaxParallel)
         .Int("dp", &p.dp, 1, kMaxParallel)
-        .Int("zero_stage", &p.zero_stage, 0, 1);
+        .Int("zero_stage", &p.zero_stage, 0, 3);
     ReadEnum(&r, "schedule", 3, &p.schedule);
     r.Int("virtual_stages", &p.virtual_stages, 1, kMaxParallel);
-    ReadEnum(&r, "dp_algorithm", 4, &p.dp_algorithm);
-    r.Double("bucket_mb", &bucket_mb, 0, kInf).Bool("overlap_dp", &p.overlap_dp);
+    ReadEnum(&r, "dp_algorithm", 5, &p.dp_algorithm);
+    r.Double("bucket_mb", &bucket_mb, 0, kInf)
+        .Bool("overlap_dp", &p.overlap_dp)
+        .Int("parameter_servers", &p.parameter_servers, 1, kMaxNodes);
     if (Status s = r.Finish(); !s.ok()) return s;
     if (bucket_mb <= 0) {
       return ErrorAt(file_, PosOf(*parallel_, "bucket_mb"),
@@ -550,6 +555,44 @@ class ScenarioParser {
     return Status::Ok();
   }
 
+  // The parameter server keeps whole replicas (no ZeRO); its servers live on
+  // existing nodes.
+  Status CheckDataParallel() {
+    ParallelConfig& p = out_.parallel;
+    const JsonValue* servers = parallel_->Find("parameter_servers");
+    if (p.dp_algorithm != DpAlgorithm::kParameterServer) {
+      if (!servers) return Status::Ok();
+      return ErrorAt(file_, servers->pos,
+                     "parallel.parameter_servers applies only to parallel.dp_algorithm = "
+                     "\"parameter_server\"");
+    }
+    if (p.zero_stage != 0) {
+      return ErrorAt(file_, PosOf(*parallel_, "zero_stage"),
+                     Cat("parallel.zero_stage = ", p.zero_stage,
+                         " cannot be combined with parallel.dp_algorithm = \"parameter_server\" "
+                         "(servers hold the whole model; use zero_stage 0)"));
+    }
+    if (p.parameter_servers > out_.cluster.nodes) {
+      return ErrorAt(
+          file_, servers->pos,
+          Cat("parallel.parameter_servers = ", p.parameter_servers, " exceeds the cluster's ",
+              out_.cluster.nodes, " nodes (servers run on the nodes' hosts)"));
+    }
+    if (p.parameter_servers == 0) p.parameter_servers = out_.cluster.nodes;
+    return Status::Ok();
+  }
+
+  // Activation offload moves whole transformer layers' stored activations.
+  Status CheckOffload() {
+    const JsonValue* act = training_->Find("offload_activations");
+    if (act && out_.training.offload_activations && out_.model.kind == ModelKind::kLayerList) {
+      return ErrorAt(file_, act->pos,
+                     "training.offload_activations needs a transformer model (layer-list models "
+                     "are not split into offloadable layers)");
+    }
+    return Status::Ok();
+  }
+
   const JsonValue& root_;
   std::string_view file_;
   const Catalog& catalog_;
@@ -650,6 +693,8 @@ const char* ToString(DpAlgorithm a) {
       return "auto";
     case DpAlgorithm::kHierarchical:
       return "hierarchical";
+    case DpAlgorithm::kParameterServer:
+      return "parameter_server";
   }
   return "?";
 }

@@ -22,7 +22,9 @@ enum class Recompute { kNone, kSelective, kFull };
 enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
 enum class Schedule { kGpipe, k1F1B, kInterleaved };
 // kAuto: like NCCL, the fastest of the three for each collective (by simulating each).
-enum class DpAlgorithm { kRing, kTree, kHierarchical, kAuto };
+// kParameterServer: workers push gradients to server processes on the nodes'
+// hosts and pull the reduced result back (not a collective algorithm).
+enum class DpAlgorithm { kRing, kTree, kHierarchical, kAuto, kParameterServer };
 
 struct TrainingConfig {
   int64_t global_batch = 0;  // samples per optimizer step (required)
@@ -41,6 +43,11 @@ struct TrainingConfig {
   // when a step starts.
   double input_samples_per_s_per_node = 0;
   int input_prefetch_microbatches = 2;
+  // Offload to host memory over the node's PCIe links: stored activations
+  // (copied out after each layer's forward, back before its backward), and
+  // the optimizer (gradients out, the step on the CPU, weights back).
+  bool offload_activations = false;
+  bool offload_optimizer = false;
 };
 
 // A slower node or GPU: its compute takes `slowdown` times as long.
@@ -64,13 +71,19 @@ struct ClusterConfig {
 struct ParallelConfig {
   int tp = 1;
   int pp = 1;
-  int dp = 0;          // 0 in the file = derived as gpus / (tp * pp); always set after parsing
-  int zero_stage = 0;  // 0 or 1 in this version
+  int dp = 0;  // 0 in the file = derived as gpus / (tp * pp); always set after parsing
+  // ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also weights
+  // (FSDP's FULL_SHARD is stage 3, SHARD_GRAD_OP stage 2).
+  int zero_stage = 0;
   Schedule schedule = Schedule::k1F1B;
   int virtual_stages = 1;
   DpAlgorithm dp_algorithm = DpAlgorithm::kAuto;
   double bucket_bytes = 25.0 * 1024 * 1024;  // DDP gradient bucket
   bool overlap_dp = true;                    // launch DP buckets during backward
+  // dp_algorithm parameter_server: server processes, one on the host of each
+  // of the first `parameter_servers` nodes (0 in the file = one per node;
+  // always set after parsing).
+  int parameter_servers = 0;
 };
 
 struct Scenario {

@@ -175,6 +175,50 @@ void Hierarchical(const Platform& platform, const ModelParams& params, const Col
   if (local.size() > 1) RunCollectiveMember(platform, params, ag, index_in(local, rank));
 }
 
+// Parameter server (Li et al. 2014; BytePS, Jiang et al. 2020): every worker
+// pushes 1/S of the buffer to each of the S servers, each server waits for
+// all pushes of its share (reduction on the host is not timed) and sends the
+// reduced share back to every worker.
+void ParameterServer(const Platform& platform, const CollectiveCall& call, int me) {
+  const int n = static_cast<int>(call.group.size());
+  const int servers = static_cast<int>(call.servers.size());
+  const double share = call.bytes / servers;
+  const std::string tag = call.tag;  // the servers may outlive `call`
+  auto push = [tag](int worker, int server) {
+    return Box(tag, "push" + std::to_string(worker), server);
+  };
+  auto pull = [tag](int server, int worker) {
+    return Box(tag, "pull" + std::to_string(server), worker);
+  };
+  if (me == 0) {
+    for (int k = 0; k < servers; ++k) {
+      const int server = call.servers[k];
+      sg4::Actor::create(call.tag + "/server" + std::to_string(k), platform.host(server),
+                         [group = call.group, n, share, server, push, pull]() {
+                           std::vector<sg4::CommPtr> comms;
+                           std::vector<int*> data(n, nullptr);
+                           for (int w = 0; w < n; ++w) {
+                             comms.push_back(push(group[w], server)->get_async<int>(&data[w]));
+                           }
+                           for (auto& c : comms) c->wait();
+                           comms.clear();
+                           for (int w = 0; w < n; ++w) {
+                             comms.push_back(pull(server, group[w])->put_async(&kPayload, share));
+                           }
+                           for (auto& c : comms) c->wait();
+                         });
+    }
+  }
+  const int rank = call.group[me];
+  std::vector<sg4::CommPtr> comms;
+  for (int server : call.servers) comms.push_back(push(rank, server)->put_async(&kPayload, share));
+  std::vector<int*> data(servers, nullptr);
+  for (int k = 0; k < servers; ++k) {
+    comms.push_back(pull(call.servers[k], rank)->get_async<int>(&data[k]));
+  }
+  for (auto& c : comms) c->wait();
+}
+
 }  // namespace
 
 const char* ToString(CollKind k) {
@@ -199,6 +243,8 @@ const char* ToString(CollAlgo a) {
       return "tree";
     case CollAlgo::kHierarchical:
       return "hierarchical";
+    case CollAlgo::kParameterServer:
+      return "parameter_server";
   }
   return "?";
 }
@@ -259,6 +305,9 @@ void RunCollectiveMember(const Platform& platform, const ModelParams& params,
     if (me == 1) Box(call.tag, "p2p", call.group[1])->get<int>();
     return;
   }
+  if (call.algo == CollAlgo::kParameterServer && call.kind == CollKind::kAllReduce) {
+    return ParameterServer(platform, call, me);
+  }
   if (n <= 1) return;
   switch (call.kind) {
     case CollKind::kAllReduce:
@@ -280,7 +329,7 @@ double RunConcurrent(const Platform& platform, const ModelParams& params,
   const double start = sg4::Engine::get_clock();
   for (const CollectiveCall& call : calls) {
     for (std::size_t m = 0; m < call.group.size(); ++m) {
-      sg4::Actor::create(call.tag + "#" + std::to_string(m), platform.gpus[call.group[m]],
+      sg4::Actor::create(call.tag + "#" + std::to_string(m), platform.host(call.group[m]),
                          [&platform, &params, &call, m]() {
                            RunCollectiveMember(platform, params, call, static_cast<int>(m));
                          });

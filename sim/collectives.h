@@ -17,7 +17,7 @@
 namespace trainsim::sim {
 
 enum class CollKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv };
-enum class CollAlgo { kRing, kTree, kHierarchical };
+enum class CollAlgo { kRing, kTree, kHierarchical, kParameterServer };
 
 const char* ToString(CollKind k);
 const char* ToString(CollAlgo a);
@@ -26,9 +26,14 @@ struct CollectiveCall {
   CollKind kind = CollKind::kAllReduce;
   CollAlgo algo = CollAlgo::kRing;
   double bytes = 0;
-  std::vector<int> group;  // global GPU ranks; for send/recv {sender, receiver}
-  std::string tag;         // unique per group; messages of one group use it
-  int max_chunks = 0;      // tree: simulate only this many chunks (0 = all)
+  // Endpoints (Platform numbering): GPU ranks, for send/recv {sender,
+  // receiver}, either of which may be a node's host.
+  std::vector<int> group;
+  std::string tag;     // unique per group; messages of one group use it
+  int max_chunks = 0;  // tree: simulate only this many chunks (0 = all)
+  // kParameterServer: the server endpoints (hosts); each holds an equal
+  // share of the buffer. Member 0 starts the servers' actors.
+  std::vector<int> servers = {};
 };
 
 // The calling actor's part of `call`, as member `me` of call.group. Blocks

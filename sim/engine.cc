@@ -34,6 +34,8 @@ struct Layout {
 CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
   if (kind != CollKind::kAllReduce) return CollAlgo::kRing;
   switch (s.parallel.dp_algorithm) {
+    case DpAlgorithm::kParameterServer:
+      return CollAlgo::kParameterServer;
     case DpAlgorithm::kTree:
       return CollAlgo::kTree;
     case DpAlgorithm::kHierarchical:
@@ -48,8 +50,8 @@ CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
 // Durations of collectives simulated once, for kReduced.
 class CollectiveCache {
  public:
-  using Key =
-      std::tuple<int, int, int, double>;  // stage, what (0 tp, 1 dp, 2 p2p), kind/dir, bytes
+  // stage, what (0 tp, 1 dp, 2 p2p, 3 + stream - 1 host copies), kind/dir, bytes
+  using Key = std::tuple<int, int, int, double>;
   double Get(const Key& k) const { return table_.at(k); }
   bool Has(const Key& k) const { return table_.count(k) > 0; }
   void Put(const Key& k, double v) { table_[k] = v; }
@@ -64,6 +66,23 @@ class CollectiveCache {
   std::map<Key, CollAlgo> algo_;
 };
 
+// Parameter servers: the hosts of the first `parameter_servers` nodes.
+std::vector<int> Servers(const Scenario& s, const Platform& platform) {
+  std::vector<int> servers;
+  if (s.parallel.dp_algorithm != DpAlgorithm::kParameterServer) return servers;
+  for (int n = 0; n < s.parallel.parameter_servers; ++n)
+    servers.push_back(platform.cpu_endpoint(n));
+  return servers;
+}
+
+CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout& L,
+                      const AsyncItem& c, CollAlgo algo, int stage, int t) {
+  CollectiveCall call{c.kind, algo, c.bytes, L.DpGroup(stage, t),
+                      "dp" + std::to_string(stage) + "_" + std::to_string(t)};
+  if (algo == CollAlgo::kParameterServer) call.servers = Servers(s, platform);
+  return call;
+}
+
 // Fixes the algorithm of every DP collective: the scenario's, or with
 // dp_algorithm "auto" the fastest for its stage, kind and size (all the
 // stage's DP groups at once). Records the duration too when `timed` (kReduced).
@@ -71,13 +90,12 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
                         const ModelParams& params, const Layout& L, bool timed,
                         CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
-    for (const DpColl& c : prog.stages[stage].dp_colls) {
+    for (const AsyncItem& c : prog.stages[stage].async[kDpStream]) {
       CollectiveCache::Key key{stage, 1, static_cast<int>(c.kind), c.bytes};
       if (cache.HasAlgo(key)) continue;
       std::vector<CollectiveCall> calls;
       for (int t = 0; t < L.tp; ++t) {
-        calls.push_back({c.kind, FixedDpAlgo(s, c.kind), c.bytes, L.DpGroup(stage, t),
-                         "dp" + std::to_string(t)});
+        calls.push_back(DpCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t));
       }
       CollAlgo algo = calls[0].algo;
       const bool choose = s.parallel.dp_algorithm == DpAlgorithm::kAuto;
@@ -91,9 +109,9 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
   }
 }
 
-// kReduced: simulates every distinct TP collective and pipeline message once
-// (all concurrent groups of the stage together), before the step. DP
-// collectives are done by ChooseDpAlgorithms.
+// kReduced: simulates every distinct TP collective, pipeline message and
+// host copy once (all concurrent groups of the stage together), before the
+// step. DP collectives are done by ChooseDpAlgorithms.
 void FillCache(const StepProgram& prog, const Platform& platform, const ModelParams& params,
                const Layout& L, CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
@@ -125,17 +143,36 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
         cache.Put(key, MeasureConcurrent(platform, params, calls));
       }
     }
+    // Every GPU of the stage copies to or from its node's host at once.
+    for (int stream : {kToHostStream, kFromHostStream}) {
+      for (const AsyncItem& item : sp.async[stream]) {
+        CollectiveCache::Key key{stage, 2 + stream, 0, item.bytes};
+        if (cache.Has(key)) continue;
+        std::vector<CollectiveCall> calls;
+        for (int d = 0; d < L.dp; ++d) {
+          for (int t = 0; t < L.tp; ++t) {
+            const int gpu = L.Rank(stage, d, t),
+                      host = platform.cpu_endpoint(platform.node_of(gpu));
+            std::vector<int> ends =
+                stream == kToHostStream ? std::vector<int>{gpu, host} : std::vector<int>{host, gpu};
+            calls.push_back({CollKind::kSendRecv, CollAlgo::kRing, item.bytes, ends,
+                             "copy" + std::to_string(d) + "_" + std::to_string(t)});
+          }
+        }
+        cache.Put(key, MeasureConcurrent(platform, params, calls));
+      }
+    }
   }
 }
 
 // One simulated GPU: its place in the layout and the signals between its streams.
 struct Gpu {
   int rank = 0, stage = 0, d = 0, t = 0;
-  sg4::SemaphorePtr send_ready[2];  // compute -> send actor
-  sg4::SemaphorePtr arrived[2];     // kReduced: neighbour's send done (dir of the message)
-  sg4::SemaphorePtr dp_launch;      // compute -> DP actor
-  sg4::SemaphorePtr dp_done;        // DP actor -> compute
-  sg4::SemaphorePtr input_ready;    // data loader -> compute (first stage)
+  sg4::SemaphorePtr send_ready[2];          // compute -> send actor
+  sg4::SemaphorePtr arrived[2];             // kReduced: neighbour's send done (dir of the message)
+  sg4::SemaphorePtr launch[kAsyncStreams];  // compute -> async stream actor
+  sg4::SemaphorePtr done[kAsyncStreams];    // async stream actor -> compute
+  sg4::SemaphorePtr input_ready;            // data loader -> compute (first stage)
   Breakdown spent;
   double finish_s = 0;
   double slowdown = 1.0;  // straggler factor on its compute
@@ -186,8 +223,10 @@ class StepRun {
             g.send_ready[dir] = sg4::Semaphore::create(0);
             g.arrived[dir] = sg4::Semaphore::create(0);
           }
-          g.dp_launch = sg4::Semaphore::create(0);
-          g.dp_done = sg4::Semaphore::create(0);
+          for (int k = 0; k < kAsyncStreams; ++k) {
+            g.launch[k] = sg4::Semaphore::create(0);
+            g.done[k] = sg4::Semaphore::create(0);
+          }
           g.input_ready = sg4::Semaphore::create(0);
           g.slowdown = mode_ == SimMode::kFull ? s_.Slowdown(g.rank) : StageSlowdown(stage);
           gpus_.emplace(g.rank, std::move(g));
@@ -204,7 +243,11 @@ class StepRun {
       sg4::Actor::create("send" + std::to_string(dir) + "-" + id, host,
                          [this, &g, dir]() { SendStream(g, dir); });
     }
-    sg4::Actor::create("dp" + id, host, [this, &g]() { DpStream(g); });
+    for (int k = 0; k < kAsyncStreams; ++k) {
+      if (prog_.stages[g.stage].async[k].empty()) continue;
+      sg4::Actor::create("async" + std::to_string(k) + "-" + id, host,
+                         [this, &g, k]() { AsyncStreamRun(g, k); });
+    }
     if (g.stage == 0 && s_.training.input_samples_per_s_per_node > 0) {
       sg4::Actor::create("loader" + id, host, [this, &g]() { DataLoader(g); });
     }
@@ -231,7 +274,7 @@ class StepRun {
       case OpKind::kTpColl:
         return kTrackTp;
       case OpKind::kRecv:
-      case OpKind::kDpWait:
+      case OpKind::kWait:
       case OpKind::kInputWait:
         return kTrackWait;
       default:
@@ -240,7 +283,11 @@ class StepRun {
   }
   static std::string TraceName(const Op& op) {
     if (op.kind == OpKind::kRecv) return "waiting for " + op.label.substr(5);  // "recv x"
-    if (op.kind == OpKind::kDpWait) return "waiting for data parallel";
+    if (op.kind == OpKind::kWait) {
+      if (op.stream != kDpStream) return "waiting for host memory copies";
+      return op.coll == CollKind::kAllGather ? "waiting for weight gather"
+                                             : "waiting for gradient reduction";
+    }
     if (op.kind == OpKind::kInputWait) return "waiting for input data";
     return op.label;
   }
@@ -261,7 +308,7 @@ class StepRun {
 
   void ComputeStream(Gpu& g) {
     const StageProgram& prog = prog_.stages[g.stage];
-    int launched = 0, waited = 0;
+    int waited[kAsyncStreams] = {};
     if (mode_ == SimMode::kFull) {
       // Pipeline messages start as soon as they are sent (eager, like
       // pre-posted receives), not when this stream reaches the receive.
@@ -285,13 +332,12 @@ class StepRun {
           Receive(g, op);
           g.spent.pp_comm_exposed_s += Now() - t0;  // split into bubble below
           break;
-        case OpKind::kDpLaunch:
-          g.dp_launch->release();
-          ++launched;
+        case OpKind::kLaunch:
+          g.launch[op.stream]->release();
           break;
-        case OpKind::kDpWait:
-          for (; waited < launched; ++waited) g.dp_done->acquire();
-          g.spent.dp_comm_exposed_s += Now() - t0;
+        case OpKind::kWait:
+          for (int& w = waited[op.stream]; w < op.upto; ++w) g.done[op.stream]->acquire();
+          AccountWait(g, op, Now() - t0);
           break;
         case OpKind::kInputWait:
           g.input_ready->acquire();
@@ -307,6 +353,16 @@ class StepRun {
     const double ideal = (L_.pp - 1) * prog.compute_per_microbatch_s / Chunks();
     g.spent.pipeline_bubble_s = std::min(ideal, g.spent.pp_comm_exposed_s);
     g.spent.pp_comm_exposed_s -= g.spent.pipeline_bubble_s;
+  }
+
+  static void AccountWait(Gpu& g, const Op& op, double dt) {
+    if (op.stream != kDpStream) {
+      g.spent.offload_exposed_s += dt;
+    } else if (op.coll == CollKind::kAllGather) {
+      g.spent.weight_gather_exposed_s += dt;
+    } else {
+      g.spent.dp_comm_exposed_s += dt;
+    }
   }
 
   static void Account(Gpu& g, const Op& op, double dt) {
@@ -373,22 +429,48 @@ class StepRun {
     }
   }
 
-  void DpStream(Gpu& g) {
-    for (const DpColl& c : prog_.stages[g.stage].dp_colls) {
-      g.dp_launch->acquire();
-      const double t0 = Now();
-      if (mode_ == SimMode::kReduced) {
-        sg4::this_actor::sleep_for(cache_.Get({g.stage, 1, static_cast<int>(c.kind), c.bytes}));
+  // Runs async stream `k`'s items in order, each once the compute stream
+  // launches it: DP collectives, or copies to/from the node's host memory.
+  void AsyncStreamRun(Gpu& g, int k) {
+    for (const AsyncItem& c : prog_.stages[g.stage].async[k]) {
+      g.launch[k]->acquire();
+      if (k == kDpStream) {
+        DpCollective(g, c);
       } else {
-        const CollAlgo algo = cache_.Algo({g.stage, 1, static_cast<int>(c.kind), c.bytes});
-        CollectiveCall call{c.kind, algo, c.bytes, L_.DpGroup(g.stage, g.t),
-                            "dp" + std::to_string(g.stage) + "_" + std::to_string(g.t)};
-        RunCollectiveMember(platform_, params_, call, g.d);
+        HostCopy(g, k, c);
       }
-      const CollAlgo algo = cache_.Algo({g.stage, 1, static_cast<int>(c.kind), c.bytes});
-      Record(g, kTrackDp, c.label + " (" + ToString(algo) + ")", t0);
-      g.dp_done->release();
+      g.done[k]->release();
     }
+  }
+
+  void DpCollective(Gpu& g, const AsyncItem& c) {
+    const double t0 = Now();
+    const CollectiveCache::Key key{g.stage, 1, static_cast<int>(c.kind), c.bytes};
+    const CollAlgo algo = cache_.Algo(key);
+    if (mode_ == SimMode::kReduced) {
+      sg4::this_actor::sleep_for(cache_.Get(key));
+    } else {
+      RunCollectiveMember(platform_, params_, DpCall(s_, platform_, L_, c, algo, g.stage, g.t),
+                          g.d);
+    }
+    const bool gather = c.kind == CollKind::kAllGather;
+    Record(g, gather ? kTrackWeightGather : kTrackDp, c.label + " (" + ToString(algo) + ")", t0);
+  }
+
+  void HostCopy(Gpu& g, int k, const AsyncItem& c) {
+    const double t0 = Now();
+    if (mode_ == SimMode::kReduced) {
+      sg4::this_actor::sleep_for(cache_.Get({g.stage, 2 + k, 0, c.bytes}));
+    } else {
+      sg4::Host* gpu = platform_.gpus[g.rank];
+      sg4::Host* host = platform_.cpus[platform_.node_of(g.rank)];
+      if (k == kToHostStream) {
+        sg4::Comm::sendto(gpu, host, static_cast<uint64_t>(c.bytes));
+      } else {
+        sg4::Comm::sendto(host, gpu, static_cast<uint64_t>(c.bytes));
+      }
+    }
+    Record(g, kTrackHostCopy, c.label, t0);
   }
 
   const Scenario& s_;
@@ -408,6 +490,10 @@ class StepRun {
 
 StepResult RunStep(const Scenario& s, const StepProgram& program, const Platform& platform,
                    const ModelParams& params, SimMode mode, bool record_trace) {
+  // Parameter-server workers are not symmetric: those beside a server finish
+  // a bucket first and start the next while the server still answers the
+  // others, which one simulated GPU per stage cannot show. Simulate them all.
+  if (s.parallel.dp_algorithm == DpAlgorithm::kParameterServer) mode = SimMode::kFull;
   return StepRun(s, program, platform, params, mode, record_trace).Run();
 }
 

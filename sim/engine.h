@@ -13,7 +13,7 @@
 //    stage) is first simulated once as real message exchange among all the
 //    groups that run it at the same time (so they contend for NICs as in the
 //    step), and the step then reuses its duration. Tests prove the two modes
-//    agree on small cases.
+//    agree on small cases. Parameter-server scenarios always run kFull.
 #pragma once
 
 #include <string>
@@ -33,10 +33,12 @@ enum TraceTrack {
   kTrackCompute = 0,       // kernels: forward, backward, recompute, optimizer
   kTrackSendForward = 1,   // pipeline activations
   kTrackSendBackward = 2,  // pipeline gradients
-  kTrackDp = 3,            // data-parallel collectives (all-reduce, ZeRO reduce-scatter/gather)
+  kTrackDp = 3,            // gradient reduction (all-reduce, ZeRO reduce-scatter)
   kTrackTp = 4,            // tensor-parallel collectives
   kTrackWait = 5,          // compute stream waiting: pipeline bubble / messages, DP
-  kTrackCount = 6
+  kTrackWeightGather = 6,  // ZeRO / FSDP all-gathers of weights
+  kTrackHostCopy = 7,      // offload copies between GPU and host memory
+  kTrackCount = 8
 };
 
 struct TraceEvent {
@@ -51,11 +53,13 @@ struct Breakdown {
   double compute_s = 0;    // forward + backward kernels
   double recompute_s = 0;  // activation recompute
   double optimizer_s = 0;
-  double tp_comm_s = 0;          // TP collectives (blocking: always exposed)
-  double dp_comm_exposed_s = 0;  // waiting for DP buckets / ZeRO gathers
-  double pp_comm_exposed_s = 0;  // waiting for a neighbour stage beyond the ideal bubble
-  double pipeline_bubble_s = 0;  // ideal bubble: (pp - 1) x per-microbatch compute
-  double data_wait_s = 0;        // waiting for the input pipeline
+  double tp_comm_s = 0;                // TP collectives (blocking: always exposed)
+  double dp_comm_exposed_s = 0;        // waiting for gradient reduction (buckets, ZeRO RS)
+  double weight_gather_exposed_s = 0;  // waiting for ZeRO / FSDP weight all-gathers
+  double offload_exposed_s = 0;        // waiting for copies to / from host memory
+  double pp_comm_exposed_s = 0;        // waiting for a neighbour stage beyond the ideal bubble
+  double pipeline_bubble_s = 0;        // ideal bubble: (pp - 1) x per-microbatch compute
+  double data_wait_s = 0;              // waiting for the input pipeline
 };
 
 struct StepResult {

@@ -30,6 +30,7 @@ struct StageMemory {
   double optimizer_bytes = 0;
   double activations_bytes = 0;
   double inflight = 0;
+  double host_bytes = 0;  // offloaded to host memory (not in sum())
   double sum() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes;
   }
@@ -130,11 +131,17 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode) {
   return replicated / sp_divisor + (split + scores) / t;
 }
 
+// Layers whose activations a GPU holds at once with activation offload: two
+// on the way out to host memory, two on the way back (docs/memory.md).
+constexpr int kOffloadResidentLayers = 4;
+
 double TransformerStageActivations(const Scenario& s, int stage, double inflight) {
   const ModelSpec& m = s.model;
   const double scale = ActivationScale(s.training.precision);
   const int layers = StageLayers(m.layers, PipelineStages(s), stage).count;
-  double bytes = layers * LayerActivationBytes(s) * inflight;
+  double bytes = s.training.offload_activations
+                     ? std::min(layers, kOffloadResidentLayers) * LayerActivationBytes(s)
+                     : layers * LayerActivationBytes(s) * inflight;
   if (s.training.recompute == Recompute::kFull && layers > 0) {
     // The layer being recomputed materialises all of its activations for one microbatch.
     bytes += LayerActivationBytes16(s, Recompute::kNone) * scale;
@@ -161,18 +168,54 @@ double LayerListStageActivations(const Scenario& s, int stage, double inflight) 
 
 // --- Stages ------------------------------------------------------------------------------
 
+// The weights of the largest ZeRO-3 sharding unit of the stage: a layer, with
+// the embedding or output head joined to the first or last (workload.cc).
+double LargestUnitParams(const Scenario& s, int stage) {
+  const ModelSpec& m = s.model;
+  if (m.kind == ModelKind::kLayerList) {
+    const LayerRange range =
+        StageLayers(static_cast<int>(m.layer_list.size()), PipelineStages(s), stage);
+    double largest = 0;
+    for (int i = range.first; i < range.first + range.count; ++i) {
+      largest = std::max(largest, m.layer_list[i].params);
+    }
+    return largest;
+  }
+  const double layer = LayerParameterCount(m) / TensorParallel(s);
+  const int layers = StageLayers(m.layers, PipelineStages(s), stage).count;
+  return layer + (StageParameterCount(s, stage) - layers * layer);
+}
+
 StageMemory ComputeStage(const Scenario& s, int stage) {
   const double params = StageParameterCount(s, stage);
   const Precision p = s.training.precision;
+  const int zero = s.parallel.zero_stage;
+  const double dp = std::max(1, s.parallel.dp);
   StageMemory mem;
   mem.weights_bytes = params * WeightBytesPerParam(p);
   mem.gradients_bytes = params * WeightBytesPerParam(p);
   mem.optimizer_bytes = params * OptimizerBytesPerParam(s.training.optimizer, p);
-  if (s.parallel.zero_stage >= 1) mem.optimizer_bytes /= std::max(1, s.parallel.dp);
+  if (zero >= 1) mem.optimizer_bytes /= dp;
+  if (zero >= 2) mem.gradients_bytes /= dp;
+  if (zero >= 3) {
+    // Each GPU keeps its shard; a gathered unit and the prefetched next one
+    // are whole, and so is the unit whose gradients are being reduced.
+    const double unit = LargestUnitParams(s, stage) * WeightBytesPerParam(p);
+    mem.weights_bytes = mem.weights_bytes / dp + 2 * unit;
+    mem.gradients_bytes += unit;
+  }
+  if (s.training.offload_optimizer) {
+    mem.host_bytes += mem.optimizer_bytes;
+    mem.optimizer_bytes = 0;
+  }
   mem.inflight = InflightMicrobatches(s, stage);
   mem.activations_bytes = s.model.kind == ModelKind::kLayerList
                               ? LayerListStageActivations(s, stage, mem.inflight)
                               : TransformerStageActivations(s, stage, mem.inflight);
+  if (s.training.offload_activations) {
+    const int layers = StageLayers(s.model.layers, PipelineStages(s), stage).count;
+    mem.host_bytes += layers * LayerActivationBytes(s) * mem.inflight;
+  }
   return mem;
 }
 
@@ -241,13 +284,26 @@ MemoryBreakdown ComputeMemory(const Scenario& s) {
     best.worst_stage = stage;
     best.inflight_microbatches = mem.inflight;
   }
+  // Host memory: every GPU of a node offloads its own share; the worst stage
+  // stands for all of them.
+  for (int stage = 0; stage < PipelineStages(s); ++stage) {
+    best.host_bytes_per_node =
+        std::max(best.host_bytes_per_node, ComputeStage(s, stage).host_bytes * s.instance.gpus);
+  }
+  best.host_capacity_bytes = s.instance.ram_gib * kGiB;
   best.capacity_bytes = s.instance.gpu_mem_gib * kGiB;
-  best.fits = best.total_bytes <= best.capacity_bytes;
+  best.fits =
+      best.total_bytes <= best.capacity_bytes &&
+      (best.host_capacity_bytes <= 0 || best.host_bytes_per_node <= best.host_capacity_bytes);
   return best;
 }
 
 std::string DescribeShortfall(const MemoryBreakdown& m, const Scenario& s) {
   const std::string instance = s.instance.name.empty() ? "the instance" : s.instance.name;
+  if (m.total_bytes <= m.capacity_bytes) {
+    return "offload needs " + Gib(m.host_bytes_per_node) + " GiB of host memory per node but " +
+           instance + " has " + CapacityGib(m.host_capacity_bytes) + " GiB";
+  }
   return "needs " + Gib(m.total_bytes) + " GiB per GPU on stage " + std::to_string(m.worst_stage) +
          " (weights " + Gib(m.weights_bytes) + ", gradients " + Gib(m.gradients_bytes) +
          ", optimizer " + Gib(m.optimizer_bytes) + ", activations " + Gib(m.activations_bytes) +

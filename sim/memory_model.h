@@ -4,7 +4,9 @@
 // practice (DESIGN.md section 3); activations follow Korthikanti et al. 2022
 // ("Reducing Activation Recomputation in Large Transformer Models"), with and
 // without recompute and sequence parallelism; the pipeline schedule sets how
-// many microbatches are in flight; ZeRO-1 shards the optimizer state over dp.
+// many microbatches are in flight; ZeRO-1/2/3 shard the optimizer state,
+// gradients and weights over dp; offload moves optimizer state and stored
+// activations to host memory.
 // The worst pipeline stage is reported.
 #pragma once
 
@@ -22,7 +24,10 @@ struct MemoryBreakdown {
   double reserve_bytes = 0;      // CUDA context, allocator fragmentation, workspaces
   double total_bytes = 0;
   double capacity_bytes = 0;  // the GPU's memory
-  bool fits = false;
+  // Offload: host memory one node's GPUs use, and the node's memory (0 = unknown).
+  double host_bytes_per_node = 0;
+  double host_capacity_bytes = 0;
+  bool fits = false;                 // in GPU memory and, with offload, in host memory
   int worst_stage = 0;               // pipeline stage with the largest total
   double inflight_microbatches = 0;  // held by the worst stage
 };

@@ -39,6 +39,12 @@ struct ModelParams {
   double kernel_overhead_s = 4.0e-6;
   // Memory-bound kernels: bytes / (hbm_efficiency * HBM bandwidth).
   double hbm_efficiency = 0.80;
+  // Rate at which a node's CPU runs an offloaded optimizer step, in bytes of
+  // optimizer state swept per second (the GPU path's bytes per parameter).
+  // Assumption: a fraction of a two-socket server's DDR bandwidth for a
+  // vectorised CPU Adam (DeepSpeed's CPU-Adam, Ren et al. 2021); no measured
+  // figure in the reference sources.
+  double host_optimizer_GBps = 50.0;
   // Collective message chunk for pipelined tree algorithms.
   double pipeline_chunk_bytes = 4.0 * 1024 * 1024;
   // Rings longer than this many steps simulate this many and extrapolate the

@@ -37,10 +37,13 @@ std::map<std::pair<Vertex, Vertex>, std::size_t> EdgeIndex(const NodeGraph& g) {
   return index;
 }
 
-// Routes of one node, as (edge index, up) lists: GPU i -> GPU j, GPU i -> gateway.
+// Routes of one node, as (edge index, up) lists: GPU i -> GPU j, GPU i ->
+// gateway, GPU i -> host CPU, host CPU -> gateway.
 struct NodeRoutes {
   std::vector<std::vector<std::vector<std::pair<std::size_t, bool>>>> gpu_to_gpu;
   std::vector<std::vector<std::pair<std::size_t, bool>>> gpu_to_gateway;
+  std::vector<std::vector<std::pair<std::size_t, bool>>> gpu_to_cpu;
+  std::vector<std::pair<std::size_t, bool>> cpu_to_gateway;
 };
 
 NodeRoutes ComputeRoutes(const NodeTopology& topo) {
@@ -62,7 +65,9 @@ NodeRoutes ComputeRoutes(const NodeTopology& topo) {
       if (i != j) r.gpu_to_gpu[i][j] = convert(Route(topo, topo.gpus[i], topo.gpus[j]));
     }
     r.gpu_to_gateway.push_back(convert(Route(topo, topo.gpus[i], topo.gateway)));
+    r.gpu_to_cpu.push_back(convert(Route(topo, topo.gpus[i], topo.cpu)));
   }
+  r.cpu_to_gateway = convert(Route(topo, topo.cpu, topo.gateway));
   return r;
 }
 
@@ -125,23 +130,29 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
       for (int i = 0; i < type.gpus; ++i) {
         hosts.push_back(zone->create_host("gpu" + std::to_string(node * type.gpus + i), 1e12));
       }
+      auto* cpu = zone->create_host("cpu" + std::to_string(node), 1e12);
       auto* gw = zone->create_router("node" + std::to_string(node) + "-gw");
       auto links = CreateLinks(zone, topo, node);
+      auto add_both_ways = [&](simgrid::kernel::routing::NetPoint* a,
+                               simgrid::kernel::routing::NetPoint* b,
+                               const std::vector<std::pair<std::size_t, bool>>& route) {
+        if (route.empty()) return;
+        zone->add_route(a, b, nullptr, nullptr, ToSimgrid(route, links, false), false);
+        zone->add_route(b, a, nullptr, nullptr, ToSimgrid(route, links, true), false);
+      };
+      add_both_ways(cpu->get_netpoint(), gw, routes.cpu_to_gateway);
       for (int i = 0; i < type.gpus; ++i) {
         for (int j = 0; j < type.gpus; ++j) {
           if (i == j) continue;
           zone->add_route(hosts[i]->get_netpoint(), hosts[j]->get_netpoint(), nullptr, nullptr,
                           ToSimgrid(routes.gpu_to_gpu[i][j], links, false), false);
         }
-        if (!routes.gpu_to_gateway[i].empty()) {
-          zone->add_route(hosts[i]->get_netpoint(), gw, nullptr, nullptr,
-                          ToSimgrid(routes.gpu_to_gateway[i], links, false), false);
-          zone->add_route(gw, hosts[i]->get_netpoint(), nullptr, nullptr,
-                          ToSimgrid(routes.gpu_to_gateway[i], links, true), false);
-        }
+        add_both_ways(hosts[i]->get_netpoint(), gw, routes.gpu_to_gateway[i]);
+        add_both_ways(hosts[i]->get_netpoint(), cpu->get_netpoint(), routes.gpu_to_cpu[i]);
       }
       zone->seal();
       p.gpus.insert(p.gpus.end(), hosts.begin(), hosts.end());
+      p.cpus.push_back(cpu);
       // The node's port on its leaf switch carries all of its NICs.
       auto* port =
           leaf_zone->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);

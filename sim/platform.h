@@ -25,13 +25,22 @@ struct ClusterShape {
   int nodes_per_leaf = 32;
 };
 
+// Endpoints of messages are numbered: GPUs by global rank, then the nodes'
+// hosts (CPU and host memory, behind the PCIe root): host of node n is
+// endpoint gpus.size() + n.
 struct Platform {
   int nodes = 0;
   int gpus_per_node = 0;
   std::vector<simgrid::s4u::Host*> gpus;  // by global rank: node * gpus_per_node + local
+  std::vector<simgrid::s4u::Host*> cpus;  // by node
   std::vector<int> nvlink_ring;           // local ranks in NVLink ring order
   int node_of(int rank) const { return rank / gpus_per_node; }
   int local_of(int rank) const { return rank % gpus_per_node; }
+  int cpu_endpoint(int node) const { return static_cast<int>(gpus.size()) + node; }
+  simgrid::s4u::Host* host(int endpoint) const {
+    const int n = static_cast<int>(gpus.size());
+    return endpoint < n ? gpus[endpoint] : cpus[endpoint - n];
+  }
 };
 
 // Sets SimGrid's network model explicitly: CM02 max-min sharing with latency

@@ -17,6 +17,8 @@ json BreakdownJson(const Breakdown& b) {
               {"optimizer_s", b.optimizer_s},
               {"tp_comm_exposed_s", b.tp_comm_s},
               {"dp_comm_exposed_s", b.dp_comm_exposed_s},
+              {"weight_gather_exposed_s", b.weight_gather_exposed_s},
+              {"offload_exposed_s", b.offload_exposed_s},
               {"pp_comm_exposed_s", b.pp_comm_exposed_s},
               {"pipeline_bubble_s", b.pipeline_bubble_s},
               {"data_loading_exposed_s", b.data_wait_s}};
@@ -29,6 +31,8 @@ Breakdown BreakdownFromJson(const json& j) {
   b.optimizer_s = j.at("optimizer_s");
   b.tp_comm_s = j.at("tp_comm_exposed_s");
   b.dp_comm_exposed_s = j.at("dp_comm_exposed_s");
+  b.weight_gather_exposed_s = j.at("weight_gather_exposed_s");
+  b.offload_exposed_s = j.at("offload_exposed_s");
   b.pp_comm_exposed_s = j.at("pp_comm_exposed_s");
   b.pipeline_bubble_s = j.at("pipeline_bubble_s");
   b.data_wait_s = j.at("data_loading_exposed_s");
@@ -102,6 +106,7 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
               {"reserve_gib", GiB(m.reserve_bytes)},
               {"total_gib", GiB(m.total_bytes)},
               {"capacity_gib", GiB(m.capacity_bytes)},
+              {"host_offload_gib_per_node", GiB(m.host_bytes_per_node)},
               {"worst_stage", m.worst_stage},
               {"fits", m.fits}};
   json out{{"scenario", s.name},
@@ -114,7 +119,8 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
              {"pp", s.parallel.pp},
              {"dp", s.parallel.dp},
              {"zero_stage", s.parallel.zero_stage},
-             {"schedule", ToString(s.parallel.schedule)}}},
+             {"schedule", ToString(s.parallel.schedule)},
+             {"dp_algorithm", ToString(s.parallel.dp_algorithm)}}},
            {"microbatches_per_pipeline", s.microbatches_per_pipeline()},
            {"memory", memory},
            {"fits", m.fits}};
@@ -139,8 +145,9 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
 }
 
 json TraceJson(const SimulationResult& r) {
-  static const char* kStreams[kTrackCount] = {"compute",       "send activations", "send gradients",
-                                              "data parallel", "tensor parallel",  "waiting"};
+  static const char* kStreams[kTrackCount] = {
+      "compute",         "send activations", "send gradients",         "data parallel",
+      "tensor parallel", "waiting",          "weight gather (ZeRO-3)", "host memory copies"};
   json events = json::array();
   std::map<int, bool> gpus;
   for (const TraceEvent& e : r.step.trace) gpus[e.gpu] = true;

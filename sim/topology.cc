@@ -60,6 +60,7 @@ NodeTopology BuildNodeTopology(const InstanceType& t, const ModelParams& p) {
     topo.gpus.push_back(AddVertex(g, VertexKind::kGpu, i, "gpu" + std::to_string(i)));
   }
   Vertex cpu = AddVertex(g, VertexKind::kCpu, 0, "cpu");
+  topo.cpu = cpu;
   topo.gateway = AddVertex(g, VertexKind::kGateway, 0, "gateway");
   const int switches = PcieSwitchCount(t);
   const int gpus_per_switch = std::max(1, t.gpus / switches);

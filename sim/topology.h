@@ -38,6 +38,7 @@ using Edge = boost::graph_traits<NodeGraph>::edge_descriptor;
 struct NodeTopology {
   NodeGraph graph;
   std::vector<Vertex> gpus;  // by local rank
+  Vertex cpu = 0;            // host CPU and memory (PCIe root complex)
   Vertex gateway = 0;
 };
 

@@ -1,6 +1,8 @@
 #include "sim/workload.h"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 
 #include "sim/memory_model.h"
 
@@ -89,18 +91,34 @@ class Emitter {
     out_->ops.push_back(Op{kind, OpPhase::kOther, 0, bytes, CollKind::kSendRecv, dir, mb,
                            (kind == OpKind::kSend ? "send " : "recv ") + what});
   }
-  void DpLaunch(CollKind kind, double bytes, std::string label) {
-    out_->dp_colls.push_back(DpColl{kind, bytes, label});
-    out_->ops.push_back(
-        Op{OpKind::kDpLaunch, OpPhase::kOther, 0, bytes, kind, 0, -1, "launch " + label});
+  // Queues `item` on async stream `stream` and lets it start; returns how
+  // many items of the stream must be done for this one to be (for Wait).
+  int Launch(int stream, AsyncItem item) {
+    std::vector<AsyncItem>& queue = out_->async[stream];
+    Op op{OpKind::kLaunch,       OpPhase::kOther, 0, item.bytes, item.kind, 0, -1,
+          "launch " + item.label};
+    op.stream = stream;
+    queue.push_back(std::move(item));
+    out_->ops.push_back(std::move(op));
+    return static_cast<int>(queue.size());
+  }
+  int DpLaunch(CollKind kind, double bytes) {
+    return Launch(kDpStream, AsyncItem{kind, bytes, std::string("dp ") + ToString(kind)});
+  }
+  // Waits until the first `upto` items of `stream` are done (all launched so
+  // far when upto < 0).
+  void Wait(int stream, int upto = -1) {
+    const std::vector<AsyncItem>& queue = out_->async[stream];
+    if (upto < 0) upto = static_cast<int>(queue.size());
+    if (upto == 0) return;
+    Op op{OpKind::kWait, OpPhase::kOther, 0, 0, queue[upto - 1].kind, 0, -1, "wait"};
+    op.stream = stream;
+    op.upto = upto;
+    out_->ops.push_back(std::move(op));
   }
   void InputWait(int mb) {
     out_->ops.push_back(
         Op{OpKind::kInputWait, OpPhase::kOther, 0, 0, CollKind::kAllReduce, 0, mb, "wait input"});
-  }
-  void DpWait() {
-    out_->ops.push_back(
-        Op{OpKind::kDpWait, OpPhase::kOther, 0, 0, CollKind::kAllReduce, 0, -1, "wait dp"});
   }
 
   static std::string PhaseLabel(OpPhase p) {
@@ -144,9 +162,22 @@ struct StageModel {
   double embed_grad_bytes = 0;                // DP bytes of the parameters outside the
   double head_grad_bytes = 0;                 // layers: embedding (first), head (last)
   double p2p_bytes = 0;
-  LayerCost layer;  // transformer only
+  double activation_bytes = 0;  // one layer's stored activations, one microbatch (offload)
+  LayerCost layer;              // transformer only
   bool transformer = true;
-  double optimizer_s = 0;
+  double optimizer_s = 0;             // on the GPU
+  double host_optimizer_s = 0;        // with offload_optimizer: on the node's CPU
+  double optimizer_state_params = 0;  // parameters whose optimizer step this GPU owns
+
+  // Bytes of weights (= gradients) of the sharding unit of layer l: the layer,
+  // with the embedding joined to the stage's first layer and the output head
+  // to its last.
+  double UnitBytes(int l) const {
+    double bytes = layer_grad_bytes[l];
+    if (l == 0) bytes += embed_grad_bytes;
+    if (l == layers - 1) bytes += head_grad_bytes;
+    return bytes;
+  }
 };
 
 // One forward or backward pass of a microbatch through one model chunk of
@@ -168,25 +199,6 @@ ChunkPlace Place(const StageModel& sm, int chunk) {
   return {sm.stage == 0 && chunk == 0, sm.stage == sm.stages - 1 && chunk == sm.chunks - 1};
 }
 
-void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p) {
-  const ChunkPlace at = Place(sm, p.chunk);
-  const int mb = p.microbatch;
-  if (!at.first) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
-  if (at.first && s.training.input_samples_per_s_per_node > 0) em.InputWait(mb);
-  if (at.first) em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
-  const int per_chunk = sm.layers / sm.chunks;
-  for (int l = p.chunk * per_chunk; l < (p.chunk + 1) * per_chunk; ++l) {
-    if (sm.transformer) {
-      Block(em, s, OpPhase::kForward, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
-      Block(em, s, OpPhase::kForward, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
-    } else {
-      em.Compute(OpPhase::kForward, mb, sm.fwd_s[l]);
-    }
-  }
-  if (at.last) em.Compute(OpPhase::kForward, mb, sm.logits_fwd_s);
-  if (!at.last) em.P2p(OpKind::kSend, 0, mb, sm.p2p_bytes);
-}
-
 class BucketFiller {
  public:
   BucketFiller(Emitter& em, const Scenario& s) : em_(em), s_(s) {}
@@ -196,8 +208,8 @@ class BucketFiller {
   }
   void Flush() {
     if (pending_ <= 0 || s_.parallel.dp <= 1) return;
-    CollKind kind = s_.parallel.zero_stage >= 1 ? CollKind::kReduceScatter : CollKind::kAllReduce;
-    em_.DpLaunch(kind, pending_, std::string("dp ") + ToString(kind));
+    em_.DpLaunch(s_.parallel.zero_stage >= 1 ? CollKind::kReduceScatter : CollKind::kAllReduce,
+                 pending_);
     pending_ = 0;
   }
 
@@ -207,20 +219,111 @@ class BucketFiller {
   double pending_ = 0;
 };
 
-// `grads_ready`: this is the chunk's last backward pass, after which its
-// gradients are complete and go into DP buckets (when overlapping).
-void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p, bool grads_ready,
-              BucketFiller& buckets) {
+// The side traffic of each layer's forward and backward:
+//  - ZeRO-3 / FSDP: the layer's weights are all-gathered before its forward
+//    and again before its backward, the next layer's gather launched one
+//    layer ahead (prefetch), and its gradients reduce-scattered right after
+//    its backward.
+//  - Activation offload: the layer's stored activations go to host memory
+//    after its forward (at most two layers' copies in flight) and come back
+//    before its backward (the next layer's fetched one layer ahead).
+class LayerTraffic {
+ public:
+  LayerTraffic(Emitter& em, const Scenario& s, const StageModel& sm)
+      : em_(em),
+        sm_(sm),
+        gather_(s.parallel.zero_stage == 3 && s.parallel.dp > 1),
+        offload_(s.training.offload_activations && sm.activation_bytes > 0) {}
+
+  // Layers [first, last) of a chunk, walked forward.
+  void BeforeForward(int l, int first, int last) {
+    if (!gather_) return;
+    if (l == first) gathered_[l] = Gather(l);
+    if (l + 1 < last) gathered_[l + 1] = Gather(l + 1);
+    em_.Wait(kDpStream, gathered_[l]);
+  }
+  void AfterForward(int l, int first) {
+    if (!offload_) return;
+    copied_out_[l] = em_.Launch(
+        kToHostStream, AsyncItem{CollKind::kSendRecv, sm_.activation_bytes, "activations to host"});
+    if (l - 1 >= first) em_.Wait(kToHostStream, copied_out_[l - 1]);
+  }
+  void EndForwardPass() {
+    if (offload_) em_.Wait(kToHostStream);
+  }
+  // Walked backward, from last - 1 down to first.
+  void BeforeBackward(int l, int first, int last) {
+    if (offload_) {
+      if (l == last - 1) fetched_[l] = Fetch();
+      if (l - 1 >= first) fetched_[l - 1] = Fetch();
+      em_.Wait(kFromHostStream, fetched_[l]);
+    }
+    if (gather_) {
+      if (l == last - 1) gathered_[l] = Gather(l);
+      if (l - 1 >= first) gathered_[l - 1] = Gather(l - 1);
+      em_.Wait(kDpStream, gathered_[l]);
+    }
+  }
+  void AfterBackward(int l) {
+    if (gather_) em_.DpLaunch(CollKind::kReduceScatter, sm_.UnitBytes(l));
+  }
+  bool reduces_per_layer() const { return gather_; }
+
+ private:
+  int Gather(int l) { return em_.DpLaunch(CollKind::kAllGather, sm_.UnitBytes(l)); }
+  int Fetch() {
+    return em_.Launch(kFromHostStream, AsyncItem{CollKind::kSendRecv, sm_.activation_bytes,
+                                                 "activations from host"});
+  }
+
+  Emitter& em_;
+  const StageModel& sm_;
+  bool gather_, offload_;
+  std::map<int, int> gathered_, copied_out_, fetched_;  // layer -> Wait() count
+};
+
+void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p,
+             LayerTraffic& traffic) {
   const ChunkPlace at = Place(sm, p.chunk);
   const int mb = p.microbatch;
-  const bool fill = grads_ready && s.parallel.overlap_dp;
+  if (!at.first) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
+  if (at.first && s.training.input_samples_per_s_per_node > 0) em.InputWait(mb);
+  if (at.first) em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
+  const int per_chunk = sm.layers / sm.chunks;
+  const int first = p.chunk * per_chunk, last = first + per_chunk;
+  for (int l = first; l < last; ++l) {
+    traffic.BeforeForward(l, first, last);
+    if (sm.transformer) {
+      Block(em, s, OpPhase::kForward, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
+      Block(em, s, OpPhase::kForward, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
+    } else {
+      em.Compute(OpPhase::kForward, mb, sm.fwd_s[l]);
+    }
+    traffic.AfterForward(l, first);
+  }
+  traffic.EndForwardPass();
+  if (at.last) em.Compute(OpPhase::kForward, mb, sm.logits_fwd_s);
+  if (!at.last) em.P2p(OpKind::kSend, 0, mb, sm.p2p_bytes);
+}
+
+// `grads_ready`: after this pass the chunk's gradients go to DP buckets (its
+// last backward pass; every pass with ZeRO-2, whose gradients are sharded
+// and so reduced every microbatch); only when overlapping. ZeRO-3 reduces
+// each layer instead (LayerTraffic).
+void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p, bool grads_ready,
+              BucketFiller& buckets, LayerTraffic& traffic) {
+  const ChunkPlace at = Place(sm, p.chunk);
+  const int mb = p.microbatch;
+  const bool fill = grads_ready && s.parallel.overlap_dp && !traffic.reduces_per_layer();
   if (!at.last) em.P2p(OpKind::kRecv, 1, mb, sm.p2p_bytes);
   if (at.last) {
     em.Compute(OpPhase::kBackward, mb, sm.logits_bwd_s);
     if (fill) buckets.Add(sm.head_grad_bytes);
   }
   const int per_chunk = sm.layers / sm.chunks;
-  for (int l = (p.chunk + 1) * per_chunk - 1; l >= p.chunk * per_chunk; --l) {
+  const int first = p.chunk * per_chunk, last = first + per_chunk;
+  for (int l = last - 1; l >= first; --l) {
+    traffic.BeforeBackward(l, first, last);
     if (sm.transformer) {
       if (s.training.recompute == Recompute::kFull) {
         Block(em, s, OpPhase::kRecompute, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
@@ -233,6 +336,7 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& 
     } else {
       em.Compute(OpPhase::kBackward, mb, sm.bwd_s[l]);
     }
+    traffic.AfterBackward(l);
     if (fill) buckets.Add(sm.layer_grad_bytes[l]);
   }
   if (at.first) {
@@ -328,12 +432,48 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   }
   // Optimizer: memory-bound pass over the state. Mixed-precision Adam reads
   // and writes the fp32 master, m and v (24 B) plus the gradient and the
-  // 16-bit weights (~8 B); SGD with momentum about half.
+  // 16-bit weights (~8 B); SGD with momentum about half. ZeRO shards it.
   const double bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
-  double params = StageParameterCount(s, stage);
-  if (s.parallel.zero_stage >= 1) params /= s.parallel.dp;
-  sm.optimizer_s = cm.MemorySeconds(params * bytes_per_param);
+  sm.optimizer_state_params = StageParameterCount(s, stage);
+  if (s.parallel.zero_stage >= 1) sm.optimizer_state_params /= s.parallel.dp;
+  sm.optimizer_s = cm.MemorySeconds(sm.optimizer_state_params * bytes_per_param);
+  // Offloaded, the same pass runs on the node's CPU over host memory, which
+  // all the node's GPUs share: each GPU's step waits for the whole node's.
+  sm.host_optimizer_s = sm.optimizer_state_params * bytes_per_param * s.instance.gpus /
+                        (cm.params().host_optimizer_GBps * 1e9);
+  sm.activation_bytes = LayerActivationBytes(s);
   return sm;
+}
+
+// After the last backward pass: the remaining gradient reduction, the
+// optimizer (on the GPU, or with offload on the host between two copies of
+// the GPU's shard), and ZeRO-1/2's gather of the updated weights.
+void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketFiller& buckets) {
+  const ParallelConfig& par = s.parallel;
+  if (!par.overlap_dp && par.zero_stage < 2) {  // all gradients at once after the backward pass
+    double total = sm.embed_grad_bytes + sm.head_grad_bytes;
+    for (double g : sm.layer_grad_bytes) total += g;
+    buckets.Add(total);
+  }
+  buckets.Flush();
+  em.Wait(kDpStream);
+  const double e = ActivationBytesPerElem(s.training.precision);
+  if (s.training.offload_optimizer) {
+    em.Launch(kToHostStream,
+              AsyncItem{CollKind::kSendRecv, sm.optimizer_state_params * e, "gradients to host"});
+    em.Wait(kToHostStream);
+    em.Compute(OpPhase::kOptimizer, -1, sm.host_optimizer_s);
+    em.Launch(kFromHostStream,
+              AsyncItem{CollKind::kSendRecv, sm.optimizer_state_params * e, "weights from host"});
+    em.Wait(kFromHostStream);
+  } else {
+    em.Compute(OpPhase::kOptimizer, -1, sm.optimizer_s);
+  }
+  if ((par.zero_stage == 1 || par.zero_stage == 2) && par.dp > 1) {
+    // Every replica gathers the weights the others updated.
+    em.DpLaunch(CollKind::kAllGather, StageParameterCount(s, sm.stage) * e);
+    em.Wait(kDpStream);
+  }
 }
 
 StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
@@ -341,29 +481,23 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
   StageProgram prog;
   Emitter em(&prog);
   BucketFiller buckets(em, s);
+  LayerTraffic traffic(em, s, sm);
   const int m = static_cast<int>(s.microbatches_per_pipeline());
   for (const Pass& p : ScheduleOrder(s, stage, m)) {
     if (p.forward) {
-      Forward(em, s, sm, p);
+      Forward(em, s, sm, p, traffic);
     } else {
-      Backward(em, s, sm, p, p.microbatch == m - 1, buckets);
+      const bool grads_ready = p.microbatch == m - 1 || s.parallel.zero_stage == 2;
+      Backward(em, s, sm, p, grads_ready, buckets, traffic);
+      // ZeRO-2 without overlap: the microbatch's gradients after its last pass.
+      if (!s.parallel.overlap_dp && s.parallel.zero_stage == 2 && p.chunk == 0) {
+        buckets.Add(sm.embed_grad_bytes + sm.head_grad_bytes +
+                    std::accumulate(sm.layer_grad_bytes.begin(), sm.layer_grad_bytes.end(), 0.0));
+        buckets.Flush();
+      }
     }
   }
-  if (!s.parallel.overlap_dp) {  // all gradients at once after the backward pass
-    double total = sm.embed_grad_bytes + sm.head_grad_bytes;
-    for (double g : sm.layer_grad_bytes) total += g;
-    buckets.Add(total);
-  }
-  buckets.Flush();
-  if (s.parallel.dp > 1) em.DpWait();
-  em.Compute(OpPhase::kOptimizer, -1, sm.optimizer_s);
-  if (s.parallel.zero_stage >= 1 && s.parallel.dp > 1) {
-    // ZeRO-1: every replica gathers the parameters the others updated.
-    em.DpLaunch(CollKind::kAllGather,
-                StageParameterCount(s, stage) * ActivationBytesPerElem(s.training.precision),
-                "dp all_gather");
-    em.DpWait();
-  }
+  OptimizerStep(em, s, sm, buckets);
   // Every microbatch does the same work: take the first one's.
   for (const Op& op : prog.ops) {
     if (op.kind == OpKind::kCompute && op.microbatch == 0) {

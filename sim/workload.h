@@ -22,6 +22,7 @@ class ComputeModel {
   ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params);
   double GemmSeconds(double flops) const;
   double MemorySeconds(double bytes) const;
+  const ModelParams& params() const { return params_; }
 
  private:
   double peak_flops_;
@@ -34,34 +35,42 @@ enum class OpKind {
   kTpColl,     // TP collective of `bytes` (blocking, on the compute stream)
   kSend,       // hand an activation/gradient to the send stream (`dir`), non-blocking
   kRecv,       // wait for an activation/gradient from the neighbour stage (`dir`)
-  kDpLaunch,   // let the DP stream start its next collective
-  kDpWait,     // wait until every DP collective launched so far is done
+  kLaunch,     // let async stream `stream` start its next item
+  kWait,       // wait until the first `upto` items of async stream `stream` are done
   kInputWait,  // wait for the input pipeline to deliver microbatch `microbatch`
 };
 
 enum class OpPhase { kForward, kBackward, kRecompute, kOptimizer, kOther };
+
+// Streams beside the compute stream, each running its items in order once
+// launched: data-parallel collectives (gradient reduction, ZeRO gathers) and
+// the two copy engines to and from host memory (offload).
+enum AsyncStream { kDpStream = 0, kToHostStream = 1, kFromHostStream = 2, kAsyncStreams = 3 };
 
 struct Op {
   OpKind kind = OpKind::kCompute;
   OpPhase phase = OpPhase::kOther;
   double seconds = 0;                    // kCompute
   double bytes = 0;                      // kTpColl, kSend, kRecv (message size)
-  CollKind coll = CollKind::kAllReduce;  // kTpColl
+  CollKind coll = CollKind::kAllReduce;  // kTpColl; kWait: the kind of the item waited for
   int dir = 0;  // kSend/kRecv: 0 forward (stage i -> i+1), 1 backward (i -> i-1)
   int microbatch = -1;
   std::string label;
+  int stream = kDpStream;  // kLaunch, kWait
+  int upto = 0;            // kWait
 };
 
-// A DP collective, run in order by the DP stream once launched.
-struct DpColl {
+// An item of an async stream: a DP collective, or (host streams, kind
+// kSendRecv) a copy of `bytes` between the GPU and its node's host memory.
+struct AsyncItem {
   CollKind kind = CollKind::kAllReduce;
   double bytes = 0;
   std::string label;
 };
 
 struct StageProgram {
-  std::vector<Op> ops;                  // compute stream, in order
-  std::vector<DpColl> dp_colls;         // DP stream, in order
+  std::vector<Op> ops;                          // compute stream, in order
+  std::vector<AsyncItem> async[kAsyncStreams];  // async streams, in order
   double compute_per_microbatch_s = 0;  // forward + backward (+ recompute), TP comm excluded
 };
 

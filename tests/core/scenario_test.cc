@@ -298,7 +298,8 @@ std::vector<FailCase> TrainingCases() {
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
        "precision, optimizer, recompute, sequence_parallel, tokens, samples, epochs, "
-       "dataset_samples, input_samples_per_s_per_node, input_prefetch_microbatches)"},
+       "dataset_samples, input_samples_per_s_per_node, input_prefetch_microbatches, "
+       "offload_activations, offload_optimizer)"},
       {"tokens and samples both given",
        Doc(kGpt3, R"({"global_batch": 8, "tokens": 3e11, "samples": 1e6})", kP4dX128),
        "x.json:2:61: training.samples: give at most one of training.tokens, training.samples "
@@ -316,6 +317,11 @@ std::vector<FailCase> TrainingCases() {
        Doc(R"("resnet50")", R"({"global_batch": 8, "tokens": 1e9})", kP3),
        "x.json:2:44: training.tokens: a layer-list model has no tokens; give training.samples or "
        "training.epochs"},
+      {"activation offload of a layer-list model",
+       Doc(R"("resnet50")",
+           R"({"global_batch": 8, "precision": "fp16", "offload_activations": true})", kP3),
+       "x.json:2:78: training.offload_activations needs a transformer model (layer-list models "
+       "are not split into offloadable layers)"},
       {"precision the GPU lacks",
        Doc(R"("resnet50")", R"({"global_batch": 8, "precision": "bf16"})", kP3),
        "x.json:2:47: training.precision: bf16 is not supported by V100-SXM2-16GB (no peak "
@@ -381,8 +387,22 @@ std::vector<FailCase> ParallelCases() {
        "x.json:4:21: parallel.pp: expected an integer in [1, 1048576], got 0"},
       {"negative dp", Doc(kGpt3, kBatch1536, kP4dX128, R"({"dp": -1})"),
        "x.json:4:21: parallel.dp: expected an integer in [1, 1048576], got -1"},
-      {"zero stage 2", Doc(kGpt3, kBatch1536, kP4dX128, R"({"zero_stage": 2})"),
-       "x.json:4:29: parallel.zero_stage: expected an integer in [0, 1], got 2"},
+      {"zero stage 4", Doc(kGpt3, kBatch1536, kP4dX128, R"({"zero_stage": 4})"),
+       "x.json:4:29: parallel.zero_stage: expected an integer in [0, 3], got 4"},
+      {"parameter servers without the algorithm",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "parameter_servers": 2})"),
+       "x.json:4:54: parallel.parameter_servers applies only to parallel.dp_algorithm = "
+       "\"parameter_server\""},
+      {"parameter server with ZeRO",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 1, "dp_algorithm": "parameter_server"})"),
+       "x.json:4:47: parallel.zero_stage = 1 cannot be combined with parallel.dp_algorithm = "
+       "\"parameter_server\" (servers hold the whole model; use zero_stage 0)"},
+      {"more parameter servers than nodes",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "dp_algorithm": "parameter_server", "parameter_servers": 129})"),
+       "x.json:4:90: parallel.parameter_servers = 129 exceeds the cluster's 128 nodes (servers "
+       "run on the nodes' hosts)"},
       {"interleaved without virtual stages",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"pp": 8, "schedule": "interleaved"})"),
        "x.json:4:36: parallel.schedule = \"interleaved\" needs pp >= 2 and virtual_stages >= 2 "
@@ -401,13 +421,14 @@ std::vector<FailCase> ParallelCases() {
        "x.json:2:31: the interleaved schedule needs the microbatches per pipeline (12) to be a "
        "multiple of parallel.pp = 8"},
       {"unknown dp algorithm", Doc(kGpt3, kBatch1536, kP4dX128, R"({"dp_algorithm": "ps"})"),
-       "x.json:4:31: parallel.dp_algorithm: expected one of ring, tree, hierarchical, auto, got "
+       "x.json:4:31: parallel.dp_algorithm: expected one of ring, tree, hierarchical, auto, "
+       "parameter_server, got "
        "\"ps\""},
       {"zero bucket", Doc(kGpt3, kBatch1536, kP4dX128, R"({"bucket_mb": 0})"),
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
        "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, schedule, "
-       "virtual_stages, dp_algorithm, bucket_mb, overlap_dp)"},
+       "virtual_stages, dp_algorithm, bucket_mb, overlap_dp, parameter_servers)"},
       {"tp does not divide heads", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 5})"),
        "x.json:4:21: parallel.tp = 5 does not divide model.heads = 96"},
       {"tp does not divide kv_heads", Doc(R"("llama2-70b")", kBatch1536, kP4dX128, R"({"tp": 16})"),

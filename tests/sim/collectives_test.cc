@@ -85,6 +85,46 @@ TEST(CollectivesTest, SendRecvIsLatencyPlusSizeOverBandwidth) {
   EXPECT_NEAR(t, alpha + S / B, 0.001 * (alpha + S / B));
 }
 
+TEST(CollectivesTest, ParameterServerIsBoundByTheServersNics) {
+  // 4 nodes x 1 GPU, a 100 Gb/s NIC each, PCIe wider than the NIC. Each of
+  // the 4 workers pushes S in shares to the servers, which answer with S in
+  // shares. One server (node 0's host): 3 remote pushes of S share its NIC
+  // in, then 3 pulls out: 6 S / B. A server on every node: each NIC carries
+  // 3 S / 4 in and out per phase: 1.5 S / B.
+  const double S = 256.0 * 1024 * 1024, B = 100e9 / 8;
+  InstanceType t = SwitchNode(1, 100);
+  t.pcie_GBps_per_dir = 64;
+  t.efa = true;
+  auto run = [&](int servers) {
+    return Simulate(t, 4, Params(), [&](const Platform& p) {
+      CollectiveCall call{CollKind::kAllReduce, CollAlgo::kParameterServer, S, Iota(4), "ps"};
+      for (int n = 0; n < servers; ++n) call.servers.push_back(p.cpu_endpoint(n));
+      return std::vector<CollectiveCall>{call};
+    });
+  };
+  EXPECT_NEAR(run(1), 6 * S / B, 0.01 * 6 * S / B);
+  EXPECT_NEAR(run(4), 1.5 * S / B, 0.01 * 1.5 * S / B);
+}
+
+TEST(CollectivesTest, CopyToHostCrossesThePcieLinks) {
+  // GPU -> host memory: the GPU's PCIe link and the switch's root link.
+  const double S = 64.0 * 1024 * 1024;
+  InstanceType t = SwitchNode(2, 100);
+  t.pcie_GBps_per_dir = 16;
+  double one = Simulate(t, 1, Params(), [&](const Platform& p) {
+    return std::vector<CollectiveCall>{
+        {CollKind::kSendRecv, CollAlgo::kRing, S, {0, p.cpu_endpoint(0)}, "c0"}};
+  });
+  // Two GPUs behind one PCIe switch (one NIC) share its root link.
+  double two = Simulate(t, 1, Params(), [&](const Platform& p) {
+    return std::vector<CollectiveCall>{
+        {CollKind::kSendRecv, CollAlgo::kRing, S, {0, p.cpu_endpoint(0)}, "c0"},
+        {CollKind::kSendRecv, CollAlgo::kRing, S, {1, p.cpu_endpoint(0)}, "c1"}};
+  });
+  EXPECT_NEAR(one, S / 16e9, 0.01 * S / 16e9);
+  EXPECT_NEAR(two, 2 * S / 16e9, 0.01 * 2 * S / 16e9);
+}
+
 TEST(CollectivesTest, HierarchicalIsSumOfItsPhases) {
   // 2 nodes x 4 GPUs, 1 NIC of 400 Gb/s per node. Phases: intra-node RS over
   // 4 (3 steps of S/4 at B), inter-node AR of S/4 between 2 peers (2 steps of

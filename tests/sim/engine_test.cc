@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/catalog.h"
+#include "core/model_spec.h"
 #include "core/scenario.h"
 #include "sim/simulate.h"
 #include "sim/workload.h"
@@ -118,6 +119,19 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2,
                       "stragglers": [{"gpu": 5, "slowdown": 1.3}]},
           "parallel": {"tp": 2, "pp": 2, "dp": 4}})",
+      // ZeRO-2 over two nodes with pipeline stages: reduce-scatter every microbatch.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 2, "zero_stage": 2}})",
+      // ZeRO-3 / FSDP: per-layer gathers with prefetch, per-layer reduce-scatter.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "zero_stage": 3}})",
+      // Activation and optimizer offload to host memory.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "offload_activations": true,
+                                             "offload_optimizer": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 2, "zero_stage": 1}})",
       // Sequence parallelism, GPipe, hierarchical DP all-reduce.
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "sequence_parallel": true},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
@@ -145,7 +159,8 @@ TEST(EngineTest, BreakdownAddsUpToTheStep) {
   SimulationResult r = RunScenario(s, SimMode::kReduced);
   const Breakdown& b = r.step.breakdown;
   double sum = b.compute_s + b.recompute_s + b.optimizer_s + b.tp_comm_s + b.dp_comm_exposed_s +
-               b.pp_comm_exposed_s + b.pipeline_bubble_s;
+               b.weight_gather_exposed_s + b.offload_exposed_s + b.pp_comm_exposed_s +
+               b.pipeline_bubble_s + b.data_wait_s;
   EXPECT_NEAR(sum, r.step.step_time_s, 1e-9 * r.step.step_time_s);
   EXPECT_GT(b.recompute_s, 0);
   EXPECT_GT(b.tp_comm_s, 0);
@@ -172,6 +187,64 @@ TEST(EngineTest, TraceSeparatesActivitiesByKind) {
   bool dp_with_algorithm = false;
   for (const std::string& n : names[kTrackDp]) dp_with_algorithm |= n.find("dp all_reduce (") == 0;
   EXPECT_TRUE(dp_with_algorithm);
+}
+
+// ZeRO-3's weight gathers and the offload copies show on their own tracks
+// and in their own breakdown entries.
+TEST(EngineTest, ShardingAndOffloadHaveTheirOwnTracksAndBreakdown) {
+  Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 16,
+      "offload_activations": true, "offload_optimizer": true},
+      "cluster": {"instance": "p4d.24xlarge", "nodes": 2}, "parallel": {"zero_stage": 3}})");
+  SimulateOptions o;
+  o.trace = true;
+  Expected<SimulationResult> r = Simulate(s, o);
+  ASSERT_TRUE(r.ok());
+  std::map<int, std::set<std::string>> names;
+  for (const TraceEvent& e : r->step.trace) names[e.stream].insert(e.name);
+  EXPECT_TRUE(names[kTrackWeightGather].count("dp all_gather (ring)"));
+  EXPECT_TRUE(names[kTrackDp].count("dp reduce_scatter (ring)"));
+  EXPECT_TRUE(names[kTrackHostCopy].count("activations to host"));
+  EXPECT_TRUE(names[kTrackHostCopy].count("activations from host"));
+  EXPECT_TRUE(names[kTrackHostCopy].count("gradients to host"));
+  EXPECT_TRUE(names[kTrackHostCopy].count("weights from host"));
+  const Breakdown& b = r->step.breakdown;
+  // The first layer's gather cannot be hidden; the optimizer's copies are not overlapped.
+  EXPECT_GT(b.weight_gather_exposed_s, 0);
+  EXPECT_GT(b.offload_exposed_s, 0);
+}
+
+// Offloaded, the optimizer step runs on the host: its gradients go out and
+// its weights come back over PCIe (two GPUs of a p4d share a PCIe switch and
+// its root link), and the CPU sweeps the whole node's optimizer state.
+TEST(EngineTest, OptimizerOffloadCostsCopiesAndTheHostStep) {
+  Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
+      "offload_optimizer": true}, "cluster": {"instance": "p4d.24xlarge"},
+      "parallel": {"zero_stage": 1}})");
+  const StepResult r = RunScenario(s, SimMode::kReduced).step;
+  const ModelParams params;
+  const double shard = ParameterCount(s.model) / 8;  // ZeRO-1 over dp 8
+  const double host_step = shard * 32 * 8 / (params.host_optimizer_GBps * 1e9);
+  EXPECT_NEAR(r.breakdown.optimizer_s, host_step, 1e-6 * host_step);
+  const double pcie = s.instance.pcie_GBps_per_dir * 1e9 / 2;
+  const double copies = 2 * (shard * 2 / pcie);
+  EXPECT_NEAR(r.breakdown.offload_exposed_s, copies, 0.01 * copies);
+}
+
+// With one parameter server for four nodes, its node's NIC carries every
+// worker's gradients in and weights out: the step slows and the exposed
+// data-parallel time grows, against a server on every node.
+TEST(EngineTest, FewParameterServersAreABottleneck) {
+  auto step = [](int servers) {
+    Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
+        "cluster": {"instance": "p4d.24xlarge", "nodes": 4},
+        "parallel": {"tp": 8, "dp_algorithm": "parameter_server", "parameter_servers": )" +
+                       std::to_string(servers) + "}}");
+    return RunScenario(s, SimMode::kReduced).step;
+  };
+  const StepResult one = step(1), four = step(4);
+  EXPECT_GT(one.breakdown.dp_comm_exposed_s, 2 * four.breakdown.dp_comm_exposed_s);
+  EXPECT_GT(one.step_time_s, four.step_time_s);
+  EXPECT_EQ(one.simulated_gpus, 32);  // always simulated in full
 }
 
 // A synchronous step runs at the pace of its slowest GPU: one slow node in a

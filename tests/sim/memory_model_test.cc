@@ -222,6 +222,58 @@ TEST(MemoryModelTest, ZeroOneShardsOnlyTheOptimizerOverDp) {
   EXPECT_DOUBLE_EQ(sharded.activations_bytes, plain.activations_bytes);
 }
 
+TEST(MemoryModelTest, ZeroTwoAlsoShardsGradients) {
+  Scenario s = Gpt3OnP4d(1);
+  const MemoryBreakdown one = ComputeMemory(s);
+  s.parallel.zero_stage = 2;
+  const MemoryBreakdown two = ComputeMemory(s);
+  EXPECT_DOUBLE_EQ(two.gradients_bytes, one.gradients_bytes / 16);
+  EXPECT_DOUBLE_EQ(two.optimizer_bytes, one.optimizer_bytes);
+  EXPECT_DOUBLE_EQ(two.weights_bytes, one.weights_bytes);
+}
+
+// ZeRO-3 / FSDP: each GPU keeps 1/dp of its stage's weights, plus a gathered
+// unit and the prefetched next one; the gradients of one unit are whole
+// while they are reduce-scattered. The worst stage of GPT-3 on pp 8 is the
+// first (embedding joined to its first layer).
+TEST(MemoryModelTest, ZeroThreeShardsWeightsAndHoldsTwoGatheredUnits) {
+  Scenario s = Gpt3OnP4d(2);
+  const MemoryBreakdown two = ComputeMemory(s);
+  s.parallel.zero_stage = 3;
+  const MemoryBreakdown three = ComputeMemory(s);
+  ASSERT_EQ(three.worst_stage, two.worst_stage);
+  const int stage = three.worst_stage;
+  const double layer = LayerParameterCount(s.model) / 8;
+  const double outside = StageParameterCount(s, stage) - 12 * layer;  // 96 layers / pp 8
+  const double unit = 2 * (layer + outside);                          // bf16 bytes
+  EXPECT_NEAR(three.weights_bytes, two.weights_bytes / 16 + 2 * unit, 1.0);
+  EXPECT_NEAR(three.gradients_bytes, two.gradients_bytes + unit, 1.0);
+  EXPECT_LT(three.total_bytes, two.total_bytes);
+}
+
+TEST(MemoryModelTest, OffloadMovesOptimizerStateAndActivationsToTheHost) {
+  Scenario s = Gpt3OnP4d(1);
+  s.training.recompute = Recompute::kNone;
+  s.instance.ram_gib = 1152;  // p4d.24xlarge
+  const MemoryBreakdown plain = ComputeMemory(s);
+  s.training.offload_optimizer = true;
+  s.training.offload_activations = true;
+  const MemoryBreakdown off = ComputeMemory(s);
+  EXPECT_EQ(off.optimizer_bytes, 0);
+  // Four layers of one microbatch stay on the GPU (two on the way out, two
+  // back); GPT-3 on pp 8 has 12 layers per stage and stage 0 holds 8
+  // microbatches under 1F1B.
+  const double layer = LayerActivationBytes(s);
+  EXPECT_LT(off.activations_bytes, plain.activations_bytes - 12 * 8 * layer + 4 * layer + 1);
+  EXPECT_NEAR(off.host_bytes_per_node,
+              8 * (plain.optimizer_bytes + 12 * InflightMicrobatches(s, 0) * layer), 1.0);
+  EXPECT_TRUE(off.fits);
+  s.instance.ram_gib = 64;  // too little host memory for what is offloaded
+  const MemoryBreakdown small = ComputeMemory(s);
+  EXPECT_FALSE(small.fits);
+  EXPECT_NE(DescribeShortfall(small, s).find("GiB of host memory per node"), std::string::npos);
+}
+
 // --- Pipeline in-flight microbatches (Narayanan et al. 2021) -----------------------------
 
 struct InflightCase {

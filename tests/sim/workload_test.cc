@@ -9,6 +9,7 @@
 #include "core/catalog.h"
 #include "core/model_spec.h"
 #include "core/scenario.h"
+#include "sim/memory_model.h"
 
 namespace trainsim::sim {
 namespace {
@@ -46,7 +47,7 @@ double TotalComputePerMicrobatch(const StepProgram& p) {
 double DpBytes(const StepProgram& p, CollKind kind) {
   double sum = 0;
   for (const StageProgram& stage : p.stages) {
-    for (const DpColl& c : stage.dp_colls) sum += c.kind == kind ? c.bytes : 0;
+    for (const AsyncItem& c : stage.async[kDpStream]) sum += c.kind == kind ? c.bytes : 0;
   }
   return sum;
 }
@@ -71,13 +72,66 @@ TEST(WorkloadTest, DataParallelBucketsCarryEveryGradientOnce) {
   EXPECT_EQ(DpBytes(pz, CollKind::kAllReduce), 0);
 }
 
+TEST(WorkloadTest, ShardedDataParallelMovesTheBytesOfItsStage) {
+  // gpt-1.7b on 8 GPUs (dp 8), 16 samples: 2 microbatches per replica.
+  const double grads = 2 * ParameterCount(Gpt(R"("pp": 1)").model);  // bf16
+  const double m = 2;
+  // ZeRO-2: gradients are sharded, so every microbatch's are reduce-scattered.
+  StepProgram z2 = Build(Gpt(R"("pp": 1, "zero_stage": 2)"));
+  EXPECT_NEAR(DpBytes(z2, CollKind::kReduceScatter), m * grads, 1.0);
+  EXPECT_NEAR(DpBytes(z2, CollKind::kAllGather), grads, 1.0);
+  EXPECT_NEAR(DpBytes(Build(Gpt(R"("pp": 1, "zero_stage": 2, "overlap_dp": false)")),
+                      CollKind::kReduceScatter),
+              m * grads, 1.0);
+  // ZeRO-3: the weights are gathered before every forward and every backward,
+  // the gradients reduce-scattered after every backward, nothing after the step.
+  StepProgram z3 = Build(Gpt(R"("pp": 1, "zero_stage": 3)"));
+  EXPECT_NEAR(DpBytes(z3, CollKind::kReduceScatter), m * grads, 1.0);
+  EXPECT_NEAR(DpBytes(z3, CollKind::kAllGather), 2 * m * grads, 1.0);
+  EXPECT_EQ(DpBytes(z3, CollKind::kAllReduce), 0);
+  const Op& last = z3.stages[0].ops.back();
+  EXPECT_EQ(last.phase, OpPhase::kOptimizer);
+}
+
+TEST(WorkloadTest, ZeroThreePrefetchesTheNextLayersWeights) {
+  // When the compute stream waits for a layer's gather, the next layer's
+  // gather (or, in backward, a reduce-scatter) is already queued behind it,
+  // except at the last layer of a forward pass. 24 layers, 2 microbatches.
+  StepProgram p = Build(Gpt(R"("pp": 1, "zero_stage": 3)"));
+  int launched = 0, prefetched = 0, not_prefetched = 0;
+  for (const Op& op : p.stages[0].ops) {
+    if (op.kind == OpKind::kLaunch && op.stream == kDpStream) ++launched;
+    if (op.kind == OpKind::kWait && op.stream == kDpStream && op.coll == CollKind::kAllGather) {
+      (op.upto < launched ? prefetched : not_prefetched) += 1;
+    }
+  }
+  EXPECT_EQ(prefetched, 2 * 23 + 2 * 24);
+  EXPECT_EQ(not_prefetched, 2);
+}
+
+TEST(WorkloadTest, OffloadCopiesEveryLayersActivationsOutAndBack) {
+  Scenario s = Gpt(R"("pp": 1)", R"(, "offload_activations": true, "offload_optimizer": true)");
+  StepProgram p = Build(s);
+  const StageProgram& st = p.stages[0];
+  const double m = 2, layers = s.model.layers;
+  double out = 0, in = 0;
+  for (const AsyncItem& c : st.async[kToHostStream]) out += c.bytes;
+  for (const AsyncItem& c : st.async[kFromHostStream]) in += c.bytes;
+  // Activations of every layer and microbatch, plus the optimizer's
+  // gradients out and weights back (bf16, the whole model: no ZeRO).
+  const double acts = m * layers * LayerActivationBytes(s);
+  EXPECT_GT(acts, 0);
+  EXPECT_NEAR(out, acts + 2 * ParameterCount(s.model), 1.0);
+  EXPECT_NEAR(in, acts + 2 * ParameterCount(s.model), 1.0);
+}
+
 TEST(WorkloadTest, BucketsAreLaunchedDuringBackwardOnlyWhenOverlapping) {
   // Backward kernels that still run after the first bucket was launched.
   auto backward_after_first_launch = [](const StepProgram& p) {
     int count = 0;
     bool launched = false;
     for (const Op& op : p.stages[0].ops) {
-      launched = launched || op.kind == OpKind::kDpLaunch;
+      launched = launched || op.kind == OpKind::kLaunch;
       count += launched && op.kind == OpKind::kCompute && op.phase == OpPhase::kBackward;
     }
     return count;
