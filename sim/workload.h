@@ -22,6 +22,9 @@ class ComputeModel {
   ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params);
   double GemmSeconds(double flops) const;
   double MemorySeconds(double bytes) const;
+  // A convolution that does `flops` and moves `operand_bytes` (inputs, weights,
+  // output): the slower of its compute at the conv efficiency and its traffic.
+  double ConvSeconds(double flops, double operand_bytes) const;
 
  private:
   double peak_flops_;
