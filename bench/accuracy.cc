@@ -6,9 +6,15 @@
 //     published figure.
 //  2. nccl-tests all_reduce bus bandwidth on p4d/p4de/p5 and single A100/H100
 //     nodes: a ring all-reduce simulated on its own.
+//  3. ResNet-50 v1.5 training img/s on 1 and 8 GPUs of DGX-1 V100 and DGX A100
+//     (NVIDIA DeepLearningExamples), and the 8-GPU scaling efficiency.
 //
-// Usage: accuracy [PUBLISHED_MEASUREMENTS_JSON [AWS_INSTANCES_SOURCES_JSON]]
-// Defaults: ../shared/reference/*.json beside the source tree.
+// --fit-gemm-efficiency fits the A100 GEMM efficiency to table 1;
+// --fit-conv-efficiency fits each GPU's conv efficiency to its 1-GPU AMP row of 3.
+//
+// Usage: accuracy [--fit-gemm-efficiency|--fit-conv-efficiency] [PUBLISHED_MEASUREMENTS_JSON
+// [AWS_INSTANCES_SOURCES_JSON]] Defaults: ../shared/reference/*.json beside the source tree.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -292,6 +298,235 @@ void FitGemmEfficiency(const json& measurements, const Catalog& catalog) {
 }
 
 // ---------------------------------------------------------------------------
+// 3. ResNet-50 v1.5 data-parallel training throughput (NVIDIA DeepLearningExamples,
+//    PyTorch, pytorch-21.03 NGC): 1 and 8 GPUs of DGX-1 V100 and DGX A100.
+
+struct ResNetRow {
+  std::string gpu;        // as published, also the catalog GPU name
+  std::string precision;  // scenario precision: fp16 (AMP), fp32, tf32
+  std::string label;      // as published: AMP, FP32, TF32
+  int gpus = 1;
+  int batch_per_gpu = 0;
+  double published_ips = 0;
+};
+
+std::vector<ResNetRow> ParseResNetRows(const json& measurements) {
+  std::vector<ResNetRow> rows;
+  for (const json& e : measurements) {
+    const std::string model = e.at("model").at("name");
+    if (model.rfind("ResNet-50", 0) != 0 || e.at("metric").at("name") != "train_throughput") {
+      continue;
+    }
+    ResNetRow r;
+    r.gpu = e.at("hardware").at("gpu");
+    const std::string notes = e.value("notes", "");
+    r.label = notes.substr(0, notes.find(';'));  // "AMP; per-GPU batch ..."
+    r.precision = r.label == "AMP" ? "fp16" : r.label == "TF32" ? "tf32" : "fp32";
+    r.gpus = e.at("parallel").at("dp");
+    r.batch_per_gpu = e.at("parallel").at("microbatch");
+    r.published_ips = e.at("metric").at("value");
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// The conv efficiency of a GPU is fitted to its mixed-precision 1-GPU row: no
+// communication and no shared host, so only the GPU's own work sets the time.
+bool IsConvFitRow(const ResNetRow& r) { return r.gpus == 1 && r.label == "AMP"; }
+
+// 8 GPUs: the catalog node of the published system (DGX-1 V100 16GB -> p3.16xlarge, the same
+// GPUs in the same hybrid cube-mesh; DGX-1 32GB -> p3dn.24xlarge; DGX A100 -> dgx-a100-80gb).
+// 1 GPU: a node with that one GPU (BenchSingleGpuNodes).
+std::string ResNetInstance(const ResNetRow& r) {
+  if (r.gpus == 1) return "single-" + r.gpu;
+  if (r.gpu == "V100-SXM2-16GB") return "p3.16xlarge";
+  if (r.gpu == "V100-SXM2-32GB") return "p3dn.24xlarge";
+  return "dgx-a100-80gb";
+}
+
+// Bench-only catalog entries: one GPU of each kind the 1-GPU rows use, without a
+// network (a 1-GPU step has no communication).
+Status AddSingleGpuNodes(const std::vector<ResNetRow>& rows, Catalog* catalog) {
+  json instances = json::array();
+  std::vector<std::string> added;
+  for (const ResNetRow& r : rows) {
+    if (r.gpus != 1 || std::find(added.begin(), added.end(), r.gpu) != added.end()) continue;
+    added.push_back(r.gpu);
+    instances.push_back({{"name", "single-" + r.gpu},
+                         {"is_aws", false},
+                         {"gpu", r.gpu},
+                         {"gpus", 1},
+                         {"topology", {{"kind", "single"}}},
+                         {"network", {{"nic_gbps", 1}, {"rdma", "none"}}}});
+  }
+  json doc = {{"version", 1}, {"instances", instances}};
+  return catalog->AddFromString(doc.dump(1), "bench-single-gpu.json");
+}
+
+std::string ResNetScenarioJson(const ResNetRow& r) {
+  json s = {{"version", 1},
+            {"name", "resnet50-" + r.gpu},
+            {"model", "resnet50"},
+            {"training",
+             {{"global_batch", r.batch_per_gpu * r.gpus},
+              {"micro_batch", r.batch_per_gpu},
+              {"precision", r.precision},
+              {"optimizer", "sgd"}}},
+            {"cluster", {{"instance", ResNetInstance(r)}, {"nodes", 1}}},
+            {"parallel", {{"dp", r.gpus}, {"dp_algorithm", "ring"}}}};
+  return s.dump();
+}
+
+struct ResNetOutcome {
+  double ips = 0, step_s = 0, dp_exposed_s = 0;
+  std::string error;  // non-empty when not simulated
+};
+
+ResNetOutcome SimulateResNet(const ResNetRow& r, const Catalog& catalog,
+                             const sim::SimulateOptions& options) {
+  ResNetOutcome out;
+  Expected<Scenario> s = ParseScenario(ResNetScenarioJson(r), "resnet50", catalog);
+  if (!s.ok()) {
+    out.error = s.status().message();
+    return out;
+  }
+  FlushBeforeFork();
+  Expected<sim::SimulationResult> result = sim::Simulate(*s, options);
+  if (!result.ok()) {
+    out.error = result.status().message();
+    return out;
+  }
+  out.ips = result->samples_per_s;
+  out.step_s = result->step.step_time_s;
+  out.dp_exposed_s = result->step.breakdown.dp_comm_exposed_s;
+  return out;
+}
+
+// Simulated img/s of every row, in order (0 where not simulated).
+std::vector<ResNetOutcome> SimulateResNetRows(const std::vector<ResNetRow>& rows,
+                                              const Catalog& catalog,
+                                              const sim::SimulateOptions& options) {
+  std::vector<ResNetOutcome> outcomes;
+  for (const ResNetRow& r : rows) outcomes.push_back(SimulateResNet(r, catalog, options));
+  return outcomes;
+}
+
+void PrintResNetRows(const std::vector<ResNetRow>& rows, const std::vector<ResNetOutcome>& out) {
+  std::printf(
+      "\n## ResNet-50 v1.5 training throughput (NVIDIA DeepLearningExamples, pytorch-21.03)\n\n"
+      "Setup per row: resnet50 preset, the row's batch per GPU, SGD, data parallel with a ring\n"
+      "all-reduce; 8 GPUs on the catalog node of the published system (DGX-1 16GB -> p3.16xlarge,\n"
+      "DGX-1 32GB -> p3dn.24xlarge, DGX A100 -> dgx-a100-80gb), 1 GPU on a node of that one GPU.\n"
+      "AMP -> fp16. Role: `fit` rows set the GPU's conv_efficiency (--fit-conv-efficiency).\n\n"
+      "| GPU | GPUs | precision | batch/GPU | role | step s | DP exposed ms | img/s (pred.) | "
+      "published | error %% |\n"
+      "|---|---:|---|---:|---|---:|---:|---:|---:|---:|\n");
+  ErrorSummary eval;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ResNetRow& r = rows[i];
+    std::printf("| %s | %d | %s | %d | %s | ", r.gpu.c_str(), r.gpus, r.label.c_str(),
+                r.batch_per_gpu, IsConvFitRow(r) ? "fit" : "eval");
+    if (!out[i].error.empty()) {
+      std::printf("- | - | - | %.0f | not simulated: %s |\n", r.published_ips,
+                  out[i].error.c_str());
+      continue;
+    }
+    const double error = ErrorPercent(out[i].ips, r.published_ips);
+    std::printf("%.4f | %.2f | %.0f | %.0f | %+.1f |\n", out[i].step_s, out[i].dp_exposed_s * 1e3,
+                out[i].ips, r.published_ips, error);
+    if (!IsConvFitRow(r)) {
+      eval.Add(std::to_string(r.gpus) + "x " + r.gpu + " " + r.label, error);
+    }
+  }
+  eval.Print("ResNet-50 evaluation rows (not fitted)");
+}
+
+// Scaling efficiency = 8-GPU img/s / (8 x 1-GPU img/s), for each GPU and precision
+// that has both rows.
+void PrintResNetScaling(const std::vector<ResNetRow>& rows, const std::vector<ResNetOutcome>& out) {
+  std::printf(
+      "\n### ResNet-50 8-GPU scaling efficiency (8-GPU img/s / (8 x 1-GPU img/s))\n\n"
+      "| GPU | precision | predicted | published |\n|---|---|---:|---:|\n");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].gpus != 8) continue;
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      if (rows[j].gpus != 1 || rows[j].gpu != rows[i].gpu || rows[j].label != rows[i].label) {
+        continue;
+      }
+      const double published = rows[i].published_ips / (8 * rows[j].published_ips);
+      std::printf("| %s | %s | ", rows[i].gpu.c_str(), rows[i].label.c_str());
+      if (out[i].error.empty() && out[j].error.empty()) {
+        std::printf("%.1f%% | %.1f%% |\n", 100 * out[i].ips / (8 * out[j].ips), 100 * published);
+      } else {
+        std::printf("- | %.1f%% |\n", 100 * published);
+      }
+    }
+  }
+}
+
+void RunResNet(const json& measurements, const Catalog& catalog) {
+  const std::vector<ResNetRow> rows = ParseResNetRows(measurements);
+  const std::vector<ResNetOutcome> out = SimulateResNetRows(rows, catalog, sim::SimulateOptions());
+  PrintResNetRows(rows, out);
+  PrintResNetScaling(rows, out);
+}
+
+// The conv efficiency of each GPU that has a fit row (IsConvFitRow), by a grid
+// search (0.10-0.90 by 0.05, then by 0.01 around the best) of the absolute error of
+// its fit rows' img/s. The result goes into instance-catalog/gpus.json.
+void FitConvEfficiency(const json& measurements, const Catalog& catalog) {
+  const std::vector<ResNetRow> all = ParseResNetRows(measurements);
+  std::vector<std::string> gpus;
+  for (const ResNetRow& r : all) {
+    if (IsConvFitRow(r) && std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) {
+      gpus.push_back(r.gpu);
+    }
+  }
+  std::printf("## Fit: conv efficiency to the ResNet-50 1-GPU AMP rows\n");
+  for (const std::string& gpu : gpus) {
+    std::vector<ResNetRow> fit;
+    for (const ResNetRow& r : all) {
+      if (IsConvFitRow(r) && r.gpu == gpu) fit.push_back(r);
+    }
+    std::printf("\n### %s (%zu row)\n\n| conv_efficiency | mean abs error %% |\n|---:|---:|\n",
+                gpu.c_str(), fit.size());
+    double best = 0, best_err = 1e9;
+    std::string error;
+    auto probe = [&](double eff) {
+      sim::SimulateOptions options;
+      options.params.conv_efficiency = eff;
+      options.params.use_catalog_conv_efficiency = false;
+      const std::vector<ResNetOutcome> out = SimulateResNetRows(fit, catalog, options);
+      double sum = 0;
+      int n = 0;
+      for (std::size_t i = 0; i < fit.size(); ++i) {
+        if (!out[i].error.empty()) {
+          error = out[i].error;
+          continue;
+        }
+        sum += std::abs(ErrorPercent(out[i].ips, fit[i].published_ips));
+        ++n;
+      }
+      if (n == 0) return;
+      std::printf("| %.2f | %.2f |\n", eff, sum / n);
+      std::fflush(stdout);
+      if (sum / n < best_err) best = eff, best_err = sum / n;
+    };
+    for (double eff = 0.10; eff <= 0.901; eff += 0.05) probe(eff);
+    if (best == 0) {
+      std::printf("\n%s: nothing fitted; not simulated: %s\n", gpu.c_str(), error.c_str());
+      continue;
+    }
+    const double center = best;
+    for (double eff = center - 0.04; eff <= center + 0.041; eff += 0.01) {
+      if (std::abs(eff - center) > 1e-9) probe(eff);
+    }
+    std::printf("\n%s: best conv_efficiency %.2f: mean absolute error %.2f%%\n", gpu.c_str(), best,
+                best_err);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // 2. nccl-tests all_reduce bus bandwidth.
 
 struct BusbwCase {
@@ -463,7 +698,8 @@ void PrintBusbwNotes() {
 
 int Main(int argc, char** argv) {
   const bool fit = argc > 1 && std::string(argv[1]) == "--fit-gemm-efficiency";
-  if (fit) --argc, ++argv;
+  const bool fit_conv = argc > 1 && std::string(argv[1]) == "--fit-conv-efficiency";
+  if (fit || fit_conv) --argc, ++argv;
   const std::string measurements_path =
       argc > 1 ? argv[1] : std::string(kReferenceDir) + "published-measurements.json";
   const std::string sources_path =
@@ -480,13 +716,23 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "accuracy: %s\n", catalog.status().message().c_str());
     return 1;
   }
+  if (Status st = AddSingleGpuNodes(ParseResNetRows(*measurements), &*catalog); !st.ok()) {
+    std::fprintf(stderr, "accuracy: %s\n", st.message().c_str());
+    return 1;
+  }
   const auto start = std::chrono::steady_clock::now();
+  if (fit_conv) {
+    FitConvEfficiency(*measurements, *catalog);
+    std::printf("\ntotal wall time %.1f s\n", Seconds(start));
+    return 0;
+  }
   if (fit) {
     FitGemmEfficiency(*measurements, *catalog);
     std::printf("\ntotal wall time %.1f s\n", Seconds(start));
     return 0;
   }
   RunMegatron(*measurements, *catalog);
+  RunResNet(*measurements, *catalog);
   PrintBusbwNotes();
   RunBusbwTable("published-measurements.json: allreduce_busbw", PublishedBusbwCases(*measurements),
                 *catalog);

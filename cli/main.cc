@@ -226,6 +226,11 @@ int CatalogCommand(const Args& a) {
                                          : Fixed(sim::ModelParams().gemm_efficiency, 2) +
                                                " (the simulator's assumption, docs/model.md)")
               << "\n"
+              << "  conv efficiency  "
+              << (t->gpu.conv_efficiency ? Fixed(*t->gpu.conv_efficiency, 2) + " in fp16/bf16 (" +
+                                               t->gpu.conv_efficiency_provenance + ")"
+                                         : std::string("the GEMM efficiency (no fitted figure)"))
+              << "\n"
               << "  topology         " << TopologyName(t->topology) << "\n"
               << "  network          " << t->nics << " x " << t->nic_gbps << " Gb/s"
               << (t->efa ? " (EFA/InfiniBand)" : "") << "\n"

@@ -276,6 +276,21 @@ class FileReader {
     return std::vector<std::string>(names.begin(), names.end());
   }
 
+  // A fitted or measured efficiency: in (0, 1], and it must say where it comes from
+  // (the `<key>_provenance` string).
+  Status CheckEfficiency(const JsonValue& v, const std::string& path, const std::string& key,
+                         const std::optional<double>& value, const std::string& provenance) {
+    if (value && *value <= 0) {
+      return ErrorAtValue(file_, *v.Find(key), path + "." + key,
+                          "expected a number in (0, 1], got 0");
+    }
+    if (value && provenance.empty()) {
+      return ErrorAtValue(file_, *v.Find(key), path + "." + key,
+                          "needs " + key + "_provenance (where the figure comes from)");
+    }
+    return Status::Ok();
+  }
+
   Expected<GpuSpec> ReadGpu(const JsonValue& v, const std::string& path) {
     Fields f(v, path, file_);
     GpuSpec g;
@@ -287,6 +302,8 @@ class FileReader {
     f.OptPositive("hbm_GBps", &g.hbm_GBps);
     f.OptFraction("gemm_efficiency", &g.gemm_efficiency);
     f.r().String("gemm_efficiency_provenance", &g.gemm_efficiency_provenance);
+    f.OptFraction("conv_efficiency", &g.conv_efficiency);
+    f.r().String("conv_efficiency_provenance", &g.conv_efficiency_provenance);
     f.Require("mem_gib");
     f.Positive("mem_gib", &g.mem_gib);
     std::string notes;
@@ -295,13 +312,15 @@ class FileReader {
     const JsonValue* sources = f.r().Child("sources");
     if (Status s = f.Finish(); !s.ok()) return s;
     if (g.name.empty()) return ErrorAtValue(file_, *v.Find("name"), path + ".name", "empty name");
-    if (g.gemm_efficiency && *g.gemm_efficiency <= 0) {
-      return ErrorAtValue(file_, *v.Find("gemm_efficiency"), path + ".gemm_efficiency",
-                          "expected a number in (0, 1], got 0");
+    if (Status s = CheckEfficiency(v, path, "gemm_efficiency", g.gemm_efficiency,
+                                   g.gemm_efficiency_provenance);
+        !s.ok()) {
+      return s;
     }
-    if (g.gemm_efficiency && g.gemm_efficiency_provenance.empty()) {
-      return ErrorAtValue(file_, *v.Find("gemm_efficiency"), path + ".gemm_efficiency",
-                          "needs gemm_efficiency_provenance (where the figure comes from)");
+    if (Status s = CheckEfficiency(v, path, "conv_efficiency", g.conv_efficiency,
+                                   g.conv_efficiency_provenance);
+        !s.ok()) {
+      return s;
     }
     if (sources) {
       if (Status s = ReadSourceIds(*sources, path + ".sources", &g.sources); !s.ok()) return s;

@@ -28,6 +28,11 @@ struct GpuSpec {
   // stated assumption applies (sim/model_params.h).
   std::optional<double> gemm_efficiency;
   std::string gemm_efficiency_provenance;
+  // Fraction of the 16-bit (fp16/bf16) tensor-core peak that convolutions
+  // reach where they are compute-bound, when fitted or measured for this part;
+  // else (and in fp32/tf32) they run at the GEMM efficiency (sim/model_params.h).
+  std::optional<double> conv_efficiency;
+  std::string conv_efficiency_provenance;
   std::vector<std::string> sources;
 
   std::optional<double> PeakFlops(Precision p) const;

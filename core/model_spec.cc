@@ -85,4 +85,18 @@ double TokensPerSample(const ModelSpec& m) {
   return m.kind == ModelKind::kTransformer ? m.seq_len : 1;
 }
 
+const char* ToString(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone:
+      return "none";
+    case Epilogue::kBn:
+      return "bn";
+    case Epilogue::kBnRelu:
+      return "bn-relu";
+    case Epilogue::kBnAddRelu:
+      return "bn-add-relu";
+  }
+  return "?";
+}
+
 }  // namespace trainsim

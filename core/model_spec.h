@@ -13,12 +13,23 @@ namespace trainsim {
 enum class ModelKind { kTransformer, kLayerList };
 enum class MlpKind { kGelu, kSwiGlu };  // 2 matrices (h->f->h) or 3 (gate, up, down)
 
+// The element-wise kernels that follow a layer's GEMM (convolution) on its output:
+// nothing, BatchNorm, BatchNorm + ReLU, or BatchNorm + residual add + ReLU (the last
+// convolution of a ResNet bottleneck block).
+enum class Epilogue { kNone, kBn, kBnRelu, kBnAddRelu };
+
 struct LayerSpec {
   std::string name;
   double forward_flops = 0;     // per sample
   double params = 0;            // parameter count
   double activation_bytes = 0;  // per sample, stored for backward, at 2 bytes/element
+  // Per sample, at 2 bytes/element: the input the layer's GEMM reads (and its input
+  // gradient), for its memory traffic; 0 when not given (only the output is counted).
+  double input_bytes = 0;
+  Epilogue epilogue = Epilogue::kBnRelu;
 };
+
+const char* ToString(Epilogue e);
 
 struct ModelSpec {
   std::string name;  // preset name ("gpt3-175b") or "custom"

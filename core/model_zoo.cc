@@ -84,9 +84,11 @@ ModelSpec BertLarge() {
 // Output side of a k x k convolution or pooling window with padding k/2.
 int OutSize(int size, int k, int stride) { return (size + 2 * (k / 2) - k) / stride + 1; }
 
-// A bias-free k x k convolution followed by BatchNorm (gamma and beta: 2 params per channel),
-// on a size x size input. FLOPs = 2 * MACs; activation = output elements at 2 bytes.
-LayerSpec ConvBn(std::string name, int in, int out, int k, int stride, int size) {
+// A bias-free k x k convolution followed by BatchNorm (gamma and beta: 2 params per channel)
+// and `epilogue`'s other element-wise kernels, on a size x size input. FLOPs = 2 * MACs;
+// activation = output elements, input = input elements, both at 2 bytes.
+LayerSpec ConvBn(std::string name, int in, int out, int k, int stride, int size,
+                 Epilogue epilogue) {
   const double out_elems =
       static_cast<double>(out) * OutSize(size, k, stride) * OutSize(size, k, stride);
   LayerSpec layer;
@@ -94,6 +96,8 @@ LayerSpec ConvBn(std::string name, int in, int out, int k, int stride, int size)
   layer.params = static_cast<double>(in) * out * k * k + 2.0 * out;
   layer.forward_flops = 2.0 * in * k * k * out_elems;
   layer.activation_bytes = 2 * out_elems;
+  layer.input_bytes = 2.0 * in * size * size;
+  layer.epilogue = epilogue;
   return layer;
 }
 
@@ -102,9 +106,9 @@ class ConvNetBuilder {
  public:
   ConvNetBuilder(int channels, int size) : channels_(channels), size_(size) {}
 
-  // A conv + BN that consumes the current map and produces the next one.
-  void Conv(std::string name, int out, int k, int stride) {
-    layers_.push_back(ConvBn(std::move(name), channels_, out, k, stride, size_));
+  // A conv + BN (+ `epilogue`) that consumes the current map and produces the next one.
+  void Conv(std::string name, int out, int k, int stride, Epilogue epilogue = Epilogue::kBnRelu) {
+    layers_.push_back(ConvBn(std::move(name), channels_, out, k, stride, size_, epilogue));
     channels_ = out;
     size_ = OutSize(size_, k, stride);
   }
@@ -113,14 +117,17 @@ class ConvNetBuilder {
   void Pool(int k, int stride) { size_ = OutSize(size_, k, stride); }
 
   // Bottleneck block, ResNet v1.5 (the stride sits on the 3x3 conv), with a 1x1 projection
-  // shortcut when the shape changes.
+  // shortcut (conv + BN, no ReLU) when the shape changes. The shortcut is added to conv3's
+  // BN output before the block's last ReLU; the projection is listed after conv3, as in
+  // torchvision's module order (the element-wise traffic does not depend on the order).
   void Bottleneck(const std::string& prefix, int width, int stride) {
     const int in = channels_, in_size = size_;
     Conv(prefix + ".conv1", width, 1, 1);
     Conv(prefix + ".conv2", width, 3, stride);
-    Conv(prefix + ".conv3", 4 * width, 1, 1);
+    Conv(prefix + ".conv3", 4 * width, 1, 1, Epilogue::kBnAddRelu);
     if (stride != 1 || in != 4 * width) {
-      layers_.push_back(ConvBn(prefix + ".downsample.0", in, 4 * width, 1, stride, in_size));
+      layers_.push_back(
+          ConvBn(prefix + ".downsample.0", in, 4 * width, 1, stride, in_size, Epilogue::kBn));
     }
   }
 
@@ -131,6 +138,8 @@ class ConvNetBuilder {
     fc.params = static_cast<double>(channels_) * classes + classes;
     fc.forward_flops = 2.0 * channels_ * classes;
     fc.activation_bytes = 2.0 * classes;
+    fc.input_bytes = 2.0 * channels_;
+    fc.epilogue = Epilogue::kNone;
     layers_.push_back(fc);
   }
 

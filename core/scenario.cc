@@ -202,7 +202,9 @@ Status ReadLayer(const JsonValue& v, size_t index, std::string_view file, LayerS
   r.String("name", &layer->name)
       .Double("forward_flops", &layer->forward_flops, 0, kInf)
       .Double("params", &layer->params, 0, kInf)
-      .Double("activation_bytes", &layer->activation_bytes, 0, kInf);
+      .Double("activation_bytes", &layer->activation_bytes, 0, kInf)
+      .Double("input_bytes", &layer->input_bytes, 0, kInf);
+  ReadEnum(&r, "epilogue", 4, &layer->epilogue);
   return FinishRequiring(&r, v, {"forward_flops"});
 }
 

@@ -4,6 +4,8 @@
 // docs/model.md; none of them is presented as a measurement.
 #pragma once
 
+#include <optional>
+
 namespace trainsim::sim {
 
 struct ModelParams {
@@ -37,6 +39,15 @@ struct ModelParams {
   // false keeps the assumption (for fitting).
   bool use_catalog_gemm_efficiency = true;
   double kernel_overhead_s = 4.0e-6;
+  // Convolutions (layer-list models) are rooflines: kernel_overhead_s +
+  // max(flops / (conv_efficiency * peak), operand bytes / (hbm_efficiency *
+  // HBM bandwidth)). A GPU's catalog entry may carry a fitted conv efficiency
+  // (GpuSpec::conv_efficiency, a 16-bit tensor-core figure), which is used
+  // for fp16/bf16 when use_catalog_conv_efficiency is true; otherwise
+  // `conv_efficiency` when set, else the GEMM efficiency (no knowledge about
+  // convolutions beyond GEMMs).
+  std::optional<double> conv_efficiency;
+  bool use_catalog_conv_efficiency = true;
   // Memory-bound kernels: bytes / (hbm_efficiency * HBM bandwidth).
   double hbm_efficiency = 0.80;
   // Rate at which a node's CPU runs an offloaded optimizer step, in bytes of

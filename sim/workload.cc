@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <initializer_list>
 
 #include "sim/memory_model.h"
 
@@ -58,6 +59,53 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   c.core_flops = scores + av;
   c.tp_bytes = tokens * h * e;
   return c;
+}
+
+// Forward and backward seconds of one layer of a layer-list model.
+struct LayerSeconds {
+  double fwd = 0, bwd = 0;
+};
+
+// Element-wise kernels over a tensor of `bytes`, each reading and writing the
+// given number of passes over it.
+double PassSeconds(const ComputeModel& cm, double bytes, std::initializer_list<double> kernels) {
+  double seconds = 0;
+  for (double passes : kernels) seconds += cm.MemorySeconds(passes * bytes);
+  return seconds;
+}
+
+// A layer of a layer-list model (a convolution and its epilogue) for b samples
+// at e bytes per element (docs/model.md section 2). The GEMM: forward reads the
+// input and the weights and writes the output; backward computes the input
+// gradient (reads dy and the weights, writes dx) and the weight gradient (reads
+// dy and x, writes dW), each with the forward's FLOPs. Epilogue passes over the
+// output y, forward / backward: BatchNorm 1 (statistics) + 2 (normalise) / 2
+// (reductions over x and dy) + 3 (dx); ReLU 2 / 3 (dy and y read, dx written);
+// residual add 3 / 3 (the two branches' gradients summed at the block input).
+LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const ComputeModel& cm) {
+  const double scale = b * e / 2;  // the spec's bytes are per sample at 2 bytes/element
+  const double out = L.activation_bytes * scale, in = L.input_bytes * scale;
+  const double weights = L.params * e, flops = L.forward_flops * b;
+  LayerSeconds t;
+  t.fwd = cm.ConvSeconds(flops, in + weights + out);
+  t.bwd = 2 * cm.ConvSeconds(flops, out + weights + in);
+  switch (L.epilogue) {
+    case Epilogue::kNone:
+      break;
+    case Epilogue::kBn:
+      t.fwd += PassSeconds(cm, out, {1, 2});
+      t.bwd += PassSeconds(cm, out, {2, 3});
+      break;
+    case Epilogue::kBnRelu:
+      t.fwd += PassSeconds(cm, out, {1, 2, 2});
+      t.bwd += PassSeconds(cm, out, {3, 2, 3});
+      break;
+    case Epilogue::kBnAddRelu:
+      t.fwd += PassSeconds(cm, out, {1, 2, 3, 2});
+      t.bwd += PassSeconds(cm, out, {3, 3, 2, 3});
+      break;
+  }
+  return t;
 }
 
 // Contiguous split of n layers over pp stages; the first n % pp get one more.
@@ -420,14 +468,11 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     sm.layers = last - first;
     for (int l = first; l < last; ++l) {
       const LayerSpec& L = m.layer_list[l];
-      const double scale = e / 2;  // activation_bytes are given at 2 bytes/element
-      // Conv + BN + ReLU: about 3 passes over the output forward, 6 backward.
-      sm.fwd_s.push_back(cm.GemmSeconds(L.forward_flops * b) +
-                         cm.MemorySeconds(3 * L.activation_bytes * b * scale));
-      sm.bwd_s.push_back(2 * cm.GemmSeconds(L.forward_flops * b) +
-                         cm.MemorySeconds(6 * L.activation_bytes * b * scale));
+      const LayerSeconds t = ConvLayerSeconds(L, b, e, cm);
+      sm.fwd_s.push_back(t.fwd);
+      sm.bwd_s.push_back(t.bwd);
       sm.layer_grad_bytes.push_back(L.params * gb);
-      sm.p2p_bytes = L.activation_bytes * b * scale;
+      sm.p2p_bytes = L.activation_bytes * b * e / 2;  // given at 2 bytes/element
     }
   }
   // Optimizer: memory-bound pass over the state. Mixed-precision Adam reads
@@ -520,6 +565,12 @@ double ComputeModel::MemorySeconds(double bytes) const {
   return params_.kernel_overhead_s + bytes / (params_.hbm_efficiency * hbm_Bps_);
 }
 
+double ComputeModel::ConvSeconds(double flops, double operand_bytes) const {
+  const double efficiency = params_.conv_efficiency.value_or(params_.gemm_efficiency);
+  return params_.kernel_overhead_s + std::max(flops / (efficiency * peak_flops_),
+                                              operand_bytes / (params_.hbm_efficiency * hbm_Bps_));
+}
+
 Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& params) {
   const GpuSpec& gpu = s.instance.gpu;
   std::optional<double> peak = gpu.PeakFlops(s.training.precision);
@@ -535,6 +586,13 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
   ModelParams effective = params;
   if (gpu.gemm_efficiency && params.use_catalog_gemm_efficiency) {
     effective.gemm_efficiency = *gpu.gemm_efficiency;
+  }
+  // The catalog's conv efficiency is a 16-bit tensor-core figure (fitted to
+  // mixed-precision rows); fp32/tf32 convolutions keep the GEMM efficiency.
+  const bool sixteen_bit =
+      s.training.precision == Precision::kFp16 || s.training.precision == Precision::kBf16;
+  if (gpu.conv_efficiency && params.use_catalog_conv_efficiency && sixteen_bit) {
+    effective.conv_efficiency = *gpu.conv_efficiency;
   }
   ComputeModel cm(*peak, *gpu.hbm_GBps * 1e9, effective);
   StepProgram prog;

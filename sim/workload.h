@@ -23,6 +23,9 @@ class ComputeModel {
   double GemmSeconds(double flops) const;
   double MemorySeconds(double bytes) const;
   const ModelParams& params() const { return params_; }
+  // A convolution that does `flops` and moves `operand_bytes` (inputs, weights,
+  // output): the slower of its compute at the conv efficiency and its traffic.
+  double ConvSeconds(double flops, double operand_bytes) const;
 
  private:
   double peak_flops_;

@@ -161,6 +161,22 @@ TEST(CatalogBuiltin, FittedGemmEfficiencyCarriesItsProvenance) {
   EXPECT_EQ(Builtin().Find("p5.48xlarge")->gpu.gemm_efficiency, std::nullopt);
 }
 
+// The conv efficiencies are fitted (V100, A100) or carried over from a fit of the
+// same compute die, and say so; GPUs without one run convolutions at the GEMM efficiency.
+TEST(CatalogBuiltin, FittedConvEfficiencyCarriesItsProvenance) {
+  for (const char* name : {"p3.16xlarge", "dgx-a100-80gb", "p4d.24xlarge", "p3dn.24xlarge"}) {
+    SCOPED_TRACE(name);
+    const GpuSpec& gpu = Builtin().Find(name)->gpu;
+    ASSERT_TRUE(gpu.conv_efficiency.has_value());
+    EXPECT_GT(*gpu.conv_efficiency, 0.2);
+    EXPECT_LT(*gpu.conv_efficiency, 0.95);
+    const std::string& p = gpu.conv_efficiency_provenance;
+    EXPECT_TRUE(p.rfind("fitted to", 0) == 0 || p.rfind("carried over from", 0) == 0) << p;
+    EXPECT_NE(p.find("--fit-conv-efficiency"), std::string::npos) << p;
+  }
+  EXPECT_EQ(Builtin().Find("p5.48xlarge")->gpu.conv_efficiency, std::nullopt);
+}
+
 TEST(CatalogBuiltin, P3CubeMeshHasSixteenPairsAndSixLinksPerGpu) {
   for (const char* name : {"p3.16xlarge", "p3dn.24xlarge"}) {
     SCOPED_TRACE(name);
@@ -450,6 +466,18 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 1.5})"}}),
        "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in [0, 1] or null, "
        "got 1.5"},
+      {"conv efficiency without provenance",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "conv_efficiency": 0.5})"}}),
+       "extra.json:3:58: instances[0].gpu.conv_efficiency: needs conv_efficiency_provenance "
+       "(where the figure comes from)"},
+      {"conv efficiency of zero",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "conv_efficiency": 0,)"
+                         R"( "conv_efficiency_provenance": "fitted"})"}}),
+       "extra.json:3:58: instances[0].gpu.conv_efficiency: expected a number in (0, 1], got 0"},
+      {"conv efficiency not a number",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "conv_efficiency": "high"})"}}),
+       "extra.json:3:58: instances[0].gpu.conv_efficiency: expected a number in [0, 1] or null, "
+       "got \"high\""},
       {"duplicate type within the file",
        R"({"version": 1, "instances": [
   {"name": "a", "gpu": "T4", "gpus": 1, "topology": {"kind": "single"},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -191,6 +192,31 @@ TEST(ModelSpecTest, ResNet50LayerList) {
   EXPECT_EQ(m.layer_list.front().forward_flops, 2.0 * 3 * 64 * 49 * 112 * 112);
   EXPECT_EQ(m.layer_list.back().name, "fc");
   EXPECT_EQ(m.layer_list.back().params, 2048.0 * 1000 + 1000);
+}
+
+// The element-wise kernels after each conv: BN + ReLU on the main path, BN + add +
+// ReLU closing each of the 16 bottleneck blocks, BN alone on the 4 projections,
+// none after the classifier; each conv reads its input map (the block input for
+// a projection).
+TEST(ModelSpecTest, ResNet50EpiloguesAndInputs) {
+  const ModelSpec& m = Preset("resnet50");
+  std::map<Epilogue, int> count;
+  for (const LayerSpec& layer : m.layer_list) ++count[layer.epilogue];
+  EXPECT_EQ(count[Epilogue::kBnAddRelu], 16);
+  EXPECT_EQ(count[Epilogue::kBn], 4);
+  EXPECT_EQ(count[Epilogue::kBnRelu], 33);
+  EXPECT_EQ(count[Epilogue::kNone], 1);
+  EXPECT_EQ(m.layer_list.back().epilogue, Epilogue::kNone);
+  auto layer = [&](const std::string& name) {
+    return *std::find_if(m.layer_list.begin(), m.layer_list.end(),
+                         [&](const LayerSpec& l) { return l.name == name; });
+  };
+  EXPECT_EQ(layer("conv1").input_bytes, 2.0 * 3 * 224 * 224);
+  EXPECT_EQ(layer("layer2.0.conv2").input_bytes, 2.0 * 128 * 56 * 56);  // stride 2 here
+  EXPECT_EQ(layer("layer2.0.downsample.0").input_bytes, 2.0 * 256 * 56 * 56);
+  EXPECT_EQ(layer("layer2.0.downsample.0").epilogue, Epilogue::kBn);
+  EXPECT_EQ(layer("layer2.0.conv3").epilogue, Epilogue::kBnAddRelu);
+  EXPECT_EQ(layer("fc").input_bytes, 2.0 * 2048);
 }
 
 }  // namespace

@@ -52,7 +52,8 @@ constexpr char kP3[] = R"({"instance": "p3.16xlarge"})";
 constexpr char kTp8Pp8[] = R"({"tp": 8, "pp": 8})";
 constexpr char kTwoLayers[] =
     R"({"layer_list": [{"name": "a", "forward_flops": 1e9, "params": 1000,)"
-    R"( "activation_bytes": 2e6}, {"forward_flops": 2e9}], "sample_elems": 3})";
+    R"( "activation_bytes": 2e6, "input_bytes": 5e5, "epilogue": "bn-add-relu"},)"
+    R"( {"forward_flops": 2e9}], "sample_elems": 3})";
 // Explicit dimensions that fit tp 8 and pp 8 (hidden 1024, 16 heads, 16 layers).
 std::string Explicit(const std::string& extra) {
   return R"({"layers": 16, "hidden": 1024, "heads": 16, "seq_len": 512, "vocab": 1000)" + extra +
@@ -272,10 +273,17 @@ std::vector<FailCase> ModelCases() {
        Doc(R"({"layer_list": [{"forward_flops": 1}, {"forward_flops": 1, "flops": 2}]})", "{}",
            kP3),
        "x.json:1:70: unknown field model.layer_list[1].flops (known: name, forward_flops, "
-       "params, activation_bytes)"},
+       "params, activation_bytes, input_bytes, epilogue)"},
       {"negative layer params",
        Doc(R"({"layer_list": [{"forward_flops": 1, "params": -1}]})", "{}", kP3),
        "x.json:1:58: model.layer_list[0].params: expected a number >= 0, got -1"},
+      {"negative layer input_bytes",
+       Doc(R"({"layer_list": [{"forward_flops": 1, "input_bytes": -2}]})", "{}", kP3),
+       "x.json:1:63: model.layer_list[0].input_bytes: expected a number >= 0, got -2"},
+      {"unknown layer epilogue",
+       Doc(R"({"layer_list": [{"forward_flops": 1, "epilogue": "relu"}]})", "{}", kP3),
+       "x.json:1:60: model.layer_list[0].epilogue: expected one of none, bn, bn-relu, "
+       "bn-add-relu, got \"relu\""},
   };
 }
 
@@ -529,8 +537,12 @@ TEST(ScenarioTest, LayerListKeepsEachLayer) {
   EXPECT_EQ(layers[0].forward_flops, 1e9);
   EXPECT_EQ(layers[0].params, 1000);
   EXPECT_EQ(layers[0].activation_bytes, 2e6);
+  EXPECT_EQ(layers[0].input_bytes, 5e5);
+  EXPECT_EQ(layers[0].epilogue, Epilogue::kBnAddRelu);
   EXPECT_EQ(layers[1].name, "layer1");
   EXPECT_EQ(layers[1].params, 0);
+  EXPECT_EQ(layers[1].input_bytes, 0);
+  EXPECT_EQ(layers[1].epilogue, Epilogue::kBnRelu);  // the default
   EXPECT_EQ(s->model.sample_elems, 3);
 }
 

@@ -1,0 +1,155 @@
+// The compute model of layer-list (convolutional) models: each layer is a
+// roofline convolution at the conv efficiency plus the memory traffic of its
+// epilogue (BatchNorm, ReLU, residual add), forward and backward
+// (docs/model.md section 2).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "sim/workload.h"
+
+namespace trainsim::sim {
+namespace {
+
+#ifndef TRAINSIM_SOURCE_DIR
+#define TRAINSIM_SOURCE_DIR "."
+#endif
+
+constexpr double kV100Fp16Peak = 125e12, kV100Fp32Peak = 15.7e12, kV100HbmBps = 900e9;
+constexpr int kBatch = 8;
+
+Scenario Parse(const std::string& json) {
+  static const Catalog catalog =
+      *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+  Expected<Scenario> s = ParseScenario(json, "test.json", catalog);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+// A one-layer model on one V100 (p3.2xlarge), one microbatch of kBatch samples.
+Scenario OneLayer(const std::string& layer, const std::string& precision = "fp16") {
+  return Parse(R"({"model": {"layer_list": [)" + layer + R"(]}, "training": {"global_batch": )" +
+               std::to_string(kBatch) + R"(, "micro_batch": )" + std::to_string(kBatch) +
+               R"(, "precision": ")" + precision +
+               R"(", "optimizer": "sgd"}, "cluster": {"instance": "p3.2xlarge"}})");
+}
+
+// Seconds of the forward and of the backward pass of the first microbatch.
+struct Passes {
+  double fwd = 0, bwd = 0;
+};
+
+Passes PassSeconds(const Scenario& s, const ModelParams& params = ModelParams()) {
+  Expected<StepProgram> p = BuildStepProgram(s, params);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  Passes out;
+  for (const Op& op : p->stages[0].ops) {
+    if (op.kind != OpKind::kCompute || op.microbatch != 0) continue;
+    if (op.phase == OpPhase::kForward) out.fwd += op.seconds;
+    if (op.phase == OpPhase::kBackward) out.bwd += op.seconds;
+  }
+  return out;
+}
+
+std::string Layer(double flops, double activation, double input, const std::string& epilogue) {
+  return R"({"forward_flops": )" + std::to_string(flops) + R"(, "activation_bytes": )" +
+         std::to_string(activation) + R"(, "input_bytes": )" + std::to_string(input) +
+         R"(, "epilogue": ")" + epilogue + R"("})";
+}
+
+// A model of the V100 in fp16 with the catalog's conv efficiency, for closed forms.
+ComputeModel V100Fp16(const Scenario& s) {
+  ModelParams params;
+  params.conv_efficiency = *s.instance.gpu.conv_efficiency;
+  return ComputeModel(kV100Fp16Peak, kV100HbmBps, params);
+}
+
+// Each epilogue adds its element-wise kernels over the output: forward BN 1 + 2
+// passes, ReLU 2, add 3; backward ReLU 3, add 3, BN 2 + 3.
+TEST(ConvModelTest, EpilogueAddsItsElementWisePasses) {
+  const double act = 1e6, out = act * kBatch;  // fp16: 2 bytes per element as given
+  const Passes none = PassSeconds(OneLayer(Layer(1e3, act, 0, "none")));
+  const Scenario s = OneLayer(Layer(1e3, act, 0, "bn-relu"));
+  const ComputeModel cm = V100Fp16(s);
+  const Passes bn_relu = PassSeconds(s);
+  const Passes bn = PassSeconds(OneLayer(Layer(1e3, act, 0, "bn")));
+  const Passes add = PassSeconds(OneLayer(Layer(1e3, act, 0, "bn-add-relu")));
+  auto mem = [&](double passes) { return cm.MemorySeconds(passes * out); };
+  EXPECT_NEAR(bn.fwd - none.fwd, mem(1) + mem(2), 1e-12);
+  EXPECT_NEAR(bn.bwd - none.bwd, mem(2) + mem(3), 1e-12);
+  EXPECT_NEAR(bn_relu.fwd - none.fwd, mem(1) + 2 * mem(2), 1e-12);
+  EXPECT_NEAR(bn_relu.bwd - none.bwd, mem(2) + 2 * mem(3), 1e-12);
+  EXPECT_NEAR(add.fwd - none.fwd, mem(1) + 2 * mem(2) + mem(3), 1e-12);
+  EXPECT_NEAR(add.bwd - none.bwd, mem(2) + 3 * mem(3), 1e-12);
+}
+
+// A convolution is the slower of its compute and its operand traffic: with a
+// large input, small FLOP counts do not change the time; with no traffic, the
+// time is the FLOPs at the conv efficiency. Backward is two such kernels.
+TEST(ConvModelTest, ConvolutionIsARoofline) {
+  const double input = 1e8;  // bytes per sample
+  const Passes few = PassSeconds(OneLayer(Layer(1e6, 0, input, "none")));
+  const Passes more = PassSeconds(OneLayer(Layer(2e6, 0, input, "none")));
+  EXPECT_DOUBLE_EQ(few.fwd, more.fwd);
+  EXPECT_DOUBLE_EQ(few.bwd, 2 * few.fwd);
+
+  const double flops = 1e12;  // per sample: compute-bound
+  const Scenario s = OneLayer(Layer(flops, 0, 0, "none"));
+  const double efficiency = *s.instance.gpu.conv_efficiency;
+  const Passes p = PassSeconds(s);
+  EXPECT_NEAR(p.fwd,
+              ModelParams().kernel_overhead_s + flops * kBatch / (efficiency * kV100Fp16Peak),
+              1e-12);
+  const ComputeModel cm = V100Fp16(s);
+  EXPECT_DOUBLE_EQ(p.fwd, cm.ConvSeconds(flops * kBatch, 0));
+  EXPECT_DOUBLE_EQ(cm.ConvSeconds(flops * kBatch, input * kBatch),
+                   std::max(cm.ConvSeconds(flops * kBatch, 0), cm.MemorySeconds(input * kBatch)));
+}
+
+// The catalog's conv efficiency is a 16-bit figure: fp32 convolutions run at the
+// GEMM efficiency, and `use_catalog_conv_efficiency: false` falls back to it too.
+TEST(ConvModelTest, CatalogConvEfficiencyAppliesToSixteenBitOnly) {
+  const std::string layer = Layer(1e12, 0, 0, "none");
+  const Scenario fp16 = OneLayer(layer);
+  ASSERT_TRUE(fp16.instance.gpu.conv_efficiency.has_value());
+  ASSERT_FALSE(fp16.instance.gpu.gemm_efficiency.has_value());  // the 0.75 assumption applies
+  const double overhead = ModelParams().kernel_overhead_s, work = 1e12 * kBatch;
+  const double gemm = ModelParams().gemm_efficiency;
+  EXPECT_NEAR(PassSeconds(OneLayer(layer, "fp32")).fwd, overhead + work / (gemm * kV100Fp32Peak),
+              1e-12);
+  ModelParams no_catalog;
+  no_catalog.use_catalog_conv_efficiency = false;
+  EXPECT_NEAR(PassSeconds(fp16, no_catalog).fwd, overhead + work / (gemm * kV100Fp16Peak), 1e-12);
+  EXPECT_NE(PassSeconds(fp16).fwd, PassSeconds(fp16, no_catalog).fwd);
+}
+
+// The conv efficiency does not touch transformers (A100 has both figures).
+TEST(ConvModelTest, ConvEfficiencyLeavesTransformersAlone) {
+  const Scenario gpt = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
+      "cluster": {"instance": "p4d.24xlarge"}, "parallel": {}})");
+  ASSERT_TRUE(gpt.instance.gpu.conv_efficiency.has_value());
+  ModelParams no_conv;
+  no_conv.use_catalog_conv_efficiency = false;
+  ModelParams other_conv;
+  other_conv.conv_efficiency = 0.1;
+  other_conv.use_catalog_conv_efficiency = false;
+  const double with = BuildStepProgram(gpt, ModelParams())->stages[0].compute_per_microbatch_s;
+  EXPECT_DOUBLE_EQ(with, BuildStepProgram(gpt, no_conv)->stages[0].compute_per_microbatch_s);
+  EXPECT_DOUBLE_EQ(with, BuildStepProgram(gpt, other_conv)->stages[0].compute_per_microbatch_s);
+}
+
+// fp32 moves twice the bytes of fp16 in every element-wise pass.
+TEST(ConvModelTest, ElementWiseTrafficScalesWithTheElementSize) {
+  const double act = 1e7;
+  const Passes none16 = PassSeconds(OneLayer(Layer(1, act, 0, "none")));
+  const Passes bn16 = PassSeconds(OneLayer(Layer(1, act, 0, "bn-relu")));
+  const Passes none32 = PassSeconds(OneLayer(Layer(1, act, 0, "none"), "fp32"));
+  const Passes bn32 = PassSeconds(OneLayer(Layer(1, act, 0, "bn-relu"), "fp32"));
+  const double overheads = 3 * ModelParams().kernel_overhead_s;  // three forward kernels
+  EXPECT_NEAR((bn32.fwd - none32.fwd - overheads) / (bn16.fwd - none16.fwd - overheads), 2.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
