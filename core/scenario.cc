@@ -430,7 +430,7 @@ class ScenarioParser {
   Status ReadParallel() {
     ParallelConfig& p = out_.parallel;
     ObjectReader r(*parallel_, "parallel", std::string(file_));
-    double bucket_mb = p.bucket_bytes / kBytesPerMiB;
+    double bucket_mb = 0, cycle_ms = p.cycle_s * 1e3;
     r.Int("tp", &p.tp, 1, kMaxParallel)
         .Int("pp", &p.pp, 1, kMaxParallel)
         .Int("dp", &p.dp, 1, kMaxParallel)
@@ -438,15 +438,26 @@ class ScenarioParser {
     ReadEnum(&r, "schedule", 3, &p.schedule);
     r.Int("virtual_stages", &p.virtual_stages, 1, kMaxParallel);
     ReadEnum(&r, "dp_algorithm", 5, &p.dp_algorithm);
+    ReadEnum(&r, "dp_fusion", 2, &p.dp_fusion);
     r.Double("bucket_mb", &bucket_mb, 0, kInf)
+        .Double("cycle_ms", &cycle_ms, 0, kInf)
         .Bool("overlap_dp", &p.overlap_dp)
         .Int("parameter_servers", &p.parameter_servers, 1, kMaxNodes);
     if (Status s = r.Finish(); !s.ok()) return s;
-    if (bucket_mb <= 0) {
-      return ErrorAt(file_, PosOf(*parallel_, "bucket_mb"),
-                     "parallel.bucket_mb: expected a number > 0, got 0");
+    for (auto [key, value] : {std::pair{"bucket_mb", bucket_mb}, std::pair{"cycle_ms", cycle_ms}}) {
+      if (parallel_->Find(key) && value <= 0) {
+        return ErrorAt(file_, PosOf(*parallel_, key),
+                       Cat("parallel.", key, ": expected a number > 0, got 0"));
+      }
     }
+    const bool horovod = p.dp_fusion == DpFusion::kHorovod;
+    if (!parallel_->Find("bucket_mb")) bucket_mb = horovod ? 128 : 25;
     p.bucket_bytes = bucket_mb * kBytesPerMiB;
+    p.cycle_s = cycle_ms * 1e-3;
+    if (!horovod && parallel_->Find("cycle_ms")) {
+      return ErrorAt(file_, PosOf(*parallel_, "cycle_ms"),
+                     "parallel.cycle_ms applies only to parallel.dp_fusion = \"horovod\"");
+    }
     return Status::Ok();
   }
 
@@ -562,6 +573,12 @@ class ScenarioParser {
   Status CheckDataParallel() {
     ParallelConfig& p = out_.parallel;
     const JsonValue* servers = parallel_->Find("parameter_servers");
+    if (p.dp_fusion == DpFusion::kHorovod &&
+        (p.zero_stage != 0 || p.dp_algorithm == DpAlgorithm::kParameterServer)) {
+      return ErrorAt(file_, PosOf(*parallel_, "dp_fusion"),
+                     "parallel.dp_fusion = \"horovod\" all-reduces whole gradients: it needs "
+                     "zero_stage 0 and a collective dp_algorithm (not parameter_server)");
+    }
     if (p.dp_algorithm != DpAlgorithm::kParameterServer) {
       if (!servers) return Status::Ok();
       return ErrorAt(file_, servers->pos,
@@ -697,6 +714,16 @@ const char* ToString(DpAlgorithm a) {
       return "hierarchical";
     case DpAlgorithm::kParameterServer:
       return "parameter_server";
+  }
+  return "?";
+}
+
+const char* ToString(DpFusion f) {
+  switch (f) {
+    case DpFusion::kDdp:
+      return "ddp";
+    case DpFusion::kHorovod:
+      return "horovod";
   }
   return "?";
 }

@@ -25,6 +25,10 @@ enum class Schedule { kGpipe, k1F1B, kInterleaved };
 // kParameterServer: workers push gradients to server processes on the nodes'
 // hosts and pull the reduced result back (not a collective algorithm).
 enum class DpAlgorithm { kRing, kTree, kHierarchical, kAuto, kParameterServer };
+// How gradients are grouped into all-reduces: PyTorch DDP buckets (launched
+// when full), or Horovod's tensor fusion (every cycle, all ready tensors,
+// fused up to the threshold).
+enum class DpFusion { kDdp, kHorovod };
 
 struct TrainingConfig {
   int64_t global_batch = 0;  // samples per optimizer step (required)
@@ -78,8 +82,12 @@ struct ParallelConfig {
   Schedule schedule = Schedule::k1F1B;
   int virtual_stages = 1;
   DpAlgorithm dp_algorithm = DpAlgorithm::kAuto;
-  double bucket_bytes = 25.0 * 1024 * 1024;  // DDP gradient bucket
-  bool overlap_dp = true;                    // launch DP buckets during backward
+  // DDP gradient bucket cap, or Horovod's fusion threshold (default 128 MiB
+  // with dp_fusion horovod, Horovod >= 0.21).
+  double bucket_bytes = 25.0 * 1024 * 1024;
+  DpFusion dp_fusion = DpFusion::kDdp;
+  double cycle_s = 1e-3;   // Horovod's cycle time (HOROVOD_CYCLE_TIME, 1 ms since 0.21)
+  bool overlap_dp = true;  // launch DP buckets during backward
   // dp_algorithm parameter_server: server processes, one on the host of each
   // of the first `parameter_servers` nodes (0 in the file = one per node;
   // always set after parsing).
@@ -112,6 +120,7 @@ const char* ToString(Precision p);
 const char* ToString(Schedule s);
 const char* ToString(Recompute r);
 const char* ToString(DpAlgorithm a);
+const char* ToString(DpFusion f);
 const char* ToString(Pricing p);
 const char* ToString(Optimizer o);
 

@@ -1,7 +1,10 @@
 #include "sim/engine.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
+#include <set>
 #include <simgrid/s4u.hpp>
 #include <tuple>
 
@@ -61,7 +64,27 @@ class CollectiveCache {
   bool HasAlgo(const Key& k) const { return algo_.count(k) > 0; }
   void PutAlgo(const Key& k, CollAlgo a) { algo_[k] = a; }
 
+  // Horovod: all-reduces of any fused size, from a grid of measured sizes per
+  // stage (seconds linear between neighbours; the algorithm of the next
+  // larger point).
+  struct GridPoint {
+    double bytes = 0, seconds = 0;
+    CollAlgo algo = CollAlgo::kRing;
+  };
+  std::vector<GridPoint>& Grid(int stage) { return grid_[stage]; }
+  GridPoint Fused(int stage, double bytes) const {
+    const std::vector<GridPoint>& g = grid_.at(stage);
+    auto hi = std::lower_bound(g.begin(), g.end(), bytes,
+                               [](const GridPoint& p, double b) { return p.bytes < b; });
+    if (hi == g.end()) --hi;
+    if (hi == g.begin() || hi->bytes == bytes) return {bytes, hi->seconds, hi->algo};
+    auto lo = hi - 1;
+    const double f = (bytes - lo->bytes) / (hi->bytes - lo->bytes);
+    return {bytes, lo->seconds + f * (hi->seconds - lo->seconds), hi->algo};
+  }
+
  private:
+  std::map<int, std::vector<GridPoint>> grid_;
   std::map<Key, double> table_;
   std::map<Key, CollAlgo> algo_;
 };
@@ -81,6 +104,41 @@ CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout&
                       "dp" + std::to_string(stage) + "_" + std::to_string(t)};
   if (algo == CollAlgo::kParameterServer) call.servers = Servers(s, platform);
   return call;
+}
+
+// Horovod: the sizes a fused all-reduce of `stage` can have run from its
+// smallest gradient item to the larger of the fusion threshold and its
+// largest item: measured at every item size and at the powers of two between.
+void BuildFusionGrid(const Scenario& s, const StepProgram& prog, const Platform& platform,
+                     const ModelParams& params, const Layout& L, bool timed,
+                     CollectiveCache& cache) {
+  for (int stage = 0; stage < L.pp; ++stage) {
+    const std::vector<AsyncItem>& items = prog.stages[stage].async[kDpStream];
+    if (items.empty()) continue;
+    std::set<double> sizes;
+    double lo = items[0].bytes, hi = s.parallel.bucket_bytes;
+    for (const AsyncItem& c : items) {
+      sizes.insert(c.bytes);
+      lo = std::min(lo, c.bytes);
+      hi = std::max(hi, c.bytes);
+    }
+    sizes.insert(hi);
+    for (double b = std::exp2(std::ceil(std::log2(lo))); b < hi; b *= 2) sizes.insert(b);
+    for (double bytes : sizes) {
+      AsyncItem item{CollKind::kAllReduce, bytes, ""};
+      std::vector<CollectiveCall> calls;
+      for (int t = 0; t < L.tp; ++t) {
+        calls.push_back(DpCall(s, platform, L, item, FixedDpAlgo(s, item.kind), stage, t));
+      }
+      CollectiveCache::GridPoint point{bytes, 0, calls[0].algo};
+      if (s.parallel.dp_algorithm == DpAlgorithm::kAuto) {
+        point.seconds = MeasureFastest(platform, params, calls, &point.algo);
+      } else if (timed) {
+        point.seconds = MeasureConcurrent(platform, params, calls);
+      }
+      cache.Grid(stage).push_back(point);
+    }
+  }
 }
 
 // Fixes the algorithm of every DP collective: the scenario's, or with
@@ -176,6 +234,10 @@ struct Gpu {
   Breakdown spent;
   double finish_s = 0;
   double slowdown = 1.0;  // straggler factor on its compute
+  // Horovod: gradient items handed over so far; the DP group's leader is
+  // woken by every hand-over and tells the members what each cycle fuses.
+  int dp_ready = 0;
+  sg4::SemaphorePtr fusion_wake, decision_ready;
 };
 
 class StepRun {
@@ -188,7 +250,11 @@ class StepRun {
 
   StepResult Run() {
     StepResult result;
-    ChooseDpAlgorithms(s_, prog_, platform_, params_, L_, mode_ == SimMode::kReduced, cache_);
+    if (Horovod()) {
+      BuildFusionGrid(s_, prog_, platform_, params_, L_, mode_ == SimMode::kReduced, cache_);
+    } else {
+      ChooseDpAlgorithms(s_, prog_, platform_, params_, L_, mode_ == SimMode::kReduced, cache_);
+    }
     if (mode_ == SimMode::kReduced) FillCache(prog_, platform_, params_, L_, cache_);
     result.distinct_collectives = cache_.size();
     CreateGpus();
@@ -228,6 +294,8 @@ class StepRun {
             g.done[k] = sg4::Semaphore::create(0);
           }
           g.input_ready = sg4::Semaphore::create(0);
+          g.fusion_wake = sg4::Semaphore::create(0);
+          g.decision_ready = sg4::Semaphore::create(0);
           g.slowdown = mode_ == SimMode::kFull ? s_.Slowdown(g.rank) : StageSlowdown(stage);
           gpus_.emplace(g.rank, std::move(g));
         }
@@ -245,8 +313,10 @@ class StepRun {
     }
     for (int k = 0; k < kAsyncStreams; ++k) {
       if (prog_.stages[g.stage].async[k].empty()) continue;
-      sg4::Actor::create("async" + std::to_string(k) + "-" + id, host,
-                         [this, &g, k]() { AsyncStreamRun(g, k); });
+      sg4::Actor::create("async" + std::to_string(k) + "-" + id, host, [this, &g, k]() {
+        if (k == kDpStream && Horovod()) return HorovodStream(g);
+        AsyncStreamRun(g, k);
+      });
     }
     if (g.stage == 0 && s_.training.input_samples_per_s_per_node > 0) {
       sg4::Actor::create("loader" + id, host, [this, &g]() { DataLoader(g); });
@@ -333,6 +403,10 @@ class StepRun {
           g.spent.pp_comm_exposed_s += Now() - t0;  // split into bubble below
           break;
         case OpKind::kLaunch:
+          if (op.stream == kDpStream && Horovod()) {
+            ++g.dp_ready;
+            Leader(g).fusion_wake->release();
+          }
           g.launch[op.stream]->release();
           break;
         case OpKind::kWait:
@@ -429,6 +503,66 @@ class StepRun {
     }
   }
 
+  bool Horovod() const { return s_.parallel.dp_fusion == DpFusion::kHorovod; }
+
+  // The member of g's DP group that makes Horovod's fusion decisions.
+  Gpu& Leader(Gpu& g) { return mode_ == SimMode::kFull ? gpus_.at(L_.Rank(g.stage, 0, g.t)) : g; }
+
+  // Horovod's background loop (tensor fusion): at each cycle boundary, the
+  // gradient items every member of the DP group has handed over are fused,
+  // in order, into buffers of at most the fusion threshold (an item larger
+  // than it alone) and all-reduced one after the other.
+  void HorovodStream(Gpu& g) {
+    const std::vector<AsyncItem>& items = prog_.stages[g.stage].async[kDpStream];
+    const int n = static_cast<int>(items.size());
+    Gpu& leader = Leader(g);
+    std::vector<int>& decisions = fusion_decisions_[{g.stage, g.t}];
+    const double cycle = s_.parallel.cycle_s;
+    int next = 0;
+    for (int round = 0; next < n; ++round) {
+      if (&leader == &g) {
+        auto ready = [&]() {
+          int r = g.dp_ready;
+          if (mode_ == SimMode::kFull) {
+            for (int d = 0; d < L_.dp; ++d) {
+              r = std::min(r, gpus_.at(L_.Rank(g.stage, d, g.t)).dp_ready);
+            }
+          }
+          return r;
+        };
+        while (ready() <= next) g.fusion_wake->acquire();
+        const double tick = std::ceil(Now() / cycle - 1e-9) * cycle;
+        if (tick > Now()) sg4::this_actor::sleep_for(tick - Now());
+        decisions.push_back(ready());
+        if (mode_ == SimMode::kFull) {
+          for (int d = 1; d < L_.dp; ++d)
+            gpus_.at(L_.Rank(g.stage, d, g.t)).decision_ready->release();
+        }
+      } else {
+        g.decision_ready->acquire();
+      }
+      const int end = decisions[round];
+      while (next < end) {
+        double bytes = items[next].bytes;
+        int last = next + 1;
+        while (last < end && bytes + items[last].bytes <= s_.parallel.bucket_bytes) {
+          bytes += items[last++].bytes;
+        }
+        const double t0 = Now();
+        const CollectiveCache::GridPoint fused = cache_.Fused(g.stage, bytes);
+        if (mode_ == SimMode::kReduced) {
+          sg4::this_actor::sleep_for(fused.seconds);
+        } else {
+          AsyncItem item{CollKind::kAllReduce, bytes, ""};
+          RunCollectiveMember(platform_, params_,
+                              DpCall(s_, platform_, L_, item, fused.algo, g.stage, g.t), g.d);
+        }
+        Record(g, kTrackDp, "dp fused all_reduce (" + std::string(ToString(fused.algo)) + ")", t0);
+        for (; next < last; ++next) g.done[kDpStream]->release();
+      }
+    }
+  }
+
   // Runs async stream `k`'s items in order, each once the compute stream
   // launches it: DP collectives, or copies to/from the node's host memory.
   void AsyncStreamRun(Gpu& g, int k) {
@@ -481,6 +615,7 @@ class StepRun {
   bool trace_;
   Layout L_;
   CollectiveCache cache_;
+  std::map<std::pair<int, int>, std::vector<int>> fusion_decisions_;  // (stage, t) -> rounds
   std::map<int, Gpu> gpus_;
   std::vector<TraceEvent> events_;
   double start_ = 0;

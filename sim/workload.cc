@@ -1,9 +1,9 @@
 #include "sim/workload.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <numeric>
-#include <initializer_list>
 
 #include "sim/memory_model.h"
 
@@ -252,7 +252,11 @@ class BucketFiller {
   BucketFiller(Emitter& em, const Scenario& s) : em_(em), s_(s) {}
   void Add(double bytes) {
     pending_ += bytes;
-    if (pending_ >= s_.parallel.bucket_bytes) Flush();
+    // Horovod: each layer's gradients are handed over as they are ready; the
+    // engine fuses whatever is ready at each cycle (engine.cc).
+    if (pending_ >= s_.parallel.bucket_bytes || s_.parallel.dp_fusion == DpFusion::kHorovod) {
+      Flush();
+    }
   }
   void Flush() {
     if (pending_ <= 0 || s_.parallel.dp <= 1) return;

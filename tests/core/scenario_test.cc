@@ -436,7 +436,20 @@ std::vector<FailCase> ParallelCases() {
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
        "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, schedule, "
-       "virtual_stages, dp_algorithm, bucket_mb, overlap_dp, parameter_servers)"},
+       "virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, "
+       "parameter_servers)"},
+      {"cycle time without horovod",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "cycle_ms": 2})"),
+       "x.json:4:45: parallel.cycle_ms applies only to parallel.dp_fusion = \"horovod\""},
+      {"zero cycle time",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "dp_fusion": "horovod", "cycle_ms": 0})"),
+       "x.json:4:69: parallel.cycle_ms: expected a number > 0, got 0"},
+      {"horovod with ZeRO",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 1, "dp_fusion": "horovod"})"),
+       "x.json:4:63: parallel.dp_fusion = \"horovod\" all-reduces whole gradients: it needs "
+       "zero_stage 0 and a collective dp_algorithm (not parameter_server)"},
       {"tp does not divide heads", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 5})"),
        "x.json:4:21: parallel.tp = 5 does not divide model.heads = 96"},
       {"tp does not divide kv_heads", Doc(R"("llama2-70b")", kBatch1536, kP4dX128, R"({"tp": 16})"),

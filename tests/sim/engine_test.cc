@@ -127,6 +127,10 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"tp": 2, "zero_stage": 3}})",
+      // Horovod tensor fusion: whatever is ready at each cycle, fused.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "dp_fusion": "horovod", "cycle_ms": 2}})",
       // Activation and optimizer offload to host memory.
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "offload_activations": true,
                                              "offload_optimizer": true},
@@ -245,6 +249,44 @@ TEST(EngineTest, FewParameterServersAreABottleneck) {
   EXPECT_GT(one.breakdown.dp_comm_exposed_s, 2 * four.breakdown.dp_comm_exposed_s);
   EXPECT_GT(one.step_time_s, four.step_time_s);
   EXPECT_EQ(one.simulated_gpus, 32);  // always simulated in full
+}
+
+// Horovod fuses, at each cycle, the gradients handed over since the last
+// one: a long cycle fuses more layers into fewer, larger all-reduces, and a
+// gradient waits up to a cycle before its reduction starts.
+TEST(EngineTest, HorovodFusesWhatIsReadyEachCycle) {
+  struct Run {
+    int reductions = 0;
+    double first_start_s = 1e9;
+    StepResult step;
+  };
+  auto run = [](const std::string& cycle_ms) {
+    Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
+        "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+        "parallel": {"tp": 8, "dp_fusion": "horovod", "cycle_ms": )" +
+                       cycle_ms + "}}");
+    SimulateOptions o;
+    o.trace = true;
+    Expected<SimulationResult> r = Simulate(s, o);
+    EXPECT_TRUE(r.ok());
+    Run out;
+    for (const TraceEvent& e : r->step.trace) {
+      if (e.stream != kTrackDp) continue;
+      ++out.reductions;
+      out.first_start_s = std::min(out.first_start_s, e.start_s);
+    }
+    out.step = r->step;
+    return out;
+  };
+  const Run short_cycle = run("0.01"), long_cycle = run("50"), huge_cycle = run("500");
+  // 26 items of about 16 MB (24 layers, the embedding and the head over tp 8)
+  // fit in 4 buffers of 128 MiB at the fewest.
+  EXPECT_EQ(long_cycle.reductions, 4);
+  EXPECT_GT(short_cycle.reductions, long_cycle.reductions);
+  EXPECT_GT(long_cycle.step.breakdown.dp_comm_exposed_s,
+            short_cycle.step.breakdown.dp_comm_exposed_s);
+  // Nothing is reduced before the first cycle boundary.
+  EXPECT_GE(huge_cycle.first_start_s, 0.5 - 1e-9);
 }
 
 // A synchronous step runs at the pace of its slowest GPU: one slow node in a
