@@ -1,5 +1,6 @@
 // Simulator speed and memory: wall time and peak RSS of simulating one
-// training step of GPT-3-class models on p4d.24xlarge, 8 to 4096 GPUs.
+// training step of GPT-3-class models on p4d.24xlarge, 8 to 4096 GPUs, and of
+// GPT 1T on 3072 and 8192 GPUs (p4de.24xlarge).
 // Prints a markdown table, not pass/fail (DESIGN.md section 8).
 //
 // The 1024-GPU case is scenarios/gpt3-175b-p4d.json itself; the others keep
@@ -37,6 +38,8 @@ struct LadderCase {
   const char* model = "";
   int pp = 1, dp = 1;
   const char* file = nullptr;  // a scenario file to load instead (the 1024-GPU case)
+  const char* instance = "p4d.24xlarge";
+  int global_batch = 0;  // 0: kMicrobatchesPerPipeline x dp
 };
 
 const std::vector<LadderCase>& Ladder() {
@@ -50,24 +53,30 @@ const std::vector<LadderCase>& Ladder() {
       {512, "gpt3-175b", 8, 8},
       {1024, "gpt3-175b", 8, 16, TRAINSIM_SOURCE_DIR "/scenarios/gpt3-175b-p4d.json"},
       {2048, "gpt3-175b", 8, 32},
+      // Issue 3's large cases: Megatron-LM's 1T configuration (Narayanan et
+      // al. 2021, Table 1: tp 8, pp 64, batch 3072) on A100 80GB nodes, and
+      // the same pipeline with dp 16.
+      {3072, "gpt-1t", 64, 6, nullptr, "p4de.24xlarge", 3072},
       {4096, "gpt3-175b", 8, 64},
+      {8192, "gpt-1t", 64, 16, nullptr, "p4de.24xlarge", 8192},
   };
   return ladder;
 }
 
 std::string ScenarioJson(const LadderCase& c) {
-  json s = {{"version", 1},
-            {"name", std::string(c.model) + "-" + std::to_string(c.gpus)},
-            {"model", c.model},
-            {"training",
-             {{"global_batch", kMicrobatchesPerPipeline * c.dp},
-              {"micro_batch", 1},
-              {"precision", "bf16"},
-              {"optimizer", "adam"},
-              {"recompute", "full"}}},
-            {"cluster", {{"instance", "p4d.24xlarge"}, {"nodes", c.gpus / 8}}},
-            {"parallel",
-             {{"tp", 8}, {"pp", c.pp}, {"dp", c.dp}, {"zero_stage", 1}, {"schedule", "1f1b"}}}};
+  json s = {
+      {"version", 1},
+      {"name", std::string(c.model) + "-" + std::to_string(c.gpus)},
+      {"model", c.model},
+      {"training",
+       {{"global_batch", c.global_batch > 0 ? c.global_batch : kMicrobatchesPerPipeline * c.dp},
+        {"micro_batch", 1},
+        {"precision", "bf16"},
+        {"optimizer", "adam"},
+        {"recompute", "full"}}},
+      {"cluster", {{"instance", c.instance}, {"nodes", c.gpus / 8}}},
+      {"parallel",
+       {{"tp", 8}, {"pp", c.pp}, {"dp", c.dp}, {"zero_stage", 1}, {"schedule", "1f1b"}}}};
   return s.dump();
 }
 
@@ -170,10 +179,11 @@ void MeasureFull(std::vector<Row>* rows, const Catalog& catalog) {
 
 void PrintHeader() {
   std::printf(
-      "## Simulator speed: one training step, GPT on p4d.24xlarge\n\n"
+      "## Simulator speed: one training step, GPT on p4d.24xlarge (1T: p4de.24xlarge)\n\n"
       "tp 8, micro batch 1, %d microbatches per pipeline, bf16, Adam, ZeRO 1, full recompute,\n"
       "1F1B. 8-64 GPUs use smaller presets: GPT-3 175B does not fit on 64 A100 40GB\n"
       "(16 B of weights, gradients and Adam state per parameter x 175e9 = 2.8 TB > 64 x 40 GiB).\n"
+      "The 3072- and 8192-GPU rows are GPT 1T with pp 64 and 512 microbatches per pipeline.\n"
       "wall s: Simulate() in reduced mode (default), median of %d, steady_clock.\n"
       "peak RSS: getrusage(RUSAGE_CHILDREN).ru_maxrss after the case, i.e. the largest\n"
       "simulation child so far (the ladder runs small to large, so it is this case's peak\n"
