@@ -276,6 +276,22 @@ class FileReader {
     return std::vector<std::string>(names.begin(), names.end());
   }
 
+  // An efficiency read by OptFraction must be > 0 and say where it comes from
+  // (its "<key>_provenance" string).
+  Status CheckEfficiency(const JsonValue& v, const std::string& path, const std::string& key,
+                         const std::optional<double>& value, const std::string& provenance) {
+    if (!value) return Status::Ok();
+    if (*value <= 0) {
+      return ErrorAtValue(file_, *v.Find(key), path + "." + key,
+                          "expected a number in (0, 1], got 0");
+    }
+    if (provenance.empty()) {
+      return ErrorAtValue(file_, *v.Find(key), path + "." + key,
+                          "needs " + key + "_provenance (where the figure comes from)");
+    }
+    return Status::Ok();
+  }
+
   Expected<GpuSpec> ReadGpu(const JsonValue& v, const std::string& path) {
     Fields f(v, path, file_);
     GpuSpec g;
@@ -287,6 +303,8 @@ class FileReader {
     f.OptPositive("hbm_GBps", &g.hbm_GBps);
     f.OptFraction("gemm_efficiency", &g.gemm_efficiency);
     f.r().String("gemm_efficiency_provenance", &g.gemm_efficiency_provenance);
+    f.OptFraction("nvlink_efficiency", &g.nvlink_efficiency);
+    f.r().String("nvlink_efficiency_provenance", &g.nvlink_efficiency_provenance);
     f.Require("mem_gib");
     f.Positive("mem_gib", &g.mem_gib);
     std::string notes;
@@ -295,13 +313,12 @@ class FileReader {
     const JsonValue* sources = f.r().Child("sources");
     if (Status s = f.Finish(); !s.ok()) return s;
     if (g.name.empty()) return ErrorAtValue(file_, *v.Find("name"), path + ".name", "empty name");
-    if (g.gemm_efficiency && *g.gemm_efficiency <= 0) {
-      return ErrorAtValue(file_, *v.Find("gemm_efficiency"), path + ".gemm_efficiency",
-                          "expected a number in (0, 1], got 0");
-    }
-    if (g.gemm_efficiency && g.gemm_efficiency_provenance.empty()) {
-      return ErrorAtValue(file_, *v.Find("gemm_efficiency"), path + ".gemm_efficiency",
-                          "needs gemm_efficiency_provenance (where the figure comes from)");
+    for (const char* key : {"gemm_efficiency", "nvlink_efficiency"}) {
+      const bool is_gemm = std::string_view(key) == "gemm_efficiency";
+      Status s =
+          CheckEfficiency(v, path, key, is_gemm ? g.gemm_efficiency : g.nvlink_efficiency,
+                          is_gemm ? g.gemm_efficiency_provenance : g.nvlink_efficiency_provenance);
+      if (!s.ok()) return s;
     }
     if (sources) {
       if (Status s = ReadSourceIds(*sources, path + ".sources", &g.sources); !s.ok()) return s;
@@ -440,7 +457,14 @@ class FileReader {
     f.Require("rdma").Enum("rdma", kRdmaKinds, &rdma);
     int rdma_nics = 0;
     f.r().Int("rdma_nics", &rdma_nics, 0, kMaxInt);
+    f.OptFraction("efficiency", &t->network_efficiency);
+    f.r().String("efficiency_provenance", &t->network_efficiency_provenance);
     if (Status s = f.Finish(); !s.ok()) return s;
+    if (Status s = CheckEfficiency(v, path, "efficiency", t->network_efficiency,
+                                   t->network_efficiency_provenance);
+        !s.ok()) {
+      return s;
+    }
     if ((net_gbps > 0) == (nic_gbps > 0)) {
       return Status::InvalidInput(
           Located(file_, v.pos, path + ": give exactly one of net_gbps and nic_gbps"));

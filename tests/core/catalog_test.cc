@@ -450,6 +450,31 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 1.5})"}}),
        "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in [0, 1] or null, "
        "got 1.5"},
+      {"nvlink efficiency without provenance",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvlink_efficiency": 0.7})"}}),
+       "extra.json:3:60: instances[0].gpu.nvlink_efficiency: needs nvlink_efficiency_provenance "
+       "(where the figure comes from)"},
+      {"nvlink efficiency above one",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvlink_efficiency": 1.2})"}}),
+       "extra.json:3:60: instances[0].gpu.nvlink_efficiency: expected a number in [0, 1] or "
+       "null, got 1.2"},
+      {"network efficiency without provenance",
+       OneEntry(
+           {{"network",
+             R"("network": {"net_gbps": 50, "rdma": "efa", "rdma_nics": 1, "efficiency": 0.9})"}}),
+       "extra.json:6:76: instances[0].network.efficiency: needs efficiency_provenance (where the "
+       "figure comes from)"},
+      {"network efficiency of zero",
+       OneEntry(
+           {{"network",
+             R"("network": {"net_gbps": 50, "rdma": "efa", "rdma_nics": 1, "efficiency": 0})"}}),
+       "extra.json:6:76: instances[0].network.efficiency: expected a number in (0, 1], got 0"},
+      {"network efficiency as a string",
+       OneEntry(
+           {{"network",
+             R"("network": {"net_gbps": 50, "rdma": "efa", "rdma_nics": 1, "efficiency": "0.9"})"}}),
+       "extra.json:6:76: instances[0].network.efficiency: expected a number in [0, 1] or null, "
+       "got \"0.9\""},
       {"duplicate type within the file",
        R"({"version": 1, "instances": [
   {"name": "a", "gpu": "T4", "gpus": 1, "topology": {"kind": "single"},
