@@ -161,6 +161,26 @@ TEST(CatalogBuiltin, FittedGemmEfficiencyCarriesItsProvenance) {
   EXPECT_EQ(Builtin().Find("p5.48xlarge")->gpu.gemm_efficiency, std::nullopt);
 }
 
+// The collective efficiencies fitted to nccl-tests say so; parts and
+// networks without a fit keep none (the simulator's assumption applies).
+TEST(CatalogBuiltin, FittedLinkEfficienciesCarryTheirProvenance) {
+  for (const char* name : {"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"}) {
+    SCOPED_TRACE(name);
+    const InstanceType* t = Builtin().Find(name);
+    ASSERT_NE(t, nullptr);
+    ASSERT_TRUE(t->gpu.nvlink_efficiency.has_value());
+    EXPECT_GT(*t->gpu.nvlink_efficiency, 0.5);
+    EXPECT_LE(*t->gpu.nvlink_efficiency, 1.0);
+    EXPECT_NE(t->gpu.nvlink_efficiency_provenance.find("fitted to"), std::string::npos);
+    ASSERT_TRUE(t->network_efficiency.has_value());
+    EXPECT_GT(*t->network_efficiency, 0.5);
+    EXPECT_LE(*t->network_efficiency, 1.0);
+    EXPECT_NE(t->network_efficiency_provenance.find("fitted to"), std::string::npos);
+  }
+  EXPECT_EQ(Builtin().Find("dgx-a100-80gb")->network_efficiency, std::nullopt);
+  EXPECT_EQ(Builtin().Find("p3dn.24xlarge")->gpu.nvlink_efficiency, std::nullopt);
+}
+
 TEST(CatalogBuiltin, P3CubeMeshHasSixteenPairsAndSixLinksPerGpu) {
   for (const char* name : {"p3.16xlarge", "p3dn.24xlarge"}) {
     SCOPED_TRACE(name);
