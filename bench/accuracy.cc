@@ -5,9 +5,13 @@
 //     hardware TFLOP/s per GPU (with recompute, the paper's Eq. 3) against the
 //     published figure.
 //  2. nccl-tests all_reduce bus bandwidth on p4d/p4de/p5 and single A100/H100
-//     nodes: a ring all-reduce simulated on its own.
+//     nodes: an all-reduce simulated on its own.
 //
-// Usage: accuracy [PUBLISHED_MEASUREMENTS_JSON [AWS_INSTANCES_SOURCES_JSON]]
+// --fit-gemm-efficiency and --fit-nccl print the grid searches that fitted
+// the A100 GEMM efficiency and the collective parameters (docs/validation.md).
+//
+// Usage: accuracy [--fit-gemm-efficiency | --fit-nccl]
+//                 [PUBLISHED_MEASUREMENTS_JSON [AWS_INSTANCES_SOURCES_JSON]]
 // Defaults: ../shared/reference/*.json beside the source tree.
 #include <chrono>
 #include <cmath>
@@ -344,7 +348,6 @@ std::vector<BusbwCase> AwsSourcesBusbwCases(const json& sources) {
   return cases;
 }
 
-// Simulated seconds of a ring all-reduce of `bytes` over every GPU of the cluster.
 // The all-reduce over every GPU of the nodes with NCCL-like algorithm choice
 // (the fastest of ring, tree and hierarchical); returns seconds and algorithm.
 Expected<std::pair<double, std::string>> SimulateAllReduce(const InstanceType& type, int nodes,
@@ -594,8 +597,9 @@ void PrintBusbwNotes() {
       "\n## nccl-tests all_reduce bus bandwidth\n\n"
       "Setup per row: one all-reduce of the message size over all GPUs of the nodes, simulated\n"
       "alone, with the algorithm NCCL-like auto choice takes (the fastest of ring -- one\n"
-      "channel per local GPU when the group spans nodes --, hierarchical and, up to 16 MiB,\n"
-      "double binary tree);\n"
+      "channel per local GPU when the group spans nodes --, pipelined hierarchical where the\n"
+      "group spans nodes with several GPUs on each and, up to 16 MiB, double binary tree),\n"
+      "NVLink and NICs at the catalog's fitted efficiencies, NCCL's protocol latency once;\n"
       "busbw = bytes / time * 2(n-1)/n (nccl-tests PERFORMANCE.md). Mapping: A100 80GB ->\n"
       "p4de.24xlarge, A100 40GB -> p4d.24xlarge, H100 -> p5.48xlarge (single-node Azure rows\n"
       "use the same NVSwitch node; NVLink SHARP (NVLS) is not modelled).\n");
