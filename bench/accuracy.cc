@@ -5,21 +5,25 @@
 //     hardware TFLOP/s per GPU (with recompute, the paper's Eq. 3) against the
 //     published figure.
 //  2. nccl-tests all_reduce bus bandwidth on p4d/p4de/p5 and single A100/H100
-//     nodes: a ring all-reduce simulated on its own.
+//     nodes: an all-reduce simulated on its own.
 //  3. ResNet-50 v1.5 training img/s on 1 and 8 GPUs of DGX-1 V100 and DGX A100
 //     (NVIDIA DeepLearningExamples), and the 8-GPU scaling efficiency.
 //
-// --fit-gemm-efficiency fits the A100 GEMM efficiency to table 1;
-// --fit-conv-efficiency fits each GPU's conv efficiency to its 1-GPU AMP row of 3.
+// --fit-gemm-efficiency, --fit-conv-efficiency and --fit-nccl print the grid
+// searches that fitted the A100 GEMM efficiency, each GPU's conv efficiency
+// (to its 1-GPU AMP row of 3) and the collective parameters (docs/validation.md).
 //
-// Usage: accuracy [--fit-gemm-efficiency|--fit-conv-efficiency] [PUBLISHED_MEASUREMENTS_JSON
-// [AWS_INSTANCES_SOURCES_JSON]] Defaults: ../shared/reference/*.json beside the source tree.
+// Usage: accuracy [--fit-gemm-efficiency | --fit-conv-efficiency | --fit-nccl]
+//                 [PUBLISHED_MEASUREMENTS_JSON [AWS_INSTANCES_SOURCES_JSON]]
+// Defaults: ../shared/reference/*.json beside the source tree.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -577,15 +581,14 @@ std::vector<BusbwCase> AwsSourcesBusbwCases(const json& sources) {
   return cases;
 }
 
-// Simulated seconds of a ring all-reduce of `bytes` over every GPU of the cluster.
 // The all-reduce over every GPU of the nodes with NCCL-like algorithm choice
 // (the fastest of ring, tree and hierarchical); returns seconds and algorithm.
 Expected<std::pair<double, std::string>> SimulateAllReduce(const InstanceType& type, int nodes,
-                                                           double bytes) {
+                                                           double bytes,
+                                                           const sim::ModelParams& params) {
   FlushBeforeFork();
   Expected<std::string> out = sim::RunIsolated([&]() {
     sim::ConfigureNetworkModel();
-    const sim::ModelParams params;
     sim::Platform p = sim::BuildPlatform(sim::ClusterShape{type, nodes, 1.0, 32}, params);
     std::vector<int> ranks(p.gpus.size());
     for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(i);
@@ -633,7 +636,8 @@ struct BusbwOutcome {
   std::string error;  // non-empty when not simulated
 };
 
-BusbwOutcome SimulateBusbw(const BusbwCase& c, const InstanceType* type) {
+BusbwOutcome SimulateBusbw(const BusbwCase& c, const InstanceType* type,
+                           const sim::ModelParams& params = sim::ModelParams()) {
   BusbwOutcome out;
   const int ranks = type ? c.nodes * type->gpus : 0;
   if (type == nullptr) {
@@ -645,7 +649,7 @@ BusbwOutcome SimulateBusbw(const BusbwCase& c, const InstanceType* type) {
     return out;
   }
   const auto start = std::chrono::steady_clock::now();
-  Expected<std::pair<double, std::string>> t = SimulateAllReduce(*type, c.nodes, c.bytes);
+  Expected<std::pair<double, std::string>> t = SimulateAllReduce(*type, c.nodes, c.bytes, params);
   out.wall_s = Seconds(start);
   if (!t.ok()) {
     out.error = "failed: " + t.status().message();
@@ -684,22 +688,169 @@ void RunBusbwTable(const char* title, const std::vector<BusbwCase>& cases, const
   summary.Print(title);
 }
 
+// ---------------------------------------------------------------------------
+// 3. The fit of the collective parameters to the nccl-tests rows.
+
+constexpr double kLargeMessageBytes = 128.0 * 1024 * 1024;
+
+// What a fit varies: the NVLink efficiency of a GPU, the network efficiency
+// of instance types, or the protocol latency scale.
+struct NcclFitState {
+  std::map<std::string, double> nvlink;   // GPU name -> efficiency
+  std::map<std::string, double> network;  // instance name -> efficiency
+  double latency_scale = 1.0;             // NCCL's own constants: the starting point
+};
+
+// Rows used by the fit: every busbw row except those whose publisher marks
+// them as not a measurement of a healthy system (the ParallelCluster floor,
+// the NCCL-issue reporter's multi-node p4d runs he considered low).
+bool UsedByFit(const BusbwCase& c) { return !(c.instance == "p4d.24xlarge" && c.nodes > 1); }
+
+// Mean absolute % error over `cases` with the fit state applied.
+double MeanErrorWith(const std::vector<BusbwCase>& cases, const Catalog& catalog,
+                     const NcclFitState& state) {
+  double sum = 0;
+  int rows = 0;
+  for (const BusbwCase& c : cases) {
+    const InstanceType* found = catalog.Find(c.instance);
+    if (found == nullptr) continue;
+    InstanceType type = *found;
+    if (auto it = state.nvlink.find(type.gpu.name); it != state.nvlink.end()) {
+      type.gpu.nvlink_efficiency = it->second;
+    }
+    if (auto it = state.network.find(type.name); it != state.network.end()) {
+      type.network_efficiency = it->second;
+    }
+    sim::ModelParams params;
+    params.protocol_latency_scale = state.latency_scale;
+    const BusbwOutcome out = SimulateBusbw(c, &type, params);
+    if (!out.error.empty()) continue;
+    sum += std::abs(ErrorPercent(out.busbw_GBps, c.published_GBps));
+    ++rows;
+  }
+  return rows ? sum / rows : 0;
+}
+
+// Grid search of one value (coarse steps, then `fine` steps around the best)
+// minimising `error`; prints every probe.
+double GridSearch(const char* name, double lo, double hi, double coarse, double fine,
+                  const std::function<double(double)>& error) {
+  double best = lo, best_err = 1e9;
+  auto probe = [&](double x) {
+    const double e = error(x);
+    std::printf("| %s | %.3f | %.2f |\n", name, x, e);
+    std::fflush(stdout);
+    if (e < best_err - 1e-9) best = x, best_err = e;
+  };
+  for (double x = lo; x <= hi + 1e-9; x += coarse) probe(x);
+  if (fine > 0) {
+    const double center = best;
+    for (double x = center - coarse + fine; x < center + coarse - 1e-9; x += fine) {
+      if (std::abs(x - center) > 1e-9 && x >= lo - 1e-9 && x <= hi + 1e-9) probe(x);
+    }
+  }
+  std::printf("| **%s best** | **%.3f** | **%.2f** |\n", name, best, best_err);
+  return best;
+}
+
+std::vector<BusbwCase> Select(const std::vector<BusbwCase>& cases,
+                              const std::function<bool(const BusbwCase&)>& keep) {
+  std::vector<BusbwCase> out;
+  for (const BusbwCase& c : cases) {
+    if (UsedByFit(c) && keep(c)) out.push_back(c);
+  }
+  return out;
+}
+
+bool IsA100(const BusbwCase& c) { return c.instance != "p5.48xlarge"; }
+
+// Fits, in turn: the NVLink efficiency of the A100 and of the H100 to the
+// single-node rows >= 128 MiB; the network efficiency of p4de (EFA, 4 x 100
+// Gb/s) and of p5 (EFA, 32 x 100 Gb/s) to their 2-node rows >= 128 MiB (the
+// p5 rows of 4 to 32 nodes are held out: they evaluate the fit);
+// the protocol latency scale to every row below 128 MiB; then the network
+// efficiencies again with that latency.
+void FitNccl(const std::vector<BusbwCase>& all, const Catalog& catalog) {
+  std::printf(
+      "## Fit: collective parameters to the nccl-tests all_reduce busbw rows "
+      "(mean absolute error %%)\n\n| parameter | value | mean abs error %% |\n|---|---:|---:|\n");
+  NcclFitState state;
+  auto large = [](const BusbwCase& c) { return c.bytes >= kLargeMessageBytes; };
+  const struct {
+    const char* gpu;
+    bool a100;
+  } gpus[] = {{"A100", true}, {"H100", false}};
+  for (const auto& g : gpus) {
+    const auto rows = Select(
+        all, [&](const BusbwCase& c) { return large(c) && c.nodes == 1 && IsA100(c) == g.a100; });
+    const std::vector<std::string> names =
+        g.a100 ? std::vector<std::string>{"A100-SXM4-80GB", "A100-SXM4-40GB"}
+               : std::vector<std::string>{"H100-SXM5-80GB"};
+    const double best = GridSearch((std::string(g.gpu) + " nvlink_efficiency").c_str(), 0.60, 1.00,
+                                   0.05, 0.01, [&](double e) {
+                                     NcclFitState s = state;
+                                     for (const std::string& n : names) s.nvlink[n] = e;
+                                     return MeanErrorWith(rows, catalog, s);
+                                   });
+    for (const std::string& n : names) state.nvlink[n] = best;
+  }
+  auto fit_networks = [&]() {
+    for (const char* instance : {"p4de.24xlarge", "p5.48xlarge"}) {
+      const auto rows = Select(all, [&](const BusbwCase& c) {
+        return large(c) && c.nodes == 2 && c.instance == instance;
+      });
+      const double best = GridSearch((std::string(instance) + " network efficiency").c_str(), 0.60,
+                                     1.00, 0.05, 0.01, [&](double e) {
+                                       NcclFitState s = state;
+                                       s.network[instance] = e;
+                                       return MeanErrorWith(rows, catalog, s);
+                                     });
+      state.network[instance] = best;
+    }
+  };
+  fit_networks();
+  const auto small = Select(all, [&](const BusbwCase& c) { return !large(c); });
+  state.latency_scale =
+      GridSearch("protocol_latency_scale", 0.0, 8.0, 1.0, 0.25, [&](double scale) {
+        NcclFitState s = state;
+        s.latency_scale = scale;
+        return MeanErrorWith(small, catalog, s);
+      });
+  fit_networks();
+  std::printf("\nfitted:");
+  for (const auto& [name, e] : state.nvlink)
+    std::printf(" %s nvlink_efficiency %.2f;", name.c_str(), e);
+  for (const auto& [name, e] : state.network)
+    std::printf(" %s network efficiency %.2f;", name.c_str(), e);
+  std::printf(" protocol_latency_scale %.2f\n", state.latency_scale);
+}
+
 void PrintBusbwNotes() {
   std::printf(
       "\n## nccl-tests all_reduce bus bandwidth\n\n"
       "Setup per row: one all-reduce of the message size over all GPUs of the nodes, simulated\n"
       "alone, with the algorithm NCCL-like auto choice takes (the fastest of ring -- one\n"
-      "channel per local GPU when the group spans nodes --, hierarchical and, up to 16 MiB,\n"
-      "double binary tree);\n"
+      "channel per local GPU when the group spans nodes --, pipelined hierarchical where the\n"
+      "group spans nodes with several GPUs on each and, up to 16 MiB, double binary tree),\n"
+      "NVLink and NICs at the catalog's fitted efficiencies, NCCL's protocol latency once;\n"
       "busbw = bytes / time * 2(n-1)/n (nccl-tests PERFORMANCE.md). Mapping: A100 80GB ->\n"
       "p4de.24xlarge, A100 40GB -> p4d.24xlarge, H100 -> p5.48xlarge (single-node Azure rows\n"
       "use the same NVSwitch node; NVLink SHARP (NVLS) is not modelled).\n");
 }
 
 int Main(int argc, char** argv) {
-  const bool fit = argc > 1 && std::string(argv[1]) == "--fit-gemm-efficiency";
-  const bool fit_conv = argc > 1 && std::string(argv[1]) == "--fit-conv-efficiency";
-  if (fit || fit_conv) --argc, ++argv;
+  const std::string mode = argc > 1 && std::string(argv[1]).rfind("--fit-", 0) == 0 ? argv[1] : "";
+  if (!mode.empty()) --argc, ++argv;
+  if (!mode.empty() && mode != "--fit-gemm-efficiency" && mode != "--fit-conv-efficiency" &&
+      mode != "--fit-nccl") {
+    std::fprintf(stderr,
+                 "accuracy: unknown option %s (--fit-gemm-efficiency, --fit-conv-efficiency, "
+                 "--fit-nccl)\n",
+                 mode.c_str());
+    return 1;
+  }
+  const bool fit = mode == "--fit-gemm-efficiency";
+  const bool fit_conv = mode == "--fit-conv-efficiency";
   const std::string measurements_path =
       argc > 1 ? argv[1] : std::string(kReferenceDir) + "published-measurements.json";
   const std::string sources_path =
@@ -728,6 +879,13 @@ int Main(int argc, char** argv) {
   }
   if (fit) {
     FitGemmEfficiency(*measurements, *catalog);
+    std::printf("\ntotal wall time %.1f s\n", Seconds(start));
+    return 0;
+  }
+  if (mode == "--fit-nccl") {
+    std::vector<BusbwCase> cases = PublishedBusbwCases(*measurements);
+    for (const BusbwCase& c : AwsSourcesBusbwCases(*sources)) cases.push_back(c);
+    FitNccl(cases, *catalog);
     std::printf("\ntotal wall time %.1f s\n", Seconds(start));
     return 0;
   }

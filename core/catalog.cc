@@ -276,15 +276,16 @@ class FileReader {
     return std::vector<std::string>(names.begin(), names.end());
   }
 
-  // A fitted or measured efficiency: in (0, 1], and it must say where it comes from
-  // (the `<key>_provenance` string).
+  // An efficiency read by OptFraction must be > 0 and say where it comes from
+  // (its "<key>_provenance" string).
   Status CheckEfficiency(const JsonValue& v, const std::string& path, const std::string& key,
                          const std::optional<double>& value, const std::string& provenance) {
-    if (value && *value <= 0) {
+    if (!value) return Status::Ok();
+    if (*value <= 0) {
       return ErrorAtValue(file_, *v.Find(key), path + "." + key,
                           "expected a number in (0, 1], got 0");
     }
-    if (value && provenance.empty()) {
+    if (provenance.empty()) {
       return ErrorAtValue(file_, *v.Find(key), path + "." + key,
                           "needs " + key + "_provenance (where the figure comes from)");
     }
@@ -304,6 +305,8 @@ class FileReader {
     f.r().String("gemm_efficiency_provenance", &g.gemm_efficiency_provenance);
     f.OptFraction("conv_efficiency", &g.conv_efficiency);
     f.r().String("conv_efficiency_provenance", &g.conv_efficiency_provenance);
+    f.OptFraction("nvlink_efficiency", &g.nvlink_efficiency);
+    f.r().String("nvlink_efficiency_provenance", &g.nvlink_efficiency_provenance);
     f.Require("mem_gib");
     f.Positive("mem_gib", &g.mem_gib);
     std::string notes;
@@ -312,15 +315,16 @@ class FileReader {
     const JsonValue* sources = f.r().Child("sources");
     if (Status s = f.Finish(); !s.ok()) return s;
     if (g.name.empty()) return ErrorAtValue(file_, *v.Find("name"), path + ".name", "empty name");
-    if (Status s = CheckEfficiency(v, path, "gemm_efficiency", g.gemm_efficiency,
-                                   g.gemm_efficiency_provenance);
-        !s.ok()) {
-      return s;
-    }
-    if (Status s = CheckEfficiency(v, path, "conv_efficiency", g.conv_efficiency,
-                                   g.conv_efficiency_provenance);
-        !s.ok()) {
-      return s;
+    struct Fitted {
+      const char* key;
+      const std::optional<double>& value;
+      const std::string& provenance;
+    };
+    for (const Fitted& e :
+         {Fitted{"gemm_efficiency", g.gemm_efficiency, g.gemm_efficiency_provenance},
+          Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
+          Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance}}) {
+      if (Status s = CheckEfficiency(v, path, e.key, e.value, e.provenance); !s.ok()) return s;
     }
     if (sources) {
       if (Status s = ReadSourceIds(*sources, path + ".sources", &g.sources); !s.ok()) return s;
@@ -459,7 +463,14 @@ class FileReader {
     f.Require("rdma").Enum("rdma", kRdmaKinds, &rdma);
     int rdma_nics = 0;
     f.r().Int("rdma_nics", &rdma_nics, 0, kMaxInt);
+    f.OptFraction("efficiency", &t->network_efficiency);
+    f.r().String("efficiency_provenance", &t->network_efficiency_provenance);
     if (Status s = f.Finish(); !s.ok()) return s;
+    if (Status s = CheckEfficiency(v, path, "efficiency", t->network_efficiency,
+                                   t->network_efficiency_provenance);
+        !s.ok()) {
+      return s;
+    }
     if ((net_gbps > 0) == (nic_gbps > 0)) {
       return Status::InvalidInput(
           Located(file_, v.pos, path + ": give exactly one of net_gbps and nic_gbps"));

@@ -33,6 +33,11 @@ struct GpuSpec {
   // else (and in fp32/tf32) they run at the GEMM efficiency (sim/model_params.h).
   std::optional<double> conv_efficiency;
   std::string conv_efficiency_provenance;
+  // Fraction of the NVLink line rate that collectives reach on this part
+  // (protocol, flow control, kernel copy limits), when fitted or measured,
+  // with where it comes from; else ModelParams::nvlink_efficiency applies.
+  std::optional<double> nvlink_efficiency;
+  std::string nvlink_efficiency_provenance;
   std::vector<std::string> sources;
 
   std::optional<double> PeakFlops(Precision p) const;
@@ -62,6 +67,11 @@ struct InstanceType {
   int nics = 0;         // network interfaces used for training traffic
   double nic_gbps = 0;  // per NIC
   bool efa = false;     // EFA (or InfiniBand for reference systems)
+  // Fraction of the NIC line rate that collectives reach over this network
+  // (transport, proxy, GPUDirect), when fitted or measured, with where it
+  // comes from; else ModelParams::network_efficiency applies.
+  std::optional<double> network_efficiency;
+  std::string network_efficiency_provenance;
   int gpus_per_nic() const { return nics > 0 && gpus >= nics ? gpus / nics : 1; }
 
   int vcpus = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <simgrid/s4u.hpp>
 
 namespace sg4 = simgrid::s4u;
@@ -148,14 +149,29 @@ void Tree(const ModelParams& params, const CollectiveCall& call, int me) {
   other->join();
 }
 
-// Intra-node reduce-scatter, all-reduce across nodes between members with the
-// same local index, intra-node all-gather.
+void RunAlgorithm(const Platform& platform, const ModelParams& params, const CollectiveCall& call,
+                  int me);
+
+// Pieces a hierarchical all-reduce of `bytes` is cut into.
+int HierarchicalPieces(double bytes, const ModelParams& params) {
+  return TreeChunks(bytes, params.hierarchical_piece_bytes);
+}
+
+// Intra-node reduce-scatter, double binary tree all-reduce across nodes
+// between members with the same local index, intra-node all-gather -- the
+// pattern of NCCL's tree (intra-node phase, inter-node tree), with ring
+// reduce-scatter/all-gather inside the node. Across nodes, the buffer is cut
+// into pieces that go through the three phases in turn: one stage per phase,
+// each with W = params.hierarchical_pieces_in_flight workers (worker w takes
+// pieces w, w + W, ...); a piece enters a phase when the previous phase has
+// finished it, so different pieces are in different phases at once.
+// call.max_chunks > 0 simulates only that many pieces (see MeasureConcurrent).
 void Hierarchical(const Platform& platform, const ModelParams& params, const CollectiveCall& call,
                   int me) {
   const int rank = call.group[me];
   std::map<int, std::vector<int>> by_node;
   for (int r : call.group) by_node[platform.node_of(r)].push_back(r);
-  const std::vector<int>& local = by_node[platform.node_of(rank)];
+  const std::vector<int> local = by_node[platform.node_of(rank)];
   const int local_index =
       static_cast<int>(std::find(local.begin(), local.end(), rank) - local.begin());
   std::vector<int> peers;  // same local index on every node
@@ -166,13 +182,48 @@ void Hierarchical(const Platform& platform, const ModelParams& params, const Col
     return static_cast<int>(std::find(g.begin(), g.end(), r) - g.begin());
   };
   const std::string node_tag = call.tag + "/n" + std::to_string(platform.node_of(rank));
-  CollectiveCall rs{CollKind::kReduceScatter, CollAlgo::kRing, call.bytes, local, node_tag + "rs"};
-  CollectiveCall ar{CollKind::kAllReduce, CollAlgo::kRing, call.bytes / local.size(), peers,
-                    call.tag + "/l" + std::to_string(local_index)};
-  CollectiveCall ag{CollKind::kAllGather, CollAlgo::kRing, call.bytes, local, node_tag + "ag"};
-  if (local.size() > 1) RunCollectiveMember(platform, params, rs, index_in(local, rank));
-  if (peers.size() > 1) RunCollectiveMember(platform, params, ar, index_in(peers, rank));
-  if (local.size() > 1) RunCollectiveMember(platform, params, ag, index_in(local, rank));
+  const std::string peer_tag = call.tag + "/l" + std::to_string(local_index);
+  const bool intra = local.size() > 1, inter = peers.size() > 1;
+  // One node: reduce-scatter then all-gather on the same links, nothing to
+  // pipeline.
+  const int all_pieces = inter ? HierarchicalPieces(call.bytes, params) : 1;
+  const int pieces = call.max_chunks > 0 ? std::min(all_pieces, call.max_chunks) : all_pieces;
+  const double piece = call.bytes / all_pieces;
+  auto call_for = [&](int phase, int k) {
+    const std::string p = "/p" + std::to_string(k);
+    if (phase == 0) {
+      return CollectiveCall{CollKind::kReduceScatter, CollAlgo::kRing, piece, local,
+                            node_tag + p + "rs"};
+    }
+    if (phase == 1) {
+      return CollectiveCall{CollKind::kAllReduce, CollAlgo::kTree, piece / local.size(), peers,
+                            peer_tag + p};
+    }
+    return CollectiveCall{CollKind::kAllGather, CollAlgo::kRing, piece, local, node_tag + p + "ag"};
+  };
+  const int workers = std::max(1, std::min(pieces, params.hierarchical_pieces_in_flight));
+  std::vector<std::vector<sg4::SemaphorePtr>> done(3);
+  for (auto& d : done) {
+    for (int k = 0; k < pieces; ++k) d.push_back(sg4::Semaphore::create(0));
+  }
+  std::vector<sg4::ActorPtr> actors;
+  for (int phase = 0; phase < 3; ++phase) {
+    const bool runs = phase == 1 ? inter : intra;
+    const int index = index_in(phase == 1 ? peers : local, rank);
+    for (int w = 0; w < workers; ++w) {
+      auto work = [&, phase, runs, index, w]() {
+        for (int k = w; k < pieces; k += workers) {
+          if (phase > 0) done[phase - 1][k]->acquire();
+          if (runs) RunAlgorithm(platform, params, call_for(phase, k), index);
+          done[phase][k]->release();
+        }
+      };
+      actors.push_back(
+          sg4::Actor::create(call.tag + "h" + std::to_string(phase) + "." + std::to_string(w),
+                             sg4::this_actor::get_host(), work));
+    }
+  }
+  for (auto& a : actors) a->join();
 }
 
 // Parameter server (Li et al. 2014; BytePS, Jiang et al. 2020): every worker
@@ -253,7 +304,13 @@ double MeasureFastest(const Platform& platform, const ModelParams& params,
                       std::vector<CollectiveCall> calls, CollAlgo* chosen) {
   std::vector<CollAlgo> candidates = {CollAlgo::kRing};
   if (!calls.empty() && calls[0].kind == CollKind::kAllReduce) {
-    candidates = {CollAlgo::kRing, CollAlgo::kHierarchical};
+    // The hierarchical algorithm needs several members on a node and several
+    // nodes; otherwise it is the ring (one node) or a pipelined tree.
+    std::map<int, int> per_node;
+    for (int r : calls[0].group) ++per_node[platform.node_of(r)];
+    int most = 0;
+    for (const auto& [node, count] : per_node) most = std::max(most, count);
+    if (per_node.size() > 1 && most > 1) candidates.push_back(CollAlgo::kHierarchical);
     if (calls[0].bytes <= params.tree_max_bytes) candidates.push_back(CollAlgo::kTree);
   }
   double best = 0;
@@ -297,8 +354,39 @@ std::vector<std::vector<int>> RingChannels(const Platform& platform,
   return out;
 }
 
+double ProtocolLatency(const Platform& platform, const ModelParams& params,
+                       const CollectiveCall& call) {
+  const int n = static_cast<int>(call.group.size());
+  if (call.kind == CollKind::kSendRecv || n <= 1) return 0;
+  std::set<int> node_set;
+  for (int r : call.group) node_set.insert(platform.node_of(r));
+  const int nodes = static_cast<int>(node_set.size());
+  const double intra = params.protocol_intra_step_latency_s;
+  const double inter = params.protocol_inter_step_latency_s;
+  double steps_latency = 0;
+  if (call.kind == CollKind::kAllReduce && call.algo != CollAlgo::kRing) {
+    int log2_nodes = 0;
+    while ((1 << log2_nodes) < nodes) ++log2_nodes;
+    steps_latency = 2 * ((n / nodes - 1) * intra + log2_nodes * inter);
+  } else {
+    const int per_pass = call.kind == CollKind::kAllReduce ? 2 : 1;
+    const int steps = per_pass * (n - 1), inter_steps = per_pass * (nodes - 1);
+    steps_latency = (steps - inter_steps) * intra + inter_steps * inter;
+  }
+  return params.protocol_latency_scale * (params.protocol_base_latency_s + steps_latency);
+}
+
 void RunCollectiveMember(const Platform& platform, const ModelParams& params,
                          const CollectiveCall& call, int me) {
+  const double latency = ProtocolLatency(platform, params, call);
+  if (latency > 0) sg4::this_actor::sleep_for(latency);
+  RunAlgorithm(platform, params, call, me);
+}
+
+namespace {
+
+void RunAlgorithm(const Platform& platform, const ModelParams& params, const CollectiveCall& call,
+                  int me) {
   const int n = static_cast<int>(call.group.size());
   if (call.kind == CollKind::kSendRecv) {
     if (me == 0) Box(call.tag, "p2p", call.group[1])->put(&kPayload, call.bytes);
@@ -322,8 +410,6 @@ void RunCollectiveMember(const Platform& platform, const ModelParams& params,
   }
 }
 
-namespace {
-
 double RunConcurrent(const Platform& platform, const ModelParams& params,
                      const std::vector<CollectiveCall>& calls) {
   const double start = sg4::Engine::get_clock();
@@ -346,13 +432,18 @@ double MeasureConcurrent(const Platform& platform, const ModelParams& params,
   // A pipelined tree of C chunks takes a fill time plus C times a steady
   // per-chunk time. Long ones are simulated with K and 2K chunks and the rest
   // extrapolated on that line (proved against every chunk in the tests).
-  int chunks = 0;
+  // The hierarchical all-reduce's pieces are such a pipeline too.
+  int chunks = 0, k = 0;
   for (const CollectiveCall& c : calls) {
     if (c.kind == CollKind::kAllReduce && c.algo == CollAlgo::kTree) {
       chunks = std::max(chunks, TreeChunks(c.bytes / 2, params.pipeline_chunk_bytes));
+      k = params.max_tree_chunks;
+    }
+    if (c.kind == CollKind::kAllReduce && c.algo == CollAlgo::kHierarchical) {
+      chunks = std::max(chunks, HierarchicalPieces(c.bytes, params));
+      k = params.max_hierarchical_pieces;
     }
   }
-  const int k = params.max_tree_chunks;
   if (k <= 0 || chunks <= 2 * k) return RunConcurrent(platform, params, calls);
   std::vector<CollectiveCall> truncated = calls;
   for (CollectiveCall& c : truncated) c.max_chunks = k;

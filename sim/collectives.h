@@ -36,7 +36,8 @@ struct CollectiveCall {
   std::vector<int> servers = {};
 };
 
-// The calling actor's part of `call`, as member `me` of call.group. Blocks
+// The calling actor's part of `call`, as member `me` of call.group: the
+// protocol latency (ProtocolLatency), then the algorithm's messages. Blocks
 // until this member is done. Must run inside a SimGrid actor.
 void RunCollectiveMember(const Platform& platform, const ModelParams& params,
                          const CollectiveCall& call, int me);
@@ -48,12 +49,18 @@ double MeasureConcurrent(const Platform& platform, const ModelParams& params,
                          const std::vector<CollectiveCall>& calls);
 
 // Like NCCL's algorithm choice: runs `calls` (concurrent groups of one
-// collective) once per algorithm that applies -- ring and hierarchical for
-// all-reduce, and the tree up to params.tree_max_bytes; ring otherwise -- and
+// collective) once per algorithm that applies -- for all-reduce the ring, the
+// hierarchical algorithm when the group has several members on a node and
+// spans nodes, and the tree up to params.tree_max_bytes; ring otherwise -- and
 // returns the fastest time, its algorithm in *chosen (the first on a tie).
 // Call from outside any actor.
 double MeasureFastest(const Platform& platform, const ModelParams& params,
                       std::vector<CollectiveCall> calls, CollAlgo* chosen);
+
+// NCCL's protocol latency of `call` (ModelParams::protocol_*): zero for
+// send/recv and groups of one.
+double ProtocolLatency(const Platform& platform, const ModelParams& params,
+                       const CollectiveCall& call);
 
 // NCCL-style ring orders for a group: one order per channel (see above).
 std::vector<std::vector<int>> RingChannels(const Platform& platform, const std::vector<int>& group);

@@ -30,6 +30,31 @@ struct ModelParams {
   // Fabric switch hop latency (leaf or spine). Assumption.
   double switch_latency_s = 0.5e-6;
 
+  // Achievable fraction of the NVLink and NIC line rates for collectives,
+  // when the catalog has no fitted or measured figure for the GPU
+  // (GpuSpec::nvlink_efficiency) or the network
+  // (InstanceType::network_efficiency): 1, the line rate (assumption: no
+  // figure).
+  double nvlink_efficiency = 1.0;
+  double network_efficiency = 1.0;
+
+  // NCCL protocol latency, added once per all-reduce, reduce-scatter and
+  // all-gather on top of the links' own latencies, in the form of NCCL's
+  // tuning model (src/graph/tuning.cc, ncclTopoTuneModel): a base latency
+  // plus one latency per algorithm step, intra-node or across the network.
+  // Ring: base + (steps - inter_steps) x intra + inter_steps x inter, with
+  // 2(n-1) steps of which 2(nodes-1) cross the network for an all-reduce
+  // (n-1 and nodes-1 for reduce-scatter/all-gather). Tree and hierarchical:
+  // base + 2 ((n/nodes - 1) x intra + ceil(log2 nodes) x inter).
+  // Values: NCCL's Simple-protocol ring constants (baseLat 8.4 us, NVLink
+  // hwLat 3.4 us, network hwLat 9.6 us; NCCL 2.9 tuning.cc) scaled by
+  // protocol_latency_scale, fitted with the link efficiencies by
+  // `bench/accuracy --fit-nccl` (docs/validation.md section 4).
+  double protocol_base_latency_s = 8.4e-6;
+  double protocol_intra_step_latency_s = 3.4e-6;
+  double protocol_inter_step_latency_s = 9.6e-6;
+  double protocol_latency_scale = 1.75;
+
   // GEMM time = kernel_overhead_s + flops / (gemm_efficiency * peak).
   // Assumptions: large tensor-core GEMMs reach about 70-80% of the datasheet
   // peak in practice; calibration (issue 4) measures the real table.
@@ -58,6 +83,13 @@ struct ModelParams {
   double host_optimizer_GBps = 50.0;
   // Collective message chunk for pipelined tree algorithms.
   double pipeline_chunk_bytes = 4.0 * 1024 * 1024;
+  // The piece of the buffer that the hierarchical all-reduce pipelines
+  // through its three phases. Assumption.
+  double hierarchical_piece_bytes = 4.0 * 1024 * 1024;
+  // Pieces of a hierarchical all-reduce in flight at once on each member
+  // (their phases overlap, as NCCL keeps several chunk slots in flight,
+  // NCCL_STEPS = 8). Assumption.
+  int hierarchical_pieces_in_flight = 8;
   // Rings longer than this many steps simulate this many and extrapolate the
   // rest at the measured per-step time (0 = simulate every step). A speed
   // shortcut, not a model parameter: tests prove it against full rings.
@@ -71,6 +103,9 @@ struct ModelParams {
   // alone (MeasureConcurrent), are simulated with this many and twice as many
   // and extrapolated (0 = simulate every chunk).
   int max_tree_chunks = 32;
+  // The same for the pieces of a hierarchical all-reduce: more than 2x this
+  // many are simulated with this many and twice as many, and extrapolated.
+  int max_hierarchical_pieces = 16;
 };
 
 }  // namespace trainsim::sim

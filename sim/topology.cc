@@ -27,20 +27,34 @@ int PcieSwitchCount(const InstanceType& t) {
   return std::max(1, std::min(t.gpus, t.nics));
 }
 
+// Achievable fractions of the line rates: the catalog's figure when it has
+// one, else the parameters' assumption.
+double NvlinkEfficiency(const InstanceType& t, const ModelParams& p) {
+  if (t.gpu.nvlink_efficiency) return *t.gpu.nvlink_efficiency;
+  return p.nvlink_efficiency;
+}
+
+double NetworkEfficiency(const InstanceType& t, const ModelParams& p) {
+  if (t.network_efficiency) return *t.network_efficiency;
+  return p.network_efficiency;
+}
+
 void AddNvlinks(NodeTopology& topo, const InstanceType& t, const ModelParams& p) {
   NodeGraph& g = topo.graph;
+  const double eff = NvlinkEfficiency(t, p);
   if (t.topology == IntraTopology::kNvswitch && t.nvlink_GBps_per_gpu_per_dir) {
     Vertex sw = AddVertex(g, VertexKind::kNvSwitch, 0, "nvswitch");
     for (int i = 0; i < t.gpus; ++i) {
-      AddLink(g, topo.gpus[i], sw, *t.nvlink_GBps_per_gpu_per_dir, p.nvlink_latency_s,
+      AddLink(g, topo.gpus[i], sw, eff * *t.nvlink_GBps_per_gpu_per_dir, p.nvlink_latency_s,
               "nvlink" + std::to_string(i));
     }
   }
   if (t.topology == IntraTopology::kNvlinkCubeMesh && t.nvlink_GBps_per_link_per_dir) {
     for (const NvlinkPair& pair : t.nvlink_pairs) {
       if (pair.a >= t.gpus || pair.b >= t.gpus) continue;
-      AddLink(g, topo.gpus[pair.a], topo.gpus[pair.b], pair.links * *t.nvlink_GBps_per_link_per_dir,
-              p.nvlink_latency_s, "nvlink" + std::to_string(pair.a) + "-" + std::to_string(pair.b));
+      AddLink(g, topo.gpus[pair.a], topo.gpus[pair.b],
+              eff * pair.links * *t.nvlink_GBps_per_link_per_dir, p.nvlink_latency_s,
+              "nvlink" + std::to_string(pair.a) + "-" + std::to_string(pair.b));
     }
   }
 }
@@ -76,7 +90,7 @@ NodeTopology BuildNodeTopology(const InstanceType& t, const ModelParams& p) {
     if (t.nics > 0) {
       Vertex nic = AddVertex(g, VertexKind::kNic, s, "nic" + std::to_string(s));
       AddLink(g, sw, nic, pcie, p.pcie_latency_s, "pcie-nic" + std::to_string(s));
-      double GBps = nics_per_switch * t.nic_gbps / 8.0;
+      double GBps = NetworkEfficiency(t, p) * nics_per_switch * t.nic_gbps / 8.0;
       AddLink(g, nic, topo.gateway, GBps, NicLatency(t, p), "nic" + std::to_string(s));
     }
   }

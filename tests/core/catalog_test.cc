@@ -177,6 +177,26 @@ TEST(CatalogBuiltin, FittedConvEfficiencyCarriesItsProvenance) {
   EXPECT_EQ(Builtin().Find("p5.48xlarge")->gpu.conv_efficiency, std::nullopt);
 }
 
+// The collective efficiencies fitted to nccl-tests say so; parts and
+// networks without a fit keep none (the simulator's assumption applies).
+TEST(CatalogBuiltin, FittedLinkEfficienciesCarryTheirProvenance) {
+  for (const char* name : {"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"}) {
+    SCOPED_TRACE(name);
+    const InstanceType* t = Builtin().Find(name);
+    ASSERT_NE(t, nullptr);
+    ASSERT_TRUE(t->gpu.nvlink_efficiency.has_value());
+    EXPECT_GT(*t->gpu.nvlink_efficiency, 0.5);
+    EXPECT_LE(*t->gpu.nvlink_efficiency, 1.0);
+    EXPECT_NE(t->gpu.nvlink_efficiency_provenance.find("fitted to"), std::string::npos);
+    ASSERT_TRUE(t->network_efficiency.has_value());
+    EXPECT_GT(*t->network_efficiency, 0.5);
+    EXPECT_LE(*t->network_efficiency, 1.0);
+    EXPECT_NE(t->network_efficiency_provenance.find("fitted to"), std::string::npos);
+  }
+  EXPECT_EQ(Builtin().Find("dgx-a100-80gb")->network_efficiency, std::nullopt);
+  EXPECT_EQ(Builtin().Find("p3dn.24xlarge")->gpu.nvlink_efficiency, std::nullopt);
+}
+
 TEST(CatalogBuiltin, P3CubeMeshHasSixteenPairsAndSixLinksPerGpu) {
   for (const char* name : {"p3.16xlarge", "p3dn.24xlarge"}) {
     SCOPED_TRACE(name);
@@ -478,6 +498,31 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "conv_efficiency": "high"})"}}),
        "extra.json:3:58: instances[0].gpu.conv_efficiency: expected a number in [0, 1] or null, "
        "got \"high\""},
+      {"nvlink efficiency without provenance",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvlink_efficiency": 0.7})"}}),
+       "extra.json:3:60: instances[0].gpu.nvlink_efficiency: needs nvlink_efficiency_provenance "
+       "(where the figure comes from)"},
+      {"nvlink efficiency above one",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvlink_efficiency": 1.2})"}}),
+       "extra.json:3:60: instances[0].gpu.nvlink_efficiency: expected a number in [0, 1] or "
+       "null, got 1.2"},
+      {"network efficiency without provenance",
+       OneEntry(
+           {{"network",
+             R"("network": {"net_gbps": 50, "rdma": "efa", "rdma_nics": 1, "efficiency": 0.9})"}}),
+       "extra.json:6:76: instances[0].network.efficiency: needs efficiency_provenance (where the "
+       "figure comes from)"},
+      {"network efficiency of zero",
+       OneEntry(
+           {{"network",
+             R"("network": {"net_gbps": 50, "rdma": "efa", "rdma_nics": 1, "efficiency": 0})"}}),
+       "extra.json:6:76: instances[0].network.efficiency: expected a number in (0, 1], got 0"},
+      {"network efficiency as a string",
+       OneEntry(
+           {{"network",
+             R"("network": {"net_gbps": 50, "rdma": "efa", "rdma_nics": 1, "efficiency": "0.9"})"}}),
+       "extra.json:6:76: instances[0].network.efficiency: expected a number in [0, 1] or null, "
+       "got \"0.9\""},
       {"duplicate type within the file",
        R"({"version": 1, "instances": [
   {"name": "a", "gpu": "T4", "gpus": 1, "topology": {"kind": "single"},

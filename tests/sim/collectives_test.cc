@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "sim/isolate.h"
@@ -49,9 +50,12 @@ std::vector<int> Iota(int n, int from = 0) {
   return v;
 }
 
+// Link latencies only: no protocol latency, so that times follow the
+// alpha-beta closed forms of the links.
 ModelParams Params() {
   ModelParams p;
   p.nvlink_latency_s = 2.5e-6;  // alpha = 5 us GPU to GPU
+  p.protocol_latency_scale = 0;
   return p;
 }
 
@@ -125,27 +129,62 @@ TEST(CollectivesTest, CopyToHostCrossesThePcieLinks) {
   EXPECT_NEAR(two, 2 * S / 16e9, 0.01 * 2 * S / 16e9);
 }
 
-TEST(CollectivesTest, HierarchicalIsSumOfItsPhases) {
-  // 2 nodes x 4 GPUs, 1 NIC of 400 Gb/s per node. Phases: intra-node RS over
-  // 4 (3 steps of S/4 at B), inter-node AR of S/4 between 2 peers (2 steps of
-  // S/8) -- the 4 peer pairs share the node's NIC -- and intra-node AG.
-  const double S = 256.0 * 1024 * 1024, B = 100e9;
-  InstanceType t = SwitchNode(4, 100);
-  t.nic_gbps = 400;
-  t.pcie_GBps_per_dir = 60;  // wider than the NIC, narrower than NVLink
-  ModelParams p = Params();
-  p.pcie_latency_s = 0;
-  p.efa_latency_s = 0;
-  p.switch_latency_s = 0;
-  t.efa = true;
-  double measured = Simulate(t, 2, p, [&](const Platform&) {
-    return std::vector<CollectiveCall>{
-        {CollKind::kAllReduce, CollAlgo::kHierarchical, S, Iota(8), "h"}};
-  });
-  const double alpha = 5e-6, nic = 400e9 / 8;
-  double intra = 3 * (S / 4 / B + alpha);
-  double inter = 2 * (S / 4 / 2 / (nic / 4));  // 4 flows share the NIC each way
-  EXPECT_NEAR(measured, 2 * intra + inter, 0.02 * (2 * intra + inter));
+// 2 nodes x 4 GPUs, 1 NIC of 400 Gb/s per node, NVLink far wider than the
+// NIC. Phases: intra-node RS over 4 (3 steps of S/4 at B), inter-node
+// all-reduce of S/4 between 2 peers as a double binary tree (each tree sends
+// its half S/8 up, then down; the 4 peer pairs share the node's NIC each
+// way), intra-node AG.
+struct HierarchicalCase {
+  InstanceType type;
+  ModelParams params;
+  double S = 256.0 * 1024 * 1024, B = 100e9, alpha = 5e-6, nic = 400e9 / 8;
+
+  HierarchicalCase() : type(SwitchNode(4, 100)), params(Params()) {
+    type.nic_gbps = 400;
+    type.efa = true;
+    type.pcie_GBps_per_dir = 60;  // wider than the NIC, narrower than NVLink
+    params.pcie_latency_s = 0;
+    params.efa_latency_s = 0;
+    params.switch_latency_s = 0;
+  }
+  double Intra() const { return 3 * (S / 4 / B + alpha); }
+  double Inter() const { return 2 * (S / 4 / 2 / (nic / 4)); }
+  double Run() const {
+    return Simulate(type, 2, params, [&](const Platform&) {
+      return std::vector<CollectiveCall>{
+          {CollKind::kAllReduce, CollAlgo::kHierarchical, S, Iota(8), "h"}};
+    });
+  }
+};
+
+TEST(CollectivesTest, HierarchicalInOnePieceIsSumOfItsPhases) {
+  HierarchicalCase c;
+  c.params.hierarchical_piece_bytes = c.S;
+  const double sum = 2 * c.Intra() + c.Inter();
+  EXPECT_NEAR(c.Run(), sum, 0.02 * sum);
+}
+
+// In pieces, the phases of different pieces overlap: faster than their sum,
+// never faster than the NIC, which carries every piece's inter-node share.
+TEST(CollectivesTest, HierarchicalPiecesOverlapTheirPhases) {
+  HierarchicalCase c;
+  c.params.hierarchical_piece_bytes = c.S / 64;
+  c.params.max_hierarchical_pieces = 0;
+  const double t = c.Run();
+  EXPECT_LT(t, 0.9 * (2 * c.Intra() + c.Inter()));
+  EXPECT_GT(t, c.Inter());
+}
+
+// The long-pipeline shortcut (simulate some pieces, extrapolate the rest)
+// against every piece simulated.
+TEST(CollectivesTest, LongHierarchicalShortcutMatchesEveryPieceSimulated) {
+  HierarchicalCase c;
+  c.params.hierarchical_piece_bytes = c.S / 128;
+  c.params.max_hierarchical_pieces = 0;
+  const double full = c.Run();
+  c.params.max_hierarchical_pieces = 16;
+  const double shortcut = c.Run();
+  EXPECT_NEAR(shortcut, full, 0.01 * full);
 }
 
 TEST(CollectivesTest, TreeIsPipelinedAndBeatsNaiveReduceThenBroadcast) {
@@ -253,6 +292,7 @@ TEST(CollectivesTest, MultiNodeChannelsRunConcurrentlyAtNicSpeed) {
   ModelParams p;
   p.nvlink_latency_s = p.pcie_latency_s = p.switch_latency_s = 0;
   p.efa_latency_s = 10e-6;
+  p.protocol_latency_scale = 0;
   const double S = 256.0 * 1024 * 1024, nic = 100e9 / 8;
   double t_ar = Simulate(t, 2, p, [&](const Platform&) {
     return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kRing, S, Iota(8), "m"}};
@@ -333,6 +373,98 @@ TEST(CollectivesTest, LongTreeShortcutMatchesEveryChunkSimulated) {
   };
   const double full = run(0), shortcut = run(32);
   EXPECT_NEAR(shortcut, full, 0.005 * full);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
+
+namespace trainsim::sim {
+namespace {
+
+// NCCL's tuning-model latency: base + per-step latencies, intra-node or
+// across the network, scaled.
+TEST(CollectivesTest, ProtocolLatencyFollowsNcclTuningModel) {
+  InstanceType t = SwitchNode(4, 100);
+  t.efa = true;
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    ModelParams params;
+    params.protocol_base_latency_s = 10e-6;
+    params.protocol_intra_step_latency_s = 1e-6;
+    params.protocol_inter_step_latency_s = 100e-6;
+    params.protocol_latency_scale = 2;
+    Platform p = BuildPlatform(ClusterShape{t, 2, 1.0, 32}, params);
+    auto latency = [&](CollKind kind, CollAlgo algo, std::vector<int> group) {
+      return ProtocolLatency(p, params, {kind, algo, 1e6, group, "x"});
+    };
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%.6g %.6g %.6g %.6g %.6g",
+                  latency(CollKind::kAllReduce, CollAlgo::kRing, Iota(8)) * 1e6,
+                  latency(CollKind::kAllGather, CollAlgo::kRing, Iota(8)) * 1e6,
+                  latency(CollKind::kAllReduce, CollAlgo::kHierarchical, Iota(8)) * 1e6,
+                  latency(CollKind::kAllReduce, CollAlgo::kRing, Iota(4)) * 1e6,
+                  latency(CollKind::kSendRecv, CollAlgo::kRing, {0, 4}) * 1e6);
+    return std::string(buf);
+  });
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  // Ring all-reduce over 2 x 4: 14 steps, 2 across the network:
+  // 2 x (10 + 12 x 1 + 2 x 100) = 444. All-gather: 7 steps, 1 across:
+  // 2 x (10 + 6 + 100) = 232. Tree pattern: 2 x (10 + 2 x (3 x 1 + 1 x 100))
+  // = 432. One node: 2 x (10 + 6 x 1) = 32. Send/recv: none.
+  EXPECT_EQ(*out, "444 232 432 32 0");
+}
+
+// The protocol latency is paid once, on top of the messages.
+TEST(CollectivesTest, CollectiveTimeGrowsByTheProtocolLatency) {
+  InstanceType t = SwitchNode(4, 100);
+  t.efa = true;
+  auto run = [&](double scale) {
+    ModelParams p = Params();
+    p.protocol_latency_scale = scale;
+    return Simulate(t, 2, p, [&](const Platform&) {
+      return std::vector<CollectiveCall>{
+          {CollKind::kAllReduce, CollAlgo::kRing, 64e6, Iota(8), "r"}};
+    });
+  };
+  const ModelParams p;
+  const double expected = 3 * (p.protocol_base_latency_s + 12 * p.protocol_intra_step_latency_s +
+                               2 * p.protocol_inter_step_latency_s);
+  EXPECT_NEAR(run(3) - run(0), expected, 1e-3 * expected);
+}
+
+// NVLink efficiency e: a ring on one node moves its bytes at e x the line rate.
+TEST(CollectivesTest, NvlinkEfficiencyScalesTheRingBandwidth) {
+  const double S = 256.0 * 1024 * 1024, B = 100e9;
+  auto run = [&](double efficiency) {
+    InstanceType t = SwitchNode(8, 100);
+    t.gpu.nvlink_efficiency = efficiency;
+    ModelParams p = Params();
+    p.nvlink_latency_s = 0;
+    return Simulate(t, 1, p, [&](const Platform&) {
+      return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kRing, S, Iota(8), "r"}};
+    });
+  };
+  const double line = 2.0 * 7 / 8 * S / B;
+  EXPECT_NEAR(run(1.0), line, 1e-3 * line);
+  EXPECT_NEAR(run(0.5), 2 * line, 2e-3 * line);
+}
+
+// Network efficiency e: a message between nodes crosses the NIC at e x its rate.
+TEST(CollectivesTest, NetworkEfficiencyScalesTheNicBandwidth) {
+  const double S = 64.0 * 1024 * 1024, nic = 100e9 / 8;
+  auto run = [&](std::optional<double> efficiency) {
+    InstanceType t = SwitchNode(2, 100);
+    t.efa = true;
+    t.network_efficiency = efficiency;
+    ModelParams p = Params();
+    p.nvlink_latency_s = p.pcie_latency_s = p.switch_latency_s = p.efa_latency_s = 0;
+    p.network_efficiency = 0.8;  // the assumption when the catalog has none
+    return Simulate(t, 2, p, [&](const Platform&) {
+      return std::vector<CollectiveCall>{{CollKind::kSendRecv, CollAlgo::kRing, S, {0, 2}, "s"}};
+    });
+  };
+  EXPECT_NEAR(run(0.5), S / (0.5 * nic), 1e-3 * S / nic);
+  EXPECT_NEAR(run(std::nullopt), S / (0.8 * nic), 1e-3 * S / nic);
 }
 
 }  // namespace

@@ -37,7 +37,9 @@ TEST(TopologyTest, NvswitchRoutesGoThroughTheSwitch) {
   NodeTopology topo = BuildNodeTopology(Type("p4d.24xlarge"), ModelParams());
   auto hops = Route(topo, topo.gpus[0], topo.gpus[5]);
   EXPECT_EQ(Names(topo, hops), (std::vector<std::string>{"nvlink0", "nvlink5"}));
-  EXPECT_DOUBLE_EQ(topo.graph[hops[0].edge].bandwidth_Bps, 300e9);  // 600 GB/s bidirectional
+  // 600 GB/s bidirectional, at the A100's fitted NVLink efficiency
+  const double efficiency = *Type("p4d.24xlarge").gpu.nvlink_efficiency;
+  EXPECT_DOUBLE_EQ(topo.graph[hops[0].edge].bandwidth_Bps, efficiency * 300e9);
 }
 
 TEST(TopologyTest, P4dGpuPairsShareANic) {
@@ -49,7 +51,9 @@ TEST(TopologyTest, P4dGpuPairsShareANic) {
   EXPECT_EQ(b.back(), "nic1");
   EXPECT_EQ(c.back(), "nic2");
   auto hops = Route(topo, topo.gpus[2], topo.gateway);
-  EXPECT_DOUBLE_EQ(topo.graph[hops.back().edge].bandwidth_Bps, 100e9 / 8);  // one 100 Gb/s EFA NIC
+  // one 100 Gb/s EFA NIC, at the network's fitted efficiency
+  const double efficiency = *Type("p4d.24xlarge").network_efficiency;
+  EXPECT_DOUBLE_EQ(topo.graph[hops.back().edge].bandwidth_Bps, efficiency * 100e9 / 8);
 }
 
 TEST(TopologyTest, CubeMeshUsesDirectNvlinksAndPcieForNonNeighbours) {
