@@ -53,7 +53,7 @@ CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
 // Durations of collectives simulated once, for kReduced.
 class CollectiveCache {
  public:
-  // stage, what (0 tp, 1 dp, 2 p2p, 3 + stream - 1 host copies), kind/dir, bytes
+  // stage, what (0 tp, 1 dp, 2 p2p, 2 + stream: 3 copies to host, 4 from host), kind/dir, bytes
   using Key = std::tuple<int, int, int, double>;
   double Get(const Key& k) const { return table_.at(k); }
   bool Has(const Key& k) const { return table_.count(k) > 0; }
@@ -403,11 +403,12 @@ class StepRun {
           g.spent.pp_comm_exposed_s += Now() - t0;  // split into bubble below
           break;
         case OpKind::kLaunch:
-          if (op.stream == kDpStream && Horovod()) {
+          if (op.stream == kDpStream && Horovod()) {  // Horovod's loop polls, not launches
             ++g.dp_ready;
             Leader(g).fusion_wake->release();
+          } else {
+            g.launch[op.stream]->release();
           }
-          g.launch[op.stream]->release();
           break;
         case OpKind::kWait:
           for (int& w = waited[op.stream]; w < op.upto; ++w) g.done[op.stream]->acquire();

@@ -273,6 +273,9 @@ MemoryBreakdown ComputeMemory(const Scenario& s) {
   MemoryBreakdown best;
   for (int stage = 0; stage < PipelineStages(s); ++stage) {
     const StageMemory mem = ComputeStage(s, stage);
+    // Host memory: every GPU of a node offloads its own share; the worst
+    // stage stands for all of them.
+    best.host_bytes_per_node = std::max(best.host_bytes_per_node, mem.host_bytes * s.instance.gpus);
     const double reserve = ReserveBytes(mem.sum());
     if (stage > 0 && mem.sum() + reserve <= best.total_bytes) continue;
     best.weights_bytes = mem.weights_bytes;
@@ -283,12 +286,6 @@ MemoryBreakdown ComputeMemory(const Scenario& s) {
     best.total_bytes = mem.sum() + reserve;
     best.worst_stage = stage;
     best.inflight_microbatches = mem.inflight;
-  }
-  // Host memory: every GPU of a node offloads its own share; the worst stage
-  // stands for all of them.
-  for (int stage = 0; stage < PipelineStages(s); ++stage) {
-    best.host_bytes_per_node =
-        std::max(best.host_bytes_per_node, ComputeStage(s, stage).host_bytes * s.instance.gpus);
   }
   best.host_capacity_bytes = s.instance.ram_gib * kGiB;
   best.capacity_bytes = s.instance.gpu_mem_gib * kGiB;

@@ -238,12 +238,6 @@ TEST(CollectivesTest, MultiNodeRingsUseOneChannelPerLocalMember) {
   EXPECT_EQ(*out, "01234567;12305674;23016745;30127456;");
 }
 
-}  // namespace
-}  // namespace trainsim::sim
-
-namespace trainsim::sim {
-namespace {
-
 // The long-ring shortcut (simulate max_ring_steps, extrapolate the rest)
 // against every step simulated, with contention between 8 concurrent rings
 // sharing NICs, as data-parallel groups do.
@@ -271,12 +265,6 @@ TEST(CollectivesTest, LongRingShortcutMatchesEveryStepSimulated) {
     EXPECT_NEAR(shortcut, full, 0.005 * full) << ToString(kind);
   }
 }
-
-}  // namespace
-}  // namespace trainsim::sim
-
-namespace trainsim::sim {
-namespace {
 
 // 2 nodes x 4 GPUs, one NIC per GPU, NVLink far faster than the NICs.
 // NCCL-style channels: 4 rings, each leaving node 0 through a different GPU
@@ -311,12 +299,6 @@ TEST(CollectivesTest, InterNodeMessageSeesTheNicToNicLatencyOnce) {
   });
   EXPECT_NEAR(one_byte, p.efa_latency_s, 0.01 * p.efa_latency_s);
 }
-
-}  // namespace
-}  // namespace trainsim::sim
-
-namespace trainsim::sim {
-namespace {
 
 // NCCL-like choice: a latency-bound small all-reduce across 16 nodes goes to
 // the tree (about 2 log2(n) message latencies instead of 2(n-1)); a large one
@@ -353,12 +335,6 @@ TEST(CollectivesTest, FastestAlgorithmDependsOnTheSize) {
   EXPECT_NE(run(1 << 30), CollAlgo::kTree);
 }
 
-}  // namespace
-}  // namespace trainsim::sim
-
-namespace trainsim::sim {
-namespace {
-
 // The long-pipeline shortcut of the tree against every chunk simulated.
 TEST(CollectivesTest, LongTreeShortcutMatchesEveryChunkSimulated) {
   InstanceType t = SwitchNode(1, 100);
@@ -374,12 +350,6 @@ TEST(CollectivesTest, LongTreeShortcutMatchesEveryChunkSimulated) {
   const double full = run(0), shortcut = run(32);
   EXPECT_NEAR(shortcut, full, 0.005 * full);
 }
-
-}  // namespace
-}  // namespace trainsim::sim
-
-namespace trainsim::sim {
-namespace {
 
 // NCCL's tuning-model latency: base + per-step latencies, intra-node or
 // across the network, scaled.

@@ -44,6 +44,23 @@ SimulationResult RunScenario(const Scenario& s, SimMode mode) {
   return *r;
 }
 
+// Simulates `s` with the trace on; the names of its events by track.
+struct Traced {
+  StepResult step;
+  std::map<int, std::set<std::string>> names;
+};
+Traced RunTraced(const Scenario& s) {
+  SimulateOptions o;
+  o.trace = true;
+  Expected<SimulationResult> r = Simulate(s, o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  Traced out;
+  if (!r.ok()) return out;
+  out.step = r->step;
+  for (const TraceEvent& e : r->step.trace) out.names[e.stream].insert(e.name);
+  return out;
+}
+
 // Eight identical layers, one per stage of a single p4d node: every stage
 // does the same work and activations are small, so the step is
 // (m + p - 1) microbatch times plus the optimizer (and a few microseconds of
@@ -179,12 +196,7 @@ TEST(EngineTest, BreakdownAddsUpToTheStep) {
 TEST(EngineTest, TraceSeparatesActivitiesByKind) {
   Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
       "cluster": {"instance": "p4d.24xlarge", "nodes": 2}, "parallel": {"tp": 2, "pp": 2}})");
-  SimulateOptions o;
-  o.trace = true;
-  Expected<SimulationResult> r = Simulate(s, o);
-  ASSERT_TRUE(r.ok());
-  std::map<int, std::set<std::string>> names;
-  for (const TraceEvent& e : r->step.trace) names[e.stream].insert(e.name);
+  auto names = RunTraced(s).names;
   EXPECT_TRUE(names[kTrackCompute].count("forward"));
   EXPECT_TRUE(names[kTrackCompute].count("backward"));
   EXPECT_TRUE(names[kTrackTp].count("tp all_reduce"));
@@ -202,19 +214,15 @@ TEST(EngineTest, ShardingAndOffloadHaveTheirOwnTracksAndBreakdown) {
   Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 16,
       "offload_activations": true, "offload_optimizer": true},
       "cluster": {"instance": "p4d.24xlarge", "nodes": 2}, "parallel": {"zero_stage": 3}})");
-  SimulateOptions o;
-  o.trace = true;
-  Expected<SimulationResult> r = Simulate(s, o);
-  ASSERT_TRUE(r.ok());
-  std::map<int, std::set<std::string>> names;
-  for (const TraceEvent& e : r->step.trace) names[e.stream].insert(e.name);
+  const Traced r = RunTraced(s);
+  auto names = r.names;
   EXPECT_TRUE(names[kTrackWeightGather].count("dp all_gather (ring)"));
   EXPECT_TRUE(names[kTrackDp].count("dp reduce_scatter (ring)"));
   EXPECT_TRUE(names[kTrackHostCopy].count("activations to host"));
   EXPECT_TRUE(names[kTrackHostCopy].count("activations from host"));
   EXPECT_TRUE(names[kTrackHostCopy].count("gradients to host"));
   EXPECT_TRUE(names[kTrackHostCopy].count("weights from host"));
-  const Breakdown& b = r->step.breakdown;
+  const Breakdown& b = r.step.breakdown;
   // The first layer's gather cannot be hidden; the optimizer's copies are not overlapped.
   EXPECT_GT(b.weight_gather_exposed_s, 0);
   EXPECT_GT(b.offload_exposed_s, 0);
@@ -268,17 +276,13 @@ TEST(EngineTest, HorovodFusesWhatIsReadyEachCycle) {
         "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
         "parallel": {"tp": 8, "dp_fusion": "horovod", "cycle_ms": )" +
                        cycle_ms + "}}");
-    SimulateOptions o;
-    o.trace = true;
-    Expected<SimulationResult> r = Simulate(s, o);
-    EXPECT_TRUE(r.ok());
     Run out;
-    for (const TraceEvent& e : r->step.trace) {
+    out.step = RunTraced(s).step;
+    for (const TraceEvent& e : out.step.trace) {
       if (e.stream != kTrackDp) continue;
       ++out.reductions;
       out.first_start_s = std::min(out.first_start_s, e.start_s);
     }
-    out.step = r->step;
     return out;
   };
   const Run short_cycle = run("0.01"), long_cycle = run("50"), huge_cycle = run("500");
