@@ -1,1 +1,143 @@
-int main() { return 0; }
+// trainsim-calibrate: measures this machine and writes a hardware profile
+// (docs/calibration.md).
+//
+//   trainsim-calibrate [--backend cuda|cpu|auto] [--quick] [--out FILE] [--force]
+//                      [--gpu CATALOG_GPU]
+//
+// Progress goes to stderr, the summary to stdout. Exit status: 0 when every
+// measurement succeeded, 2 when some failed (the profile is still written,
+// marked incomplete), 1 on an error.
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "calibrate/calibration.h"
+#include "calibrate/plan.h"
+#include "core/catalog.h"
+
+namespace trainsim::calibrate {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: trainsim-calibrate [--backend cuda|cpu|auto] [--quick] [--out FILE] [--force]\n"
+    "                          [--gpu CATALOG_GPU]\n"
+    "  --backend  what to measure: cuda (GPUs: cuBLAS, memory, NCCL), cpu (this host's\n"
+    "             cores), auto (default: cuda when a GPU is visible, else cpu)\n"
+    "  --quick    a short pass: a few shapes and sizes, fewer repetitions\n"
+    "  --out      the profile to write (default trainsim-profile.json)\n"
+    "  --force    let an incomplete run replace a complete profile at --out\n"
+    "  --gpu      the catalog GPU the profile describes, when the device name does not\n"
+    "             say (e.g. H100-SXM5-80GB)\n";
+
+struct Args {
+  std::string backend = "auto";
+  bool quick = false;
+  std::string out = "trainsim-profile.json";
+  bool force = false;
+  std::string gpu;
+};
+
+bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= argc) {
+        *error = arg + " needs a value";
+        return false;
+      }
+      *out = argv[++i];
+      return true;
+    };
+    if (arg == "--quick") {
+      a->quick = true;
+    } else if (arg == "--force") {
+      a->force = true;
+    } else if (arg == "--backend" || arg == "--out" || arg == "--gpu") {
+      if (!value(arg == "--backend" ? &a->backend : arg == "--out" ? &a->out : &a->gpu)) {
+        return false;
+      }
+    } else {
+      *error = "unknown argument \"" + arg + "\"";
+      return false;
+    }
+  }
+  return true;
+}
+
+class StderrProgress : public Observer {
+ public:
+  void Progress(const std::string& phase, int done, int total, const std::string& item) override {
+    std::fprintf(stderr, "[%s %d/%d] %s\n", phase.c_str(), done + 1, total, item.c_str());
+  }
+};
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The catalog's entry for the profile's GPU, for the summary's shares of peak.
+std::optional<GpuSpec> CatalogGpu(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
+  if (!catalog.ok()) return std::nullopt;
+  for (const std::string& type : catalog->Names()) {
+    const InstanceType* t = catalog->Find(type);
+    if (t->gpu.name == name) return t->gpu;
+  }
+  return std::nullopt;
+}
+
+int Main(int argc, char** argv) {
+  Args args;
+  std::string error;
+  if (!ParseArgs(argc, argv, &args, &error)) {
+    std::fprintf(stderr, "trainsim-calibrate: %s\n%s", error.c_str(), kUsage);
+    return 1;
+  }
+  Expected<ChosenBackend> chosen = ChooseBackend(args.backend);
+  if (!chosen.ok()) {
+    std::fprintf(stderr, "trainsim-calibrate: %s\n", chosen.status().message().c_str());
+    return 1;
+  }
+  if (!chosen->note.empty()) std::fprintf(stderr, "trainsim-calibrate: %s\n", chosen->note.c_str());
+  const MeasurePlan plan = DefaultPlan(chosen->device, args.quick);
+  std::fprintf(stderr,
+               "trainsim-calibrate: measuring %s x %d with the %s backend (%zu GEMM shapes x %zu "
+               "dtypes, %zu collective sizes)%s\n",
+               chosen->device.name.c_str(), chosen->device.devices, chosen->device.backend.c_str(),
+               plan.gemm_shapes.size(), plan.dtypes.size(), plan.collective_bytes.size(),
+               args.quick ? ", quick" : "");
+  ProfileOptions options;
+  options.date = UtcNow();
+  options.gpu = args.gpu;
+  Measurements m;
+  StderrProgress progress;
+  if (Status s = chosen->backend->Run(plan, &progress, &m); !s.ok()) {
+    std::fprintf(stderr, "trainsim-calibrate: %s\n", s.message().c_str());
+    return 1;
+  }
+  const HardwareProfile profile = BuildProfile(m, plan, options);
+  std::optional<GpuSpec> gpu = CatalogGpu(profile.gpu);
+  std::printf("%s", SummaryTable(profile, gpu ? &*gpu : nullptr).c_str());
+  std::string written;
+  if (Status s = WriteProfile(profile, args.out, args.force, &written); !s.ok()) {
+    std::fprintf(stderr, "trainsim-calibrate: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::printf("\nprofile written to %s%s\n", written.c_str(),
+              written != args.out ? " (incomplete: the complete profile at --out is kept; "
+                                    "--force replaces it)"
+                                  : "");
+  return profile.provenance.complete ? 0 : 2;
+}
+
+}  // namespace
+}  // namespace trainsim::calibrate
+
+int main(int argc, char** argv) { return trainsim::calibrate::Main(argc, argv); }

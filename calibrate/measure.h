@@ -46,9 +46,9 @@ struct GemmPoint {
   std::string dtype;
   GemmShape shape;
   Timing timing;
-  double flops = 0;        // 2 m n k
-  double tflops = 0;       // flops / median / 1e12
-  bool verified = false;   // a sample of C checked against a host reference
+  double flops = 0;       // 2 m n k
+  double tflops = 0;      // flops / median / 1e12
+  bool verified = false;  // a sample of C checked against a host reference
 };
 
 // Bytes-per-second measurements of memory: "d2d_kernel" (own copy kernel),
@@ -88,17 +88,17 @@ struct Failure {
 
 // What was measured on, for provenance.
 struct DeviceInfo {
-  std::string backend;         // "cpu" or "cuda"
-  std::string name;            // "NVIDIA H100 80GB HBM3", "AMD EPYC 7R13 (2 cores)"
-  int devices = 0;             // GPUs (cuda) or worker processes (cpu) per node
+  std::string backend;  // "cpu" or "cuda"
+  std::string name;     // "NVIDIA H100 80GB HBM3", "AMD EPYC 7R13 (2 cores)"
+  int devices = 0;      // GPUs (cuda) or worker processes (cpu) per node
   int nodes = 1;
-  double memory_bytes = 0;     // per device (GPU memory; host RAM per worker on cpu)
-  std::string driver;          // CUDA driver version, or the kernel release on cpu
-  std::string runtime;         // CUDA runtime version, or the compiler on cpu
-  std::string blas;            // cuBLAS version, or "trainsim blocked GEMM"
-  std::string collectives;     // NCCL version, or "shared-memory ring"
+  double memory_bytes = 0;          // per device (GPU memory; host RAM per worker on cpu)
+  std::string driver;               // CUDA driver version, or the kernel release on cpu
+  std::string runtime;              // CUDA runtime version, or the compiler on cpu
+  std::string blas;                 // cuBLAS version, or "trainsim blocked GEMM"
+  std::string collectives;          // NCCL version, or "shared-memory ring"
   std::vector<std::string> dtypes;  // GEMM dtypes the device supports
-  std::string host;            // host name
+  std::string host;                 // host name
 };
 
 struct Measurements {
@@ -111,11 +111,11 @@ struct Measurements {
 
 struct MeasurePlan {
   bool quick = false;
-  int warmup = 2;        // untimed runs before the timed ones
-  int repetitions = 10;  // timed runs; the median is kept
+  int warmup = 2;                   // untimed runs before the timed ones
+  int repetitions = 10;             // timed runs; the median is kept
   std::vector<std::string> dtypes;  // wanted; a backend skips those its device lacks
   std::vector<GemmShape> gemm_shapes;
-  std::vector<double> memory_bytes;      // buffer sizes for the memory tests
+  std::vector<double> memory_bytes;  // buffer sizes for the memory tests
   std::vector<std::string> collective_ops;
   std::vector<double> collective_bytes;  // 8 B ... 1 GiB, x2 steps
   // Rank counts to measure collectives on (1..all local devices when empty).
@@ -128,8 +128,7 @@ class Observer {
   virtual ~Observer() = default;
   // `phase`: "gemm", "memory", "collectives"; `done` of `total` items in it;
   // `item` says what is being measured now.
-  virtual void Progress(const std::string& phase, int done, int total,
-                        const std::string& item) = 0;
+  virtual void Progress(const std::string& phase, int done, int total, const std::string& item) = 0;
 };
 
 class Backend {

@@ -23,6 +23,7 @@ constexpr int kOk = 0, kBadInput = 1, kInternal = 2;
 const char kUsage[] =
     "usage:\n"
     "  trainsim simulate SCENARIO [--json] [--trace FILE] [--full] [--catalog FILE]\n"
+    "                             [--profile FILE]\n"
     "  trainsim catalog list [--catalog FILE]\n"
     "  trainsim catalog show TYPE [--catalog FILE]\n"
     "  trainsim models\n"
@@ -31,7 +32,9 @@ const char kUsage[] =
     "  --json          print the result as one JSON object (docs/formats.md)\n"
     "  --trace FILE    write a Chrome/Perfetto trace of the step\n"
     "  --full          simulate every GPU and message (slow; for checking the fast mode)\n"
-    "  --catalog FILE  add instance types from an extra catalog file\n";
+    "  --catalog FILE  add instance types from an extra catalog file\n"
+    "  --profile FILE  use a hardware profile from trainsim-calibrate (replaces the\n"
+    "                  scenario's cluster.profile)\n";
 
 int Fail(const Status& s) {
   std::cerr << "trainsim: " << s.message() << "\n";
@@ -46,7 +49,7 @@ int Usage(const std::string& why) {
 struct Args {
   std::vector<std::string> positional;
   bool json = false, full = false;
-  std::string trace, catalog;
+  std::string trace, catalog, profile;
 };
 
 Expected<Args> ParseArgs(int argc, char** argv) {
@@ -68,6 +71,8 @@ Expected<Args> ParseArgs(int argc, char** argv) {
       if (!value(&a.trace)) return Status::InvalidInput("--trace needs a file name");
     } else if (arg == "--catalog") {
       if (!value(&a.catalog)) return Status::InvalidInput("--catalog needs a file name");
+    } else if (arg == "--profile") {
+      if (!value(&a.profile)) return Status::InvalidInput("--profile needs a file name");
     } else if (arg.rfind("--", 0) == 0) {
       return Status::InvalidInput("unknown option " + arg);
     } else {
@@ -99,7 +104,13 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r) {
   std::cout << s.name << ": " << s.model.name << " on " << s.cluster.nodes << " x "
             << s.instance.name << " (" << s.total_gpus() << " GPUs), tp " << s.parallel.tp << " pp "
             << s.parallel.pp << " dp " << s.parallel.dp << ", " << ToString(s.parallel.schedule)
-            << ", " << s.microbatches_per_pipeline() << " microbatches per pipeline\n\n";
+            << ", " << s.microbatches_per_pipeline() << " microbatches per pipeline\n";
+  if (s.profile) {
+    const ProfileProvenance& p = s.profile->provenance;
+    std::cout << "hardware profile " << s.cluster.profile << ": " << p.device << ", measured "
+              << p.date << " (" << p.backend << (p.complete ? "" : ", incomplete") << ")\n";
+  }
+  std::cout << "\n";
   std::cout << "  step time            " << Fixed(r.step.step_time_s, 3) << " s\n"
             << "  throughput           " << Fixed(r.samples_per_s, 1) << " samples/s, "
             << Fixed(r.tokens_per_s, 0) << " tokens/s\n"
@@ -136,7 +147,7 @@ int Simulate(const Args& a) {
   if (a.positional.size() != 2) return Usage("simulate needs exactly one scenario file");
   Expected<Catalog> catalog = LoadCatalog(a);
   if (!catalog.ok()) return Fail(catalog.status());
-  Expected<Scenario> s = LoadScenarioFile(a.positional[1], *catalog);
+  Expected<Scenario> s = LoadScenarioFile(a.positional[1], *catalog, a.profile);
   if (!s.ok()) return Fail(s.status());
   std::ofstream trace_out;
   if (!a.trace.empty()) {  // fail before a long simulation, not after it

@@ -544,7 +544,9 @@ class FileReader {
     if (Status s = ReadScalars(f, &t, &gpu_mem); !s.ok()) return s;
     const JsonValue* gpu = f.Require("gpu").Child("gpu");
     const JsonValue* topology = f.Require("topology").Child("topology");
-    const JsonValue* network = f.Require("network").Child("network");
+    // A machine that is not rented may have no network (one node only).
+    if (t.is_aws) f.Require("network");
+    const JsonValue* network = f.r().Child("network");
     const JsonValue* pricing = f.r().Child("pricing");
     if (builtin_) f.Require("sources");
     const JsonValue* sources = f.r().Child("sources");
@@ -553,7 +555,9 @@ class FileReader {
     if (Status s = ReadInstanceGpu(*gpu, path + ".gpu", &t); !s.ok()) return s;
     t.gpu_mem_gib = gpu_mem.value_or(t.gpu.mem_gib);
     if (Status s = ReadTopology(*topology, path + ".topology", &t); !s.ok()) return s;
-    if (Status s = ReadNetwork(*network, path + ".network", &t); !s.ok()) return s;
+    if (network) {
+      if (Status s = ReadNetwork(*network, path + ".network", &t); !s.ok()) return s;
+    }
     if (pricing) {
       if (Status s = ReadPricing(*pricing, path + ".pricing", &t); !s.ok()) return s;
     }

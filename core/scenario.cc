@@ -413,6 +413,11 @@ class ScenarioParser {
                          "\"; known: ", Join(catalog_.Names())));
     }
     out_.instance = *type;
+    if (out_.instance.nic_gbps <= 0 && out_.cluster.nodes > 1) {
+      return ErrorAt(file_, PosOf(*cluster_, "nodes"),
+                     Cat("cluster.nodes: instance \"", type->name,
+                         "\" has no network in the catalog: one node only"));
+    }
     if (out_.cluster.nics) out_.instance.nics = *out_.cluster.nics;
     return Status::Ok();
   }
@@ -645,12 +650,70 @@ Expected<Scenario> ParseScenario(std::string_view text, std::string_view filenam
   return ParseScenarioDocument(*root, filename, catalog);
 }
 
-Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog) {
+Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog,
+                                    const std::string& profile_path) {
   Expected<JsonValue> root = ParseJsonFile(path);
   if (!root.ok()) return root.status();
-  Expected<Scenario> scenario = ParseScenarioDocument(*root, path, catalog);
-  if (scenario.ok()) ResolveProfilePath(path, &scenario->cluster.profile);
+  std::string profile_file = profile_path;
+  if (profile_file.empty()) {
+    const JsonValue* cluster = root->Find("cluster");
+    const JsonValue* named = cluster ? cluster->Find("profile") : nullptr;
+    if (named && named->is_string()) {
+      profile_file = named->text;
+      ResolveProfilePath(path, &profile_file);
+    }
+  }
+  std::shared_ptr<const HardwareProfile> profile;
+  Catalog with_profile = catalog;
+  if (!profile_file.empty()) {
+    Expected<HardwareProfile> loaded = LoadHardwareProfile(profile_file);
+    if (!loaded.ok()) return loaded.status();
+    if (!loaded->catalog_json.empty()) {
+      Status s = with_profile.AddFromString(loaded->catalog_json, profile_file + " (catalog)");
+      if (!s.ok()) return s;
+    }
+    profile = std::make_shared<const HardwareProfile>(std::move(*loaded));
+  }
+  Expected<Scenario> scenario = ParseScenarioDocument(*root, path, with_profile);
+  if (!scenario.ok()) return scenario;
+  ResolveProfilePath(path, &scenario->cluster.profile);
+  if (profile) {
+    scenario->cluster.profile = profile_file;
+    if (Status s = AttachProfile(profile, profile_file, &*scenario); !s.ok()) return s;
+  }
   return scenario;
+}
+
+Status AttachProfile(std::shared_ptr<const HardwareProfile> profile, const std::string& file,
+                     Scenario* s) {
+  const HardwareProfile& p = *profile;
+  const std::string& gpu = s->instance.gpu.name;
+  if (p.gpu.empty()) {
+    return Status::InvalidInput(file + ": the profile's device (" + p.provenance.device +
+                                ") is not a catalog GPU; run trainsim-calibrate with --gpu NAME "
+                                "to say which one it is");
+  }
+  if (p.gpu != gpu) {
+    return Status::InvalidInput(file + ": the profile measured " + p.gpu + " (" +
+                                p.provenance.device + "), but instance " + s->instance.name +
+                                " has " + gpu + ": a profile applies only to the GPU it measured");
+  }
+  if (p.host_to_device_GBps && p.device_to_host_GBps) {
+    s->instance.pcie_GBps_per_dir = std::min(*p.host_to_device_GBps, *p.device_to_host_GBps);
+  }
+  const CollectiveFit* all_reduce = p.FindCollective("all_reduce", s->instance.gpus, 1);
+  if (all_reduce && s->instance.gpus > 1 && s->instance.topology == IntraTopology::kNvswitch &&
+      s->instance.nvlink_GBps_per_gpu_per_dir) {
+    const double n = s->instance.gpus;
+    const double busbw = all_reduce->ranges.back().algbw_GBps * 2 * (n - 1) / n;
+    s->instance.gpu.nvlink_efficiency =
+        std::min(1.0, busbw / *s->instance.nvlink_GBps_per_gpu_per_dir);
+    s->instance.gpu.nvlink_efficiency_provenance = "measured: all_reduce bus bandwidth over " +
+                                                   std::to_string(s->instance.gpus) + " GPUs in " +
+                                                   file;
+  }
+  s->profile = std::move(profile);
+  return Status::Ok();
 }
 
 double Scenario::Slowdown(int rank) const {

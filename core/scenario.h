@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/hardware_profile.h"
 #include "core/instance_type.h"
 #include "core/model_spec.h"
 #include "core/status.h"
@@ -102,6 +104,10 @@ struct Scenario {
   ClusterConfig cluster;
   ParallelConfig parallel;
   InstanceType instance;  // resolved from the catalog, NIC override applied
+  // The hardware profile in use (cluster.profile, or --profile), or null. Its
+  // host link and collective figures are already applied to `instance`; the
+  // simulator reads its GEMM tables and memory bandwidth.
+  std::shared_ptr<const HardwareProfile> profile;
 
   int total_gpus() const { return cluster.nodes * instance.gpus; }
   // How much slower GPU `rank` computes (the largest straggler factor that
@@ -114,7 +120,18 @@ struct Scenario {
 
 Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename,
                                  const Catalog& catalog);
-Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog);
+// Loads a scenario file. The hardware profile named by `profile_path` (when
+// not empty, relative to the working directory) or else by cluster.profile
+// (relative to the scenario's folder) is loaded and attached; a profile that
+// carries its own catalog entry (the cpu backend's "local-cpu") adds it first.
+Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog,
+                                    const std::string& profile_path = "");
+// Attaches a profile to a parsed scenario: the profile must describe the
+// scenario's GPU. Applies the measured host link (min of the two directions)
+// and, on NVSwitch nodes, the NVLink efficiency implied by the measured
+// all-reduce over all the node's GPUs. `file` names the profile in errors.
+Status AttachProfile(std::shared_ptr<const HardwareProfile> profile, const std::string& file,
+                     Scenario* s);
 
 const char* ToString(Precision p);
 const char* ToString(Schedule s);

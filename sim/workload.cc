@@ -558,10 +558,14 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
 
 }  // namespace
 
-ComputeModel::ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params)
-    : peak_flops_(peak_flops), hbm_Bps_(hbm_Bps), params_(params) {}
+ComputeModel::ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params,
+                           const std::vector<TablePoint>* gemm_table)
+    : peak_flops_(peak_flops), hbm_Bps_(hbm_Bps), params_(params), gemm_table_(gemm_table) {}
 
 double ComputeModel::GemmSeconds(double flops) const {
+  if (gemm_table_) {
+    return flops / InterpolateTable(*gemm_table_, flops);
+  }
   return params_.kernel_overhead_s + flops / (params_.gemm_efficiency * peak_flops_);
 }
 
@@ -577,17 +581,30 @@ double ComputeModel::ConvSeconds(double flops, double operand_bytes) const {
 
 Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& params) {
   const GpuSpec& gpu = s.instance.gpu;
+  const HardwareProfile* profile = s.profile.get();
+  const std::vector<TablePoint>* gemm_table = nullptr;
+  if (profile) {
+    auto it = profile->gemm_tables.find(ToString(s.training.precision));
+    if (it != profile->gemm_tables.end()) gemm_table = &it->second;
+  }
   std::optional<double> peak = gpu.PeakFlops(s.training.precision);
+  if (!peak && gemm_table) peak = gemm_table->back().y;  // convolutions: the measured rate
   if (!peak) {
     return Status::InvalidInput("the catalog has no " +
                                 std::string(ToString(s.training.precision)) + " peak for " +
                                 gpu.name + "; choose another precision or give a hardware profile");
   }
-  if (!gpu.hbm_GBps) {
+  ModelParams effective = params;
+  std::optional<double> memory_Bps;
+  if (gpu.hbm_GBps) memory_Bps = *gpu.hbm_GBps * 1e9;
+  if (profile && profile->memory_GBps) {  // measured: efficiency included
+    memory_Bps = *profile->memory_GBps * 1e9;
+    effective.hbm_efficiency = 1.0;
+  }
+  if (!memory_Bps) {
     return Status::InvalidInput("the catalog has no memory bandwidth for " + gpu.name +
                                 " (not confirmed by a source); give a hardware profile");
   }
-  ModelParams effective = params;
   if (gpu.gemm_efficiency && params.use_catalog_gemm_efficiency) {
     effective.gemm_efficiency = *gpu.gemm_efficiency;
   }
@@ -598,7 +615,7 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
   if (gpu.conv_efficiency && params.use_catalog_conv_efficiency && sixteen_bit) {
     effective.conv_efficiency = *gpu.conv_efficiency;
   }
-  ComputeModel cm(*peak, *gpu.hbm_GBps * 1e9, effective);
+  ComputeModel cm(*peak, *memory_Bps, effective, gemm_table);
   StepProgram prog;
   for (int stage = 0; stage < s.parallel.pp; ++stage)
     prog.stages.push_back(BuildStage(s, cm, stage));

@@ -19,7 +19,11 @@ namespace trainsim::sim {
 
 class ComputeModel {
  public:
-  ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params);
+  // `gemm_table`: measured GEMM throughput (a hardware profile's table for
+  // the scenario's precision) that replaces kernel_overhead_s + the
+  // efficiency x peak model; nullptr keeps the model.
+  ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params,
+               const std::vector<TablePoint>* gemm_table = nullptr);
   double GemmSeconds(double flops) const;
   double MemorySeconds(double bytes) const;
   const ModelParams& params() const { return params_; }
@@ -31,6 +35,7 @@ class ComputeModel {
   double peak_flops_;
   double hbm_Bps_;
   ModelParams params_;
+  const std::vector<TablePoint>* gemm_table_;
 };
 
 enum class OpKind {
