@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "calibrate/calibration.h"
+
 #ifndef TRAINSIM_SOURCE_DIR
 #define TRAINSIM_SOURCE_DIR "."
 #endif
@@ -60,10 +62,11 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-// Runs `trainsim args...` in the repository root, stdout and stderr into files under `dir`.
-RunResult RunTrainsim(const std::string& dir, const std::vector<std::string>& args) {
+// Runs `binary args...` in the repository root, stdout and stderr into files under `dir`.
+RunResult RunBinary(const std::string& binary, const std::string& dir,
+                    const std::vector<std::string>& args) {
   const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
-  std::vector<std::string> words = {TRAINSIM_BINARY};
+  std::vector<std::string> words = {binary};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
@@ -97,6 +100,10 @@ RunResult RunTrainsim(const std::string& dir, const std::vector<std::string>& ar
   r.out = ReadFile(out_path);
   r.err = ReadFile(err_path);
   return r;
+}
+
+RunResult RunTrainsim(const std::string& dir, const std::vector<std::string>& args) {
+  return RunBinary(TRAINSIM_BINARY, dir, args);
 }
 
 class CliTest : public ::testing::Test {
@@ -355,6 +362,57 @@ TEST_F(CliTest, UnknownCommandPrintsUsage) {
 }
 
 TEST_F(CliTest, NoArgumentsPrintsUsage) { ExpectUsageError(Run({}), "no command given"); }
+
+// ---- trainsim-calibrate, and its profile in trainsim simulate
+
+RunResult RunCalibrate(const std::string& dir, const std::vector<std::string>& args) {
+  return RunBinary(TRAINSIM_CALIBRATE_BINARY, dir, args);
+}
+
+TEST_F(CliTest, CpuCalibrationFeedsASimulationOfThisMachinesCores) {
+  const std::string profile = dir_ + "/cpu.json";
+  RunResult cal = RunCalibrate(dir_, {"--backend", "cpu", "--quick", "--out", profile});
+  ASSERT_EQ(cal.exit_code, 0) << cal.err << cal.out;
+  EXPECT_NE(cal.err.find("[gemm 1/"), std::string::npos) << cal.err;  // progress
+  EXPECT_NE(cal.err.find("[collectives "), std::string::npos) << cal.err;
+  EXPECT_NE(cal.out.find("memory copy"), std::string::npos) << cal.out;  // summary
+  EXPECT_NE(cal.out.find("profile written to " + profile), std::string::npos) << cal.out;
+
+  RunResult sim = Run({"simulate", "scenarios/local/cpu-transformer.json", "--profile", profile});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err << sim.out;
+  EXPECT_NE(sim.out.find("local-cpu"), std::string::npos) << sim.out;
+  EXPECT_NE(sim.out.find("hardware profile " + profile), std::string::npos) << sim.out;
+  // Without the profile the machine is not in the catalog.
+  RunResult bare = Run({"simulate", "scenarios/local/cpu-transformer.json"});
+  EXPECT_EQ(bare.exit_code, 1);
+  EXPECT_NE(bare.err.find("unknown instance type \"local-cpu\""), std::string::npos) << bare.err;
+}
+
+TEST_F(CliTest, CalibrateRejectsBadArgumentsAndAnAbsentGpu) {
+  RunResult bad = RunCalibrate(dir_, {"--backend", "tpu"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--backend: expected cuda, cpu or auto, got \"tpu\""), std::string::npos)
+      << bad.err;
+  RunResult unknown = RunCalibrate(dir_, {"--fast"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("unknown argument \"--fast\"\nusage:"), std::string::npos);
+  if (calibrate::ChooseBackend("cuda").ok()) GTEST_SKIP() << "a CUDA device is visible here";
+  RunResult cuda = RunCalibrate(dir_, {"--backend", "cuda", "--out", dir_ + "/x.json"});
+  EXPECT_EQ(cuda.exit_code, 1);
+  EXPECT_NE(cuda.err.find("--backend cuda: "), std::string::npos) << cuda.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/x.json"));
+}
+
+TEST_F(CliTest, AProfileOfAnotherGpuIsRefusedByName) {
+  const std::string profile = dir_ + "/h100.json";
+  std::ofstream(profile) << R"({"version": 1, "gpu": "H100-SXM5-80GB",
+                                "provenance": {"device": "NVIDIA H100 80GB HBM3"}})";
+  RunResult r = Run({"simulate", kSmallScenario, "--profile", profile});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the profile measured H100-SXM5-80GB (NVIDIA H100 80GB HBM3), but instance"),
+            std::string::npos)
+      << r.err;
+}
 
 }  // namespace
 }  // namespace trainsim
