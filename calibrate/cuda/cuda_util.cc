@@ -83,7 +83,10 @@ Expected<EventGrid> CreateEvents(const std::vector<DeviceStream>& streams, int c
 
 Status RecordOnAll(const std::vector<DeviceStream>& streams, const EventGrid& grid, int i) {
   for (size_t s = 0; s < streams.size(); ++s) {
-    Status st = CudaCheck(cudaEventRecord(grid[s][i].get(), streams[s].stream), "cudaEventRecord");
+    Status st = CudaCheck(cudaSetDevice(streams[s].device), "cudaSetDevice");
+    if (st.ok()) {
+      st = CudaCheck(cudaEventRecord(grid[s][i].get(), streams[s].stream), "cudaEventRecord");
+    }
     if (!st.ok()) return st;
   }
   return Status::Ok();
