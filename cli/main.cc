@@ -114,9 +114,11 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r) {
   std::cout << "  step time            " << Fixed(r.step.step_time_s, 3) << " s\n"
             << "  throughput           " << Fixed(r.samples_per_s, 1) << " samples/s, "
             << Fixed(r.tokens_per_s, 0) << " tokens/s\n"
-            << "  model TFLOP/s/GPU    " << Fixed(r.model_tflops_per_gpu, 1) << "  (MFU "
+            << "  model TFLOP/s/GPU    "
+            << Fixed(r.model_tflops_per_gpu, r.model_tflops_per_gpu < 1 ? 4 : 1) << "  (MFU "
             << Fixed(100 * r.mfu, 1) << "%)\n"
-            << "  hardware TFLOP/s/GPU " << Fixed(r.hardware_tflops_per_gpu, 1)
+            << "  hardware TFLOP/s/GPU "
+            << Fixed(r.hardware_tflops_per_gpu, r.hardware_tflops_per_gpu < 1 ? 4 : 1)
             << "  (with recompute)\n\n";
   std::cout << "  memory per GPU (stage " << m.worst_stage << ")  " << Fixed(m.total_bytes / gib, 1)
             << " of " << Fixed(m.capacity_bytes / gib, 0) << " GiB: weights "
