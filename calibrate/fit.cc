@@ -51,15 +51,16 @@ Line FitLine(const std::vector<const CollectivePoint*>& pts) {
     l.latency_s = 0;
     l.seconds_per_byte = swxt / swxx;
   }
-  if (l.seconds_per_byte <= 0) {  // flat or falling: latency-bound range
-    l.latency_s = pts.front()->timing.median_s;
-    for (const CollectivePoint* p : pts) l.latency_s = std::min(l.latency_s, p->timing.median_s);
-    l.seconds_per_byte = 0;
+  if (l.seconds_per_byte <= 0) {
+    // Flat or falling (latency-bound, or noise): the constant that minimises
+    // the relative error, and a slope that adds 1% at the largest size.
+    double s1 = 0, s2 = 0;
     for (const CollectivePoint* p : pts) {
-      l.seconds_per_byte =
-          std::max(l.seconds_per_byte, (p->timing.median_s - l.latency_s) / p->bytes);
+      s1 += 1 / p->timing.median_s;
+      s2 += 1 / (p->timing.median_s * p->timing.median_s);
     }
-    if (l.seconds_per_byte <= 0) l.seconds_per_byte = 1e-18;
+    l.latency_s = s1 / s2;
+    l.seconds_per_byte = 0.01 * l.latency_s / pts.back()->bytes;
   }
   return l;
 }
@@ -102,7 +103,8 @@ double GemmTableError(const std::vector<GemmPoint>& points, const std::string& d
 }
 
 const std::vector<double>& CollectiveRangeBounds() {
-  static const std::vector<double> kBounds = {64.0 * 1024, 4.0 * 1024 * 1024};
+  static const std::vector<double> kBounds = {4096.0, 65536.0, 1048576.0, 16777216.0,
+                                              268435456.0};
   return kBounds;
 }
 

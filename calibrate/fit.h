@@ -20,8 +20,9 @@ std::vector<TablePoint> FitGemmTable(const std::vector<GemmPoint>& points,
 // built without it. The largest such error (0 when there are fewer than 3).
 double GemmTableError(const std::vector<GemmPoint>& points, const std::string& dtype);
 
-// Size ranges the collective fits split at (bytes): latency-bound below
-// 64 KiB, the protocol change region up to 4 MiB, bandwidth-bound above.
+// Size ranges the collective fits split at (bytes): every factor of 16 from
+// 4 KiB to 256 MiB, so that protocol changes (NCCL's LL / LL128 / Simple) and
+// cache sizes (the cpu backend) fall between ranges, not inside one.
 const std::vector<double>& CollectiveRangeBounds();
 
 // Fits time = latency + bytes / algbw on each size range to the points of one
