@@ -4,6 +4,7 @@
 //   trainsim-calibrate [--backend cuda|cpu|auto] [--quick] [--out FILE] [--force]
 //                      [--gpu CATALOG_GPU]
 //
+// Under mpirun (one rank per GPU) only rank 0 writes the profile.
 // Progress goes to stderr, the summary to stdout. Exit status: 0 when every
 // measurement succeeded, 2 when some failed (the profile is still written,
 // marked incomplete), 1 on an error.
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "calibrate/calibration.h"
+#include "calibrate/cuda/cuda_backend.h"
 #include "calibrate/plan.h"
 #include "core/catalog.h"
 
@@ -122,6 +124,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "trainsim-calibrate: %s\n", s.message().c_str());
     return 1;
   }
+  // Under mpirun every rank measures; rank 0 alone reports and writes.
+  if (!IsPrimaryRank()) return 0;
   const HardwareProfile profile = BuildProfile(m, plan, options);
   std::optional<GpuSpec> gpu = CatalogGpu(profile.gpu);
   std::printf("%s", SummaryTable(profile, gpu ? &*gpu : nullptr).c_str());
