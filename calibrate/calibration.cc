@@ -247,7 +247,9 @@ HardwareProfile BuildProfile(const Measurements& m, const MeasurePlan& plan,
                                        : "";
   for (const std::string& dtype : AllDtypes()) {
     std::vector<TablePoint> table = FitGemmTable(m.gemm, dtype);
-    if (!table.empty()) p.gemm_tables[dtype] = std::move(table);
+    if (table.empty()) continue;
+    p.gemm_tables[dtype] = std::move(table);
+    p.gemm_table_error[dtype] = GemmTableError(m.gemm, dtype);
   }
   const bool cpu = m.device.backend == "cpu";
   p.memory_GBps = LargestBandwidth(m, cpu ? "copy" : "d2d_kernel");
@@ -277,15 +279,18 @@ std::string SummaryTable(const HardwareProfile& p, const GpuSpec* gpu) {
   const ProfileProvenance& v = p.provenance;
   std::string out = Format("\n%s x %d (%s; %s; %s)\n\n", v.device.c_str(), v.devices,
                            v.backend.c_str(), v.blas.c_str(), v.collectives.c_str());
-  out += "GEMM   best TFLOP/s  at GFLOP  table points  share of catalog peak\n";
+  out +=
+      "GEMM   best TFLOP/s  at GFLOP  table points  leave-one-out error  share of catalog peak\n";
   for (const auto& [dtype, table] : p.gemm_tables) {
     const TablePoint* best = &table.front();
     for (const TablePoint& t : table) best = t.y > best->y ? &t : best;
     std::string share = "-";
     std::optional<double> peak = gpu ? gpu->PeakFlops(kPrecision.at(dtype)) : std::nullopt;
     if (peak) share = Format("%.1f%%", 100 * best->y / *peak);
-    out += Format("%-6s %12.3f  %8.2f  %12zu  %s\n", dtype.c_str(), best->y / 1e12, best->x / 1e9,
-                  table.size(), share.c_str());
+    auto error = p.gemm_table_error.find(dtype);
+    out += Format("%-6s %12.3f  %8.2f  %12zu  %18.1f%%  %s\n", dtype.c_str(), best->y / 1e12,
+                  best->x / 1e9, table.size(),
+                  100 * (error == p.gemm_table_error.end() ? 0.0 : error->second), share.c_str());
   }
   auto line = [&](const char* name, const std::optional<double>& gbps, bool vs_catalog) {
     if (!gbps) return;

@@ -34,6 +34,7 @@ class ProfileReader {
       r.String("gpu", &p->gpu);
     }
     if (const JsonValue* v = r.Child("gemm_tables")) Check(ReadGemmTables(*v, p));
+    if (const JsonValue* v = r.Child("gemm_table_error")) Check(ReadTableErrors(*v, p));
     p->memory_GBps = OptionalPositive(&r, "memory_GBps");
     p->host_to_device_GBps = OptionalPositive(&r, "host_to_device_GBps");
     p->device_to_host_GBps = OptionalPositive(&r, "device_to_host_GBps");
@@ -103,6 +104,17 @@ class ProfileReader {
       }
     }
     return Status::Ok();
+  }
+
+  Status ReadTableErrors(const JsonValue& v, HardwareProfile* p) {
+    ObjectReader r(v, "gemm_table_error", file_);
+    for (const std::string& dtype : kDtypes) {
+      if (!v.Find(dtype)) continue;
+      double e = 0;
+      r.Double(dtype, &e, 0, kInf);
+      p->gemm_table_error[dtype] = e;
+    }
+    return r.Finish();
   }
 
   Status ReadStrings(const JsonValue& v, std::vector<std::string>* out) {
@@ -353,6 +365,12 @@ std::string HardwareProfileToJson(const HardwareProfile& p) {
     tables[dtype] = rows;
   }
   j["gemm_tables"] = tables;
+  ojson errors = ojson::object();
+  for (const std::string& dtype : kDtypes) {
+    auto it = p.gemm_table_error.find(dtype);
+    if (it != p.gemm_table_error.end()) errors[dtype] = it->second;
+  }
+  j["gemm_table_error"] = errors;
   if (p.memory_GBps) j["memory_GBps"] = *p.memory_GBps;
   if (p.host_to_device_GBps) j["host_to_device_GBps"] = *p.host_to_device_GBps;
   if (p.device_to_host_GBps) j["device_to_host_GBps"] = *p.device_to_host_GBps;

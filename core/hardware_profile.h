@@ -80,6 +80,9 @@ struct HardwareProfile {
   // GEMM throughput tables per dtype ("fp32", "tf32", "fp16", "bf16", "fp8"),
   // ascending in FLOPs.
   std::map<std::string, std::vector<TablePoint>> gemm_tables;
+  // Per dtype: the largest leave-one-out relative error of its table at the
+  // measured points (the table rebuilt without each point, then read there).
+  std::map<std::string, double> gemm_table_error;
   std::optional<double> memory_GBps;          // device memory, read + write
   std::optional<double> host_to_device_GBps;  // pinned
   std::optional<double> device_to_host_GBps;

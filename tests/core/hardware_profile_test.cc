@@ -20,6 +20,7 @@ HardwareProfile SampleProfile() {
   p.provenance.repetitions = 20;
   p.gpu = "H100-SXM5-80GB";
   p.gemm_tables["bf16"] = {{1e9, 200e12}, {1e12, 700e12}};
+  p.gemm_table_error["bf16"] = 0.042;
   p.memory_GBps = 2900.5;
   p.host_to_device_GBps = 50;
   p.device_to_host_GBps = 52.25;
@@ -48,6 +49,7 @@ TEST(HardwareProfileTest, JsonRoundTripIsByteIdentical) {
   EXPECT_EQ(HardwareProfileToJson(*back), text);
   EXPECT_EQ(back->gpu, "H100-SXM5-80GB");
   EXPECT_DOUBLE_EQ(*back->device_to_host_GBps, 52.25);
+  EXPECT_DOUBLE_EQ(back->gemm_table_error.at("bf16"), 0.042);
   ASSERT_EQ(back->collectives.size(), 1u);
   EXPECT_EQ(back->collectives[0].ranges.size(), 2u);
   EXPECT_EQ(back->failures.size(), 1u);
