@@ -97,7 +97,7 @@ void FitCollectives(const Measurements& m, HardwareProfile* p) {
   }
 }
 
-void ListNotMeasured(const Measurements& m, const MeasurePlan& plan, HardwareProfile* p) {
+void ListNotMeasured(const Measurements& m, HardwareProfile* p) {
   for (const std::string& dtype : AllDtypes()) {
     if (p->gemm_tables.count(dtype)) continue;
     const bool supported =
@@ -115,7 +115,6 @@ void ListNotMeasured(const Measurements& m, const MeasurePlan& plan, HardwarePro
         "collectives between devices: fewer than 2 devices measured; the catalog NVLink and "
         "network model applies");
   }
-  (void)plan;
 }
 
 // The cpu backend's machine as a catalog file: one "GPU" per core whose fp32
@@ -262,7 +261,7 @@ HardwareProfile BuildProfile(const Measurements& m, const MeasurePlan& plan,
   for (const BandwidthPoint& b : m.memory) p.points.push_back(RawPoint(b));
   for (const CollectivePoint& c : m.collectives) p.points.push_back(RawPoint(c));
   for (const Failure& f : m.failures) p.failures.emplace_back(f.what, f.error);
-  ListNotMeasured(m, plan, &p);
+  ListNotMeasured(m, &p);
   if (cpu && p.gemm_tables.count("fp32") && p.memory_GBps) {
     p.gpu = "local-cpu-core";
     p.catalog_json = CpuCatalog(m, p);

@@ -122,6 +122,10 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
              {"schedule", ToString(s.parallel.schedule)},
              {"dp_algorithm", ToString(s.parallel.dp_algorithm)}}},
            {"microbatches_per_pipeline", s.microbatches_per_pipeline()},
+           {"hardware_profile", s.profile ? json{{"file", s.cluster.profile},
+                                                 {"device", s.profile->provenance.device},
+                                                 {"date", s.profile->provenance.date}}
+                                          : json(nullptr)},
            {"memory", memory},
            {"fits", m.fits}};
   if (!r.simulated) {
