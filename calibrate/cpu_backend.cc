@@ -79,11 +79,16 @@ bool Contains(const std::vector<std::string>& list, const std::string& x) {
   return std::find(list.begin(), list.end(), x) != list.end();
 }
 
-void Report(Observer* observer, const std::string& phase, size_t done, size_t total,
+bool Stopped(Observer* observer) { return observer != nullptr && observer->StopRequested(); }
+
+// Reports the next item; false when the user asked to stop (measure no more).
+bool Report(Observer* observer, const std::string& phase, size_t done, size_t total,
             const std::string& item) {
+  if (Stopped(observer)) return false;
   if (observer != nullptr) {
     observer->Progress(phase, static_cast<int>(done), static_cast<int>(total), item);
   }
+  return true;
 }
 
 std::string ShapeName(const GemmShape& s) {
@@ -95,7 +100,7 @@ void RunGemmPhase(const MeasurePlan& plan, Observer* observer, Measurements* out
   if (!Contains(plan.dtypes, "fp32")) return;
   const auto& shapes = plan.gemm_shapes;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    Report(observer, "gemm", i, shapes.size(), "fp32 " + ShapeName(shapes[i]));
+    if (!Report(observer, "gemm", i, shapes.size(), "fp32 " + ShapeName(shapes[i]))) return;
     cpu::MeasureGemmFp32(shapes[i], plan.warmup, plan.repetitions, out);
   }
 }
@@ -107,7 +112,7 @@ void RunMemoryPhase(const MeasurePlan& plan, int workers, Observer* observer, Me
   for (const std::string& what : cpu::MemoryKernels()) {
     for (double bytes : plan.memory_bytes) {
       const std::string item = what + " " + cpu::FormatBytes(bytes);
-      Report(observer, "memory", done++, total, item);
+      if (!Report(observer, "memory", done++, total, item)) return;
       Expected<BandwidthPoint> point = cpu::MeasureBandwidth({.what = what,
                                                               .bytes = bytes,
                                                               .workers = workers,
@@ -161,7 +166,7 @@ void RunCollectivePhase(const MeasurePlan& plan, int devices, Observer* observer
   const std::vector<cpu::CollectiveRequest> requests = CollectiveRequests(plan, devices, out);
   for (size_t i = 0; i < requests.size(); ++i) {
     const std::string item = CollectiveItem(requests[i]);
-    Report(observer, "collectives", i, requests.size(), item);
+    if (!Report(observer, "collectives", i, requests.size(), item)) return;
     Expected<CollectivePoint> point = cpu::MeasureCollective(requests[i]);
     if (point.ok()) {
       out->collectives.push_back(*point);
@@ -185,6 +190,7 @@ class CpuBackend : public Backend {
     RunGemmPhase(plan, observer, out);
     RunMemoryPhase(plan, out->device.devices, observer, out);
     RunCollectivePhase(plan, out->device.devices, observer, out);
+    if (Stopped(observer)) out->failures.push_back(InterruptedFailure());
     return Status::Ok();
   }
 };

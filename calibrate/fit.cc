@@ -103,8 +103,7 @@ double GemmTableError(const std::vector<GemmPoint>& points, const std::string& d
 }
 
 const std::vector<double>& CollectiveRangeBounds() {
-  static const std::vector<double> kBounds = {4096.0, 65536.0, 1048576.0, 16777216.0,
-                                              268435456.0};
+  static const std::vector<double> kBounds = {4096.0, 65536.0, 1048576.0, 16777216.0, 268435456.0};
   return kBounds;
 }
 

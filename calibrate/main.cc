@@ -4,10 +4,12 @@
 //   trainsim-calibrate [--backend cuda|cpu|auto] [--quick] [--out FILE] [--force]
 //                      [--gpu CATALOG_GPU]
 //
-// Under mpirun (one rank per GPU) only rank 0 writes the profile.
+// Under mpirun (one rank per GPU) only rank 0 writes the profile. Ctrl-C stops
+// after the current measurement and writes what was measured (incomplete).
 // Progress goes to stderr, the summary to stdout. Exit status: 0 when every
 // measurement succeeded, 2 when some failed (the profile is still written,
 // marked incomplete), 1 on an error.
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -67,11 +69,32 @@ bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
   return true;
 }
 
+volatile std::sig_atomic_t g_interrupted = 0;
+
+// First Ctrl-C: finish the current measurement, then write what was measured
+// (an incomplete profile). A second one ends the process at once.
+extern "C" void OnInterrupt(int) {
+  g_interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+}
+
 class StderrProgress : public Observer {
  public:
   void Progress(const std::string& phase, int done, int total, const std::string& item) override {
     std::fprintf(stderr, "[%s %d/%d] %s\n", phase.c_str(), done + 1, total, item.c_str());
   }
+  bool StopRequested() override {
+    if (g_interrupted && !told_) {
+      std::fprintf(stderr,
+                   "trainsim-calibrate: interrupted: writing what was measured (Ctrl-C again to "
+                   "quit at once)\n");
+      told_ = true;
+    }
+    return g_interrupted != 0;
+  }
+
+ private:
+  bool told_ = false;
 };
 
 std::string UtcNow() {
@@ -120,6 +143,7 @@ int Main(int argc, char** argv) {
   options.gpu = args.gpu;
   Measurements m;
   StderrProgress progress;
+  std::signal(SIGINT, OnInterrupt);
   if (Status s = chosen->backend->Run(plan, &progress, &m); !s.ok()) {
     std::fprintf(stderr, "trainsim-calibrate: %s\n", s.message().c_str());
     return 1;

@@ -129,7 +129,18 @@ class Observer {
   // `phase`: "gemm", "memory", "collectives"; `done` of `total` items in it;
   // `item` says what is being measured now.
   virtual void Progress(const std::string& phase, int done, int total, const std::string& item) = 0;
+  // True once the user asked to stop (Ctrl-C): a backend ends before its next
+  // measurement, keeps what it measured and records InterruptedFailure(), so
+  // that the tool still writes the (incomplete) profile.
+  virtual bool StopRequested() { return false; }
 };
+
+// The failure a backend records when it stopped on StopRequested().
+inline const Failure& InterruptedFailure() {
+  static const Failure kInterrupted = {
+      "calibration", "interrupted: the measurements after this point were not made"};
+  return kInterrupted;
+}
 
 class Backend {
  public:

@@ -33,11 +33,14 @@ class CudaBackend final : public Backend {
     sink->device = *info;
     if (!primary) out->device = OtherRankDevice();
     const cuda::PhaseContext ctx{
-        &plan, primary ? observer : nullptr, world_.get(), device_, device_count_, sink};
+        &plan, primary ? observer : nullptr, world_.get(), device_, device_count_,
+        sink,  world_->size() == 1};
     for (auto phase : {cuda::MeasureGemms, cuda::MeasureMemory, cuda::MeasureCollectives}) {
+      if (ctx.Stopped()) break;  // collectives stop between phases only
       Status st = phase(ctx);
       if (!st.ok()) return st;
     }
+    if (ctx.Stopped()) sink->failures.push_back(InterruptedFailure());
     return Status::Ok();
   }
 

@@ -225,6 +225,7 @@ Status MeasureGemms(const PhaseContext& ctx) {
   int done = 0;
   for (const std::string& dtype : dtypes) {
     for (const GemmShape& shape : shapes) {
+      if (ctx.Stopped()) return Status::Ok();
       ctx.Report("gemm", done++, total, dtype + " " + ShapeText(shape));
       st = MeasureAndRecord(ctx, *rig, dtype, shape);
       if (!st.ok()) return st;

@@ -130,6 +130,7 @@ Status MeasureMemory(const PhaseContext& ctx) {
   for (const NamedTest& test : kTests) {
     for (double bytes : sizes) {
       const std::string item = std::string(test.what) + " " + FormatBytes(bytes);
+      if (ctx.Stopped()) return Status::Ok();
       ctx.Report("memory", done++, total, item);
       const size_t size = static_cast<size_t>(std::max(bytes, 16.0));
       Expected<BandwidthPoint> p = test.run(ctx, stream->get(), size);

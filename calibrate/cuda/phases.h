@@ -21,9 +21,15 @@ struct PhaseContext {
   int device = 0;                // this process's CUDA device, for GEMM and memory
   int device_count = 0;          // CUDA devices this process sees
   Measurements* out = nullptr;   // out->device is filled in already
+  bool single_process = true;    // not under a multi-rank launcher
 
   void Report(const std::string& phase, int done, int total, const std::string& item) const {
     if (observer != nullptr) observer->Progress(phase, done, total, item);
+  }
+  // The user asked to stop. Only a single process stops early: under MPI the
+  // ranks must take part in the same measurements to the end.
+  bool Stopped() const {
+    return single_process && observer != nullptr && observer->StopRequested();
   }
 };
 

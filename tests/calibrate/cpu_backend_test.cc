@@ -409,5 +409,35 @@ TEST(CpuBackend, APlanWithoutRepetitionsIsAnError) {
   EXPECT_EQ(MakeCpuBackend()->Run(plan, nullptr, &m).code(), Status::Code::kInvalidInput);
 }
 
+// Stops after `items` progress reports, as a Ctrl-C would.
+class StoppingObserver : public RecordingObserver {
+ public:
+  explicit StoppingObserver(size_t items) : items_(items) {}
+  bool StopRequested() override { return events.size() >= items_; }
+
+ private:
+  size_t items_;
+};
+
+TEST(CpuBackend, AStopRequestKeepsWhatWasMeasuredAndSaysTheRestWasNot) {
+  MeasurePlan plan;
+  plan.warmup = 0;
+  plan.repetitions = 1;
+  plan.dtypes = {"fp32"};
+  plan.gemm_shapes = {{32, 32, 32, "a"}, {48, 48, 48, "b"}, {64, 64, 64, "c"}};
+  plan.memory_bytes = {1 << 20};
+  plan.collective_ops = {"all_reduce"};
+  plan.collective_bytes = {1024};
+  StoppingObserver observer(2);
+  Measurements m;
+  ASSERT_TRUE(MakeCpuBackend()->Run(plan, &observer, &m).ok());
+  EXPECT_EQ(m.gemm.size(), 2u);  // the third shape and everything after: not measured
+  EXPECT_TRUE(m.memory.empty());
+  EXPECT_TRUE(m.collectives.empty());
+  ASSERT_FALSE(m.failures.empty());
+  EXPECT_EQ(m.failures.back().what, InterruptedFailure().what);
+  EXPECT_TRUE(NoChildrenLeft());
+}
+
 }  // namespace
 }  // namespace trainsim::calibrate

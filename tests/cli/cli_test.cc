@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -412,6 +413,36 @@ TEST_F(CliTest, AProfileOfAnotherGpuIsRefusedByName) {
   EXPECT_NE(r.err.find("the profile measured H100-SXM5-80GB (NVIDIA H100 80GB HBM3), but instance"),
             std::string::npos)
       << r.err;
+}
+
+TEST_F(CliTest, CtrlCWritesWhatWasMeasuredAsAnIncompleteProfile) {
+  const std::string profile = dir_ + "/cut.json";
+  const std::string err_path = dir_ + "/calibrate.err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out = open("/dev/null", O_WRONLY);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+    execl(TRAINSIM_CALIBRATE_BINARY, TRAINSIM_CALIBRATE_BINARY, "--backend", "cpu", "--quick",
+          "--out", profile.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  // Interrupt once the collectives have started (the GEMMs and memory are done).
+  for (int i = 0; i < 600 && ReadFile(err_path).find("[collectives 3/") == std::string::npos; ++i) {
+    usleep(50 * 1000);
+  }
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << ReadFile(err_path);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << ReadFile(err_path);
+  EXPECT_NE(ReadFile(err_path).find("interrupted: writing what was measured"), std::string::npos);
+  Expected<HardwareProfile> p = LoadHardwareProfile(profile);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_FALSE(p->provenance.complete);
+  EXPECT_TRUE(p->gemm_tables.count("fp32"));
+  EXPECT_EQ(p->failures.back().first, "calibration");
 }
 
 }  // namespace
