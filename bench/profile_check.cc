@@ -77,7 +77,8 @@ int Main(int argc, char** argv) {
   }
   // The simulator's compute model with the profile's table (peak and memory
   // bandwidth do not enter a GEMM's time when a table is given).
-  const sim::ComputeModel cm(1, 1, sim::ModelParams(), &table->second);
+  const sim::ComputeModel cm(1, 1, sim::ModelParams(),
+                             sim::MeasuredGemms{&table->second, nullptr, dtype});
   std::printf("## GEMMs not in the profile: measured vs the simulator's prediction\n\n");
   std::printf("profile %s (%s, %s), dtype %s, %d repetitions\n\n", argv[1],
               profile->provenance.device.c_str(), profile->provenance.date.c_str(), dtype.c_str(),

@@ -14,7 +14,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * kMiB;
 
 // The four weight GEMMs of one transformer layer on one of `tp` ranks, with
-// `tokens` rows: QKV, attention output, MLP up (gate + up for SwiGLU), MLP down.
+// `tokens` rows: QKV, attention output, MLP up (gate + up for SwiGLU), MLP
+// down; and the output layer (logits). The simulator looks these shapes up.
 void AddLayerShapes(const ModelSpec& m, int tp, int mb, std::vector<GemmShape>* out) {
   const int64_t tokens = static_cast<int64_t>(mb) * m.seq_len;
   const int64_t h = m.hidden;
@@ -26,6 +27,7 @@ void AddLayerShapes(const ModelSpec& m, int tp, int mb, std::vector<GemmShape>* 
   out->push_back({tokens, h, h / tp, tag + " attn-out"});
   out->push_back({tokens, up / tp, h, tag + " mlp-up"});
   out->push_back({tokens, h, m.ffn_hidden / tp, tag + " mlp-down"});
+  out->push_back({tokens, m.vocab / tp, h, tag + " logits"});
 }
 
 std::vector<GemmShape> Unique(const std::vector<GemmShape>& shapes) {

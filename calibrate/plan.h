@@ -9,7 +9,7 @@
 namespace trainsim::calibrate {
 
 // GEMM shapes of the zoo's transformer layers (QKV, attention output
-// projection, the MLP matrices) for tp 1, 2, 4, 8 and micro batch 1, 2, 4, 8,
+// projection, the MLP matrices, the logits) for tp 1, 2, 4, 8 and micro batch 1, 2, 4, 8,
 // without duplicates, in a fixed order. `quick`: tp 1 and 8, micro batch 1,
 // llama2-7b and gpt3-175b only.
 std::vector<GemmShape> TransformerGemmShapes(bool quick);

@@ -321,6 +321,21 @@ std::optional<double> HardwareProfile::GemmFlopsPerSecond(std::string_view dtype
   return InterpolateTable(it->second, flops);
 }
 
+std::optional<double> HardwareProfile::GemmShapeFlopsPerSecond(std::string_view dtype, double m,
+                                                               double n, double k) const {
+  double sum = 0;
+  int count = 0;
+  for (const ProfilePoint& p : points) {
+    if (p.kind == "gemm" && p.verified && p.what == dtype && p.m == m && p.n == n && p.k == k &&
+        p.rate > 0) {
+      sum += p.rate;
+      ++count;
+    }
+  }
+  if (count == 0) return std::nullopt;
+  return sum / count;
+}
+
 const CollectiveFit* HardwareProfile::FindCollective(std::string_view op, int ranks,
                                                      int nodes) const {
   for (const CollectiveFit& c : collectives) {

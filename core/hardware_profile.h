@@ -98,6 +98,10 @@ struct HardwareProfile {
   // in log(FLOPs) between table points and held flat past the ends; nullopt
   // when the dtype was not measured.
   std::optional<double> GemmFlopsPerSecond(std::string_view dtype, double flops) const;
+  // Achieved FLOP/s of the verified measured GEMM of exactly this shape (the
+  // mean when measured more than once); nullopt when it was not measured.
+  std::optional<double> GemmShapeFlopsPerSecond(std::string_view dtype, double m, double n,
+                                                double k) const;
   // The fit for (op, ranks, nodes), or nullptr.
   const CollectiveFit* FindCollective(std::string_view op, int ranks, int nodes) const;
 };

@@ -42,19 +42,21 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const double softmax = 4 * b * (a / t) * seq * seq * e;
   const double residual = 3 * tokens * h * e;
   const double act = 2 * tokens * f / t * e;
+  // The weight GEMMs' shapes (rows = tokens), as calibrate/plan.cc measures them.
+  const double up = f * (m.mlp == MlpKind::kSwiGlu ? 2 : 1);
+  const double qkv_s = cm.GemmSeconds({{tokens, (h + 2 * kv) / t, h}});
+  const double proj_s = cm.GemmSeconds({{tokens, h, h / t}});
+  const double mlp_s = cm.GemmSeconds({{tokens, up / t, h}, {tokens, h, f / t}});
   LayerCost c;
   c.core_fwd_s = cm.GemmSeconds(scores) + cm.GemmSeconds(av) + cm.MemorySeconds(softmax);
-  c.attn_fwd_s = cm.MemorySeconds(norm) + cm.GemmSeconds(qkv) + c.core_fwd_s +
-                 cm.GemmSeconds(proj) + cm.MemorySeconds(residual);
-  c.mlp_fwd_s = cm.MemorySeconds(norm) + cm.GemmSeconds(mlp) + cm.MemorySeconds(act) +
-                cm.MemorySeconds(residual);
+  c.attn_fwd_s =
+      cm.MemorySeconds(norm) + qkv_s + c.core_fwd_s + proj_s + cm.MemorySeconds(residual);
+  c.mlp_fwd_s = cm.MemorySeconds(norm) + mlp_s + cm.MemorySeconds(act) + cm.MemorySeconds(residual);
   // Backward: input and weight gradients, each a GEMM the size of the forward one.
   c.attn_bwd_s = cm.MemorySeconds(2 * norm) +
-                 2 * (cm.GemmSeconds(qkv) + cm.GemmSeconds(scores) + cm.GemmSeconds(av) +
-                      cm.GemmSeconds(proj)) +
+                 2 * (qkv_s + cm.GemmSeconds(scores) + cm.GemmSeconds(av) + proj_s) +
                  cm.MemorySeconds(2 * softmax + 2 * residual);
-  c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * cm.GemmSeconds(mlp) +
-                cm.MemorySeconds(2 * act + 2 * residual);
+  c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * mlp_s + cm.MemorySeconds(2 * act + 2 * residual);
   c.fwd_flops = qkv + scores + av + proj + mlp;
   c.core_flops = scores + av;
   c.tp_bytes = tokens * h * e;
@@ -454,10 +456,10 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
       sm.embed_bwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
     }
     if (stage == s.parallel.pp - 1) {
-      const double logits = 2 * tokens * m.hidden * m.vocab / t;
       const double loss = 2 * tokens * m.vocab / t * 4;  // fp32 softmax + cross-entropy, r+w
-      sm.logits_fwd_s = cm.GemmSeconds(logits) + cm.MemorySeconds(loss);
-      sm.logits_bwd_s = 2 * cm.GemmSeconds(logits) + cm.MemorySeconds(loss);
+      const double logits_s = cm.GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
+      sm.logits_fwd_s = logits_s + cm.MemorySeconds(loss);
+      sm.logits_bwd_s = 2 * logits_s + cm.MemorySeconds(loss);
     }
     // Parameters outside the layers, placed as the memory model places them:
     // the embedding on the first stage, the output head on the last. Their
@@ -559,14 +561,26 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
 }  // namespace
 
 ComputeModel::ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params,
-                           const std::vector<TablePoint>* gemm_table)
-    : peak_flops_(peak_flops), hbm_Bps_(hbm_Bps), params_(params), gemm_table_(gemm_table) {}
+                           MeasuredGemms measured)
+    : peak_flops_(peak_flops), hbm_Bps_(hbm_Bps), params_(params), measured_(std::move(measured)) {}
 
 double ComputeModel::GemmSeconds(double flops) const {
-  if (gemm_table_) {
-    return flops / InterpolateTable(*gemm_table_, flops);
-  }
+  if (measured_.table) return flops / InterpolateTable(*measured_.table, flops);
   return params_.kernel_overhead_s + flops / (params_.gemm_efficiency * peak_flops_);
+}
+
+double ComputeModel::GemmSeconds(std::initializer_list<GemmDims> gemms) const {
+  double total_flops = 0, seconds = 0;
+  for (const GemmDims& g : gemms) {
+    const double flops = 2 * g.m * g.n * g.k;
+    total_flops += flops;
+    std::optional<double> exact;
+    if (measured_.profile) {
+      exact = measured_.profile->GemmShapeFlopsPerSecond(measured_.dtype, g.m, g.n, g.k);
+    }
+    seconds += exact ? flops / *exact : measured_.table ? GemmSeconds(flops) : 0;
+  }
+  return measured_.table ? seconds : GemmSeconds(total_flops);
 }
 
 double ComputeModel::MemorySeconds(double bytes) const {
@@ -615,7 +629,9 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
   if (gpu.conv_efficiency && params.use_catalog_conv_efficiency && sixteen_bit) {
     effective.conv_efficiency = *gpu.conv_efficiency;
   }
-  ComputeModel cm(*peak, *memory_Bps, effective, gemm_table);
+  ComputeModel cm(
+      *peak, *memory_Bps, effective,
+      MeasuredGemms{gemm_table, gemm_table ? profile : nullptr, ToString(s.training.precision)});
   StepProgram prog;
   for (int stage = 0; stage < s.parallel.pp; ++stage)
     prog.stages.push_back(BuildStage(s, cm, stage));

@@ -17,14 +17,29 @@
 
 namespace trainsim::sim {
 
+// GEMM rates a hardware profile measured, in one dtype.
+struct MeasuredGemms {
+  const std::vector<TablePoint>* table = nullptr;  // rate against FLOPs
+  const HardwareProfile* profile = nullptr;        // its points: rates of exact shapes
+  std::string dtype;
+};
+
+// The dimensions of one GEMM: C[m x n] = A[m x k] B[k x n].
+struct GemmDims {
+  double m = 0, n = 0, k = 0;
+};
+
 class ComputeModel {
  public:
-  // `gemm_table`: measured GEMM throughput (a hardware profile's table for
-  // the scenario's precision) that replaces kernel_overhead_s + the
-  // efficiency x peak model; nullptr keeps the model.
+  // `measured.table` (a profile's table for the scenario's precision), when
+  // given, replaces kernel_overhead_s + the efficiency x peak model.
   ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params,
-               const std::vector<TablePoint>* gemm_table = nullptr);
+               MeasuredGemms measured = {});
   double GemmSeconds(double flops) const;
+  // The weight GEMMs of one block. With a profile: each at the measured rate
+  // of its exact shape, else at the table's rate for its FLOPs. Without one:
+  // GemmSeconds of their total FLOPs (the model counts a block as one kernel).
+  double GemmSeconds(std::initializer_list<GemmDims> gemms) const;
   double MemorySeconds(double bytes) const;
   const ModelParams& params() const { return params_; }
   // A convolution that does `flops` and moves `operand_bytes` (inputs, weights,
@@ -35,7 +50,7 @@ class ComputeModel {
   double peak_flops_;
   double hbm_Bps_;
   ModelParams params_;
-  const std::vector<TablePoint>* gemm_table_;
+  MeasuredGemms measured_;
 };
 
 enum class OpKind {

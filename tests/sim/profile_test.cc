@@ -89,9 +89,37 @@ TEST(ProfileTest, MeasuredGemmRatesSetTheComputeTime) {
 
 TEST(ProfileTest, ComputeModelUsesTheTableAtItsPoints) {
   const std::vector<TablePoint> table = {{1e9, 100e12}, {1e12, 400e12}};
-  ComputeModel cm(312e12, 1.5e12, ModelParams(), &table);
+  ComputeModel cm(312e12, 1.5e12, ModelParams(), MeasuredGemms{&table, nullptr, "bf16"});
   EXPECT_DOUBLE_EQ(cm.GemmSeconds(1e9), 1e9 / 100e12);
   EXPECT_DOUBLE_EQ(cm.GemmSeconds(1e12), 1e12 / 400e12);
+}
+
+TEST(ProfileTest, AMeasuredShapeTakesItsOwnRateNotTheTables) {
+  HardwareProfile p;
+  p.gemm_tables["bf16"] = {{1e6, 100e12}, {1e15, 100e12}};
+  ProfilePoint g;
+  g.kind = "gemm";
+  g.what = "bf16";
+  g.m = 4096, g.n = 1024, g.k = 512;
+  g.flops = 2 * g.m * g.n * g.k;
+  g.rate = 50e12;
+  g.repetitions = 1;
+  p.points.push_back(g);
+  g.verified = false;  // an unverified point of another shape is not used
+  g.m = 2048;
+  g.rate = 1e12;
+  p.points.push_back(g);
+  ComputeModel cm(312e12, 1.5e12, ModelParams(), MeasuredGemms{&p.gemm_tables["bf16"], &p, "bf16"});
+  const double measured = 2.0 * 4096 * 1024 * 512;
+  const double other = 2.0 * 2048 * 1024 * 512;
+  EXPECT_DOUBLE_EQ(cm.GemmSeconds({{4096, 1024, 512}}), measured / 50e12);
+  EXPECT_DOUBLE_EQ(cm.GemmSeconds({{2048, 1024, 512}}), other / 100e12);
+  EXPECT_DOUBLE_EQ(cm.GemmSeconds({{4096, 1024, 512}, {2048, 1024, 512}}),
+                   measured / 50e12 + other / 100e12);
+  // Without a profile a block is one kernel of its total FLOPs.
+  ComputeModel model(312e12, 1.5e12, ModelParams());
+  EXPECT_DOUBLE_EQ(model.GemmSeconds({{4096, 1024, 512}, {2048, 1024, 512}}),
+                   model.GemmSeconds(measured + other));
 }
 
 TEST(ProfileTest, HostLinkAndNvswitchAllReduceReplaceCatalogFigures) {
