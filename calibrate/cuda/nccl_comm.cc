@@ -72,7 +72,13 @@ Expected<std::unique_ptr<Communicator>> ConnectLocal(int ranks) {
   std::vector<int> devices(ranks);
   std::iota(devices.begin(), devices.end(), 0);
   Status st = NcclCheck(ncclCommInitAll(comms.data(), ranks, devices.data()), "ncclCommInitAll");
-  if (!st.ok()) return st;
+  if (!st.ok()) {
+    // The ranks whose initialisation got under way keep their communicators.
+    for (ncclComm_t comm : comms) {
+      if (comm != nullptr) ncclCommAbort(comm);
+    }
+    return st;
+  }
   auto c = std::make_unique<Communicator>(ranks);
   for (int r = 0; r < ranks; ++r) c->local().push_back({devices[r], r, comms[r], nullptr});
   st = AttachStreams(c.get());
