@@ -67,6 +67,17 @@ std::vector<DeviceStream> Communicator::Streams() const {
   return streams;
 }
 
+Status Communicator::AsyncError() const {
+  for (const LocalRank& r : local_) {
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t got = ncclCommGetAsyncError(r.comm, &async);
+    if (got == ncclSuccess && async == ncclInProgress) continue;  // not an error
+    Status st = NcclCheck(got != ncclSuccess ? got : async, "NCCL asynchronous error");
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 Expected<std::unique_ptr<Communicator>> ConnectLocal(int ranks) {
   std::vector<ncclComm_t> comms(ranks, nullptr);
   std::vector<int> devices(ranks);
