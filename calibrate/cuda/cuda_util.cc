@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 
 namespace trainsim::calibrate::cuda {
 
@@ -107,10 +108,26 @@ Expected<std::vector<double>> SlowestIntervals(const EventGrid& grid, int runs) 
   return seconds;
 }
 
+// Waits for `event`; with `poll`, by querying it and calling `poll` in
+// between, so that an error `poll` finds ends the wait.
+Status WaitFor(cudaEvent_t event, const std::function<Status()>& poll) {
+  if (!poll) return CudaCheck(cudaEventSynchronize(event), "waiting for the timed runs");
+  for (;;) {
+    const cudaError_t err = cudaEventQuery(event);
+    if (err == cudaSuccess) return Status::Ok();
+    if (err != cudaErrorNotReady) return CudaCheck(err, "waiting for the timed runs");
+    (void)cudaGetLastError();  // "not ready" must not surface at the next launch
+    Status st = poll();
+    if (!st.ok()) return st;
+    std::this_thread::yield();
+  }
+}
+
 }  // namespace
 
 Expected<std::vector<double>> TimeRuns(const std::vector<DeviceStream>& streams, int warmup,
-                                       int repetitions, const std::function<Status()>& launch) {
+                                       int repetitions, const std::function<Status()>& launch,
+                                       const std::function<Status()>& poll) {
   const int runs = std::max(1, repetitions);
   Expected<EventGrid> grid = CreateEvents(streams, runs + 1);
   if (!grid.ok()) return grid.status();
@@ -124,7 +141,7 @@ Expected<std::vector<double>> TimeRuns(const std::vector<DeviceStream>& streams,
     if (!st.ok()) return st;
   }
   for (const std::vector<Event>& events : *grid) {
-    Status st = CudaCheck(cudaEventSynchronize(events[runs].get()), "waiting for the timed runs");
+    Status st = WaitFor(events[runs].get(), poll);
     if (!st.ok()) return st;
   }
   return SlowestIntervals(*grid, runs);

@@ -64,7 +64,11 @@ struct DeviceStream {
 // event recorded on each stream before every timed run and after the last.
 // Waits for the streams, and returns each timed run's seconds: the slowest
 // stream's time between its two events. `repetitions` < 1 counts as 1.
+// `poll`, when given, is called again and again while waiting, and an error
+// from it ends the wait: NCCL reports a failed network or peer only that way
+// (ncclCommGetAsyncError) while its kernels go on waiting for ever.
 Expected<std::vector<double>> TimeRuns(const std::vector<DeviceStream>& streams, int warmup,
-                                       int repetitions, const std::function<Status()>& launch);
+                                       int repetitions, const std::function<Status()>& launch,
+                                       const std::function<Status()>& poll = nullptr);
 
 }  // namespace trainsim::calibrate::cuda

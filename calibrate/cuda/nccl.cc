@@ -113,9 +113,9 @@ Status LaunchGroup(Communicator& c, const NamedOp& op, const std::vector<RankBuf
 Expected<CollectivePoint> TimeCollective(const PhaseContext& ctx, Communicator& c,
                                          const NamedOp& op, const std::vector<RankBuffers>& buffers,
                                          size_t elements) {
-  Expected<std::vector<double>> times =
-      TimeRuns(c.Streams(), ctx.plan->warmup, ctx.plan->repetitions,
-               [&] { return LaunchGroup(c, op, buffers, elements); });
+  Expected<std::vector<double>> times = TimeRuns(
+      c.Streams(), ctx.plan->warmup, ctx.plan->repetitions,
+      [&] { return LaunchGroup(c, op, buffers, elements); }, [&] { return c.AsyncError(); });
   if (!ctx.world->AllOk(times.ok())) {
     return times.ok() ? Status::Internal("failed on another rank") : times.status();
   }

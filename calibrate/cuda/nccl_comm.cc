@@ -67,12 +67,29 @@ std::vector<DeviceStream> Communicator::Streams() const {
   return streams;
 }
 
+Status Communicator::AsyncError() const {
+  for (const LocalRank& r : local_) {
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t got = ncclCommGetAsyncError(r.comm, &async);
+    if (got == ncclSuccess && async == ncclInProgress) continue;  // not an error
+    Status st = NcclCheck(got != ncclSuccess ? got : async, "NCCL asynchronous error");
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 Expected<std::unique_ptr<Communicator>> ConnectLocal(int ranks) {
   std::vector<ncclComm_t> comms(ranks, nullptr);
   std::vector<int> devices(ranks);
   std::iota(devices.begin(), devices.end(), 0);
   Status st = NcclCheck(ncclCommInitAll(comms.data(), ranks, devices.data()), "ncclCommInitAll");
-  if (!st.ok()) return st;
+  if (!st.ok()) {
+    // The ranks whose initialisation got under way keep their communicators.
+    for (ncclComm_t comm : comms) {
+      if (comm != nullptr) ncclCommAbort(comm);
+    }
+    return st;
+  }
   auto c = std::make_unique<Communicator>(ranks);
   for (int r = 0; r < ranks; ++r) c->local().push_back({devices[r], r, comms[r], nullptr});
   st = AttachStreams(c.get());

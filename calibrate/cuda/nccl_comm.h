@@ -39,6 +39,9 @@ class Communicator {
   int size() const { return size_; }  // ranks in total
   std::vector<LocalRank>& local() { return local_; }
   std::vector<DeviceStream> Streams() const;
+  // The first asynchronous error of a local rank's communicator (a network
+  // or peer failure), or ok.
+  Status AsyncError() const;
   void MarkBroken() { broken_ = true; }
 
  private:

@@ -117,17 +117,18 @@ class RecordingObserver : public Observer {
   std::vector<Call> calls;
 };
 
-// fp32, fp16, bf16 (those the device has), two shapes, one memory size,
-// two collectives from 1 KiB to 4 MiB on one rank.
+// Every dtype (those the device has: tf32 and fp8 take other cuBLASLt paths
+// and tolerances), two shapes (multiples of 16, as fp8 needs), one memory
+// size, the collectives that one rank can run from 1 KiB to 4 MiB.
 MeasurePlan TinyPlan() {
   MeasurePlan plan;
   plan.quick = true;
   plan.warmup = 1;
   plan.repetitions = 3;
-  plan.dtypes = {"fp32", "fp16", "bf16"};
+  plan.dtypes = AllDtypes();
   plan.gemm_shapes = {{256, 256, 256, "square 256"}, {512, 1024, 768, "rectangle"}};
   plan.memory_bytes = {16.0 * (1 << 20)};
-  plan.collective_ops = {"all_reduce", "all_gather"};
+  plan.collective_ops = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
   for (double b = 1024; b <= 4.0 * (1 << 20); b *= 2) plan.collective_bytes.push_back(b);
   plan.collective_ranks = {1};
   return plan;
@@ -213,10 +214,35 @@ TEST_F(CudaBackendGpu, EveryMemoryTestHasABandwidth) {
 TEST_F(CudaBackendGpu, CollectiveBusBandwidthIsAlgorithmBandwidthTimesTheFactor) {
   const TinyRun& run = Tiny();
   if (!HasNccl(run.device)) GTEST_SKIP() << "built without NCCL";
-  EXPECT_EQ(run.out.collectives.size(), 2 * TinyPlan().collective_bytes.size());
+  EXPECT_EQ(run.out.collectives.size(),
+            TinyPlan().collective_ops.size() * TinyPlan().collective_bytes.size());
   for (const CollectivePoint& p : run.out.collectives) {
     EXPECT_EQ(p.ranks, 1);
     EXPECT_EQ(p.nodes, 1);
+    EXPECT_GT(p.algbw_GBps, 0) << p.op << " " << p.bytes;
+    EXPECT_DOUBLE_EQ(p.busbw_GBps, p.algbw_GBps * BusBandwidthFactor(p.op, p.ranks));
+  }
+}
+
+// Every operation over two GPUs (send_recv needs two), where there are two.
+TEST_F(CudaBackendGpu, CollectivesOverTwoDevicesWhereThereAreTwo) {
+  Expected<DeviceInfo> info = backend_->Probe();
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  if (!HasNccl(*info)) GTEST_SKIP() << "built without NCCL";
+  if (info->devices < 2) GTEST_SKIP() << "only one CUDA device is visible";
+  MeasurePlan plan;
+  plan.warmup = 1;
+  plan.repetitions = 3;
+  plan.collective_ops = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "send_recv"};
+  plan.collective_bytes = {8, 1 << 20};
+  plan.collective_ranks = {2};
+  Measurements out;
+  Status st = backend_->Run(plan, nullptr, &out);
+  ASSERT_TRUE(st.ok()) << st.message();
+  for (const Failure& f : out.failures) ADD_FAILURE() << f.what << ": " << f.error;
+  EXPECT_EQ(out.collectives.size(), plan.collective_ops.size() * plan.collective_bytes.size());
+  for (const CollectivePoint& p : out.collectives) {
+    EXPECT_EQ(p.ranks, 2) << p.op;
     EXPECT_GT(p.algbw_GBps, 0) << p.op << " " << p.bytes;
     EXPECT_DOUBLE_EQ(p.busbw_GBps, p.algbw_GBps * BusBandwidthFactor(p.op, p.ranks));
   }
