@@ -54,7 +54,7 @@ struct GemmPoint {
 // Bytes-per-second measurements of memory: "d2d_kernel" (own copy kernel),
 // "d2d_memcpy", "h2d_pinned", "d2h_pinned", "layernorm", "gelu" (cuda);
 // "copy", "layernorm", "gelu" (cpu). `bytes` counts what was read plus
-// written once each.
+// written once each; for the host<->device copies, the bytes transferred.
 struct BandwidthPoint {
   std::string what;
   double bytes = 0;
