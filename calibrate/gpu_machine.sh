@@ -3,7 +3,9 @@
 # but no SimGrid, Boost or package registry (docs/calibration.md).
 #   calibrate/gpu_machine.sh [trainsim-calibrate arguments...]
 # nlohmann/json: the Debian header when installed, else third_party/nlohmann/
-# (carry it there from a machine that has it). NCCL: the CUDA toolkit's, else
+# (carry it there from a machine that has it). GoogleTest, for the calibrate
+# tests: the system's, else sources in third_party/googletest (Debian's
+# /usr/src/googletest). NCCL: the CUDA toolkit's, else
 # the one inside a PyTorch install (site-packages/nvidia/nccl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +23,10 @@ fi
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_CALIBRATE_ONLY=ON \
   -DCMAKE_CUDA_ARCHITECTURES=native "${nccl_args[@]}"
 cmake --build "$BUILD_DIR" -j "$(nproc)"
+# The calibrate tests (the cuda backend's on this GPU), when GoogleTest was
+# found or carried to third_party/googletest; a failure is reported, and the
+# calibration still runs.
+if [ -f "$BUILD_DIR/calibrate_tests" ]; then
+  ctest --test-dir "$BUILD_DIR" --output-on-failure || echo "gpu_machine.sh: some calibrate tests failed (above)" >&2
+fi
 "$BUILD_DIR/calibrate/trainsim-calibrate" "$@"
