@@ -269,16 +269,16 @@ HardwareProfile BuildProfile(const Measurements& m, const MeasurePlan& plan,
   return p;
 }
 
-std::string SummaryTable(const HardwareProfile& p, const GpuSpec* gpu) {
+namespace {
+
+// Best rate per dtype, table size, leave-one-out error, share of the peak.
+std::string GemmSummary(const HardwareProfile& p, const GpuSpec* gpu) {
   static const std::map<std::string, Precision> kPrecision = {{"fp32", Precision::kFp32},
                                                               {"tf32", Precision::kTf32},
                                                               {"fp16", Precision::kFp16},
                                                               {"bf16", Precision::kBf16},
                                                               {"fp8", Precision::kFp8}};
-  const ProfileProvenance& v = p.provenance;
-  std::string out = Format("\n%s x %d (%s; %s; %s)\n\n", v.device.c_str(), v.devices,
-                           v.backend.c_str(), v.blas.c_str(), v.collectives.c_str());
-  out +=
+  std::string out =
       "GEMM   best TFLOP/s  at GFLOP  table points  leave-one-out error  share of catalog peak\n";
   for (const auto& [dtype, table] : p.gemm_tables) {
     const TablePoint* best = &table.front();
@@ -291,6 +291,11 @@ std::string SummaryTable(const HardwareProfile& p, const GpuSpec* gpu) {
                   best->x / 1e9, table.size(),
                   100 * (error == p.gemm_table_error.end() ? 0.0 : error->second), share.c_str());
   }
+  return out;
+}
+
+std::string BandwidthSummary(const HardwareProfile& p, const GpuSpec* gpu) {
+  std::string out;
   auto line = [&](const char* name, const std::optional<double>& gbps, bool vs_catalog) {
     if (!gbps) return;
     std::string share;
@@ -300,20 +305,32 @@ std::string SummaryTable(const HardwareProfile& p, const GpuSpec* gpu) {
     }
     out += Format("%-16s %10.1f GB/s%s\n", name, *gbps, share.c_str());
   };
-  out += "\n";
   line("memory copy", p.memory_GBps, true);
   line("host to device", p.host_to_device_GBps, false);
   line("device to host", p.device_to_host_GBps, false);
-  if (!p.collectives.empty()) {
-    out += "\ncollective      ranks  latency us  algbw GB/s  at largest  fit max error\n";
-    for (const CollectiveFit& c : p.collectives) {
-      double worst = 0;
-      for (const CollectiveRange& r : c.ranges) worst = std::max(worst, r.max_error);
-      out += Format("%-15s %5d  %10.2f  %10.2f  %10s  %12.1f%%\n", c.op.c_str(), c.ranks,
-                    c.ranges.front().latency_s * 1e6, c.ranges.back().algbw_GBps,
-                    Bytes(c.ranges.back().max_bytes).c_str(), 100 * worst);
-    }
+  return out;
+}
+
+std::string CollectiveSummary(const HardwareProfile& p) {
+  if (p.collectives.empty()) return "";
+  std::string out = "\ncollective      ranks  latency us  algbw GB/s  at largest  fit max error\n";
+  for (const CollectiveFit& c : p.collectives) {
+    double worst = 0;
+    for (const CollectiveRange& r : c.ranges) worst = std::max(worst, r.max_error);
+    out += Format("%-15s %5d  %10.2f  %10.2f  %10s  %12.1f%%\n", c.op.c_str(), c.ranks,
+                  c.ranges.front().latency_s * 1e6, c.ranges.back().algbw_GBps,
+                  Bytes(c.ranges.back().max_bytes).c_str(), 100 * worst);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string SummaryTable(const HardwareProfile& p, const GpuSpec* gpu) {
+  const ProfileProvenance& v = p.provenance;
+  std::string out = Format("\n%s x %d (%s; %s; %s)\n\n", v.device.c_str(), v.devices,
+                           v.backend.c_str(), v.blas.c_str(), v.collectives.c_str());
+  out += GemmSummary(p, gpu) + "\n" + BandwidthSummary(p, gpu) + CollectiveSummary(p);
   if (!p.failures.empty()) {
     out += Format("\n%zu measurement(s) failed:\n", p.failures.size());
     for (const auto& [what, error] : p.failures) out += "  " + what + ": " + error + "\n";
