@@ -29,45 +29,41 @@ std::string Bytes(double b) {
   return Format("%.0f ", b) + units[u];
 }
 
-ProfilePoint RawPoint(const GemmPoint& g) {
+// A raw point of `kind` with the timing summary every kind has.
+ProfilePoint TimedPoint(const char* kind, const std::string& what, const Timing& t) {
   ProfilePoint p;
-  p.kind = "gemm";
-  p.what = g.dtype;
+  p.kind = kind;
+  p.what = what;
+  p.repetitions = t.repetitions;
+  p.median_s = t.median_s;
+  p.spread = t.spread();
+  return p;
+}
+
+ProfilePoint RawPoint(const GemmPoint& g) {
+  ProfilePoint p = TimedPoint("gemm", g.dtype, g.timing);
   p.m = static_cast<double>(g.shape.m);
   p.n = static_cast<double>(g.shape.n);
   p.k = static_cast<double>(g.shape.k);
   p.origin = g.shape.origin;
   p.flops = g.flops;
-  p.repetitions = g.timing.repetitions;
-  p.median_s = g.timing.median_s;
-  p.spread = g.timing.spread();
   p.rate = g.tflops * 1e12;
   p.verified = g.verified;
   return p;
 }
 
 ProfilePoint RawPoint(const BandwidthPoint& b) {
-  ProfilePoint p;
-  p.kind = "memory";
-  p.what = b.what;
+  ProfilePoint p = TimedPoint("memory", b.what, b.timing);
   p.bytes = b.bytes;
-  p.repetitions = b.timing.repetitions;
-  p.median_s = b.timing.median_s;
-  p.spread = b.timing.spread();
   p.rate = b.GBps * 1e9;
   return p;
 }
 
 ProfilePoint RawPoint(const CollectivePoint& c) {
-  ProfilePoint p;
-  p.kind = "collective";
-  p.what = c.op;
+  ProfilePoint p = TimedPoint("collective", c.op, c.timing);
   p.ranks = c.ranks;
   p.nodes = c.nodes;
   p.bytes = c.bytes;
-  p.repetitions = c.timing.repetitions;
-  p.median_s = c.timing.median_s;
-  p.spread = c.timing.spread();
   p.algbw_Bps = c.algbw_GBps * 1e9;
   p.rate = c.busbw_GBps * 1e9;
   return p;
@@ -129,7 +125,7 @@ std::string CpuCatalog(const Measurements& m, const HardwareProfile& p) {
   ojson gpu = {
       {"name", "local-cpu-core"},
       {"fp32_tflops", best / 1e12},
-      {"hbm_GBps", p.memory_GBps.value_or(0)},
+      {"hbm_GBps", *p.memory_GBps},
       {"mem_gib", mem_gib},
       {"notes", "one core of " + m.device.name +
                     " as measured by trainsim-calibrate --backend cpu on " + p.provenance.date +

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -664,17 +665,19 @@ Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& cata
     }
   }
   std::shared_ptr<const HardwareProfile> profile;
-  Catalog with_profile = catalog;
+  std::optional<Catalog> with_profile;  // the catalog plus the profile's own entry, if any
   if (!profile_file.empty()) {
     Expected<HardwareProfile> loaded = LoadHardwareProfile(profile_file);
     if (!loaded.ok()) return loaded.status();
     if (!loaded->catalog_json.empty()) {
-      Status s = with_profile.AddFromString(loaded->catalog_json, profile_file + " (catalog)");
+      with_profile = catalog;
+      Status s = with_profile->AddFromString(loaded->catalog_json, profile_file + " (catalog)");
       if (!s.ok()) return s;
     }
     profile = std::make_shared<const HardwareProfile>(std::move(*loaded));
   }
-  Expected<Scenario> scenario = ParseScenarioDocument(*root, path, with_profile);
+  Expected<Scenario> scenario =
+      ParseScenarioDocument(*root, path, with_profile ? *with_profile : catalog);
   if (!scenario.ok()) return scenario;
   ResolveProfilePath(path, &scenario->cluster.profile);
   if (profile) {

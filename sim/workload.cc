@@ -602,7 +602,10 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
     if (it != profile->gemm_tables.end()) gemm_table = &it->second;
   }
   std::optional<double> peak = gpu.PeakFlops(s.training.precision);
-  if (!peak && gemm_table) peak = gemm_table->back().y;  // convolutions: the measured rate
+  if (!peak && gemm_table) {  // convolutions: the best measured GEMM rate stands in
+    peak = 0.0;
+    for (const TablePoint& t : *gemm_table) peak = std::max(*peak, t.y);
+  }
   if (!peak) {
     return Status::InvalidInput("the catalog has no " +
                                 std::string(ToString(s.training.precision)) + " peak for " +
