@@ -808,6 +808,18 @@ const char* ToString(Pricing p) {
   return "?";
 }
 
+const char* ToString(Objective o) {
+  switch (o) {
+    case Objective::kMinCost:
+      return "min-cost";
+    case Objective::kMinTime:
+      return "min-time";
+    case Objective::kWeighted:
+      return "weighted";
+  }
+  return "?";
+}
+
 const char* ToString(Optimizer o) {
   switch (o) {
     case Optimizer::kSgd:

@@ -15,14 +15,12 @@
 #include "core/hardware_profile.h"
 #include "core/instance_type.h"
 #include "core/model_spec.h"
+#include "core/search.h"
 #include "core/status.h"
 
 namespace trainsim {
 
 enum class Optimizer { kSgd, kAdam };
-enum class Recompute { kNone, kSelective, kFull };
-enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
-enum class Schedule { kGpipe, k1F1B, kInterleaved };
 // kAuto: like NCCL, the fastest of the three for each collective (by simulating each).
 // kParameterServer: workers push gradients to server processes on the nodes'
 // hosts and pull the reduced result back (not a collective algorithm).
@@ -108,6 +106,11 @@ struct Scenario {
   // host link and collective figures are already applied to `instance`; the
   // simulator reads its GEMM tables and memory bandwidth.
   std::shared_ptr<const HardwareProfile> profile;
+  // Planning (`trainsim plan`): the section as given, or defaults when absent.
+  SearchConfig search;
+  bool has_search = false;
+  // Sweeps (`trainsim sweep`): the grid's axes; empty = no grid.
+  std::vector<SweepAxis> sweep;
 
   int total_gpus() const { return cluster.nodes * instance.gpus; }
   // How much slower GPU `rank` computes (the largest straggler factor that
@@ -140,5 +143,6 @@ const char* ToString(DpAlgorithm a);
 const char* ToString(DpFusion f);
 const char* ToString(Pricing p);
 const char* ToString(Optimizer o);
+const char* ToString(Objective o);
 
 }  // namespace trainsim

@@ -1,0 +1,67 @@
+// The scenario's `search` section (what the planner may choose, under which
+// constraints, and the whole-job accounting settings) and its `sweep` grid.
+// See docs/formats.md#search and DESIGN.md section 5.
+//
+// Every list left empty means "the planner's default" (docs/planner.md);
+// every optional left unset means "not given" (no constraint, or the
+// documented default of the job model).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Schedule { kGpipe, k1F1B, kInterleaved };
+enum class Objective { kMinCost, kMinTime, kWeighted };
+
+struct SearchConfig {
+  // --- the space ---
+  std::vector<std::string> instances;  // allowed catalog types; empty = every GPU type
+  int min_nodes = 1;
+  int max_nodes = 64;
+  std::vector<Pricing> pricing;  // options to price; empty = all four (spot ones if spot_allowed)
+  bool spot_allowed = true;      // false removes spot and sagemaker-spot
+  std::vector<int> tp;           // empty = powers of two up to the node's GPUs
+  std::vector<int> pp;           // empty = divisors of the layers up to max_pp
+  int max_pp = 64;
+  std::vector<int> micro_batch;      // empty = 1, 2, 4, 8 (those dividing the batch)
+  std::vector<int> zero_stages;      // empty = 0, 1, 2, 3
+  std::vector<Recompute> recompute;  // empty = none, selective, full
+  std::vector<Schedule> schedules;   // empty = 1f1b, interleaved
+  std::vector<int> virtual_stages;   // for interleaved; empty = 2, 4
+
+  // --- constraints and objective ---
+  std::optional<double> budget_usd;
+  std::optional<double> deadline_hours;
+  Objective objective = Objective::kMinCost;
+  // kWeighted: minimise time_weight * time / best_time + (1 - time_weight) * cost / best_cost.
+  double time_weight = 0.5;
+  int confirm_top = 20;  // candidates the SimGrid simulator confirms
+
+  // --- whole-job accounting (unset = the job model's documented default) ---
+  std::optional<double> dataset_bytes;          // bytes downloaded before training
+  std::optional<double> storage_GBps;           // aggregate storage bandwidth (checkpoints, data)
+  std::optional<double> checkpoint_bytes;       // replaces the model-state size
+  std::optional<double> checkpoint_interval_s;  // replaces the Young/Daly interval
+  std::optional<double> provisioning_s;         // request to first step
+  std::optional<double> restart_s;              // after an interruption, before reloading
+  // Spot interruptions per instance per month, replacing the catalog bucket.
+  std::optional<double> spot_interruptions_per_month;
+  bool checkpoint_on_notice = false;  // write a checkpoint in the 2-minute notice
+  int trials = 2000;                  // Monte-Carlo runs of the job
+  uint64_t seed = 1;
+};
+
+// One axis of a sweep grid: a dotted scenario field and the values it takes.
+struct SweepAxis {
+  std::string field;  // "cluster.nodes", "parallel.tp", ...
+  std::vector<nlohmann::json> values;
+};
+
+}  // namespace trainsim
