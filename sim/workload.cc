@@ -8,20 +8,6 @@
 #include "sim/memory_model.h"
 
 namespace trainsim::sim {
-namespace {
-
-double ActivationBytesPerElem(Precision p) {
-  return p == Precision::kFp32 || p == Precision::kTf32 ? 4 : 2;
-}
-
-// Costs of one transformer layer for one microbatch on one GPU.
-struct LayerCost {
-  double attn_fwd_s = 0, mlp_fwd_s = 0;  // forward blocks (GEMMs + memory-bound ops)
-  double attn_bwd_s = 0, mlp_bwd_s = 0;
-  double core_fwd_s = 0;  // attention core (scores, softmax, AV): selective recompute
-  double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
-  double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
-};
 
 LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const ModelSpec& m = s.model;
@@ -63,10 +49,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   return c;
 }
 
-// Forward and backward seconds of one layer of a layer-list model.
-struct LayerSeconds {
-  double fwd = 0, bwd = 0;
-};
+namespace {
 
 // Element-wise kernels over a tensor of `bytes`, each reading and writing the
 // given number of passes over it.
@@ -84,6 +67,8 @@ double PassSeconds(const ComputeModel& cm, double bytes, std::initializer_list<d
 // output y, forward / backward: BatchNorm 1 (statistics) + 2 (normalise) / 2
 // (reductions over x and dy) + 3 (dx); ReLU 2 / 3 (dy and y read, dx written);
 // residual add 3 / 3 (the two branches' gradients summed at the block input).
+}  // namespace
+
 LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const ComputeModel& cm) {
   const double scale = b * e / 2;  // the spec's bytes are per sample at 2 bytes/element
   const double out = L.activation_bytes * scale, in = L.input_bytes * scale;
@@ -109,6 +94,8 @@ LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const Comp
   }
   return t;
 }
+
+namespace {
 
 // Contiguous split of n layers over pp stages; the first n % pp get one more.
 std::pair<int, int> StageLayers(int n, int pp, int stage) {
@@ -560,6 +547,10 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
 
 }  // namespace
 
+double ActivationBytesPerElem(Precision p) {
+  return p == Precision::kFp32 || p == Precision::kTf32 ? 4 : 2;
+}
+
 ComputeModel::ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params,
                            MeasuredGemms measured)
     : peak_flops_(peak_flops), hbm_Bps_(hbm_Bps), params_(params), measured_(std::move(measured)) {}
@@ -593,7 +584,7 @@ double ComputeModel::ConvSeconds(double flops, double operand_bytes) const {
                                               operand_bytes / (params_.hbm_efficiency * hbm_Bps_));
 }
 
-Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& params) {
+Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& params) {
   const GpuSpec& gpu = s.instance.gpu;
   const HardwareProfile* profile = s.profile.get();
   const std::vector<TablePoint>* gemm_table = nullptr;
@@ -632,9 +623,15 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
   if (gpu.conv_efficiency && params.use_catalog_conv_efficiency && sixteen_bit) {
     effective.conv_efficiency = *gpu.conv_efficiency;
   }
-  ComputeModel cm(
+  return ComputeModel(
       *peak, *memory_Bps, effective,
       MeasuredGemms{gemm_table, gemm_table ? profile : nullptr, ToString(s.training.precision)});
+}
+
+Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& params) {
+  Expected<ComputeModel> model = MakeComputeModel(s, params);
+  if (!model.ok()) return model.status();
+  const ComputeModel& cm = *model;
   StepProgram prog;
   for (int stage = 0; stage < s.parallel.pp; ++stage)
     prog.stages.push_back(BuildStage(s, cm, stage));

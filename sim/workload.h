@@ -53,6 +53,34 @@ class ComputeModel {
   MeasuredGemms measured_;
 };
 
+// The compute model of a scenario's GPU and precision: the catalog peak and
+// memory bandwidth with the efficiencies of `params` (or the GPU's own fitted
+// ones), or the hardware profile's measured tables. Fails (InvalidInput) when
+// a figure the model needs is missing from the catalog.
+Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& params);
+
+// Bytes per element of activations (and of gradients) in `p`.
+double ActivationBytesPerElem(Precision p);
+
+// Costs of one transformer layer for one microbatch on one GPU (tp and
+// sequence parallelism of `s` applied). The step program is built from these;
+// the planner's estimator reads them directly.
+struct LayerCost {
+  double attn_fwd_s = 0, mlp_fwd_s = 0;  // forward blocks (GEMMs + memory-bound ops)
+  double attn_bwd_s = 0, mlp_bwd_s = 0;
+  double core_fwd_s = 0;  // attention core (scores, softmax, AV): selective recompute
+  double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
+  double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
+};
+LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm);
+
+// Forward and backward seconds of one layer of a layer-list model for `b`
+// samples at `e` bytes per element (docs/model.md section 2).
+struct LayerSeconds {
+  double fwd = 0, bwd = 0;
+};
+LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const ComputeModel& cm);
+
 enum class OpKind {
   kCompute,    // seconds on the compute stream
   kTpColl,     // TP collective of `bytes` (blocking, on the compute stream)
