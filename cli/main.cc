@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/plan_cmd.h"
 #include "core/catalog.h"
 #include "core/model_zoo.h"
 #include "core/scenario.h"
@@ -24,6 +25,8 @@ const char kUsage[] =
     "usage:\n"
     "  trainsim simulate SCENARIO [--json] [--trace FILE] [--full] [--catalog FILE]\n"
     "                             [--profile FILE]\n"
+    "  trainsim plan SCENARIO [--top K] [--jobs N] [--out FILE] [--json] [--catalog FILE]\n"
+    "                         [--profile FILE]\n"
     "  trainsim catalog list [--catalog FILE]\n"
     "  trainsim catalog show TYPE [--catalog FILE]\n"
     "  trainsim models\n"
@@ -280,6 +283,7 @@ int Models() {
 }
 
 int Main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "plan") return PlanCommand(argc - 1, argv + 1);
   Expected<Args> args = ParseArgs(argc, argv);
   if (!args.ok()) return Usage(args.status().message());
   const Args& a = *args;

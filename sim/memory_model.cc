@@ -269,6 +269,11 @@ double InflightMicrobatches(const Scenario& s, int stage) {
   return static_cast<double>(m);
 }
 
+double CheckpointBytesPerParam(const Scenario& s) {
+  return WeightBytesPerParam(s.training.precision) +
+         OptimizerBytesPerParam(s.training.optimizer, s.training.precision);
+}
+
 MemoryBreakdown ComputeMemory(const Scenario& s) {
   MemoryBreakdown best;
   for (int stage = 0; stage < PipelineStages(s); ++stage) {

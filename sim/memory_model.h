@@ -51,6 +51,10 @@ double StageParameterCount(const Scenario& s, int stage);
 
 MemoryBreakdown ComputeMemory(const Scenario& s);
 
+// Bytes per parameter of the training state a checkpoint saves: the weights
+// and the optimizer state (fp32 master copy in mixed precision, moments).
+double CheckpointBytesPerParam(const Scenario& s);
+
 // "needs 52.3 GiB per GPU (weights 20.1, gradients ..., ) but p4d.24xlarge has 40 GiB"
 std::string DescribeShortfall(const MemoryBreakdown& m, const Scenario& s);
 

@@ -1,0 +1,193 @@
+#include "cli/plan_cmd.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "planner/plan.h"
+
+namespace trainsim {
+namespace {
+
+const char kPlanUsage[] =
+    "usage: trainsim plan SCENARIO [--top K] [--jobs N] [--out FILE] [--json]\n"
+    "                     [--catalog FILE] [--profile FILE]\n"
+    "  --top K         candidates the simulator confirms (default: search.confirm_top, 20)\n"
+    "  --jobs N        simulations at once (default: all cores)\n"
+    "  --out FILE      where to write the plan JSON (default: STEM.plan.json)\n"
+    "  --json          print the plan JSON instead of the table\n"
+    "  --catalog FILE  add instance types from an extra catalog file\n"
+    "  --profile FILE  hardware profile for the instance types of its GPU\n";
+
+struct PlanArgs {
+  std::string scenario, out, catalog, profile;
+  int top = 0, jobs = 0;
+  bool json = false;
+};
+
+bool ParseCount(const char* text, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (!*text || *end || v < 1 || v > 100000) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+Expected<PlanArgs> ParsePlanArgs(int argc, char** argv) {
+  PlanArgs a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    auto need = [&](const char* what) -> Status {
+      if (!value) return Status::InvalidInput(arg + " needs " + what);
+      ++i;
+      return Status::Ok();
+    };
+    Status st;
+    if (arg == "--json") {
+      a.json = true;
+    } else if (arg == "--top" || arg == "--jobs") {
+      if (!(st = need("a count from 1 to 100000")).ok()) return st;
+      if (!ParseCount(value, arg == "--top" ? &a.top : &a.jobs)) {
+        return Status::InvalidInput(arg + ": expected a count from 1 to 100000, got \"" + value +
+                                    "\"");
+      }
+    } else if (arg == "--out" || arg == "--catalog" || arg == "--profile") {
+      if (!(st = need("a file name")).ok()) return st;
+      (arg == "--out" ? a.out : arg == "--catalog" ? a.catalog : a.profile) = value;
+    } else if (arg.rfind("--", 0) == 0) {
+      return Status::InvalidInput("unknown option " + arg);
+    } else if (a.scenario.empty()) {
+      a.scenario = arg;
+    } else {
+      return Status::InvalidInput("plan takes one scenario file");
+    }
+  }
+  if (a.scenario.empty()) return Status::InvalidInput("plan needs a scenario file");
+  if (a.out.empty()) a.out = std::filesystem::path(a.scenario).stem().string() + ".plan.json";
+  return a;
+}
+
+// Progress on stderr: the estimator's pass, then the simulations.
+class Progress : public planner::PlanObserver {
+ public:
+  void Estimated(int64_t candidates, double seconds) override {
+    std::fprintf(stderr, "plan: estimated %lld candidates in %.2f s (%.0f per second)\n",
+                 static_cast<long long>(candidates), seconds,
+                 seconds > 0 ? candidates / seconds : 0.0);
+  }
+  void Simulated(int done, int total) override {
+    std::fprintf(stderr, "\rplan: simulated %d of %d candidates", done, total);
+    if (done == total) std::fprintf(stderr, "\n");
+  }
+};
+
+std::string Money(const std::optional<planner::Spread>& s) {
+  if (!s) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", s->mean);
+  return buf;
+}
+
+void PrintTable(const Scenario& s, const planner::Plan& p) {
+  std::printf("%s: %s, %.0f steps\n\n", s.name.c_str(), s.model.name.c_str(),
+              p.confirmed.empty() ? 0.0 : p.confirmed[0].steps);
+  std::printf("%4s  %-16s %5s %3s %3s %4s %4s %3s %-9s %-14s %8s %6s %6s %6s  %-14s %9s %9s %9s\n",
+              "rank", "instance", "nodes", "tp", "pp", "dp", "zero", "mb", "recompute",
+              "schedule", "step s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
+  for (size_t i = 0; i < p.confirmed.size(); ++i) {
+    const planner::ConfirmedCandidate& c = p.confirmed[i];
+    const planner::Candidate& k = c.candidate;
+    std::string sched = k.pp > 1 ? ToString(k.schedule) : "-";
+    if (k.pp > 1 && k.schedule == Schedule::kInterleaved) sched += " x" + std::to_string(k.virtual_stages);
+    for (size_t j = 0; j < c.priced.size(); ++j) {
+      const planner::PricedJob& pj = c.priced[j];
+      const bool best = static_cast<int>(i) == p.best && static_cast<int>(j) == p.best_priced;
+      if (j == 0) {
+        std::printf("%3zu%s  %-16s %5d %3d %3d %4d %4d %3d %-9s %-14s %8.3f %+6.1f %6.1f %6.1f", i + 1,
+                    best ? "*" : " ", p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp,
+                    k.pp, k.dp, k.zero_stage, k.micro_batch, ToString(k.recompute), sched.c_str(),
+                    c.simulated.step.step_time_s, 100 * c.estimator_error, 100 * c.simulated.mfu,
+                    c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024));
+      } else {
+        std::printf("%4s%-104s", best ? "*" : "", "");
+      }
+      std::printf("  %-14s %9.1f %9.1f %9s\n", ToString(pj.pricing), pj.job.expected_wall_s / 3600,
+                  pj.job.wall_s.p90 / 3600, Money(pj.job.cost_usd).c_str());
+    }
+  }
+  std::printf("\n(* recommended; est %% = estimator against simulator; hours and cost are "
+              "expected values of the whole job)\n\nRecommendation%s:\n",
+              p.meets_constraints ? "" : " (no plan meets the constraints)");
+  for (const std::string& r : p.reasons) std::printf("  - %s\n", r.c_str());
+  std::printf("\nPareto front (time against cost):");
+  for (auto [i, j] : p.pareto) {
+    const planner::PricedJob& pj = p.confirmed[i].priced[j];
+    std::printf(" #%d %s %.1f h $%s;", i + 1, ToString(pj.pricing), pj.job.expected_wall_s / 3600,
+                Money(pj.job.cost_usd).c_str());
+  }
+  std::printf("\n\nScaling of the recommended layout (estimated):\n  %6s %12s %10s %10s %12s\n",
+              "nodes", "samples/s", "efficiency", "hours", "cost $");
+  for (const planner::ScalingPoint& sp : p.scaling) {
+    std::printf("  %6d %12.1f %9.0f%% %10.1f %12s%s\n", sp.nodes, sp.samples_per_s,
+                100 * sp.efficiency, sp.expected_hours,
+                sp.expected_cost_usd ? std::to_string(static_cast<long long>(*sp.expected_cost_usd)).c_str() : "n/a",
+                sp.nodes == p.scaling_stops_paying ? "  <- adding nodes stops paying after this" : "");
+  }
+  std::printf("\nAssumptions:\n");
+  for (const std::string& a : p.assumptions) std::printf("  - %s\n", a.c_str());
+}
+
+int Fail(const Status& s) {
+  std::cerr << "trainsim: " << s.message() << "\n";
+  return s.code() == Status::Code::kInternal ? 2 : 1;
+}
+
+}  // namespace
+
+int PlanCommand(int argc, char** argv) {
+  Expected<PlanArgs> args = ParsePlanArgs(argc, argv);
+  if (!args.ok()) {
+    std::cerr << "trainsim: " << args.status().message() << "\n" << kPlanUsage;
+    return 1;
+  }
+  const PlanArgs& a = *args;
+  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
+  if (!catalog.ok()) return Fail(Status::Internal("built-in catalog: " + catalog.status().message()));
+  if (!a.catalog.empty()) {
+    if (Status st = catalog->AddFile(a.catalog); !st.ok()) return Fail(st);
+  }
+  Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
+  if (!s.ok()) return Fail(s.status());
+  if (a.top > 0) s->search.confirm_top = a.top;
+  Progress progress;
+  planner::PlanOptions options;
+  options.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.observer = &progress;
+  Expected<planner::Plan> plan = planner::MakePlan(*s, *catalog, options);
+  if (!plan.ok()) return Fail(plan.status());
+  const std::string text = planner::ToJson(*s, *plan).dump(2) + "\n";
+  const std::string tmp = a.out + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) return Fail(Status::InvalidInput(a.out + ": cannot write the plan"));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, a.out, ec);
+  if (ec) return Fail(Status::InvalidInput(a.out + ": cannot write the plan: " + ec.message()));
+  if (a.json) {
+    std::cout << text;
+  } else {
+    PrintTable(*s, *plan);
+  }
+  std::cerr << "plan written to " << a.out << "\n";
+  return 0;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,212 @@
+#include "planner/estimator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/memory_model.h"
+
+namespace trainsim::planner {
+namespace {
+
+// Link rates of one node, bytes per second, efficiencies applied.
+struct Links {
+  double intra_Bps = 0;     // one GPU to its peers inside the node, one direction
+  double node_net_Bps = 0;  // all the node's NICs together, one direction
+  double intra_latency_s = 0, inter_latency_s = 0, base_latency_s = 0;
+};
+
+Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
+  const InstanceType& t = s.instance;
+  const double nvlink_eff = t.gpu.nvlink_efficiency.value_or(p.nvlink_efficiency);
+  const double pcie =
+      (t.pcie_GBps_per_dir > 0 ? t.pcie_GBps_per_dir : p.unknown_pcie_GBps_per_dir) * 1e9;
+  Links l;
+  if (t.topology == IntraTopology::kNvswitch && t.nvlink_GBps_per_gpu_per_dir) {
+    l.intra_Bps = *t.nvlink_GBps_per_gpu_per_dir * 1e9 * nvlink_eff;
+  } else if (t.topology == IntraTopology::kNvlinkCubeMesh && t.nvlink_GBps_per_link_per_dir) {
+    l.intra_Bps = *t.nvlink_GBps_per_link_per_dir * 1e9 * nvlink_eff;
+  } else {
+    l.intra_Bps = pcie;
+  }
+  double net = t.nics * t.nic_gbps / 8 * 1e9 * t.network_efficiency.value_or(p.network_efficiency);
+  if (s.cluster.nodes > s.cluster.nodes_per_leaf) net /= s.cluster.oversubscription;
+  l.node_net_Bps = net;
+  const double scale = p.protocol_latency_scale;
+  const double nic_latency = t.efa ? p.efa_latency_s : p.ena_latency_s;
+  l.base_latency_s = p.protocol_base_latency_s * scale;
+  l.intra_latency_s = p.protocol_intra_step_latency_s * scale + p.nvlink_latency_s;
+  l.inter_latency_s =
+      p.protocol_inter_step_latency_s * scale + nic_latency + 2 * p.switch_latency_s;
+  return l;
+}
+
+// A group of `n` members with `per_node` of them on each node; every GPU of a
+// node is in one such group at the same time (DP and PP groups), so the node's
+// NICs are shared by gpus / per_node groups.
+struct Group {
+  int n = 1;
+  int per_node = 1;
+  int nodes() const { return (n + per_node - 1) / per_node; }
+};
+
+double GroupBps(const Links& l, const Group& g, int gpus_per_node) {
+  if (g.nodes() <= 1) return l.intra_Bps;
+  return std::min(l.intra_Bps, l.node_net_Bps * g.per_node / gpus_per_node);
+}
+
+// Ring collectives: `steps` latency steps, of which 2(nodes - 1) (all-reduce)
+// or nodes - 1 cross the network, and `traffic` bytes through each member's link.
+double RingSeconds(const Links& l, const Group& g, int gpus_per_node, double bytes, bool all_reduce) {
+  if (g.n <= 1 || bytes <= 0) return 0;
+  const int rounds = all_reduce ? 2 : 1;
+  const double steps = rounds * (g.n - 1.0), inter = rounds * (g.nodes() - 1.0);
+  const double latency =
+      l.base_latency_s + (steps - inter) * l.intra_latency_s + inter * l.inter_latency_s;
+  return latency + steps / g.n * bytes / GroupBps(l, g, gpus_per_node);
+}
+
+// Layers of stage `stage` (the first n % pp stages take one more).
+int StageLayerCount(int n, int pp, int stage) { return n / pp + (stage < n % pp ? 1 : 0); }
+
+// One microbatch on one stage: compute, and the blocking TP collectives.
+struct StageMicrobatch {
+  double fwd_s = 0, bwd_s = 0, recompute_s = 0, tp_s = 0;
+  double total() const { return fwd_s + bwd_s + recompute_s + tp_s; }
+};
+
+}  // namespace
+
+Expected<Estimator> Estimator::Create(const Scenario& s, const sim::ModelParams& params) {
+  Expected<sim::ComputeModel> cm = sim::MakeComputeModel(s, params);
+  if (!cm.ok()) return cm.status();
+  return Estimator(std::move(*cm), params);
+}
+
+LayerFigures Estimator::Figures(const Scenario& s) const {
+  const ModelSpec& m = s.model;
+  const double e = sim::ActivationBytesPerElem(s.training.precision);
+  const double b = s.training.micro_batch;
+  LayerFigures f;
+  if (m.kind == ModelKind::kLayerList) {
+    for (const LayerSpec& L : m.layer_list) {
+      f.layers.push_back(sim::ConvLayerSeconds(L, b, e, cm_));
+      f.p2p_bytes = std::max(f.p2p_bytes, L.activation_bytes * b * e / 2);
+    }
+    return f;
+  }
+  // As sim/workload.cc MakeStageModel: embedding lookup, output layer and loss.
+  const double t = s.parallel.tp, tokens = b * m.seq_len;
+  f.layer = sim::TransformerLayerCost(s, cm_);
+  f.embed_fwd_s = f.embed_bwd_s = cm_.MemorySeconds(2 * tokens * m.hidden * e);
+  const double loss = 2 * tokens * m.vocab / t * 4;
+  const double logits_s = cm_.GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
+  f.logits_fwd_s = logits_s + cm_.MemorySeconds(loss);
+  f.logits_bwd_s = 2 * logits_s + cm_.MemorySeconds(loss);
+  f.p2p_bytes = tokens * m.hidden * e / t;
+  return f;
+}
+
+StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
+  const ParallelConfig& par = s.parallel;
+  const int gpn = s.instance.gpus, pp = par.pp, dp = par.dp, tp = par.tp;
+  const double m = static_cast<double>(s.microbatches_per_pipeline());
+  const double v = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
+  const Links links = NodeLinks(s, params_);
+  const bool transformer = s.model.kind == ModelKind::kTransformer;
+  const int n_layers = transformer ? s.model.layers : static_cast<int>(f.layers.size());
+
+  // TP: two blocks per layer per pass, each an all-reduce or (sequence
+  // parallel) an all-gather plus a reduce-scatter, inside one node.
+  const Group tp_group{tp, tp};
+  const bool sp = s.training.sequence_parallel;
+  const double tp_block =
+      sp ? 2 * RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, false)
+         : RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, true);
+  auto stage_mb = [&](int stage) {
+    StageMicrobatch mb;
+    const int layers = StageLayerCount(n_layers, pp, stage);
+    int first = 0;
+    for (int i = 0; i < stage; ++i) first += StageLayerCount(n_layers, pp, i);
+    if (transformer) {
+      const sim::LayerCost& c = f.layer;
+      mb.fwd_s = layers * (c.attn_fwd_s + c.mlp_fwd_s);
+      mb.bwd_s = layers * (c.attn_bwd_s + c.mlp_bwd_s);
+      int blocks = 4;  // forward and backward, attention and MLP
+      if (s.training.recompute == Recompute::kFull) {
+        mb.recompute_s = mb.fwd_s;
+        blocks = 6;
+      } else if (s.training.recompute == Recompute::kSelective) {
+        mb.recompute_s = layers * c.core_fwd_s;
+      }
+      mb.tp_s = tp > 1 ? layers * blocks * tp_block : 0;
+      if (stage == 0) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
+      if (stage == pp - 1) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;
+    } else {
+      for (int l = first; l < first + layers; ++l) {
+        mb.fwd_s += f.layers[l].fwd;
+        mb.bwd_s += f.layers[l].bwd;
+      }
+    }
+    return mb;
+  };
+  const StageMicrobatch first = stage_mb(0), last = stage_mb(pp - 1);
+  const StageMicrobatch& worst = first.total() >= last.total() ? first : last;
+  const int worst_stage = &worst == &first ? 0 : pp - 1;
+
+  StepEstimate e;
+  e.compute_s = m * (worst.fwd_s + worst.bwd_s + worst.recompute_s);
+  e.tp_comm_s = m * worst.tp_s;
+  if (pp > 1) {
+    // Neighbouring stages sit tp * dp ranks apart: on another node once that
+    // fills a node, and then all the node's GPUs send at once.
+    const bool across = tp * dp >= gpn;
+    const double p2p_Bps = across ? links.node_net_Bps / gpn : links.intra_Bps;
+    const double p2p_s =
+        (across ? links.inter_latency_s : links.intra_latency_s) + f.p2p_bytes / p2p_Bps;
+    e.pp_bubble_s = (pp - 1) * (worst.total() / v + 2 * p2p_s);
+  }
+
+  // DP: members sit tp ranks apart, g / tp of them per node.
+  const double eb = sim::ActivationBytesPerElem(s.training.precision);
+  const double params = sim::StageParameterCount(s, worst_stage);
+  const double grad_bytes = params * eb;
+  const Group dp_group{dp, std::max(1, std::min(dp, gpn / tp))};
+  const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
+  const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(grad_bytes, 1.0));
+  auto exposed = [&](double comm, double hidden_by) {
+    if (!par.overlap_dp) return comm;
+    return std::max(comm * bucket_share, comm - hidden_by);
+  };
+  if (dp > 1) {
+    const double gather = RingSeconds(links, dp_group, gpn, grad_bytes, false);
+    const double scatter = gather;  // same bytes through the same links
+    switch (par.zero_stage) {
+      case 0:
+        e.dp_exposed_s = exposed(RingSeconds(links, dp_group, gpn, grad_bytes, true), overlap);
+        break;
+      case 1:
+        e.dp_exposed_s = exposed(scatter, overlap) + gather;
+        break;
+      case 2:
+        e.dp_exposed_s = m * exposed(scatter, overlap) + gather;
+        break;
+      default: {  // 3: weights gathered for forward and backward, gradients scattered
+        const double per_mb = 2 * gather + scatter;
+        const double layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
+        e.dp_exposed_s = m * std::max(per_mb / layers, per_mb - worst.total() + worst.tp_s);
+      }
+    }
+  }
+  const double opt_bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
+  const double opt_params = par.zero_stage >= 1 ? params / dp : params;
+  e.optimizer_s = cm_.MemorySeconds(opt_params * opt_bytes_per_param);
+  e.step_s = e.compute_s + e.tp_comm_s + e.pp_bubble_s + e.dp_exposed_s + e.optimizer_s;
+  if (s.training.input_samples_per_s_per_node > 0) {
+    const double input_s = s.training.global_batch /
+                           (s.cluster.nodes * s.training.input_samples_per_s_per_node);
+    e.step_s = std::max(e.step_s, input_s);
+  }
+  return e;
+}
+
+}  // namespace trainsim::planner

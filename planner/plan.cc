@@ -1,0 +1,399 @@
+#include "planner/plan.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "planner/interruptions.h"
+#include "planner/pareto.h"
+#include "planner/pricing.h"
+#include "planner/reasons.h"
+
+namespace trainsim::planner {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+using Ranked = EstimatedCandidate;
+
+// Expected wall time and cost in closed form (Daly 2006), for ranking.
+void QuickJob(const JobInputs& in, double* time_s, double* cost_usd) {
+  const double lambda = in.interruptions_per_instance_hour / 3600 * in.nodes;
+  double run_s = in.download_s + in.work_s + in.checkpoint_write_s;
+  if (lambda > 0) {
+    const double mtbi = 1 / lambda;
+    if (in.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s) {
+      run_s = in.download_s + ExpectedOnNotice_s(in.work_s + in.checkpoint_write_s,
+                                                 in.checkpoint_write_s, in.restart_s, mtbi);
+    } else {
+      const double tau =
+          std::min(in.work_s, in.checkpoint_interval_s.value_or(
+                                  DalyInterval_s(in.checkpoint_write_s, mtbi)));
+      const double segments = in.work_s / std::max(tau, 1e-9);
+      run_s = in.download_s +
+              segments * ExpectedSegment_s(tau + in.checkpoint_write_s, in.restart_s, mtbi);
+    }
+  }
+  *time_s = in.provisioning_s + run_s;
+  const double billed = in.pricing == Pricing::kSagemakerSpot ? in.spot_billed_fraction : 1;
+  *cost_usd = in.price_usd_hr ? *in.price_usd_hr / 3600 * in.nodes * run_s * billed : kInf;
+}
+
+// The objective's score (lower is better). Weighted scores are normalised by
+// the best time and cost seen.
+struct Scorer {
+  const SearchConfig& q;
+  double best_time = 1, best_cost = 1;
+  double operator()(double time_s, double cost_usd) const {
+    switch (q.objective) {
+      case Objective::kMinCost:
+        return cost_usd + time_s * 1e-12;  // ties go to the faster
+      case Objective::kMinTime:
+        return time_s + cost_usd * 1e-12;
+      case Objective::kWeighted:
+        return q.time_weight * time_s / best_time + (1 - q.time_weight) * cost_usd / best_cost;
+    }
+    return cost_usd;
+  }
+  bool Feasible(double time_s, double cost_usd) const {
+    return (!q.deadline_hours || time_s <= *q.deadline_hours * 3600) &&
+           (!q.budget_usd || cost_usd <= *q.budget_usd);
+  }
+};
+
+// Best (feasible first) score of a ranked candidate over its pricing options.
+std::pair<bool, double> BestScore(const Ranked& r, const Scorer& score, int options) {
+  std::pair<bool, double> best{false, kInf};
+  for (int i = 0; i < options; ++i) {
+    if (!std::isfinite(r.time_s[i])) continue;
+    const std::pair<bool, double> v{score.Feasible(r.time_s[i], r.cost_usd[i]),
+                                    score(r.time_s[i], r.cost_usd[i])};
+    if (v.first > best.first || (v.first == best.first && v.second < best.second)) best = v;
+  }
+  return best;
+}
+
+// The estimator's pass over the whole space.
+struct Ranking {
+  std::vector<Ranked> ranked;
+  PruneTally pruned;
+  double seconds = 0;
+};
+
+Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, double steps,
+                            const sim::ModelParams& params) {
+  Ranking out;
+  std::optional<Estimator> estimator;
+  LayerFigures figures;
+  Status failure;
+  const std::string* estimator_for = nullptr;
+  SpaceVisitor visit;
+  visit.on_figures = [&](const Scenario& s) {
+    if (estimator_for != &s.instance.name || s.instance.name != *estimator_for) {
+      Expected<Estimator> e = Estimator::Create(s, params);
+      if (!e.ok()) {
+        failure = e.status();
+        estimator.reset();
+        return;
+      }
+      estimator.emplace(std::move(*e));
+      estimator_for = &s.instance.name;
+    }
+    figures = estimator->Figures(s);
+  };
+  visit.on_candidate = [&](const Candidate& c, const Scenario& s, const sim::MemoryBreakdown&) {
+    if (!estimator) return;
+    Ranked r;
+    r.c = c;
+    r.e = estimator->Step(s, figures);
+    for (size_t i = 0; i < space.pricing.size(); ++i) {
+      std::optional<PricingInputs> in = MakeJobInputs(s, r.e.step_s, steps, space.pricing[i]);
+      if (in) QuickJob(in->job, &r.time_s[i], &r.cost_usd[i]);
+    }
+    out.ranked.push_back(r);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  WalkSpace(base, space, visit, &out.pruned);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (out.ranked.empty() && !failure.ok()) return failure;
+  return out;
+}
+
+// The configurations to simulate: the best by the objective, and up to a
+// quarter of the slots along the estimator's time-cost front so that the
+// final front shows both ends.
+std::vector<int> PickToConfirm(const std::vector<Ranked>& ranked, const Scorer& score,
+                               int options, int k) {
+  std::vector<std::pair<std::pair<bool, double>, int>> order;
+  std::vector<TimeCost> points;
+  for (int i = 0; i < static_cast<int>(ranked.size()); ++i) {
+    auto [feasible, value] = BestScore(ranked[i], score, options);
+    order.push_back({{!feasible, value}, i});
+    double t = kInf, c = kInf;
+    for (int p = 0; p < options; ++p) {
+      t = std::min(t, ranked[i].time_s[p]);
+      c = std::min(c, ranked[i].cost_usd[p]);
+    }
+    points.push_back({t, std::isfinite(c) ? c : 1e300});
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<int> front = ParetoFront(points);
+  const int from_front = std::min<int>(static_cast<int>(front.size()), k / 4);
+  std::vector<int> picked;
+  std::set<int> seen;
+  for (int j = 0; j < from_front; ++j) {  // spread along the front
+    const int i = front[j * front.size() / from_front];
+    if (seen.insert(i).second) picked.push_back(i);
+  }
+  for (const auto& [key, i] : order) {
+    if (static_cast<int>(picked.size()) >= k) break;
+    if (seen.insert(i).second) picked.push_back(i);
+  }
+  return picked;
+}
+
+// Simulates the picked candidates, `jobs` at a time.
+Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector<Ranked>& ranked,
+               const std::vector<int>& picked, const PlanOptions& opt,
+               std::vector<ConfirmedCandidate>* out) {
+  out->assign(picked.size(), {});
+  std::atomic<int> next{0}, done{0};
+  std::mutex mu;
+  Status failure;
+  auto worker = [&] {
+    for (int i = next++; i < static_cast<int>(picked.size()); i = next++) {
+      const Ranked& r = ranked[picked[i]];
+      Scenario s = base;
+      ApplyCandidate(space, r.c, &s);
+      sim::SimulateOptions so;
+      so.params = opt.params;
+      Expected<sim::SimulationResult> sim = sim::Simulate(s, so);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!sim.ok()) {
+        if (failure.ok()) failure = sim.status();
+        continue;
+      }
+      ConfirmedCandidate& c = (*out)[i];
+      c.candidate = r.c;
+      c.estimate = r.e;
+      c.simulated = std::move(*sim);
+      if (c.simulated.simulated) c.estimator_error = r.e.step_s / c.simulated.step.step_time_s - 1;
+      if (opt.observer) opt.observer->Simulated(++done, static_cast<int>(picked.size()));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, opt.jobs); ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  return failure;
+}
+
+// Prices every confirmed candidate under every option with the Monte-Carlo job model.
+Status PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps,
+                      std::vector<ConfirmedCandidate>* confirmed) {
+  for (ConfirmedCandidate& c : *confirmed) {
+    if (!c.simulated.simulated) continue;
+    Scenario s = base;
+    ApplyCandidate(space, c.candidate, &s);
+    c.steps = steps;
+    for (Pricing p : space.pricing) {
+      std::optional<PricingInputs> in =
+          MakeJobInputs(s, c.simulated.step.step_time_s, steps, p);
+      if (!in) continue;
+      Expected<JobEstimate> job = EstimateJob(in->job);
+      if (!job.ok()) return job.status();
+      PricedJob pj{p, in->price_usd_hr, in->job, *job, in->rate_lower_bound};
+      const SearchConfig& q = base.search;
+      pj.meets_deadline =
+          !q.deadline_hours || job->expected_wall_s <= *q.deadline_hours * 3600;
+      pj.meets_budget = !q.budget_usd || !job->cost_usd || job->cost_usd->mean <= *q.budget_usd;
+      c.priced.push_back(std::move(pj));
+    }
+  }
+  return Status::Ok();
+}
+
+double Cost(const PricedJob& p) { return p.job.cost_usd ? p.job.cost_usd->mean : kInf; }
+
+// Orders the confirmed candidates by their best priced option (feasible
+// first), picks the recommendation, and computes the front.
+void FinalRanking(const Scenario& s, Plan* plan) {
+  Scorer score{s.search};
+  double best_t = kInf, best_c = kInf;
+  for (const ConfirmedCandidate& c : plan->confirmed) {
+    for (const PricedJob& p : c.priced) {
+      best_t = std::min(best_t, p.job.expected_wall_s);
+      best_c = std::min(best_c, Cost(p));
+    }
+  }
+  score.best_time = std::isfinite(best_t) && best_t > 0 ? best_t : 1;
+  score.best_cost = std::isfinite(best_c) && best_c > 0 ? best_c : 1;
+  auto key = [&](const ConfirmedCandidate& c, int* which) {
+    std::pair<bool, double> best{true, kInf};  // (infeasible, score)
+    *which = -1;
+    for (int i = 0; i < static_cast<int>(c.priced.size()); ++i) {
+      const PricedJob& p = c.priced[i];
+      const std::pair<bool, double> v{!(p.meets_deadline && p.meets_budget),
+                                      score(p.job.expected_wall_s, Cost(p))};
+      if (*which < 0 || v < best) best = v, *which = i;
+    }
+    return best;
+  };
+  std::stable_sort(plan->confirmed.begin(), plan->confirmed.end(),
+                   [&](const ConfirmedCandidate& a, const ConfirmedCandidate& b) {
+                     int x, y;
+                     return key(a, &x) < key(b, &y);
+                   });
+  std::vector<TimeCost> points;
+  std::vector<std::pair<int, int>> index;
+  for (int i = 0; i < static_cast<int>(plan->confirmed.size()); ++i) {
+    const ConfirmedCandidate& c = plan->confirmed[i];
+    for (int j = 0; j < static_cast<int>(c.priced.size()); ++j) {
+      if (!c.priced[j].job.cost_usd) continue;
+      points.push_back({c.priced[j].job.expected_wall_s, Cost(c.priced[j])});
+      index.push_back({i, j});
+    }
+  }
+  for (int k : ParetoFront(points)) plan->pareto.push_back(index[k]);
+  if (plan->confirmed.empty() || plan->confirmed[0].priced.empty()) return;
+  plan->best = 0;
+  const std::pair<bool, double> best = key(plan->confirmed[0], &plan->best_priced);
+  plan->meets_constraints = !best.first;
+}
+
+// The recommended layout at every node count of the range where it is valid.
+void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
+                  const sim::ModelParams& params, std::vector<ScalingPoint>* out,
+                  int* stops_paying) {
+  const ConfirmedCandidate& best = plan.confirmed[plan.best];
+  const PricedJob& priced = best.priced[plan.best_priced];
+  Scenario s = base;
+  ApplyCandidate(plan.space, best.candidate, &s);
+  Expected<Estimator> est = Estimator::Create(s, params);
+  if (!est.ok()) return;
+  const Candidate& c = best.candidate;
+  for (int n = plan.space.min_nodes; n <= plan.space.max_nodes; ++n) {
+    const int gpus = n * s.instance.gpus;
+    if (gpus % (c.tp * c.pp)) continue;
+    const int dp = gpus / (c.tp * c.pp);
+    if (c.zero_stage > 0 && dp == 1) continue;
+    s.cluster.nodes = n;
+    s.parallel.dp = dp;
+    // The same shape; the micro batch may change where the chosen one does
+    // not divide the batch or fit: the fastest that works.
+    std::optional<StepEstimate> fastest;
+    for (int mb : plan.space.micro_batch) {
+      const int64_t per_step = static_cast<int64_t>(dp) * mb;
+      if (s.training.global_batch % per_step) continue;
+      if (c.schedule == Schedule::kInterleaved && (s.training.global_batch / per_step) % c.pp) {
+        continue;
+      }
+      s.training.micro_batch = mb;
+      if (!sim::ComputeMemory(s).fits) continue;
+      const StepEstimate e = est->Step(s, est->Figures(s));
+      if (!fastest || e.step_s < fastest->step_s) fastest = e;
+    }
+    if (!fastest) continue;
+    const StepEstimate& e = *fastest;
+    ScalingPoint p;
+    p.nodes = n;
+    p.samples_per_s = s.training.global_batch / e.step_s;
+    std::optional<PricingInputs> in = MakeJobInputs(s, e.step_s, steps, priced.pricing);
+    if (in) {
+      double t, cost;
+      QuickJob(in->job, &t, &cost);
+      p.expected_hours = t / 3600;
+      if (std::isfinite(cost)) p.expected_cost_usd = cost;
+    }
+    out->push_back(p);
+  }
+  if (out->empty()) return;
+  const ScalingPoint& first = out->front();
+  for (size_t i = 0; i < out->size(); ++i) {
+    ScalingPoint& p = (*out)[i];
+    p.efficiency = p.samples_per_s / p.nodes / (first.samples_per_s / first.nodes);
+    // Adding nodes stops paying where the next step up returns less than half
+    // of what the nodes it adds would give at the first count's rate.
+    if (i + 1 < out->size() && *stops_paying == 0) {
+      const ScalingPoint& q = (*out)[i + 1];
+      const double gain = (q.samples_per_s - p.samples_per_s) / (q.nodes - p.nodes);
+      if (gain < 0.5 * first.samples_per_s / first.nodes) *stops_paying = p.nodes;
+    }
+  }
+}
+
+// The scenario as the planner varies it: collective data parallelism with
+// DDP buckets (what the search space describes).
+Scenario PlanningBase(const Scenario& s) {
+  Scenario base = s;
+  base.parallel.dp_algorithm = DpAlgorithm::kAuto;
+  base.parallel.dp_fusion = DpFusion::kDdp;
+  base.parallel.parameter_servers = 0;
+  return base;
+}
+
+}  // namespace
+
+double StepsToTrain(const Scenario& s) {
+  const TrainingConfig& t = s.training;
+  double samples = t.samples;
+  if (t.tokens > 0) samples = t.tokens / TokensPerSample(s.model);
+  if (t.epochs > 0) samples = t.epochs * t.dataset_samples;
+  return std::ceil(samples / t.global_batch);
+}
+
+Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
+                        const PlanOptions& options) {
+  const Scenario base = PlanningBase(scenario);
+  const double steps = StepsToTrain(base);
+  if (steps <= 0) {
+    return Status::InvalidInput(base.name +
+                                ": planning needs the amount of work: training.tokens, "
+                                "training.samples or training.epochs");
+  }
+  Plan plan;
+  Expected<SearchSpace> space = ResolveSpace(base, catalog);
+  if (!space.ok()) return space.status();
+  plan.space = std::move(*space);
+  Expected<Ranking> ranking = RankSpace(base, plan.space, steps, options.params);
+  if (!ranking.ok()) return ranking.status();
+  plan.pruned = std::move(ranking->pruned);
+  plan.estimated = static_cast<int64_t>(ranking->ranked.size());
+  if (options.observer) options.observer->Estimated(plan.estimated, ranking->seconds);
+  if (ranking->ranked.empty()) {
+    return Status::InvalidInput(base.name + ": no configuration survives pruning (" +
+                                DescribePruning(plan.pruned) + ")");
+  }
+  Scorer score{base.search};
+  double best_t = kInf, best_c = kInf;
+  const int options_n = static_cast<int>(plan.space.pricing.size());
+  for (const Ranked& r : ranking->ranked) {
+    for (int i = 0; i < options_n; ++i) {
+      best_t = std::min(best_t, r.time_s[i]);
+      best_c = std::min(best_c, r.cost_usd[i]);
+    }
+  }
+  score.best_time = std::isfinite(best_t) ? best_t : 1;
+  score.best_cost = std::isfinite(best_c) ? best_c : 1;
+  const std::vector<int> picked =
+      PickToConfirm(ranking->ranked, score, options_n, base.search.confirm_top);
+  if (Status st = Confirm(base, plan.space, ranking->ranked, picked, options, &plan.confirmed);
+      !st.ok()) {
+    return st;
+  }
+  if (Status st = PriceConfirmed(base, plan.space, steps, &plan.confirmed); !st.ok()) return st;
+  FinalRanking(base, &plan);
+  if (plan.best < 0) {
+    return Status::InvalidInput(base.name + ": no confirmed configuration has a price");
+  }
+  ScalingCurve(base, plan, steps, options.params, &plan.scaling, &plan.scaling_stops_paying);
+  plan.assumptions = JobAssumptions(base);
+  plan.reasons = Reasons(base, plan, ranking->ranked);
+  return plan;
+}
+
+}  // namespace trainsim::planner

@@ -1,0 +1,95 @@
+// `trainsim plan`: the best way to train a scenario's model within its
+// `search` section — which instances, how many, which parallelism, which
+// pricing, how long and how much. DESIGN.md section 5, docs/planner.md.
+//
+// Pipeline: WalkSpace enumerates and prunes; the Estimator ranks every
+// surviving candidate under every pricing option (closed-form job time and
+// cost); the SimGrid simulator confirms the best `confirm_top`; each
+// confirmed candidate is priced with the Monte-Carlo job model; the final
+// ranking, the Pareto front and the recommendation use simulated figures.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "planner/estimator.h"
+#include "planner/job.h"
+#include "planner/space.h"
+#include "sim/simulate.h"
+
+namespace trainsim::planner {
+
+class PlanObserver {
+ public:
+  virtual ~PlanObserver() = default;
+  virtual void Estimated(int64_t candidates, double seconds) = 0;
+  virtual void Simulated(int done, int total) = 0;
+};
+
+struct PlanOptions {
+  int jobs = 1;  // simulations run at once
+  sim::ModelParams params;
+  PlanObserver* observer = nullptr;
+};
+
+// One pricing option of a confirmed candidate.
+struct PricedJob {
+  Pricing pricing = Pricing::kOnDemand;
+  double price_usd_hr = 0;  // per instance-hour (spot: discounted)
+  JobInputs inputs;
+  JobEstimate job;
+  bool interruption_rate_lower_bound = false;  // the ">20%" bucket
+  bool meets_deadline = true, meets_budget = true;
+};
+
+struct ConfirmedCandidate {
+  Candidate candidate;
+  StepEstimate estimate;
+  sim::SimulationResult simulated;
+  double estimator_error = 0;  // estimate / simulated - 1
+  double steps = 0;            // optimizer steps of the whole job
+  std::vector<PricedJob> priced;
+};
+
+// Throughput and job figures of the recommended layout at another node count.
+struct ScalingPoint {
+  int nodes = 0;
+  double samples_per_s = 0;  // estimated
+  double expected_hours = 0;
+  std::optional<double> expected_cost_usd;
+  double efficiency = 0;  // samples/s per node relative to the smallest node count
+};
+
+struct Plan {
+  SearchSpace space;
+  PruneTally pruned;
+  int64_t estimated = 0;  // candidates that reached the estimator
+  std::vector<ConfirmedCandidate> confirmed;  // by final rank, best first
+  // The Pareto front of expected time against expected cost, as
+  // (confirmed index, priced index), fastest first.
+  std::vector<std::pair<int, int>> pareto;
+  int best = -1, best_priced = -1;  // the recommendation
+  bool meets_constraints = false;
+  std::vector<std::string> reasons;
+  std::vector<ScalingPoint> scaling;
+  int scaling_stops_paying = 0;  // node count after which adding nodes stops paying; 0 = never
+  std::vector<std::string> assumptions;
+};
+
+// Fails on a scenario the planner cannot price or size (no work given, an
+// unknown instance, nothing survives pruning).
+Expected<Plan> MakePlan(const Scenario& s, const Catalog& catalog, const PlanOptions& options);
+
+// The plan JSON that `trainsim launch` reads (docs/formats.md#plan).
+// Deterministic: no timings, hosts or dates.
+nlohmann::json ToJson(const Scenario& s, const Plan& p);
+
+// Optimizer steps the scenario's work takes (tokens, samples or epochs over
+// the global batch, rounded up); 0 when no work is given.
+double StepsToTrain(const Scenario& s);
+
+}  // namespace trainsim::planner

@@ -1,0 +1,177 @@
+// The plan JSON (docs/formats.md#plan): what `trainsim plan --out` writes and
+// `trainsim launch` reads.
+#include <cmath>
+
+#include "planner/plan.h"
+#include "planner/reasons.h"
+
+namespace trainsim::planner {
+namespace {
+
+using nlohmann::json;
+
+json OrNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json CandidateJson(const SearchSpace& space, const Candidate& c) {
+  return json{{"instance", space.instances[c.instance]->name},
+              {"nodes", c.nodes},
+              {"gpus", c.nodes * space.instances[c.instance]->gpus},
+              {"tp", c.tp},
+              {"pp", c.pp},
+              {"dp", c.dp},
+              {"zero_stage", c.zero_stage},
+              {"micro_batch", c.micro_batch},
+              {"recompute", ToString(c.recompute)},
+              {"schedule", ToString(c.schedule)},
+              {"virtual_stages", c.virtual_stages}};
+}
+
+json SpreadJson(const Spread& s) {
+  return json{{"mean", s.mean}, {"stddev", s.stddev}, {"p50", s.p50}, {"p90", s.p90},
+              {"p99", s.p99}};
+}
+
+const char* IntervalName(IntervalSource s) {
+  switch (s) {
+    case IntervalSource::kNone:
+      return "none";
+    case IntervalSource::kDaly:
+      return "daly";
+    case IntervalSource::kOverride:
+      return "search.checkpoint_interval_s";
+  }
+  return "?";
+}
+
+json PricedJson(const PricedJob& p) {
+  const JobEstimate& j = p.job;
+  const JobInputs& in = p.inputs;
+  return json{
+      {"pricing", ToString(p.pricing)},
+      {"price_usd_per_instance_hour", p.price_usd_hr},
+      {"expected_hours", j.expected_wall_s / 3600},
+      {"hours", SpreadJson(Spread{j.wall_s.mean / 3600, j.wall_s.stddev / 3600,
+                                  j.wall_s.p50 / 3600, j.wall_s.p90 / 3600, j.wall_s.p99 / 3600})},
+      {"cost_usd", j.cost_usd ? SpreadJson(*j.cost_usd) : json(nullptr)},
+      {"billed_instance_hours", j.mean_billed_instance_s / 3600},
+      {"interruptions_per_instance_hour", in.interruptions_per_instance_hour},
+      {"interruption_rate_is_lower_bound", p.interruption_rate_lower_bound},
+      {"expected_interruptions", j.expected_interruptions},
+      {"checkpoint_interval_s", j.checkpoint_interval_s},
+      {"checkpoint_interval_rule", IntervalName(j.interval_source)},
+      {"checkpoints", j.checkpoints},
+      {"checkpoint_write_s", in.checkpoint_write_s},
+      {"restart_s", in.restart_s},
+      {"provisioning_s", in.provisioning_s},
+      {"download_s", in.download_s},
+      {"work_hours", in.work_s / 3600},
+      {"monte_carlo_trials", j.trials_run},
+      {"max_wait_s", OrNull(j.max_wait_s)},
+      {"max_runtime_s", OrNull(j.max_runtime_s)},
+      {"meets_deadline", p.meets_deadline},
+      {"meets_budget", p.meets_budget}};
+}
+
+json BreakdownJson(const sim::Breakdown& b) {
+  return json{{"compute_s", b.compute_s},
+              {"recompute_s", b.recompute_s},
+              {"optimizer_s", b.optimizer_s},
+              {"tp_comm_s", b.tp_comm_s},
+              {"dp_comm_exposed_s", b.dp_comm_exposed_s},
+              {"weight_gather_exposed_s", b.weight_gather_exposed_s},
+              {"pp_comm_exposed_s", b.pp_comm_exposed_s},
+              {"pipeline_bubble_s", b.pipeline_bubble_s},
+              {"data_loading_exposed_s", b.data_wait_s}};
+}
+
+json ConfirmedJson(const SearchSpace& space, const ConfirmedCandidate& c) {
+  const sim::SimulationResult& r = c.simulated;
+  json priced = json::array();
+  for (const PricedJob& p : c.priced) priced.push_back(PricedJson(p));
+  const double gib = 1024.0 * 1024 * 1024;
+  return json{{"config", CandidateJson(space, c.candidate)},
+              {"description", Describe(space, c.candidate)},
+              {"estimated_step_s", c.estimate.step_s},
+              {"simulated_step_s", r.simulated ? json(r.step.step_time_s) : json(nullptr)},
+              {"estimator_error", r.simulated ? json(c.estimator_error) : json(nullptr)},
+              {"samples_per_s", r.samples_per_s},
+              {"tokens_per_s", r.tokens_per_s},
+              {"mfu", r.mfu},
+              {"memory_per_gpu_gib", r.memory.total_bytes / gib},
+              {"memory_capacity_gib", r.memory.capacity_bytes / gib},
+              {"fits", r.memory.fits},
+              {"breakdown", BreakdownJson(r.step.breakdown)},
+              {"steps", c.steps},
+              {"pricing", priced}};
+}
+
+json PrunedJson(const PruneTally& t) {
+  json out = json::object();
+  for (const auto& [reason, e] : t) out[reason] = {{"count", e.count}, {"example", e.example}};
+  return out;
+}
+
+json SearchJson(const Scenario& s, const Plan& p) {
+  const SearchConfig& q = s.search;
+  json instances = json::array(), pricing = json::array();
+  for (const InstanceType* t : p.space.instances) instances.push_back(t->name);
+  for (Pricing x : p.space.pricing) pricing.push_back(ToString(x));
+  return json{{"instances", instances},
+              {"nodes", {{"min", p.space.min_nodes}, {"max", p.space.max_nodes}}},
+              {"pricing", pricing},
+              {"objective", ToString(q.objective)},
+              {"time_weight", q.time_weight},
+              {"budget_usd", OrNull(q.budget_usd)},
+              {"deadline_hours", OrNull(q.deadline_hours)},
+              {"confirm_top", q.confirm_top},
+              {"trials", q.trials},
+              {"seed", q.seed}};
+}
+
+}  // namespace
+
+json ToJson(const Scenario& s, const Plan& p) {
+  json confirmed = json::array(), pareto = json::array(), scaling = json::array();
+  for (const ConfirmedCandidate& c : p.confirmed) confirmed.push_back(ConfirmedJson(p.space, c));
+  for (auto [i, j] : p.pareto) {
+    const PricedJob& pj = p.confirmed[i].priced[j];
+    pareto.push_back({{"candidate", i},
+                      {"pricing", ToString(pj.pricing)},
+                      {"expected_hours", pj.job.expected_wall_s / 3600},
+                      {"expected_cost_usd", pj.job.cost_usd ? json(pj.job.cost_usd->mean)
+                                                            : json(nullptr)}});
+  }
+  for (const ScalingPoint& sp : p.scaling) {
+    scaling.push_back({{"nodes", sp.nodes},
+                       {"samples_per_s", sp.samples_per_s},
+                       {"efficiency", sp.efficiency},
+                       {"expected_hours", sp.expected_hours},
+                       {"expected_cost_usd", OrNull(sp.expected_cost_usd)}});
+  }
+  json recommendation = nullptr;
+  if (p.best >= 0) {
+    const ConfirmedCandidate& b = p.confirmed[p.best];
+    recommendation = {{"candidate", p.best},
+                      {"config", CandidateJson(p.space, b.candidate)},
+                      {"pricing", ToString(b.priced[p.best_priced].pricing)},
+                      {"meets_constraints", p.meets_constraints},
+                      {"reasons", p.reasons}};
+  }
+  return json{{"version", 1},
+              {"kind", "trainsim-plan"},
+              {"scenario", s.name},
+              {"model", s.model.name},
+              {"search", SearchJson(s, p)},
+              {"estimated_candidates", p.estimated},
+              {"pruned", PrunedJson(p.pruned)},
+              {"recommendation", recommendation},
+              {"candidates", confirmed},
+              {"pareto", pareto},
+              {"scaling", {{"points", scaling},
+                           {"stops_paying_after_nodes",
+                            p.scaling_stops_paying ? json(p.scaling_stops_paying)
+                                                   : json(nullptr)}}},
+              {"assumptions", p.assumptions}};
+}
+
+}  // namespace trainsim::planner

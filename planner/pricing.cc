@@ -1,0 +1,125 @@
+#include "planner/pricing.h"
+
+#include <algorithm>
+
+#include "planner/interruptions.h"
+#include "sim/memory_model.h"
+
+namespace trainsim::planner {
+namespace {
+
+bool IsSpot(Pricing p) { return p == Pricing::kSpot || p == Pricing::kSagemakerSpot; }
+
+// The nodes' network, bytes per second each: the path to storage.
+double NodeNetBps(const InstanceType& t) { return t.nics * t.nic_gbps / 8 * 1e9; }
+
+// Aggregate storage bandwidth for `nodes` nodes writing or reading at once.
+double StorageBps(const Scenario& s) {
+  double bps = s.cluster.nodes * NodeNetBps(s.instance);
+  if (s.search.storage_GBps) bps = std::min(bps, *s.search.storage_GBps * 1e9);
+  return bps;
+}
+
+}  // namespace
+
+std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p) {
+  switch (p) {
+    case Pricing::kOnDemand:
+      return t.price_on_demand_usd_hr;
+    case Pricing::kSpot:
+      if (!t.price_on_demand_usd_hr || !t.spot_discount) return std::nullopt;
+      return *t.price_on_demand_usd_hr * (1 - *t.spot_discount);
+    case Pricing::kSagemaker:
+    case Pricing::kSagemakerSpot:
+      if (p == Pricing::kSagemakerSpot && !t.spot_discount) return std::nullopt;
+      return t.price_sagemaker_usd_hr;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> SpotRatePerHour(const Scenario& s, bool* lower_bound) {
+  *lower_bound = false;
+  if (s.search.spot_interruptions_per_month) {
+    return InterruptionsPerHour(*s.search.spot_interruptions_per_month);
+  }
+  if (!s.instance.spot_interruption_bucket) return std::nullopt;
+  std::optional<double> f =
+      MonthlyInterruptionFraction(*s.instance.spot_interruption_bucket, lower_bound);
+  if (!f) return std::nullopt;
+  return InterruptionsPerHour(*f);
+}
+
+double CheckpointBytes(const Scenario& s) {
+  if (s.search.checkpoint_bytes) return *s.search.checkpoint_bytes;
+  return ParameterCount(s.model) * sim::CheckpointBytesPerParam(s);
+}
+
+std::optional<double> DatasetBytes(const Scenario& s) {
+  if (s.search.dataset_bytes) return *s.search.dataset_bytes;
+  if (s.training.tokens > 0) return s.training.tokens * (s.model.vocab > 65535 ? 4 : 2);
+  return std::nullopt;
+}
+
+std::optional<PricingInputs> MakeJobInputs(const Scenario& s, double step_s, double steps,
+                                           Pricing p) {
+  std::optional<double> price = PriceUsdHr(s.instance, p);
+  if (!price) return std::nullopt;
+  PricingInputs out;
+  out.price_usd_hr = *price;
+  JobInputs& in = out.job;
+  in.pricing = p;
+  in.price_usd_hr = *price;
+  in.work_s = step_s * steps;
+  in.nodes = s.cluster.nodes;
+  if (IsSpot(p)) {
+    std::optional<double> rate = SpotRatePerHour(s, &out.rate_lower_bound);
+    if (!rate) return std::nullopt;
+    in.interruptions_per_instance_hour = *rate;
+    in.checkpoint_on_notice = s.search.checkpoint_on_notice;
+    if (p == Pricing::kSagemakerSpot) in.spot_billed_fraction = 1 - *s.instance.spot_discount;
+  }
+  const double storage = StorageBps(s);
+  in.checkpoint_write_s = CheckpointBytes(s) / storage;
+  in.checkpoint_interval_s = s.search.checkpoint_interval_s;
+  in.provisioning_s = s.search.provisioning_s.value_or(kDefaultProvisioning_s);
+  // A restart re-provisions, then every node reloads its share of the state.
+  in.restart_s = s.search.restart_s.value_or(kDefaultRestart_s) + in.checkpoint_write_s;
+  // Every node downloads the whole dataset, at its network rate or its share
+  // of the storage bandwidth.
+  if (std::optional<double> data = DatasetBytes(s)) {
+    in.download_s = *data / std::min(NodeNetBps(s.instance), storage / s.cluster.nodes);
+  }
+  in.trials = s.search.trials;
+  in.seed = s.search.seed;
+  return out;
+}
+
+std::vector<std::string> JobAssumptions(const Scenario& s) {
+  const SearchConfig& q = s.search;
+  std::vector<std::string> out;
+  if (!q.provisioning_s) {
+    out.push_back("provisioning takes 600 s from request to the first step (assumption, no "
+                  "source; set search.provisioning_s)");
+  }
+  if (!q.restart_s) {
+    out.push_back("a restart after an interruption takes 600 s plus reloading the checkpoint "
+                  "(assumption, no source; set search.restart_s)");
+  }
+  if (!q.storage_GBps) {
+    out.push_back("checkpoints and the dataset move at the nodes' full network rate (no storage "
+                  "limit given; set search.storage_GBps)");
+  }
+  if (!q.dataset_bytes) {
+    out.push_back(s.training.tokens > 0
+                      ? "the dataset is the training tokens as token ids of 2 bytes (4 above "
+                        "65535 vocabulary entries), downloaded once by every node"
+                      : "the dataset download is not counted (set search.dataset_bytes)");
+  }
+  out.push_back("spot interruption rates are the middle of the Spot Advisor bucket (the "
+                "lower bound 20% for \">20%\"), as interruptions per instance per month");
+  out.push_back("SageMaker managed spot saves the EC2 Spot Advisor discount (assumption: "
+                "SageMaker publishes no figure of its own)");
+  return out;
+}
+
+}  // namespace trainsim::planner

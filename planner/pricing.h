@@ -1,0 +1,51 @@
+// From a candidate and a pricing option to the job model's inputs: the
+// price, the interruption rate, checkpoint and download times, the work.
+// The defaults for what the scenario does not say are stated assumptions
+// (docs/planner.md, "Whole-job accounting"), listed by JobAssumptions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario.h"
+#include "planner/job.h"
+
+namespace trainsim::planner {
+
+// Assumptions, used when the search section does not set them.
+inline constexpr double kDefaultProvisioning_s = 600;  // request to first step
+inline constexpr double kDefaultRestart_s = 600;       // re-provision after an interruption
+
+// Price per instance-hour of `t` under `p` (spot: the on-demand price less the
+// Spot Advisor saving); nullopt when the catalog lacks a figure.
+std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p);
+
+// Spot interruptions per instance-hour for `t` (search override, else the
+// catalog bucket); nullopt when neither gives one. *lower_bound is set for
+// the open ">20%" bucket.
+std::optional<double> SpotRatePerHour(const Scenario& s, bool* lower_bound);
+
+// Bytes a checkpoint saves: the search override, else every parameter's
+// weights and optimizer state.
+double CheckpointBytes(const Scenario& s);
+
+// Dataset bytes to download: the search override, else token ids (2 bytes,
+// 4 when the vocabulary exceeds 65535) for token work; nullopt when unknown.
+std::optional<double> DatasetBytes(const Scenario& s);
+
+// The job model's inputs for scenario `s` (a candidate applied) at
+// `step_s` per step and `steps` steps under `p`. nullopt when the instance
+// has no price (or, for spot, no interruption rate) under `p`.
+struct PricingInputs {
+  JobInputs job;
+  double price_usd_hr = 0;
+  bool rate_lower_bound = false;
+};
+std::optional<PricingInputs> MakeJobInputs(const Scenario& s, double step_s, double steps,
+                                           Pricing p);
+
+// The assumptions behind MakeJobInputs for this scenario, in words.
+std::vector<std::string> JobAssumptions(const Scenario& s);
+
+}  // namespace trainsim::planner

@@ -1,0 +1,314 @@
+#include "planner/reasons.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "sim/memory_model.h"
+
+namespace trainsim::planner {
+namespace {
+
+std::string Fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+std::string Gib(double bytes) { return Fmt("%.1f GiB", bytes / (1024.0 * 1024 * 1024)); }
+std::string Hours(double s) { return Fmt(s < 360000 ? "%.1f h" : "%.0f h", s / 3600); }
+std::string Usd(double v) { return Fmt(v < 1e4 ? "$%.0f" : "$%.3g", v); }
+std::string Pct(double f) { return Fmt("%.0f%%", 100 * f); }
+
+const char* LinkName(IntraTopology t) {
+  switch (t) {
+    case IntraTopology::kNvswitch:
+      return "NVSwitch";
+    case IntraTopology::kNvlinkCubeMesh:
+      return "the NVLink cube mesh";
+    case IntraTopology::kPcie:
+    case IntraTopology::kSingle:
+      return "PCIe";
+  }
+  return "?";
+}
+
+// A layout's shape: what the usual practice chooses.
+struct Shape {
+  int tp = 1, pp = 1, zero = 0;
+  bool operator==(const Shape&) const = default;
+};
+
+std::string Name(const Shape& s) {
+  if (s.tp == 1 && s.pp == 1) {
+    return s.zero == 0 ? "plain data parallelism" : "sharded data parallelism (ZeRO-" +
+                                                        std::to_string(s.zero) + ")";
+  }
+  return "tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) + ", ZeRO-" +
+         std::to_string(s.zero);
+}
+
+// The practice's shape on the chosen instance and node count: plain DP if it
+// fits, else the first ZeRO stage that fits, else tensor parallelism over the
+// whole node (the largest tp the space allows there) and the fewest pipeline
+// stages that fit. Memory is checked with the chosen micro batch and recompute.
+std::optional<Shape> PracticeShape(const Scenario& chosen, const SearchSpace& space) {
+  Scenario s = chosen;
+  const int gpus = s.total_gpus();
+  auto fits = [&](int tp, int pp, int zero) {
+    if (gpus % (tp * pp)) return false;
+    s.parallel.tp = tp, s.parallel.pp = pp, s.parallel.dp = gpus / (tp * pp);
+    s.parallel.zero_stage = zero;
+    s.parallel.schedule = Schedule::k1F1B, s.parallel.virtual_stages = 1;
+    if (zero > 0 && s.parallel.dp == 1) return false;
+    if (s.training.global_batch % (static_cast<int64_t>(s.parallel.dp) * s.training.micro_batch))
+      return false;
+    return sim::ComputeMemory(s).fits;
+  };
+  for (int zero = 0; zero <= 3; ++zero) {
+    if (fits(1, 1, zero)) return Shape{1, 1, zero};
+  }
+  int tp = 1;
+  for (int t : space.tp) {
+    if (t <= s.instance.gpus && s.model.heads % t == 0) tp = std::max(tp, t);
+  }
+  for (int pp : space.pp) {
+    if (fits(tp, pp, pp > 1 ? 1 : 0) || (pp == 1 && fits(tp, 1, 1))) {
+      return Shape{tp, pp, pp > 1 || !fits(tp, 1, 0) ? 1 : 0};
+    }
+  }
+  return std::nullopt;
+}
+
+// Best estimated job figures of candidates on the chosen instance and nodes
+// with the given shape, under the chosen pricing slot.
+std::optional<std::pair<double, double>> BestWithShape(const std::vector<EstimatedCandidate>& all,
+                                                       const Candidate& chosen, const Shape& shape,
+                                                       int slot) {
+  std::optional<std::pair<double, double>> best;
+  for (const EstimatedCandidate& e : all) {
+    const Candidate& c = e.c;
+    if (c.instance != chosen.instance || c.nodes != chosen.nodes || c.tp != shape.tp ||
+        c.pp != shape.pp || c.zero_stage != shape.zero || !std::isfinite(e.time_s[slot])) {
+      continue;
+    }
+    if (!best || e.time_s[slot] < best->first) best = {{e.time_s[slot], e.cost_usd[slot]}};
+  }
+  return best;
+}
+
+int Slot(const SearchSpace& space, Pricing p) {
+  for (size_t i = 0; i < space.pricing.size(); ++i) {
+    if (space.pricing[i] == p) return static_cast<int>(i);
+  }
+  return 0;
+}
+
+std::string Headline(const Plan& plan, const ConfirmedCandidate& best, const PricedJob& p) {
+  const JobEstimate& j = p.job;
+  std::string out = "Run " + Describe(plan.space, best.candidate) + ", priced " +
+                    ToString(p.pricing) + ": expected " + Hours(j.expected_wall_s) + " (P90 " +
+                    Hours(j.wall_s.p90) + ")";
+  if (j.cost_usd) out += " and " + Usd(j.cost_usd->mean) + " (P90 " + Usd(j.cost_usd->p90) + ")";
+  return out + ".";
+}
+
+std::string MemoryReason(const Scenario& s, const ConfirmedCandidate& best) {
+  const double params = ParameterCount(s.model);
+  const double state = params * (sim::CheckpointBytesPerParam(s) +
+                                 sim::ActivationBytesPerElem(s.training.precision));
+  const sim::MemoryBreakdown& m = best.simulated.memory;
+  return "The model has " + Fmt("%.1f", params / 1e9) +
+         " billion parameters; their weights, gradients and optimizer state take " + Gib(state) +
+         " in all, against " + Gib(m.capacity_bytes) + " per GPU. This layout needs " +
+         Gib(m.total_bytes) + " per GPU (activations " + Gib(m.activations_bytes) + ").";
+}
+
+std::string PracticeReason(const Scenario& chosen, const Plan& plan,
+                           const ConfirmedCandidate& best, int slot,
+                           const std::vector<EstimatedCandidate>& all) {
+  const Candidate& c = best.candidate;
+  const std::optional<Shape> practice = PracticeShape(chosen, plan.space);
+  const Shape mine{c.tp, c.pp, c.zero_stage};
+  if (!practice) {
+    return "No layout of the usual practice fits on " + std::to_string(c.nodes) + " nodes; " +
+           Name(mine) + " does.";
+  }
+  if (*practice == mine) {
+    return "This follows the usual practice: " + Name(mine) +
+           (mine.tp == 1 && mine.pp == 1 ? " while the model fits"
+                                         : ", the least model parallelism that fits") +
+           ".";
+  }
+  auto theirs = BestWithShape(all, c, *practice, slot);
+  auto ours = BestWithShape(all, c, mine, slot);
+  if (!theirs || !ours) {
+    return "The usual practice would choose " + Name(*practice) +
+           "; the planner found no priced candidate of that shape here.";
+  }
+  return "The usual practice would choose " + Name(*practice) + "; the numbers say otherwise: " +
+         "by the estimator it takes " + Pct(theirs->first / ours->first - 1) + " longer" +
+         (std::isfinite(theirs->second) && std::isfinite(ours->second)
+              ? " and costs " + Pct(theirs->second / ours->second - 1) + " more"
+              : "") +
+         " than " + Name(mine) + ".";
+}
+
+std::string ParallelReason(const Scenario& s, const ConfirmedCandidate& best) {
+  const Candidate& c = best.candidate;
+  const sim::Breakdown& b = best.simulated.step.breakdown;
+  const double t = best.simulated.step.step_time_s;
+  std::string out;
+  if (c.tp > 1) {
+    out += "Tensor parallel " + std::to_string(c.tp) + " stays inside each node, over " +
+           LinkName(s.instance.topology) + " (" + Pct(b.tp_comm_s / t) + " of the step). ";
+  }
+  if (c.pp > 1) {
+    out += "Pipeline parallel " + std::to_string(c.pp) + " splits the layers; its bubble is " +
+           Pct(b.pipeline_bubble_s / t) + " of the step. ";
+  }
+  if (c.zero_stage > 0) {
+    out += "ZeRO-" + std::to_string(c.zero_stage) + " shards the " +
+           (c.zero_stage == 1 ? "optimizer state" : c.zero_stage == 2 ? "optimizer state and "
+                                                                        "gradients"
+                                                                      : "whole model state") +
+           " over dp " + std::to_string(c.dp) + ". ";
+  }
+  const std::pair<const char*, double> overheads[] = {
+      {"tensor-parallel communication", b.tp_comm_s},
+      {"the pipeline bubble", b.pipeline_bubble_s},
+      {"exposed gradient reduction", b.dp_comm_exposed_s},
+      {"exposed weight gathers", b.weight_gather_exposed_s},
+      {"exposed pipeline messages", b.pp_comm_exposed_s},
+      {"recompute", b.recompute_s},
+      {"the optimizer step", b.optimizer_s},
+      {"waiting for input", b.data_wait_s}};
+  auto worst = std::max_element(std::begin(overheads), std::end(overheads),
+                                [](auto& x, auto& y) { return x.second < y.second; });
+  out += "The simulated step is " + Fmt("%.3f s", t) + ", " + Pct(b.compute_s / t) +
+         " compute (MFU " + Pct(best.simulated.mfu) + "); the largest overhead is " +
+         worst->first + " (" + Pct(worst->second / t) + ").";
+  return out;
+}
+
+std::string InstanceReason(const Plan& plan, const ConfirmedCandidate& best, int slot,
+                           const std::vector<EstimatedCandidate>& all, double total_flops) {
+  std::map<int, double> cheapest;  // instance -> best estimated cost under the chosen pricing
+  for (const EstimatedCandidate& e : all) {
+    if (!std::isfinite(e.cost_usd[slot])) continue;
+    auto it = cheapest.find(e.c.instance);
+    if (it == cheapest.end() || e.cost_usd[slot] < it->second) cheapest[e.c.instance] = e.cost_usd[slot];
+  }
+  std::vector<std::pair<double, int>> order;
+  for (auto [i, cost] : cheapest) order.push_back({cost, i});
+  std::sort(order.begin(), order.end());
+  const InstanceType& t = *plan.space.instances[best.candidate.instance];
+  std::string out = t.name + ": " + std::to_string(t.gpus) + " x " + t.gpu.name + ", " +
+                    Fmt("%.0f", t.nics * t.nic_gbps) + " Gb/s " + (t.efa ? "EFA" : "Ethernet") +
+                    " per node. Estimated cost per EFLOP of model work, best layout per type:";
+  for (size_t k = 0; k < std::min<size_t>(order.size(), 4); ++k) {
+    out += (k ? ", " : " ") + plan.space.instances[order[k].second]->name + " " +
+           Fmt("$%.2f", order[k].first / (total_flops / 1e18));
+  }
+  return out + ".";
+}
+
+std::string PricingReason(const Scenario& s, const ConfirmedCandidate& best, const PricedJob& p) {
+  const PricedJob* on_demand = nullptr;
+  const PricedJob* spot = nullptr;
+  for (const PricedJob& q : best.priced) {
+    if (q.pricing == Pricing::kOnDemand) on_demand = &q;
+    if (q.pricing == Pricing::kSpot) spot = &q;
+  }
+  if (!s.search.spot_allowed) return "Spot was not allowed (search.spot_allowed is false).";
+  if (!on_demand || !spot || !on_demand->job.cost_usd || !spot->job.cost_usd) {
+    return std::string("Priced ") + ToString(p.pricing) +
+           "; the catalog lacks a figure to compare spot with on-demand for this type.";
+  }
+  const JobEstimate &od = on_demand->job, &sp = spot->job;
+  const double saving = 1 - sp.cost_usd->mean / od.cost_usd->mean;
+  std::string out = "Spot would " + std::string(saving >= 0 ? "save " : "cost ") +
+                    Pct(std::fabs(saving)) + (saving >= 0 ? "" : " more") + " (" +
+                    Usd(sp.cost_usd->mean) + " against " + Usd(od.cost_usd->mean) +
+                    " on demand) with " + Fmt("%.1f", sp.expected_interruptions) +
+                    " expected interruptions" +
+                    (spot->interruption_rate_lower_bound ? " (at least: the \">20%\" bucket)" : "") +
+                    ", a checkpoint every " + Fmt("%.0f min", sp.checkpoint_interval_s / 60) +
+                    " (Daly), and a P90 time of " + Hours(sp.wall_s.p90) + " against " +
+                    Hours(od.wall_s.p90) + ".";
+  if (p.pricing == Pricing::kOnDemand && saving > 0) {
+    out += spot->meets_deadline ? " On-demand wins on the objective."
+                                : " Spot misses the deadline, so on-demand it is.";
+  }
+  return out;
+}
+
+std::string ConstraintReason(const Scenario& s, const Plan& plan, const PricedJob& p) {
+  const SearchConfig& q = s.search;
+  if (!q.deadline_hours && !q.budget_usd) return "";
+  std::string what;
+  if (q.deadline_hours) what += "the deadline of " + Fmt("%.0f h", *q.deadline_hours);
+  if (q.budget_usd) what += std::string(what.empty() ? "" : " and ") + "the budget of " +
+                            Usd(*q.budget_usd);
+  if (plan.meets_constraints) {
+    return "It meets " + what + " in expectation" +
+           (q.deadline_hours && p.job.wall_s.p90 > *q.deadline_hours * 3600
+                ? " (but not at P90: " + Hours(p.job.wall_s.p90) + ")"
+                : "") +
+           ".";
+  }
+  return "No confirmed plan meets " + what + "; this is the closest by the objective.";
+}
+
+std::string EstimatorReason(const Plan& plan) {
+  double sum = 0, worst = 0;
+  int n = 0;
+  for (const ConfirmedCandidate& c : plan.confirmed) {
+    if (!c.simulated.simulated) continue;
+    sum += std::fabs(c.estimator_error);
+    worst = std::max(worst, std::fabs(c.estimator_error));
+    ++n;
+  }
+  if (n == 0) return "";
+  return "The fast estimator was within " + Fmt("%.1f%%", 100 * worst) +
+         " of the simulator on the " + std::to_string(n) + " confirmed candidates (mean " +
+         Fmt("%.1f%%", 100 * sum / n) + ").";
+}
+
+}  // namespace
+
+std::vector<std::string> Reasons(const Scenario& base, const Plan& plan,
+                                 const std::vector<EstimatedCandidate>& estimated) {
+  const ConfirmedCandidate& best = plan.confirmed[plan.best];
+  const PricedJob& p = best.priced[plan.best_priced];
+  Scenario chosen = base;
+  ApplyCandidate(plan.space, best.candidate, &chosen);
+  const int slot = Slot(plan.space, p.pricing);
+  const double total_flops =
+      best.simulated.samples_per_s * best.simulated.step.step_time_s > 0
+          ? best.steps * best.simulated.model_tflops_per_gpu * 1e12 * chosen.total_gpus() *
+                best.simulated.step.step_time_s
+          : 0;
+  std::vector<std::string> out = {Headline(plan, best, p), MemoryReason(chosen, best),
+                                  PracticeReason(chosen, plan, best, slot, estimated),
+                                  ParallelReason(chosen, best),
+                                  InstanceReason(plan, best, slot, estimated, total_flops),
+                                  PricingReason(chosen, best, p),
+                                  ConstraintReason(chosen, plan, p), EstimatorReason(plan)};
+  out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
+  return out;
+}
+
+std::string DescribePruning(const PruneTally& tally) {
+  std::vector<std::pair<int64_t, std::string>> order;
+  for (const auto& [reason, e] : tally) order.push_back({-e.count, reason});
+  std::sort(order.begin(), order.end());
+  std::string out;
+  for (const auto& [count, reason] : order) {
+    if (!out.empty()) out += "; ";
+    out += reason + ": " + std::to_string(-count) + " (e.g. " + tally.at(reason).example + ")";
+  }
+  return out;
+}
+
+}  // namespace trainsim::planner

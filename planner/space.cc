@@ -1,0 +1,334 @@
+#include "planner/space.h"
+
+#include <algorithm>
+
+namespace trainsim::planner {
+namespace {
+
+template <typename T>
+std::vector<T> Or(const std::vector<T>& given, std::vector<T> fallback) {
+  return given.empty() ? fallback : given;
+}
+
+std::vector<int> Divisors(int n, int max) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, max); ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+int LayerCount(const ModelSpec& m) {
+  return m.kind == ModelKind::kTransformer ? m.layers : static_cast<int>(m.layer_list.size());
+}
+
+// Pricing options an instance type can be billed under.
+bool HasPrice(const InstanceType& t, Pricing p) {
+  switch (p) {
+    case Pricing::kOnDemand:
+      return t.price_on_demand_usd_hr.has_value();
+    case Pricing::kSpot:
+      return t.price_on_demand_usd_hr && t.spot_discount;
+    case Pricing::kSagemaker:
+      return t.price_sagemaker_usd_hr.has_value();
+    case Pricing::kSagemakerSpot:
+      return t.price_sagemaker_usd_hr && t.spot_discount;
+  }
+  return false;
+}
+
+// Records `count` pruned candidates under `reason`; the first message stays.
+void Prune(PruneTally* tally, const std::string& reason, int64_t count,
+           const std::function<std::string()>& message) {
+  if (count <= 0) return;
+  PruneEntry& e = (*tally)[reason];
+  if (e.count == 0) e.example = message();
+  e.count += count;
+}
+
+// Schedules (with their virtual-stage counts) as one list.
+struct SchedulePick {
+  Schedule schedule;
+  int virtual_stages;
+};
+
+std::vector<SchedulePick> SchedulePicks(const SearchSpace& space) {
+  std::vector<SchedulePick> out;
+  for (Schedule s : space.schedules) {
+    if (s != Schedule::kInterleaved) {
+      out.push_back({s, 1});
+      continue;
+    }
+    for (int v : space.virtual_stages) out.push_back({s, v});
+  }
+  return out;
+}
+
+class Walker {
+ public:
+  Walker(const Scenario& base, const SearchSpace& space, const SpaceVisitor& visit,
+         PruneTally* tally)
+      : s_(base), space_(space), visit_(visit), tally_(tally), picks_(SchedulePicks(space)) {
+    s_.profile = nullptr;  // re-attached per instance when it describes its GPU
+    base_profile_ = base.profile;
+  }
+
+  void Run() {
+    for (int i = 0; i < static_cast<int>(space_.instances.size()); ++i) Instance(i);
+  }
+
+ private:
+  int64_t NodeCount() const { return space_.max_nodes - space_.min_nodes + 1; }
+  int64_t PerLayout() const {
+    return static_cast<int64_t>(space_.zero_stages.size() * space_.recompute.size() *
+                                picks_.size());
+  }
+  int64_t PerMicroBatch() const {
+    return NodeCount() * static_cast<int64_t>(space_.pp.size()) * PerLayout();
+  }
+  int64_t PerTp() const { return static_cast<int64_t>(space_.micro_batch.size()) * PerMicroBatch(); }
+
+  void Instance(int i) {
+    const InstanceType& t = *space_.instances[i];
+    c_.instance = i;
+    s_.instance = t;
+    s_.cluster.instance = t.name;
+    s_.profile = base_profile_ && base_profile_->gpu == t.gpu.name ? base_profile_ : nullptr;
+    const int64_t all = static_cast<int64_t>(space_.tp.size()) * PerTp();
+    if (!t.gpu.PeakFlops(s_.training.precision) && !s_.profile) {
+      Prune(tally_, "precision", all, [&] {
+        return t.name + ": " + t.gpu.name + " has no " + ToString(s_.training.precision) +
+               " peak in the catalog";
+      });
+      return;
+    }
+    bool priced = false;
+    for (Pricing p : space_.pricing) priced = priced || HasPrice(t, p);
+    if (!priced) {
+      Prune(tally_, "price", all, [&] {
+        return t.name + ": the catalog has no price for any allowed pricing option";
+      });
+      return;
+    }
+    for (int tp : space_.tp) Tp(tp);
+  }
+
+  void Tp(int tp) {
+    const ModelSpec& m = s_.model;
+    const std::string& name = s_.instance.name;
+    if (tp > s_.instance.gpus) {
+      return Prune(tally_, "tp-node", PerTp(), [&] {
+        return "tp " + std::to_string(tp) + " exceeds the " + std::to_string(s_.instance.gpus) +
+               " GPUs of a " + name + " node (tensor parallelism stays inside a node)";
+      });
+    }
+    if (m.kind == ModelKind::kLayerList && tp > 1) {
+      return Prune(tally_, "tp-layer-list", PerTp(), [&] {
+        return "tp " + std::to_string(tp) + ": tensor parallelism does not apply to a layer-list model";
+      });
+    }
+    if (m.kind == ModelKind::kTransformer) {
+      const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+      if (m.heads % tp || kv % tp || m.ffn_hidden % tp) {
+        return Prune(tally_, "tp-divides", PerTp(), [&] {
+          return "tp " + std::to_string(tp) + " does not divide the heads (" +
+                 std::to_string(m.heads) + "), KV heads (" + std::to_string(kv) +
+                 ") and FFN width (" + std::to_string(m.ffn_hidden) + ")";
+        });
+      }
+    }
+    c_.tp = s_.parallel.tp = tp;
+    for (int mb : space_.micro_batch) MicroBatch(mb);
+  }
+
+  void MicroBatch(int mb) {
+    c_.micro_batch = s_.training.micro_batch = mb;
+    if (s_.training.global_batch % mb) {
+      return Prune(tally_, "batch", PerMicroBatch(), [&] {
+        return "micro batch " + std::to_string(mb) + " does not divide the global batch " +
+               std::to_string(s_.training.global_batch);
+      });
+    }
+    if (visit_.on_figures) visit_.on_figures(s_);
+    for (int n = space_.min_nodes; n <= space_.max_nodes; ++n) Nodes(n);
+  }
+
+  void Nodes(int n) {
+    c_.nodes = s_.cluster.nodes = n;
+    const int gpus = n * s_.instance.gpus, layers = LayerCount(s_.model);
+    for (int pp : space_.pp) {
+      if (layers % pp) {
+        Prune(tally_, "pp-layers", PerLayout(), [&] {
+          return "pp " + std::to_string(pp) + " does not divide the model's " +
+                 std::to_string(layers) + " layers";
+        });
+        continue;
+      }
+      if (gpus % (c_.tp * pp)) {
+        Prune(tally_, "gpus", PerLayout(), [&] {
+          return "tp * pp = " + std::to_string(c_.tp * pp) + " does not divide the " +
+                 std::to_string(gpus) + " GPUs of " + std::to_string(n) + " x " + s_.instance.name;
+        });
+        continue;
+      }
+      const int dp = gpus / (c_.tp * pp);
+      if (s_.training.global_batch % (static_cast<int64_t>(dp) * c_.micro_batch)) {
+        Prune(tally_, "batch", PerLayout(), [&] {
+          return "the global batch " + std::to_string(s_.training.global_batch) +
+                 " is not divisible by dp * micro batch = " + std::to_string(dp) + " * " +
+                 std::to_string(c_.micro_batch);
+        });
+        continue;
+      }
+      c_.pp = s_.parallel.pp = pp;
+      c_.dp = s_.parallel.dp = dp;
+      Layouts();
+    }
+  }
+
+  void Layouts() {
+    const int64_t per_zero = static_cast<int64_t>(space_.recompute.size() * picks_.size());
+    for (int zero : space_.zero_stages) {
+      if (zero > 0 && c_.dp == 1) {
+        Prune(tally_, "zero-dp", per_zero, [&] {
+          return "ZeRO-" + std::to_string(zero) + " shards over dp, and dp is 1 (same as ZeRO-0)";
+        });
+        continue;
+      }
+      if (zero >= 2 && c_.pp > 1) {
+        Prune(tally_, "zero-pp", per_zero, [&] {
+          return "ZeRO-" + std::to_string(zero) +
+                 " with pipeline parallelism (pp " + std::to_string(c_.pp) +
+                 "): DeepSpeed's pipeline engine supports ZeRO-1 only";
+        });
+        continue;
+      }
+      c_.zero_stage = s_.parallel.zero_stage = zero;
+      for (Recompute r : space_.recompute) RecomputeChoice(r);
+    }
+  }
+
+  void RecomputeChoice(Recompute r) {
+    if (r != Recompute::kNone && s_.model.kind == ModelKind::kLayerList) {
+      return Prune(tally_, "recompute-layer-list", static_cast<int64_t>(picks_.size()), [&] {
+        return std::string("recompute ") + ToString(r) + " applies to transformer layers only";
+      });
+    }
+    c_.recompute = s_.training.recompute = r;
+    for (const SchedulePick& pick : picks_) Schedule(pick);
+  }
+
+  void Schedule(const SchedulePick& pick) {
+    const int pp = c_.pp, v = pick.virtual_stages;
+    if (pp == 1 && pick.schedule != Schedule::k1F1B) {
+      return Prune(tally_, "schedule-pp1", 1, [&] {
+        return std::string("schedule ") + ToString(pick.schedule) +
+               " with pp 1 is the same as no pipeline";
+      });
+    }
+    if (pick.schedule == Schedule::kInterleaved) {
+      const int64_t m = s_.training.global_batch / (static_cast<int64_t>(c_.dp) * c_.micro_batch);
+      const int layers = LayerCount(s_.model);
+      if (layers % (pp * v) || m % pp) {
+        return Prune(tally_, "interleaved", 1, [&] {
+          return "interleaved with " + std::to_string(v) + " virtual stages needs pp * v = " +
+                 std::to_string(pp * v) + " to divide the " + std::to_string(layers) +
+                 " layers and the " + std::to_string(m) + " microbatches per pipeline to be a "
+                 "multiple of pp " + std::to_string(pp);
+        });
+      }
+    }
+    c_.schedule = s_.parallel.schedule = pick.schedule;
+    c_.virtual_stages = s_.parallel.virtual_stages = v;
+    const sim::MemoryBreakdown mem = sim::ComputeMemory(s_);
+    if (!mem.fits) {
+      return Prune(tally_, "memory", 1, [&] {
+        return Describe(space_, c_) + ": " + sim::DescribeShortfall(mem, s_);
+      });
+    }
+    visit_.on_candidate(c_, s_, mem);
+  }
+
+  Scenario s_;
+  std::shared_ptr<const HardwareProfile> base_profile_;
+  const SearchSpace& space_;
+  const SpaceVisitor& visit_;
+  PruneTally* tally_;
+  std::vector<SchedulePick> picks_;
+  Candidate c_;
+};
+
+}  // namespace
+
+Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
+  const SearchConfig& q = s.search;
+  SearchSpace space;
+  std::vector<std::string> names = q.instances;
+  if (names.empty()) {
+    for (const std::string& n : catalog.Names()) {
+      const InstanceType* t = catalog.Find(n);
+      if (t->is_aws && t->gpus > 0) names.push_back(n);
+    }
+  }
+  int max_gpus = 1;
+  for (const std::string& n : names) {
+    const InstanceType* t = catalog.Find(n);
+    if (!t) return Status::InvalidInput("search.instances: unknown instance type \"" + n + "\"");
+    space.instances.push_back(t);
+    max_gpus = std::max(max_gpus, t->gpus);
+  }
+  std::vector<int> tp;
+  for (int t = 1; t <= max_gpus; t *= 2) tp.push_back(t);
+  space.tp = Or(q.tp, tp);
+  space.pp = Or(q.pp, Divisors(LayerCount(s.model), q.max_pp));
+  space.micro_batch = Or(q.micro_batch, {1, 2, 4, 8});
+  space.zero_stages = Or(q.zero_stages, {0, 1, 2, 3});
+  space.recompute = Or(q.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
+  space.schedules = Or(q.schedules, {Schedule::k1F1B, Schedule::kInterleaved});
+  space.virtual_stages = Or(q.virtual_stages, {2, 4});
+  std::vector<Pricing> pricing = {Pricing::kOnDemand, Pricing::kSpot, Pricing::kSagemaker,
+                                  Pricing::kSagemakerSpot};
+  for (Pricing p : Or(q.pricing, pricing)) {
+    const bool spot = p == Pricing::kSpot || p == Pricing::kSagemakerSpot;
+    if (!spot || q.spot_allowed) space.pricing.push_back(p);
+  }
+  space.min_nodes = q.min_nodes;
+  space.max_nodes = q.max_nodes;
+  return space;
+}
+
+void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s) {
+  const InstanceType& t = *space.instances[c.instance];
+  if (s->profile && s->profile->gpu != t.gpu.name) s->profile = nullptr;
+  s->instance = t;
+  s->cluster.instance = t.name;
+  s->cluster.nodes = c.nodes;
+  s->parallel.tp = c.tp;
+  s->parallel.pp = c.pp;
+  s->parallel.dp = c.dp;
+  s->parallel.zero_stage = c.zero_stage;
+  s->parallel.schedule = c.schedule;
+  s->parallel.virtual_stages = c.virtual_stages;
+  s->training.micro_batch = c.micro_batch;
+  s->training.recompute = c.recompute;
+}
+
+std::string Describe(const SearchSpace& space, const Candidate& c) {
+  std::string out = space.instances[c.instance]->name + " x " + std::to_string(c.nodes) +
+                    ": tp " + std::to_string(c.tp) + ", pp " + std::to_string(c.pp) + ", dp " +
+                    std::to_string(c.dp) + ", ZeRO-" + std::to_string(c.zero_stage) +
+                    ", micro batch " + std::to_string(c.micro_batch) + ", " +
+                    ToString(c.recompute) + " recompute";
+  if (c.pp > 1) {
+    out += std::string(", ") + ToString(c.schedule);
+    if (c.schedule == Schedule::kInterleaved) out += " x" + std::to_string(c.virtual_stages);
+  }
+  return out;
+}
+
+void WalkSpace(const Scenario& base, const SearchSpace& space, const SpaceVisitor& visit,
+               PruneTally* tally) {
+  Walker(base, space, visit, tally).Run();
+}
+
+}  // namespace trainsim::planner

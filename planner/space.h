@@ -1,0 +1,73 @@
+// The planner's search space: every way to run a scenario's job that the
+// `search` section allows, the impossible ones pruned with their reason.
+//
+// A candidate is an instance type, a node count and a parallel layout (tp,
+// pp, dp, ZeRO stage, micro batch, recompute, schedule and virtual stages).
+// Pricing is not part of it: it changes the bill, not the step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "sim/memory_model.h"
+
+namespace trainsim::planner {
+
+struct Candidate {
+  int instance = 0;  // index into SearchSpace::instances
+  int nodes = 1;
+  int tp = 1, pp = 1, dp = 1;
+  int zero_stage = 0;
+  int micro_batch = 1;
+  Recompute recompute = Recompute::kNone;
+  Schedule schedule = Schedule::k1F1B;
+  int virtual_stages = 1;
+};
+
+// Why candidates were pruned: one entry per reason, with how many candidates
+// it removed (counted at full granularity: a reason that removes a tp value
+// removes every candidate below it) and the first one's message.
+struct PruneEntry {
+  int64_t count = 0;
+  std::string example;
+};
+using PruneTally = std::map<std::string, PruneEntry>;
+
+// The resolved space of a scenario's `search` section.
+struct SearchSpace {
+  std::vector<const InstanceType*> instances;
+  std::vector<int> tp, pp, micro_batch, zero_stages, virtual_stages;
+  std::vector<Recompute> recompute;
+  std::vector<Schedule> schedules;
+  std::vector<Pricing> pricing;
+  int min_nodes = 1, max_nodes = 1;
+};
+
+// Fills the defaults of docs/planner.md for every list the section leaves
+// empty. Fails when the section names an instance the catalog lacks.
+Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog);
+
+// `base` with the candidate applied (instance, nodes, parallel, training).
+void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s);
+
+// "p4d.24xlarge x 128: tp 8, pp 8, dp 16, ZeRO-1, micro batch 1, full recompute, 1f1b"
+std::string Describe(const SearchSpace& space, const Candidate& c);
+
+// Walks the space in a fixed order. For each instance type and (tp, micro
+// batch), `on_figures` is called once with the scenario set to them (the
+// estimator caches its per-layer figures there); then `on_candidate` for
+// every candidate that survives pruning, with the scenario set to it and its
+// memory breakdown. Pruned candidates go to *tally.
+struct SpaceVisitor {
+  std::function<void(const Scenario&)> on_figures;
+  std::function<void(const Candidate&, const Scenario&, const sim::MemoryBreakdown&)> on_candidate;
+};
+void WalkSpace(const Scenario& base, const SearchSpace& space, const SpaceVisitor& visit,
+               PruneTally* tally);
+
+}  // namespace trainsim::planner
