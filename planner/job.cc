@@ -1,0 +1,212 @@
+#include "planner/job.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "planner/interruptions.h"
+#include "planner/job_check.h"
+#include "planner/job_run.h"
+
+namespace trainsim::planner {
+namespace {
+
+// The Monte-Carlo draws at most this many interruptions per estimate (about
+// half a second); below kMinTrials trials it is skipped for the closed form.
+constexpr double kMaxSimulatedInterruptions = 2e7;
+constexpr int kMinTrials = 100;
+constexpr double kSecondsPerHour = 3600;
+
+struct Plan {
+  JobShape shape;
+  double interval_s = 0;
+  IntervalSource source = IntervalSource::kNone;
+  int64_t checkpoints = 0;
+};
+
+double JobMtbi_s(const JobInputs& in) {
+  const double per_s = in.interruptions_per_instance_hour * in.nodes / kSecondsPerHour;
+  return per_s > 0 ? 1 / per_s : std::numeric_limits<double>::infinity();
+}
+
+// The work between checkpoints and where it comes from.
+void ChooseInterval(const JobInputs& in, double mtbi_s, Plan* plan) {
+  if (in.checkpoint_interval_s) {
+    plan->interval_s = *in.checkpoint_interval_s;
+    plan->source = IntervalSource::kOverride;
+  } else if (!std::isinf(mtbi_s) && !in.checkpoint_on_notice) {
+    plan->interval_s = DalyInterval_s(in.checkpoint_write_s, mtbi_s);
+    plan->source = IntervalSource::kDaly;
+  } else {
+    plan->interval_s = in.work_s;
+    plan->source = IntervalSource::kNone;
+  }
+}
+
+// Splits the work into segments of interval_s, the last one shorter; every
+// segment ends with a checkpoint write, the last one being the final save.
+Expected<Plan> MakePlan(const JobInputs& in) {
+  Plan plan;
+  JobShape& s = plan.shape;
+  s.download_s = in.download_s;
+  s.mtbi_s = JobMtbi_s(in);
+  s.restart_s = in.restart_s;
+  s.nodes = in.nodes;
+  ChooseInterval(in, s.mtbi_s, &plan);
+  if (Status st = CheckSegmentCount(in, plan.interval_s, plan.source == IntervalSource::kDaly);
+      !st.ok()) {
+    return st;
+  }
+  // A hair of tolerance so that work = k * interval gives k segments, not k + 1.
+  const double segments = std::max(1.0, std::ceil(in.work_s / plan.interval_s * (1 - 1e-12)));
+  plan.checkpoints = static_cast<int64_t>(segments);
+  const double delta = in.checkpoint_write_s;
+  if (in.checkpoint_on_notice) {
+    s.on_notice = true;
+    s.progress_s = in.work_s + segments * delta;
+    s.notice_write_s = delta;
+  } else {
+    s.full_segments = plan.checkpoints - 1;
+    s.full_segment_s = plan.interval_s + delta;
+    s.last_segment_s = in.work_s - (segments - 1) * plan.interval_s + delta;
+  }
+  return plan;
+}
+
+// Nearest rank: the value at 1-based position ceil(percent / 100 * n).
+double Percentile(const std::vector<double>& sorted, int percent) {
+  const int64_t n = static_cast<int64_t>(sorted.size());
+  const int64_t rank = (percent * n + 99) / 100;
+  return sorted[std::max<int64_t>(rank, 1) - 1];
+}
+
+Spread SpreadOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  Spread out;
+  // Summed as offsets from the smallest: exact when every trial agrees.
+  double offsets = 0;
+  for (double v : values) offsets += v - values.front();
+  const double n = static_cast<double>(values.size());
+  out.mean = values.front() + offsets / n;
+  double squares = 0;
+  for (double v : values) squares += (v - out.mean) * (v - out.mean);
+  out.stddev = n > 1 ? std::sqrt(squares / (n - 1)) : 0;
+  out.p50 = Percentile(values, 50);
+  out.p90 = Percentile(values, 90);
+  out.p99 = Percentile(values, 99);
+  return out;
+}
+
+Spread Constant(double v) { return Spread{v, 0, v, v, v}; }
+
+Spread Shifted(Spread s, double by) {
+  s.mean += by;
+  s.p50 += by;
+  s.p90 += by;
+  s.p99 += by;
+  return s;
+}
+
+// Billing rules (reference/aws-instances-sources.json, _spot_and_billing):
+// EC2 per instance session (JobSimulator); SageMaker N x training seconds with
+// the same 60 s minimum; managed spot BillableTimeInSeconds x InstanceCount,
+// BillableTime = training time x spot_billed_fraction.
+double BilledInstance_s(const JobInputs& in, const TrialOutcome& t) {
+  switch (in.pricing) {
+    case Pricing::kOnDemand:
+    case Pricing::kSpot:
+      return t.session_billed_instance_s;
+    case Pricing::kSagemaker:
+      return in.nodes * std::max(kMinimumSession_s, t.run_s);
+    case Pricing::kSagemakerSpot:
+      return in.nodes * t.run_s * in.spot_billed_fraction;
+  }
+  return 0;
+}
+
+// The skipped Monte-Carlo's stand-in: expectations, ignoring the 60 s minimum;
+// under EC2 each interruption leaves one instance unbilled for R.
+TrialOutcome ExpectedOutcome(const JobInputs& in, const JobShape& shape) {
+  TrialOutcome t;
+  t.run_s = ExpectedRun_s(shape);
+  t.session_billed_instance_s =
+      std::max(0.0, in.nodes * t.run_s - ExpectedInterruptions(shape) * in.restart_s);
+  return t;
+}
+
+struct Samples {
+  std::vector<double> run_s, billed_instance_s;
+  double interruptions = 0;
+};
+
+Samples Simulate(const JobInputs& in, const JobShape& shape, int trials) {
+  Samples out;
+  out.run_s.reserve(trials);
+  out.billed_instance_s.reserve(trials);
+  JobSimulator sim(shape, in.seed);
+  for (int i = 0; i < trials; ++i) {
+    const TrialOutcome t = sim.RunTrial();
+    out.run_s.push_back(t.run_s);
+    out.billed_instance_s.push_back(BilledInstance_s(in, t));
+    out.interruptions += static_cast<double>(t.interruptions);
+  }
+  out.interruptions /= trials;
+  return out;
+}
+
+void FillFromSamples(const JobInputs& in, Samples samples, JobEstimate* e) {
+  e->trials_run = static_cast<int>(samples.run_s.size());
+  e->wall_s = Shifted(SpreadOf(std::move(samples.run_s)), in.provisioning_s);
+  const Spread billed = SpreadOf(samples.billed_instance_s);
+  e->mean_billed_instance_s = billed.mean;
+  e->mean_interruptions = samples.interruptions;
+  if (!in.price_usd_hr) return;
+  const double usd_per_s = *in.price_usd_hr / kSecondsPerHour;
+  for (double& b : samples.billed_instance_s) b *= usd_per_s;
+  e->cost_usd = SpreadOf(std::move(samples.billed_instance_s));
+}
+
+void FillFromClosedForm(const JobInputs& in, const JobShape& shape, JobEstimate* e) {
+  const TrialOutcome t = ExpectedOutcome(in, shape);
+  e->monte_carlo_skipped = true;
+  e->wall_s = Constant(in.provisioning_s + t.run_s);
+  e->mean_billed_instance_s = BilledInstance_s(in, t);
+  e->mean_interruptions = e->expected_interruptions;
+  if (in.price_usd_hr) {
+    e->cost_usd = Constant(*in.price_usd_hr / kSecondsPerHour * e->mean_billed_instance_s);
+  }
+}
+
+double CeilHour_s(double s) { return std::ceil(s / kSecondsPerHour) * kSecondsPerHour; }
+
+}  // namespace
+
+Expected<JobEstimate> EstimateJob(const JobInputs& in) {
+  if (Status st = CheckJobInputs(in); !st.ok()) return st;
+  Expected<Plan> plan = MakePlan(in);
+  if (!plan.ok()) return plan.status();
+  const JobShape& shape = plan->shape;
+  JobEstimate e;
+  e.mtbi_s = shape.mtbi_s;
+  e.checkpoint_interval_s = plan->interval_s;
+  e.interval_source = plan->source;
+  e.checkpoints = plan->checkpoints;
+  e.expected_interruptions = ExpectedInterruptions(shape);
+  e.expected_wall_s = in.provisioning_s + ExpectedRun_s(shape);
+  if (Status st = CheckFinishes(in, e.expected_wall_s, shape.mtbi_s); !st.ok()) return st;
+
+  const double affordable = kMaxSimulatedInterruptions / std::max(1.0, e.expected_interruptions);
+  const int trials = affordable >= in.trials ? in.trials : static_cast<int>(affordable);
+  if (trials >= std::min(in.trials, kMinTrials)) {
+    FillFromSamples(in, Simulate(in, shape, trials), &e);
+  } else {
+    FillFromClosedForm(in, shape, &e);
+  }
+  if (in.pricing == Pricing::kSagemakerSpot) {
+    e.max_wait_s = CeilHour_s(e.wall_s.p99);
+    e.max_runtime_s = CeilHour_s(e.wall_s.p99 - in.provisioning_s);
+  }
+  return e;
+}
+
+}  // namespace trainsim::planner

@@ -1,0 +1,99 @@
+// Whole-job time and cost of one candidate configuration under one pricing
+// option: provisioning, dataset download, the computation, checkpoint writes,
+// and the time lost to interruptions (spot reclaims, or any failures the
+// caller gives a rate for). DESIGN.md section 5; docs/planner-job-model.md.
+//
+// The expectation comes from closed forms (Daly 2006); the spread from a
+// seeded Monte-Carlo of the job. EstimateJob is a pure function: no I/O, no
+// globals, thread-safe; the same inputs give the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/search.h"
+#include "core/status.h"
+
+namespace trainsim::planner {
+
+struct JobInputs {
+  double work_s = 0;  // computation at full speed: steps x seconds per step; > 0
+  int nodes = 1;      // instances
+  // Price per instance-hour under `pricing` (for SageMaker options, the
+  // SageMaker price). Absent: every cost in the estimate is absent, never 0.
+  std::optional<double> price_usd_hr;
+  Pricing pricing = Pricing::kOnDemand;
+  double provisioning_s = 0;      // request to instances up: in the wall time, not billed
+  double download_s = 0;          // dataset download before the first step: billed
+  double checkpoint_write_s = 0;  // delta: one checkpoint write, training paused
+  // R: after an interruption, re-provisioning the lost instance and reloading
+  // the checkpoint. The surviving instances are billed through it.
+  double restart_s = 0;
+  // Interruptions per instance-hour: 0 for on-demand and SageMaker, the spot
+  // rate (InterruptionsPerHour) for spot; a non-zero rate under on-demand
+  // pricing models hardware failures the same way.
+  double interruptions_per_instance_hour = 0;
+  // Work seconds between checkpoints. Unset: the Daly interval when the rate
+  // is non-zero, else no periodic checkpoints (one final write).
+  std::optional<double> checkpoint_interval_s;
+  // Write a checkpoint within the 120 s spot notice (needs checkpoint_write_s
+  // <= 120; spot and sagemaker-spot only): no work is lost, no periodic
+  // checkpoints unless checkpoint_interval_s is set.
+  bool checkpoint_on_notice = false;
+  // kSagemakerSpot: billed seconds / run seconds (1 - the managed-spot saving).
+  double spot_billed_fraction = 1;
+  int trials = 2000;  // Monte-Carlo runs, 1 to 1000000
+  uint64_t seed = 1;
+};
+
+// A figure over the Monte-Carlo trials. Percentiles are nearest-rank: the
+// value at position ceil(p * trials) of the sorted trials (1-based).
+struct Spread {
+  double mean = 0;
+  double stddev = 0;  // sample standard deviation; 0 for one trial
+  double p50 = 0;
+  double p90 = 0;
+  double p99 = 0;
+};
+
+enum class IntervalSource {
+  kNone,      // no periodic checkpoints: only the final write
+  kDaly,      // DalyInterval_s of the write time and the job's MTBI
+  kOverride,  // JobInputs::checkpoint_interval_s
+};
+
+struct JobEstimate {
+  // Closed forms (exact expectations under the model).
+  double expected_wall_s = 0;  // provisioning + download + training with its losses
+  double expected_interruptions = 0;
+  double mtbi_s = 0;  // the whole job's mean time between interruptions; infinity without
+
+  // Checkpoints.
+  double checkpoint_interval_s = 0;  // work between writes; work_s when kNone
+  IntervalSource interval_source = IntervalSource::kNone;
+  int64_t checkpoints = 0;  // scheduled writes, the final one included (not notice writes)
+
+  // Monte-Carlo. Cost percentiles are taken over cost on its own (the P90
+  // cost and the P90 time may come from different trials).
+  Spread wall_s;
+  std::optional<Spread> cost_usd;     // absent without a price
+  double mean_billed_instance_s = 0;  // what the price applies to
+  double mean_interruptions = 0;
+  int trials_run = 0;  // fewer than asked when the interruptions would take too long
+  // Too many interruptions to simulate: wall_s and cost_usd hold the closed
+  // form (stddev 0) and billing ignores the per-session minimum.
+  bool monte_carlo_skipped = false;
+
+  // SageMaker managed spot: MaxWaitTimeInSeconds = P99 wall time, and
+  // MaxRuntimeInSeconds = P99 of the wall time less provisioning, each
+  // rounded up to a whole hour.
+  std::optional<double> max_wait_s;
+  std::optional<double> max_runtime_s;
+};
+
+// InvalidInput naming the field for a bad input (negative or non-finite
+// times, nodes < 1, trials out of range, interruptions with no way to
+// checkpoint, a job that would never finish).
+Expected<JobEstimate> EstimateJob(const JobInputs& in);
+
+}  // namespace trainsim::planner

@@ -1,0 +1,117 @@
+#include "planner/job_check.h"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "core/scenario.h"
+#include "planner/interruptions.h"
+
+namespace trainsim::planner {
+namespace {
+
+constexpr int kMaxNodes = 1000000;
+constexpr int kMaxTrials = 1000000;
+constexpr double kMaxSegments = 1e12;
+
+std::string Num(double v) {
+  std::ostringstream os;
+  os.precision(15);
+  os << v;
+  return os.str();
+}
+
+Status Bad(const std::string& field, const std::string& what) {
+  return Status::InvalidInput(field + ": " + what);
+}
+
+Status AtLeastZero(const char* field, double v) {
+  if (std::isfinite(v) && v >= 0) return Status::Ok();
+  return Bad(field, "expected a finite number >= 0, got " + Num(v));
+}
+
+Status Positive(const char* field, double v) {
+  if (std::isfinite(v) && v > 0) return Status::Ok();
+  return Bad(field, "expected a finite number > 0, got " + Num(v));
+}
+
+Status IntIn(const char* field, int v, int max) {
+  if (v >= 1 && v <= max) return Status::Ok();
+  return Bad(field,
+             "expected an integer in [1, " + std::to_string(max) + "], got " + std::to_string(v));
+}
+
+Status CheckFields(const JobInputs& in) {
+  const Status checks[] = {
+      Positive("work_s", in.work_s),
+      IntIn("nodes", in.nodes, kMaxNodes),
+      in.price_usd_hr ? AtLeastZero("price_usd_hr", *in.price_usd_hr) : Status::Ok(),
+      AtLeastZero("provisioning_s", in.provisioning_s),
+      AtLeastZero("download_s", in.download_s),
+      AtLeastZero("checkpoint_write_s", in.checkpoint_write_s),
+      AtLeastZero("restart_s", in.restart_s),
+      AtLeastZero("interruptions_per_instance_hour", in.interruptions_per_instance_hour),
+      in.checkpoint_interval_s ? Positive("checkpoint_interval_s", *in.checkpoint_interval_s)
+                               : Status::Ok(),
+      in.spot_billed_fraction > 0 && in.spot_billed_fraction <= 1
+          ? Status::Ok()
+          : Bad("spot_billed_fraction",
+                "expected a number in (0, 1], got " + Num(in.spot_billed_fraction)),
+      IntIn("trials", in.trials, kMaxTrials),
+  };
+  for (const Status& st : checks) {
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status CheckOnNotice(const JobInputs& in) {
+  if (!in.checkpoint_on_notice) return Status::Ok();
+  if (in.pricing != Pricing::kSpot && in.pricing != Pricing::kSagemakerSpot) {
+    return Bad("checkpoint_on_notice", std::string(ToString(in.pricing)) +
+                                           " pricing gives no interruption notice; only spot "
+                                           "and sagemaker-spot do");
+  }
+  if (in.checkpoint_write_s > kSpotNotice_s) {
+    return Bad("checkpoint_write_s", Num(in.checkpoint_write_s) + " s does not fit in the " +
+                                         Num(kSpotNotice_s) +
+                                         " s spot interruption notice (checkpoint_on_notice)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckJobInputs(const JobInputs& in) {
+  if (Status st = CheckFields(in); !st.ok()) return st;
+  if (Status st = CheckOnNotice(in); !st.ok()) return st;
+  const bool daly = in.interruptions_per_instance_hour > 0 && !in.checkpoint_on_notice &&
+                    !in.checkpoint_interval_s;
+  if (daly && in.checkpoint_write_s == 0) {
+    return Bad("checkpoint_write_s",
+               "0 with interruptions gives a Young/Daly interval of 0; give the write time or "
+               "checkpoint_interval_s");
+  }
+  return Status::Ok();
+}
+
+Status CheckSegmentCount(const JobInputs& in, double interval_s, bool from_daly) {
+  if (in.work_s / interval_s <= kMaxSegments) return Status::Ok();
+  const std::string split = " s splits work_s = " + Num(in.work_s) + " s into more than " +
+                            Num(kMaxSegments) + " checkpoints";
+  if (from_daly) {
+    return Bad("checkpoint_write_s", Num(in.checkpoint_write_s) + " s gives a Daly interval of " +
+                                         Num(interval_s) + split);
+  }
+  return Bad("checkpoint_interval_s", Num(interval_s) + split);
+}
+
+Status CheckFinishes(const JobInputs& in, double expected_wall_s, double mtbi_s) {
+  if (std::isfinite(expected_wall_s)) return Status::Ok();
+  return Bad("interruptions_per_instance_hour",
+             Num(in.interruptions_per_instance_hour) + " x nodes = " + std::to_string(in.nodes) +
+                 " means an interruption every " + Num(mtbi_s) +
+                 " s on average: the expected wall time overflows (the job would never finish)");
+}
+
+}  // namespace trainsim::planner

@@ -1,0 +1,129 @@
+#include "planner/job_run.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/interruptions.h"
+
+namespace trainsim::planner {
+
+double ExpectedRun_s(const JobShape& s) {
+  if (s.on_notice) {
+    return s.download_s + ExpectedOnNotice_s(s.progress_s, s.notice_write_s, s.restart_s, s.mtbi_s);
+  }
+  return s.download_s +
+         static_cast<double>(s.full_segments) *
+             ExpectedSegment_s(s.full_segment_s, s.restart_s, s.mtbi_s) +
+         ExpectedSegment_s(s.last_segment_s, s.restart_s, s.mtbi_s);
+}
+
+double ExpectedInterruptions(const JobShape& s) {
+  if (s.on_notice) return ExpectedOnNoticeInterruptions(s.progress_s, s.restart_s, s.mtbi_s);
+  return static_cast<double>(s.full_segments) *
+             ExpectedSegmentInterruptions(s.full_segment_s, s.restart_s, s.mtbi_s) +
+         ExpectedSegmentInterruptions(s.last_segment_s, s.restart_s, s.mtbi_s);
+}
+
+JobSimulator::JobSimulator(const JobShape& shape, uint64_t seed)
+    : shape_(shape), rng_(seed), session_start_s_(shape.nodes, 0.0), struck_(shape.nodes, 0) {}
+
+TrialOutcome JobSimulator::RunTrial() {
+  out_ = TrialOutcome();
+  now_s_ = shape_.download_s;
+  if (shape_.on_notice) {
+    RunOnNotice();
+  } else {
+    RunPeriodic();
+  }
+  out_.run_s = now_s_;
+  CloseSessions();
+  return out_;
+}
+
+double JobSimulator::Uniform01() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+double JobSimulator::NextGap_s() {
+  if (std::isinf(shape_.mtbi_s)) return shape_.mtbi_s;
+  return -shape_.mtbi_s * std::log(1.0 - Uniform01());
+}
+
+void JobSimulator::RunPeriodic() {
+  const double full_s = shape_.full_segment_s;
+  const double per_full = 1 / full_s;
+  int64_t full_left = shape_.full_segments;
+  double gap_s = NextGap_s();
+  while (true) {
+    if (full_left > 0) {
+      // Whole segments that finish before the next failure, in one step
+      // (truncation is the floor here: gap_s >= 0; infinity takes them all).
+      const double fit = gap_s * per_full;
+      const int64_t done =
+          fit >= static_cast<double>(full_left) ? full_left : static_cast<int64_t>(fit);
+      now_s_ += static_cast<double>(done) * full_s;
+      gap_s = std::max(0.0, gap_s - static_cast<double>(done) * full_s);
+      full_left -= done;
+    }
+    const double segment_s = full_left > 0 ? full_s : shape_.last_segment_s;
+    if (full_left == 0 && gap_s >= segment_s) {
+      now_s_ += segment_s;
+      return;
+    }
+    now_s_ += gap_s;  // the failure strikes inside the segment: its progress is lost
+    gap_s = Interrupt();
+  }
+}
+
+void JobSimulator::RunOnNotice() {
+  double left_s = shape_.progress_s;
+  for (double gap_s = NextGap_s(); gap_s < left_s; gap_s = Interrupt()) {
+    now_s_ += gap_s + shape_.notice_write_s;  // nothing lost; the instance goes after the write
+    left_s -= gap_s;
+  }
+  now_s_ += left_s;
+}
+
+double JobSimulator::Interrupt() {
+  StrikeInstance();
+  while (true) {  // the restart phase: R without a failure ends it
+    const double gap_s = NextGap_s();
+    if (gap_s >= shape_.restart_s) {
+      now_s_ += shape_.restart_s;
+      // Given gap >= R, gap - R is again exponential with mean M (no memory):
+      // the time from the end of the restart to the next failure, one log saved.
+      return gap_s - shape_.restart_s;
+    }
+    now_s_ += gap_s;
+    StrikeInstance();
+  }
+}
+
+void JobSimulator::StrikeInstance() {
+  ++out_.interruptions;
+  int i = 0;
+  if (shape_.nodes > 1) {
+    i = std::min(shape_.nodes - 1, static_cast<int>(Uniform01() * shape_.nodes));
+  }
+  double& start_s = session_start_s_[i];
+  if (!struck_[i]) {
+    struck_[i] = 1;
+    touched_.push_back(i);
+  }
+  if (start_s <= now_s_) {  // running: its session ends now
+    out_.session_billed_instance_s += std::max(kMinimumSession_s, now_s_ - start_s);
+  }
+  start_s = now_s_ + shape_.restart_s;
+}
+
+void JobSimulator::CloseSessions() {
+  const double end_s = out_.run_s;
+  const double untouched = static_cast<double>(shape_.nodes - static_cast<int>(touched_.size()));
+  out_.session_billed_instance_s += untouched * std::max(kMinimumSession_s, end_s);
+  for (int i : touched_) {
+    out_.session_billed_instance_s += std::max(kMinimumSession_s, end_s - session_start_s_[i]);
+    session_start_s_[i] = 0;
+    struck_[i] = 0;
+  }
+  touched_.clear();
+}
+
+}  // namespace trainsim::planner

@@ -1,0 +1,368 @@
+#include "planner/job.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "planner/interruptions.h"
+
+namespace trainsim::planner {
+namespace {
+
+JobInputs OnDemand() {
+  JobInputs in;
+  in.work_s = 36000;
+  in.nodes = 4;
+  in.price_usd_hr = 32.77;
+  in.provisioning_s = 600;
+  in.download_s = 300;
+  in.checkpoint_write_s = 120;
+  in.restart_s = 900;
+  in.trials = 100;
+  return in;
+}
+
+// Spot on 8 instances, 0.05 interruptions per instance-hour: M = 9000 s.
+JobInputs Spot() {
+  JobInputs in = OnDemand();
+  in.pricing = Pricing::kSpot;
+  in.nodes = 8;
+  in.price_usd_hr = 9.83;
+  in.work_s = 360000;
+  in.checkpoint_write_s = 300;
+  in.interruptions_per_instance_hour = 0.05;
+  in.trials = 2000;
+  return in;
+}
+
+JobEstimate Estimate(const JobInputs& in) {
+  Expected<JobEstimate> e = EstimateJob(in);
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  return e.ok() ? *e : JobEstimate();
+}
+
+TEST(EstimateJob, OnDemandIsExact) {
+  const JobEstimate e = Estimate(OnDemand());
+  const double wall_s = 600 + 300 + 36000 + 120;  // provisioning, download, work, final write
+  EXPECT_DOUBLE_EQ(e.expected_wall_s, wall_s);
+  EXPECT_EQ(e.interval_source, IntervalSource::kNone);
+  EXPECT_EQ(e.checkpoints, 1);
+  EXPECT_EQ(e.expected_interruptions, 0);
+  EXPECT_EQ(e.mean_interruptions, 0);
+  EXPECT_EQ(e.trials_run, 100);
+  for (double v : {e.wall_s.mean, e.wall_s.p50, e.wall_s.p90, e.wall_s.p99}) {
+    EXPECT_DOUBLE_EQ(v, wall_s);
+  }
+  EXPECT_EQ(e.wall_s.stddev, 0);
+  const double billed_s = 4 * (300 + 36000 + 120);  // provisioning is not billed
+  EXPECT_DOUBLE_EQ(e.mean_billed_instance_s, billed_s);
+  ASSERT_TRUE(e.cost_usd.has_value());
+  EXPECT_DOUBLE_EQ(e.cost_usd->mean, 32.77 / 3600 * billed_s);
+  EXPECT_DOUBLE_EQ(e.cost_usd->p90, 32.77 / 3600 * billed_s);
+  EXPECT_FALSE(e.max_wait_s.has_value());
+}
+
+TEST(EstimateJob, IntervalOverrideWithoutInterruptions) {
+  const struct {
+    double work_s, interval_s;
+    int64_t checkpoints;
+  } kCases[] = {{10000, 3000, 4}, {9000, 3000, 3}, {100, 3000, 1}, {0.3, 0.1, 3}};
+  for (const auto& c : kCases) {
+    JobInputs in = OnDemand();
+    in.work_s = c.work_s;
+    in.checkpoint_interval_s = c.interval_s;
+    const JobEstimate e = Estimate(in);
+    EXPECT_EQ(e.interval_source, IntervalSource::kOverride);
+    EXPECT_EQ(e.checkpoints, c.checkpoints) << c.work_s;
+    EXPECT_NEAR(e.expected_wall_s, 900 + c.work_s + c.checkpoints * 120, 1e-9) << c.work_s;
+  }
+}
+
+TEST(EstimateJob, SixtySecondMinimumPerSession) {
+  JobInputs in = OnDemand();
+  in.work_s = 10;
+  in.download_s = 0;
+  in.checkpoint_write_s = 0;
+  in.nodes = 3;
+  in.price_usd_hr = 3.6;
+  for (Pricing p : {Pricing::kOnDemand, Pricing::kSagemaker}) {
+    in.pricing = p;
+    const JobEstimate e = Estimate(in);
+    EXPECT_DOUBLE_EQ(e.mean_billed_instance_s, 3 * 60);
+    EXPECT_DOUBLE_EQ(e.cost_usd->mean, 0.18);
+  }
+}
+
+TEST(EstimateJob, SixtySecondMinimumForReplacementSessions) {
+  // One instance interrupted every 30 s on average, no restart time: without
+  // the minimum the billed seconds would be the run time exactly.
+  JobInputs in = Spot();
+  in.nodes = 1;
+  in.work_s = 600;
+  in.download_s = 0;
+  in.restart_s = 0;
+  in.checkpoint_write_s = 1;
+  in.interruptions_per_instance_hour = 120;
+  const JobEstimate e = Estimate(in);
+  const double run_s = e.wall_s.mean - in.provisioning_s;
+  EXPECT_GT(e.mean_interruptions, 10);
+  EXPECT_GE(e.mean_billed_instance_s, 60 * (e.mean_interruptions + 1));
+  EXPECT_GT(e.mean_billed_instance_s, 1.5 * run_s);
+}
+
+TEST(EstimateJob, SurvivorsAreBilledThroughRestarts) {
+  // Long gaps between interruptions (no session under 60 s) and short
+  // restarts (none struck): each interruption leaves one instance unbilled
+  // for R, no more, no less.
+  JobInputs in = Spot();
+  in.restart_s = 60;
+  in.trials = 1;
+  const JobEstimate e = Estimate(in);
+  const double run_s = e.wall_s.mean - in.provisioning_s;
+  ASSERT_GT(e.mean_interruptions, 10);
+  EXPECT_NEAR(e.mean_billed_instance_s, 8 * run_s - e.mean_interruptions * in.restart_s, 1e-6);
+}
+
+TEST(EstimateJob, ManagedSpotBillsAFractionOfTheRun) {
+  JobInputs in = OnDemand();
+  in.pricing = Pricing::kSagemakerSpot;
+  in.spot_billed_fraction = 0.3;
+  in.provisioning_s = 1800;
+  in.download_s = 0;
+  in.work_s = 35900;
+  in.checkpoint_write_s = 100;
+  const JobEstimate e = Estimate(in);
+  EXPECT_DOUBLE_EQ(e.mean_billed_instance_s, 4 * 36000 * 0.3);
+  EXPECT_DOUBLE_EQ(*e.max_runtime_s, 36000);  // 10 h exactly
+  EXPECT_DOUBLE_EQ(*e.max_wait_s, 39600);     // 10.5 h rounded up to 11 h
+
+  in.interruptions_per_instance_hour = 0.05;  // per trial: billed = N x run x fraction
+  in.trials = 500;
+  const JobEstimate spot = Estimate(in);
+  const double run_s = spot.wall_s.mean - in.provisioning_s;
+  EXPECT_NEAR(spot.mean_billed_instance_s, 4 * run_s * 0.3, 1e-9 * run_s);
+  EXPECT_GE(*spot.max_wait_s, spot.wall_s.p99);
+  EXPECT_LT(*spot.max_wait_s, spot.wall_s.p99 + 3600);
+  EXPECT_EQ(std::fmod(*spot.max_wait_s, 3600), 0);
+}
+
+TEST(EstimateJob, MissingPriceGivesNoCost) {
+  JobInputs in = Spot();
+  in.price_usd_hr.reset();
+  in.trials = 50;
+  const JobEstimate e = Estimate(in);
+  EXPECT_FALSE(e.cost_usd.has_value());
+  EXPECT_GT(e.wall_s.mean, 0);
+  EXPECT_GT(e.mean_billed_instance_s, 0);
+}
+
+// The whole job's expectation, written out here from Daly's segment formula.
+double ExpectedWall(const JobInputs& in, double interval_s) {
+  const double m = 3600 / (in.interruptions_per_instance_hour * in.nodes);
+  const double r = in.restart_s, d = in.checkpoint_write_s;
+  const double n = std::ceil(in.work_s / interval_s);
+  const double last_s = in.work_s - (n - 1) * interval_s;
+  auto segment = [&](double len) { return m * std::exp(r / m) * (std::exp(len / m) - 1); };
+  return in.provisioning_s + in.download_s + (n - 1) * segment(interval_s + d) +
+         segment(last_s + d);
+}
+
+TEST(EstimateJob, SpotUsesDalyAndTheClosedForm) {
+  const JobInputs in = Spot();
+  const JobEstimate e = Estimate(in);
+  EXPECT_EQ(e.mtbi_s, 9000);
+  EXPECT_EQ(e.interval_source, IntervalSource::kDaly);
+  EXPECT_NEAR(e.checkpoint_interval_s, 2128.093322553569, 1e-9);
+  EXPECT_EQ(e.checkpoints, 170);  // ceil(360000 / 2128.09)
+  EXPECT_NEAR(e.expected_wall_s, ExpectedWall(in, e.checkpoint_interval_s),
+              1e-9 * e.expected_wall_s);
+  // Failures come at rate 1/M over the exposed time (all but provisioning and download).
+  EXPECT_NEAR(e.expected_interruptions, (e.expected_wall_s - 900) / 9000, 1e-9);
+}
+
+// Table of jobs whose Monte-Carlo mean must converge to the closed form.
+struct ConvergenceCase {
+  const char* name;
+  JobInputs in;
+};
+
+std::vector<ConvergenceCase> ConvergenceCases() {
+  std::vector<ConvergenceCase> cases;
+  cases.push_back({"spot, Daly", Spot()});
+  JobInputs notice = Spot();
+  notice.checkpoint_on_notice = true;
+  notice.checkpoint_write_s = 60;
+  cases.push_back({"spot, checkpoint on notice", notice});
+  JobInputs harsh = Spot();  // one instance, M = 1000 s, restarts often struck
+  harsh.nodes = 1;
+  harsh.interruptions_per_instance_hour = 3.6;
+  harsh.restart_s = 500;
+  harsh.checkpoint_write_s = 50;
+  harsh.work_s = 20000;
+  cases.push_back({"one instance, long restarts", harsh});
+  JobInputs fixed = harsh;  // an interval far from the optimum: long lost segments
+  fixed.checkpoint_interval_s = 4000;
+  cases.push_back({"interval override", fixed});
+  return cases;
+}
+
+TEST(EstimateJob, MonteCarloMeanConvergesToTheClosedForm) {
+  for (ConvergenceCase c : ConvergenceCases()) {
+    c.in.trials = 20000;
+    const JobEstimate e = Estimate(c.in);
+    const double standard_error = e.wall_s.stddev / std::sqrt(20000.0);
+    EXPECT_GT(standard_error, 0) << c.name;
+    EXPECT_LT(std::abs(e.wall_s.mean - e.expected_wall_s), 3 * standard_error) << c.name;
+    EXPECT_NEAR(e.mean_interruptions, e.expected_interruptions, 0.03 * e.expected_interruptions)
+        << c.name;
+  }
+}
+
+TEST(EstimateJob, MonteCarloErrorShrinksWithTrials) {
+  auto mean_error = [](int trials) {
+    double sum = 0;
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      JobInputs in = Spot();
+      in.trials = trials;
+      in.seed = seed;
+      const JobEstimate e = Estimate(in);
+      sum += std::abs(e.wall_s.mean - e.expected_wall_s);
+    }
+    return sum / 10;
+  };
+  // The error goes as 1/sqrt(trials): a hundred times the trials, a tenth the error.
+  EXPECT_LT(mean_error(20000), mean_error(200) / 3);
+}
+
+TEST(EstimateJob, SameSeedSameBytesOtherSeedOtherNumbers) {
+  const JobEstimate a = Estimate(Spot()), b = Estimate(Spot());
+  EXPECT_EQ(std::memcmp(&a.wall_s, &b.wall_s, sizeof(Spread)), 0);
+  EXPECT_EQ(std::memcmp(&*a.cost_usd, &*b.cost_usd, sizeof(Spread)), 0);
+  EXPECT_EQ(a.mean_interruptions, b.mean_interruptions);
+  JobInputs other = Spot();
+  other.seed = 2;
+  const JobEstimate c = Estimate(other);
+  EXPECT_NE(a.wall_s.mean, c.wall_s.mean);
+  EXPECT_NE(a.cost_usd->p90, c.cost_usd->p90);
+  EXPECT_EQ(a.expected_wall_s, c.expected_wall_s);  // the closed form has no seed
+}
+
+TEST(EstimateJob, PercentilesAreNearestRank) {
+  // Two trials: P50 is the smaller (rank ceil(0.5 x 2) = 1), P90 and P99 the
+  // larger; an interpolating percentile would put P50 at the mean.
+  JobInputs in = Spot();
+  in.trials = 2;
+  const JobEstimate e = Estimate(in);
+  EXPECT_LT(e.wall_s.p50, e.wall_s.p90);
+  EXPECT_EQ(e.wall_s.p90, e.wall_s.p99);
+  EXPECT_DOUBLE_EQ(e.wall_s.p50 + e.wall_s.p90, 2 * e.wall_s.mean);
+  EXPECT_DOUBLE_EQ(e.wall_s.stddev, (e.wall_s.p90 - e.wall_s.p50) / std::sqrt(2.0));
+  EXPECT_LT(e.cost_usd->p50, e.cost_usd->p90);
+}
+
+TEST(EstimateJob, ThousandInterruptionsPerTrialIsFast) {
+  JobInputs in = Spot();
+  in.interruptions_per_instance_hour = 1.25;  // M = 360 s
+  in.restart_s = 30;
+  in.checkpoint_write_s = 10;  // about 1400 interruptions per trial
+  const auto start = std::chrono::steady_clock::now();
+  const JobEstimate e = Estimate(in);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GT(e.expected_interruptions, 1000);
+  EXPECT_LT(e.expected_interruptions, 2000);
+  EXPECT_EQ(e.trials_run, 2000);
+  EXPECT_LT(ms, 1000);  // about 50 ms in Release; generous for shared or Debug machines
+  RecordProperty("ms", std::to_string(ms));
+}
+
+TEST(EstimateJob, HugeInterruptionCountsFallBackInsteadOfHanging) {
+  JobInputs in = Spot();
+  in.nodes = 1;
+  in.work_s = 1e7;
+  in.restart_s = 0;
+  in.checkpoint_write_s = 0.01;
+  in.interruptions_per_instance_hour = 3600;  // M = 1 s
+  const JobEstimate e = Estimate(in);
+  EXPECT_GT(e.expected_interruptions, 1e6);
+  EXPECT_TRUE(e.monte_carlo_skipped);
+  EXPECT_EQ(e.trials_run, 0);
+  EXPECT_EQ(e.wall_s.mean, e.expected_wall_s);
+  EXPECT_EQ(e.wall_s.p90, e.expected_wall_s);
+
+  in.work_s = 5e4;  // about 5e4 interruptions: fewer trials, still simulated
+  const JobEstimate fewer = Estimate(in);
+  EXPECT_FALSE(fewer.monte_carlo_skipped);
+  EXPECT_GE(fewer.trials_run, 100);
+  EXPECT_LT(fewer.trials_run, in.trials);
+}
+
+TEST(EstimateJob, InvalidInputsNameTheField) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const struct {
+    void (*edit)(JobInputs*);
+    const char* message;
+  } kCases[] = {
+      {[](JobInputs* in) { in->work_s = 0; }, "work_s: expected a finite number > 0, got 0"},
+      {[](JobInputs* in) { in->work_s = std::numeric_limits<double>::infinity(); },
+       "work_s: expected a finite number > 0, got inf"},
+      {[](JobInputs* in) { in->nodes = 0; }, "nodes: expected an integer in [1, 1000000], got 0"},
+      {[](JobInputs* in) { in->price_usd_hr = -1; },
+       "price_usd_hr: expected a finite number >= 0, got -1"},
+      {[](JobInputs* in) { in->provisioning_s = -5; },
+       "provisioning_s: expected a finite number >= 0, got -5"},
+      {[](JobInputs* in) { in->download_s = -1.5; },
+       "download_s: expected a finite number >= 0, got -1.5"},
+      {[](JobInputs* in) { in->checkpoint_write_s = -1; },
+       "checkpoint_write_s: expected a finite number >= 0, got -1"},
+      {[](JobInputs* in) { in->restart_s = -1; },
+       "restart_s: expected a finite number >= 0, got -1"},
+      {[](JobInputs* in) { in->interruptions_per_instance_hour = -0.1; },
+       "interruptions_per_instance_hour: expected a finite number >= 0, got -0.1"},
+      {[](JobInputs* in) { in->checkpoint_interval_s = 0; },
+       "checkpoint_interval_s: expected a finite number > 0, got 0"},
+      {[](JobInputs* in) { in->spot_billed_fraction = 0; },
+       "spot_billed_fraction: expected a number in (0, 1], got 0"},
+      {[](JobInputs* in) { in->trials = 0; }, "trials: expected an integer in [1, 1000000], got 0"},
+      {[](JobInputs* in) { in->checkpoint_on_notice = true; },
+       "checkpoint_on_notice: on-demand pricing gives no interruption notice; only spot and "
+       "sagemaker-spot do"},
+      {[](JobInputs* in) {
+         in->pricing = Pricing::kSpot;
+         in->checkpoint_on_notice = true;
+         in->checkpoint_write_s = 300;
+       },
+       "checkpoint_write_s: 300 s does not fit in the 120 s spot interruption notice "
+       "(checkpoint_on_notice)"},
+      {[](JobInputs* in) {
+         in->interruptions_per_instance_hour = 0.1;
+         in->checkpoint_write_s = 0;
+       },
+       "checkpoint_write_s: 0 with interruptions gives a Young/Daly interval of 0; give the "
+       "write time or checkpoint_interval_s"},
+      {[](JobInputs* in) { in->checkpoint_interval_s = 1e-9; },
+       "checkpoint_interval_s: 1e-09 s splits work_s = 36000 s into more than 1000000000000 "
+       "checkpoints"},
+      {[](JobInputs* in) {
+         in->interruptions_per_instance_hour = 3600;
+         in->nodes = 1;
+         in->restart_s = 1000;
+       },
+       "interruptions_per_instance_hour: 3600 x nodes = 1 means an interruption every 1 s on "
+       "average: the expected wall time overflows (the job would never finish)"},
+  };
+  for (const auto& c : kCases) {
+    JobInputs in = OnDemand();
+    c.edit(&in);
+    const Expected<JobEstimate> e = EstimateJob(in);
+    ASSERT_FALSE(e.ok()) << c.message;
+    EXPECT_EQ(e.status().code(), Status::Code::kInvalidInput);
+    EXPECT_EQ(e.status().message(), c.message);
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::planner
