@@ -301,7 +301,6 @@ TEST(EstimateJob, HugeInterruptionCountsFallBackInsteadOfHanging) {
 }
 
 TEST(EstimateJob, InvalidInputsNameTheField) {
-  const double inf = std::numeric_limits<double>::infinity();
   const struct {
     void (*edit)(JobInputs*);
     const char* message;
