@@ -53,8 +53,8 @@ struct Scorer {
     switch (q.objective) {
       case Objective::kMinCost:
         return cost_usd + time_s * 1e-12;  // ties go to the faster
-      case Objective::kMinTime:
-        return time_s + cost_usd * 1e-12;
+      case Objective::kMinTime:  // ties go to the cheaper
+        return time_s + (std::isfinite(cost_usd) ? cost_usd * 1e-12 : 0);
       case Objective::kWeighted:
         return q.time_weight * time_s / best_time + (1 - q.time_weight) * cost_usd / best_cost;
     }
@@ -192,8 +192,9 @@ Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector
   return failure;
 }
 
-// Prices every confirmed candidate under every option with the Monte-Carlo job model.
-Status PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps,
+// Prices every confirmed candidate under every option with the Monte-Carlo
+// job model; an option the model rejects is left out.
+void PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps,
                       std::vector<ConfirmedCandidate>* confirmed) {
   for (ConfirmedCandidate& c : *confirmed) {
     if (!c.simulated.simulated) continue;
@@ -205,7 +206,7 @@ Status PriceConfirmed(const Scenario& base, const SearchSpace& space, double ste
           MakeJobInputs(s, c.simulated.step.step_time_s, steps, p);
       if (!in) continue;
       Expected<JobEstimate> job = EstimateJob(in->job);
-      if (!job.ok()) return job.status();
+      if (!job.ok()) continue;  // e.g. interruptions so frequent the job never finishes
       PricedJob pj{p, in->price_usd_hr, in->job, *job, in->rate_lower_bound};
       const SearchConfig& q = base.search;
       pj.meets_deadline =
@@ -214,7 +215,6 @@ Status PriceConfirmed(const Scenario& base, const SearchSpace& space, double ste
       c.priced.push_back(std::move(pj));
     }
   }
-  return Status::Ok();
 }
 
 double Cost(const PricedJob& p) { return p.job.cost_usd ? p.job.cost_usd->mean : kInf; }
@@ -385,7 +385,7 @@ Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
       !st.ok()) {
     return st;
   }
-  if (Status st = PriceConfirmed(base, plan.space, steps, &plan.confirmed); !st.ok()) return st;
+  PriceConfirmed(base, plan.space, steps, &plan.confirmed);
   FinalRanking(base, &plan);
   if (plan.best < 0) {
     return Status::InvalidInput(base.name + ": no confirmed configuration has a price");

@@ -39,7 +39,7 @@ struct PlanOptions {
 // One pricing option of a confirmed candidate.
 struct PricedJob {
   Pricing pricing = Pricing::kOnDemand;
-  double price_usd_hr = 0;  // per instance-hour (spot: discounted)
+  std::optional<double> price_usd_hr;  // per instance-hour (spot: discounted); absent: no cost
   JobInputs inputs;
   JobEstimate job;
   bool interruption_rate_lower_bound = false;  // the ">20%" bucket

@@ -48,7 +48,7 @@ json PricedJson(const PricedJob& p) {
   const JobInputs& in = p.inputs;
   return json{
       {"pricing", ToString(p.pricing)},
-      {"price_usd_per_instance_hour", p.price_usd_hr},
+      {"price_usd_per_instance_hour", OrNull(p.price_usd_hr)},
       {"expected_hours", j.expected_wall_s / 3600},
       {"hours", SpreadJson(Spread{j.wall_s.mean / 3600, j.wall_s.stddev / 3600,
                                   j.wall_s.p50 / 3600, j.wall_s.p90 / 3600, j.wall_s.p99 / 3600})},

@@ -63,23 +63,26 @@ std::optional<double> DatasetBytes(const Scenario& s) {
 std::optional<PricingInputs> MakeJobInputs(const Scenario& s, double step_s, double steps,
                                            Pricing p) {
   std::optional<double> price = PriceUsdHr(s.instance, p);
-  if (!price) return std::nullopt;
+  // Unpriced on-demand (reference systems) still has a time; other options need a price.
+  if (!price && p != Pricing::kOnDemand) return std::nullopt;
   PricingInputs out;
-  out.price_usd_hr = *price;
+  out.price_usd_hr = price;
   JobInputs& in = out.job;
   in.pricing = p;
-  in.price_usd_hr = *price;
+  in.price_usd_hr = price;
   in.work_s = step_s * steps;
   in.nodes = s.cluster.nodes;
+  const double storage = StorageBps(s);
+  in.checkpoint_write_s = CheckpointBytes(s) / storage;
   if (IsSpot(p)) {
     std::optional<double> rate = SpotRatePerHour(s, &out.rate_lower_bound);
     if (!rate) return std::nullopt;
     in.interruptions_per_instance_hour = *rate;
-    in.checkpoint_on_notice = s.search.checkpoint_on_notice;
+    // The notice is only usable when the write fits in it.
+    in.checkpoint_on_notice =
+        s.search.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s;
     if (p == Pricing::kSagemakerSpot) in.spot_billed_fraction = 1 - *s.instance.spot_discount;
   }
-  const double storage = StorageBps(s);
-  in.checkpoint_write_s = CheckpointBytes(s) / storage;
   in.checkpoint_interval_s = s.search.checkpoint_interval_s;
   in.provisioning_s = s.search.provisioning_s.value_or(kDefaultProvisioning_s);
   // A restart re-provisions, then every node reloads its share of the state.

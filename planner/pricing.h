@@ -36,10 +36,11 @@ std::optional<double> DatasetBytes(const Scenario& s);
 
 // The job model's inputs for scenario `s` (a candidate applied) at
 // `step_s` per step and `steps` steps under `p`. nullopt when the instance
-// has no price (or, for spot, no interruption rate) under `p`.
+// has no price under `p` (on-demand excepted: a reference system is planned
+// by time, its costs absent) or, for spot, no interruption rate.
 struct PricingInputs {
   JobInputs job;
-  double price_usd_hr = 0;
+  std::optional<double> price_usd_hr;
   bool rate_lower_bound = false;
 };
 std::optional<PricingInputs> MakeJobInputs(const Scenario& s, double step_s, double steps,

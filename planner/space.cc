@@ -104,9 +104,11 @@ class Walker {
     }
     bool priced = false;
     for (Pricing p : space_.pricing) priced = priced || HasPrice(t, p);
-    if (!priced) {
+    // Planning for time alone needs no price (reference systems).
+    if (!priced && s_.search.objective != Objective::kMinTime) {
       Prune(tally_, "price", all, [&] {
-        return t.name + ": the catalog has no price for any allowed pricing option";
+        return t.name + ": the catalog has no price for any allowed pricing option (plan it with "
+                        "objective min-time)";
       });
       return;
     }

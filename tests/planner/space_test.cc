@@ -1,0 +1,137 @@
+#include "planner/space.h"
+
+#include <gtest/gtest.h>
+
+#include "core/catalog.h"
+
+namespace trainsim::planner {
+namespace {
+
+const Catalog& TheCatalog() {
+  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
+  return catalog;
+}
+
+// A 4-layer, 4-head transformer: small enough to count the space by hand.
+Scenario Tiny() {
+  Expected<Scenario> s = ParseScenario(
+      R"({"model": {"layers": 4, "hidden": 256, "heads": 4, "ffn_hidden": 1024, "seq_len": 128,
+                    "vocab": 1000},
+          "training": {"global_batch": 8, "tokens": 1e9},
+          "cluster": {"instance": "p4d.24xlarge"}})",
+      "tiny.json", TheCatalog());
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  SearchConfig& q = s->search;
+  q.instances = {"p4d.24xlarge"};
+  q.min_nodes = 1;
+  q.max_nodes = 2;
+  q.tp = {1, 2, 4, 8};
+  q.pp = {1, 2, 4};
+  q.micro_batch = {1, 2, 4, 8};
+  q.zero_stages = {0, 1};
+  q.recompute = {Recompute::kNone};
+  q.schedules = {Schedule::k1F1B};
+  return *s;
+}
+
+struct Walked {
+  PruneTally tally;
+  std::vector<Candidate> candidates;
+};
+
+Walked Walk(const Scenario& s) {
+  Walked w;
+  Expected<SearchSpace> space = ResolveSpace(s, TheCatalog());
+  EXPECT_TRUE(space.ok()) << space.status().message();
+  SpaceVisitor visit;
+  visit.on_candidate = [&](const Candidate& c, const Scenario&, const sim::MemoryBreakdown&) {
+    w.candidates.push_back(c);
+  };
+  WalkSpace(s, *space, visit, &w.tally);
+  return w;
+}
+
+// Counted by hand: 2 node counts x 4 tp x 3 pp x 4 micro batches x 2 ZeRO stages = 192.
+TEST(WalkSpace, PrunesWithReasonsAndCountsEveryCandidateOnce) {
+  const Walked w = Walk(Tiny());
+  ASSERT_EQ(w.tally.size(), 4u);
+  // tp 8 does not divide 4 heads: all 4 x 2 x 3 x 2 = 48 below it.
+  EXPECT_EQ(w.tally.at("tp-divides").count, 48);
+  EXPECT_EQ(w.tally.at("tp-divides").example,
+            "tp 8 does not divide the heads (4), KV heads (4) and FFN width (1024)");
+  // One node: tp 4 x pp 4 = 16 > 8 GPUs, for 4 micro batches x 2 ZeRO stages.
+  EXPECT_EQ(w.tally.at("gpus").count, 8);
+  EXPECT_EQ(w.tally.at("gpus").example,
+            "tp * pp = 16 does not divide the 8 GPUs of 1 x p4d.24xlarge");
+  // dp x micro batch above 8: 10 (tp, pp, mb) on one node, 18 on two; x 2 ZeRO stages.
+  EXPECT_EQ(w.tally.at("batch").count, 56);
+  // dp = 1 with ZeRO-1: (2,4), (4,2) on one node and (4,4) on two, x 4 micro batches.
+  EXPECT_EQ(w.tally.at("zero-dp").count, 12);
+  EXPECT_EQ(w.candidates.size(), 68u);
+  int64_t pruned = 0;
+  for (const auto& [reason, e] : w.tally) pruned += e.count;
+  EXPECT_EQ(pruned + static_cast<int64_t>(w.candidates.size()), 192);
+  for (const Candidate& c : w.candidates) {
+    EXPECT_EQ(c.tp * c.pp * c.dp, c.nodes * 8);
+    EXPECT_EQ(8 % (c.dp * c.micro_batch), 0);
+  }
+}
+
+TEST(WalkSpace, MemoryPruningSaysWhatDoesNotFit) {
+  Expected<Scenario> s =
+      LoadScenarioFile(TRAINSIM_SOURCE_DIR "/scenarios/gpt3-175b-p4d.json", TheCatalog());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  s->search = SearchConfig();
+  s->search.instances = {"p4d.24xlarge"};
+  s->search.max_nodes = 1;
+  s->search.tp = {8};
+  s->search.pp = {1};
+  s->search.micro_batch = {1};
+  s->search.zero_stages = {0};
+  s->search.recompute = {Recompute::kFull};
+  const Walked w = Walk(*s);
+  EXPECT_TRUE(w.candidates.empty());
+  ASSERT_EQ(w.tally.count("memory"), 1u);
+  EXPECT_EQ(w.tally.at("memory").count, 1);        // 1f1b
+  EXPECT_EQ(w.tally.at("schedule-pp1").count, 2);  // interleaved x2 and x4 need pp > 1
+  EXPECT_NE(w.tally.at("memory").example.find("p4d.24xlarge x 1: tp 8, pp 1"), std::string::npos);
+  EXPECT_NE(w.tally.at("memory").example.find("GiB"), std::string::npos);
+}
+
+TEST(WalkSpace, ZeroTwoAndThreeNeedNoPipeline) {
+  Scenario s = Tiny();
+  s.search.tp = {1};
+  s.search.pp = {2};
+  s.search.micro_batch = {1};
+  s.search.zero_stages = {2, 3};
+  s.search.max_nodes = 1;
+  const Walked w = Walk(s);
+  EXPECT_TRUE(w.candidates.empty());
+  EXPECT_EQ(w.tally.at("zero-pp").count, 2);
+  EXPECT_EQ(w.tally.at("zero-pp").example,
+            "ZeRO-2 with pipeline parallelism (pp 2): DeepSpeed's pipeline engine supports "
+            "ZeRO-1 only");
+}
+
+TEST(ResolveSpace, DefaultsAndRestrictions) {
+  Scenario s = Tiny();
+  s.search = SearchConfig();
+  Expected<SearchSpace> space = ResolveSpace(s, TheCatalog());
+  ASSERT_TRUE(space.ok());
+  EXPECT_EQ(space->tp, (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(space->pp, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(space->pricing.size(), 4u);
+  for (const InstanceType* t : space->instances) {
+    EXPECT_TRUE(t->is_aws);
+    EXPECT_GT(t->gpus, 0);
+  }
+  s.search.spot_allowed = false;
+  space = ResolveSpace(s, TheCatalog());
+  EXPECT_EQ(space->pricing, (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSagemaker}));
+  s.search.instances = {"p9.huge"};
+  EXPECT_EQ(ResolveSpace(s, TheCatalog()).status().message(),
+            "search.instances: unknown instance type \"p9.huge\"");
+}
+
+}  // namespace
+}  // namespace trainsim::planner
