@@ -521,5 +521,31 @@ TEST(SweepFileTest, PointsNameTheFileStemAndErrorsThePath) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SweepFileTest, ReadySweepsExpand) {
+  const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/sweeps";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    Expected<std::vector<Scenario>> points = ExpandSweepGrid(entry.path().string(), TestCatalog());
+    ASSERT_TRUE(points.ok()) << points.status().message();
+    EXPECT_GE(points->size(), 2u);
+    ++files;
+  }
+  EXPECT_GE(files, 1);
+}
+
+TEST(SweepFileTest, ReadyPlansHaveABudgetOrADeadline) {
+  for (const char* name :
+       {"gpt3-175b-p4d", "llama2-70b-p5", "bert-large-p3", "resnet50-p3", "llama2-7b-finetune"}) {
+    SCOPED_TRACE(name);
+    Expected<Scenario> s = LoadScenarioFile(
+        std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", TestCatalog());
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_TRUE(s->has_search);
+    EXPECT_TRUE(s->search.budget_usd || s->search.deadline_hours);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim
