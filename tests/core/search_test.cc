@@ -521,6 +521,20 @@ TEST(SweepFileTest, PointsNameTheFileStemAndErrorsThePath) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SweepFileTest, ErrorWithoutAPositionStillNamesThePoint) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "sweep_test_nf";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "profiles.json").string();
+  std::ofstream(path) << WithSweep(R"({"grid": {"cluster.profile": ["missing.json"]}})");
+  Expected<std::vector<Scenario>> points = ExpandSweepGrid(path, TestCatalog());
+  ASSERT_FALSE(points.ok());
+  EXPECT_EQ(points.status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(points.status().message(),
+            path + ": sweep point 1 of 1 (cluster.profile=missing.json): " +
+                (dir / "missing.json").string() + ": cannot open file: No such file or directory");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SweepFileTest, ReadySweepsExpand) {
   const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/sweeps";
   int files = 0;
