@@ -7,6 +7,7 @@
 // baseline); each grid point replaces the fields the grid names.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
