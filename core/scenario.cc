@@ -16,6 +16,7 @@
 
 #include "core/json_doc.h"
 #include "core/model_zoo.h"
+#include "core/scenario_sections.h"
 
 namespace trainsim {
 namespace {
@@ -28,23 +29,6 @@ constexpr int kMaxParallel = 1 << 20;  // tp, pp, dp: keeps tp * pp * dp an int6
 constexpr int kMaxNodes = 1000000;     // keeps nodes * GPUs per node an int
 constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 constexpr int kFormatVersion = 1;
-
-template <typename... Args>
-std::string Cat(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
-}
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
-Status ErrorAt(std::string_view file, SourcePos pos, const std::string& message) {
-  return Status::InvalidInput(Located(file, pos, message));
-}
 
 // The position of the first of `keys` that `object` has, else the object's own.
 SourcePos PosOfFirst(const JsonValue& object, std::initializer_list<std::string_view> keys) {
@@ -67,14 +51,6 @@ Status FinishRequiring(ObjectReader* r, const JsonValue& object,
     }
   }
   return Status::Ok();
-}
-
-// The file names of an enum's first `count` values, in enum order.
-template <typename E>
-std::vector<std::string> EnumNames(int count) {
-  std::vector<std::string> names;
-  for (int i = 0; i < count; ++i) names.emplace_back(ToString(static_cast<E>(i)));
-  return names;
 }
 
 // Reads an enum written as one of `names` (in enum order).
@@ -261,13 +237,14 @@ class ScenarioParser {
 
   Expected<Scenario> Run() {
     using Step = Status (ScenarioParser::*)();
-    for (Step step : {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
-                      &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork,
-                      &ScenarioParser::ReadCluster, &ScenarioParser::CheckPrecision,
-                      &ScenarioParser::ReadParallel, &ScenarioParser::CheckTensorParallel,
-                      &ScenarioParser::CheckPipeline, &ScenarioParser::CheckGpuCount,
-                      &ScenarioParser::CheckBatch, &ScenarioParser::CheckInterleaving,
-                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckOffload}) {
+    for (Step step :
+         {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
+          &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
+          &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
+          &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
+          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
+          &ScenarioParser::CheckInterleaving, &ScenarioParser::CheckDataParallel,
+          &ScenarioParser::CheckOffload, &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);
@@ -284,6 +261,8 @@ class ScenarioParser {
     cluster_ = r.Child("cluster");
     parallel_ = r.Child("parallel");
     if (!parallel_) parallel_ = &no_parallel_;
+    search_ = r.Child("search");
+    r.Child("sweep");  // read by ReadPlanning
     Status s = FinishRequiring(&r, root_, {"model", "training", "cluster"});
     if (!s.ok()) return s;
     if (version && !(version->is_number() && version->number == kFormatVersion)) {
@@ -618,6 +597,15 @@ class ScenarioParser {
     return Status::Ok();
   }
 
+  // The planner's section (core/search.cc) and the sweep grid (core/sweep_grid.cc).
+  Status ReadPlanning() {
+    if (search_) {
+      out_.has_search = true;
+      if (Status s = ReadSearchSection(*search_, file_, catalog_, &out_.search); !s.ok()) return s;
+    }
+    return ReadSweepSection(root_, file_, &out_.sweep);
+  }
+
   const JsonValue& root_;
   std::string_view file_;
   const Catalog& catalog_;
@@ -626,13 +614,9 @@ class ScenarioParser {
   const JsonValue* training_ = nullptr;
   const JsonValue* cluster_ = nullptr;
   const JsonValue* parallel_ = nullptr;
+  const JsonValue* search_ = nullptr;
   Scenario out_;
 };
-
-Expected<Scenario> ParseScenarioDocument(const JsonValue& root, std::string_view filename,
-                                         const Catalog& catalog) {
-  return ScenarioParser(root, filename, catalog).Run();
-}
 
 // A relative profile path is relative to the scenario file's folder.
 void ResolveProfilePath(const std::string& scenario_path, std::string* profile) {
@@ -644,20 +628,40 @@ void ResolveProfilePath(const std::string& scenario_path, std::string* profile) 
 
 }  // namespace
 
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+Status ErrorAt(std::string_view file, SourcePos pos, const std::string& message) {
+  return Status::InvalidInput(Located(file, pos, message));
+}
+
+Expected<Scenario> ParseScenarioRoot(const JsonValue& root, std::string_view file,
+                                     const Catalog& catalog) {
+  return ScenarioParser(root, file, catalog).Run();
+}
+
 Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename,
                                  const Catalog& catalog) {
   Expected<JsonValue> root = ParseJson(text, filename);
   if (!root.ok()) return root.status();
-  return ParseScenarioDocument(*root, filename, catalog);
+  return ParseScenarioRoot(*root, filename, catalog);
 }
 
 Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog,
                                     const std::string& profile_path) {
   Expected<JsonValue> root = ParseJsonFile(path);
   if (!root.ok()) return root.status();
+  return LoadScenarioRoot(*root, path, catalog, profile_path);
+}
+
+Expected<Scenario> LoadScenarioRoot(const JsonValue& root, const std::string& path,
+                                    const Catalog& catalog, const std::string& profile_path) {
   std::string profile_file = profile_path;
   if (profile_file.empty()) {
-    const JsonValue* cluster = root->Find("cluster");
+    const JsonValue* cluster = root.Find("cluster");
     const JsonValue* named = cluster ? cluster->Find("profile") : nullptr;
     if (named && named->is_string()) {
       profile_file = named->text;
@@ -677,7 +681,7 @@ Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& cata
     profile = std::make_shared<const HardwareProfile>(std::move(*loaded));
   }
   Expected<Scenario> scenario =
-      ParseScenarioDocument(*root, path, with_profile ? *with_profile : catalog);
+      ParseScenarioRoot(root, path, with_profile ? *with_profile : catalog);
   if (!scenario.ok()) return scenario;
   ResolveProfilePath(path, &scenario->cluster.profile);
   if (profile) {

@@ -109,7 +109,8 @@ struct Scenario {
   // Planning (`trainsim plan`): the section as given, or defaults when absent.
   SearchConfig search;
   bool has_search = false;
-  // Sweeps (`trainsim sweep`): the grid's axes; empty = no grid.
+  // Sweeps (`trainsim sweep`): the grid's axes; empty = no grid. ExpandSweepGrid
+  // (core/sweep_grid.h) makes the grid's scenarios.
   std::vector<SweepAxis> sweep;
 
   int total_gpus() const { return cluster.nodes * instance.gpus; }

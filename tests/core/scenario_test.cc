@@ -213,7 +213,7 @@ std::vector<FailCase> JsonAndStructureCases() {
        "x.json:1:1: missing required field cluster"},
       {"misspelt top-level field", R"({"model": "gpt3-175b", "trainig": {}, "cluster": {}})",
        "x.json:1:24: unknown field trainig (known: version, name, model, training, cluster, "
-       "parallel)"},
+       "parallel, search, sweep)"},
       {"unsupported version", R"({"version": 2, "model": "x", "training": {}, "cluster": {}})",
        "x.json:1:13: version: this trainsim reads scenario format version 1, got 2"},
       {"empty name", R"({"name": "", "model": "x", "training": {}, "cluster": {}})",

@@ -1,0 +1,282 @@
+// The scenario's "search" section (docs/formats.md#search): the space the planner may choose
+// from, its constraints and objective, and the job model's settings. Lists are checked item by
+// item (type, range, no repeats); enum names come from the ToString functions of scenario.h.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "core/scenario_sections.h"
+
+namespace trainsim {
+namespace {
+
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kMaxParallel = 1 << 20;  // as parallel.tp and parallel.pp
+constexpr int kMaxSearchNodes = 100000;
+
+// Numbers with each end open or closed (max = infinity: no upper end).
+struct Range {
+  double min;
+  bool min_open;
+  double max;
+  bool max_open;
+
+  bool Contains(double v) const {
+    return (min_open ? v > min : v >= min) && (max_open ? v < max : v <= max);
+  }
+  std::string Text() const {  // "> 0", ">= 0", "in [0, 1)"
+    if (max == kInf) return Cat(min_open ? "> " : ">= ", min);
+    return Cat("in ", min_open ? "(" : "[", min, ", ", max, max_open ? ")" : "]");
+  }
+};
+
+constexpr Range kPositive{0, true, kInf, false};
+constexpr Range kNonNegative{0, false, kInf, false};
+constexpr Range kFraction{0, false, 1, true};
+
+struct NumberField {
+  std::string_view key;
+  Range range;
+  std::optional<double> SearchConfig::*value;
+};
+
+constexpr NumberField kGoalNumbers[] = {
+    {"budget_usd", kPositive, &SearchConfig::budget_usd},
+    {"deadline_hours", kPositive, &SearchConfig::deadline_hours}};
+
+constexpr NumberField kJobNumbers[] = {
+    {"dataset_bytes", kNonNegative, &SearchConfig::dataset_bytes},
+    {"storage_GBps", kPositive, &SearchConfig::storage_GBps},
+    {"checkpoint_bytes", kPositive, &SearchConfig::checkpoint_bytes},
+    {"checkpoint_interval_s", kPositive, &SearchConfig::checkpoint_interval_s},
+    {"provisioning_s", kNonNegative, &SearchConfig::provisioning_s},
+    {"restart_s", kNonNegative, &SearchConfig::restart_s},
+    {"spot_interruptions_per_month", kFraction, &SearchConfig::spot_interruptions_per_month}};
+
+struct IntListField {
+  std::string_view key;
+  int min;
+  int max;
+  std::vector<int> SearchConfig::*list;
+};
+
+constexpr IntListField kIntLists[] = {
+    {"tp", 1, kMaxParallel, &SearchConfig::tp},
+    {"pp", 1, kMaxParallel, &SearchConfig::pp},
+    {"micro_batch", 1, kMaxInt, &SearchConfig::micro_batch},
+    {"zero_stages", 0, 3, &SearchConfig::zero_stages},
+    {"virtual_stages", 2, kMaxParallel, &SearchConfig::virtual_stages}};
+
+std::string IntRangeText(int min, int max) {
+  return max == kMaxInt ? Cat(">= ", min) : Cat("in [", min, ", ", max, "]");
+}
+
+bool IsSpot(Pricing p) { return p == Pricing::kSpot || p == Pricing::kSagemakerSpot; }
+
+class SearchReader {
+ public:
+  SearchReader(const JsonValue& value, std::string_view file, const Catalog& catalog,
+               SearchConfig* out)
+      : value_(value), file_(file), catalog_(catalog), out_(*out) {}
+
+  Status Run() {
+    if (Status s = ReadScalars(); !s.ok()) return s;
+    using Step = Status (SearchReader::*)();
+    for (Step step :
+         {&SearchReader::ReadInstances, &SearchReader::ReadNodes, &SearchReader::ReadPricing,
+          &SearchReader::ReadIntLists, &SearchReader::ReadEnumLists, &SearchReader::ReadNumbers,
+          &SearchReader::ReadObjective}) {
+      if (Status s = (this->*step)(); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // Reads the plain fields and marks the others known (read by the steps), in the order of
+  // docs/formats.md, which is also the order unknown-field messages list them in.
+  Status ReadScalars() {
+    ObjectReader r(value_, "search", std::string(file_));
+    int64_t seed = static_cast<int64_t>(out_.seed);
+    for (std::string_view key : {"instances", "nodes", "pricing"}) r.Child(key);
+    r.Bool("spot_allowed", &out_.spot_allowed);
+    for (const IntListField& f : kIntLists) r.Child(f.key);
+    r.Int("max_pp", &out_.max_pp, 1, kMaxParallel);
+    r.Child("recompute");
+    r.Child("schedules");
+    for (const NumberField& f : kGoalNumbers) r.Child(f.key);
+    r.Child("objective");
+    r.Int("confirm_top", &out_.confirm_top, 1, 1000);
+    for (const NumberField& f : kJobNumbers) r.Child(f.key);
+    r.Bool("checkpoint_on_notice", &out_.checkpoint_on_notice)
+        .Int("trials", &out_.trials, 1, 1000000)
+        .Int("seed", &seed, 0, kMaxInt64);
+    out_.seed = static_cast<uint64_t>(seed);
+    return r.Finish();
+  }
+
+  // Reads the array at `key` (when present) item by item; an item listed twice is an error.
+  template <typename T, typename ReadItem>
+  Status ReadList(std::string_view key, ReadItem read_item, std::vector<T>* out) const {
+    const JsonValue* list = value_.Find(key);
+    if (!list) return Status::Ok();
+    const std::string path = Cat("search.", key);
+    if (!list->is_array()) {
+      return ErrorAt(file_, list->pos, Cat(path, ": expected an array, got ", Describe(*list)));
+    }
+    for (size_t i = 0; i < list->items.size(); ++i) {
+      const JsonValue& item = list->items[i];
+      const std::string item_path = Cat(path, "[", i, "]");
+      Expected<T> value = read_item(item, item_path);
+      if (!value.ok()) return value.status();
+      if (std::find(out->begin(), out->end(), *value) != out->end()) {
+        return ErrorAt(file_, item.pos, Cat(item_path, ": ", Describe(item), " is listed twice"));
+      }
+      out->push_back(std::move(value).value());
+    }
+    return Status::Ok();
+  }
+
+  Status ReadInstances() {
+    auto read_item = [this](const JsonValue& item,
+                            const std::string& path) -> Expected<std::string> {
+      if (!item.is_string()) {
+        return ErrorAt(file_, item.pos,
+                       Cat(path, ": expected an instance type name, got ", Describe(item)));
+      }
+      const InstanceType* type = catalog_.Find(item.text);
+      if (!type) {
+        return ErrorAt(file_, item.pos,
+                       Cat(path, ": unknown instance type \"", item.text,
+                           "\"; known: ", Join(catalog_.Names())));
+      }
+      return item.text;  // with GPUs: the catalog has no entry without
+    };
+    return ReadList<std::string>("instances", read_item, &out_.instances);
+  }
+
+  // {"min": 1, "max": 64}
+  Status ReadNodes() {
+    const JsonValue* nodes = value_.Find("nodes");
+    if (!nodes) return Status::Ok();
+    ObjectReader r(*nodes, "search.nodes", std::string(file_));
+    r.Int("min", &out_.min_nodes, 1, kMaxSearchNodes)
+        .Int("max", &out_.max_nodes, 1, kMaxSearchNodes);
+    if (Status s = r.Finish(); !s.ok()) return s;
+    if (out_.max_nodes >= out_.min_nodes) return Status::Ok();
+    const JsonValue* max = nodes->Find("max");
+    return ErrorAt(file_, (max ? *max : *nodes).pos,
+                   Cat("search.nodes: max = ", out_.max_nodes, max ? "" : " (the default)",
+                       " is less than min = ", out_.min_nodes));
+  }
+
+  template <typename E>
+  Status ReadEnumList(std::string_view key, int count, std::vector<E>* out) const {
+    const std::vector<std::string> names = EnumNames<E>(count);
+    auto read_item = [this, &names](const JsonValue& item, const std::string& path) -> Expected<E> {
+      for (size_t k = 0; item.is_string() && k < names.size(); ++k) {
+        if (item.text == names[k]) return static_cast<E>(k);
+      }
+      return ErrorAt(file_, item.pos,
+                     Cat(path, ": expected one of ", Join(names), ", got ", Describe(item)));
+    };
+    return ReadList<E>(key, read_item, out);
+  }
+
+  // A pricing list that names a spot option needs spot_allowed.
+  Status ReadPricing() {
+    if (Status s = ReadEnumList("pricing", 4, &out_.pricing); !s.ok()) return s;
+    if (out_.spot_allowed) return Status::Ok();
+    for (size_t i = 0; i < out_.pricing.size(); ++i) {
+      if (!IsSpot(out_.pricing[i])) continue;
+      return ErrorAt(file_, value_.Find("pricing")->items[i].pos,
+                     Cat("search.pricing[", i, "]: \"", ToString(out_.pricing[i]),
+                         "\" is a spot option, but search.spot_allowed is false"));
+    }
+    return Status::Ok();
+  }
+
+  Status ReadIntLists() {
+    for (const IntListField& f : kIntLists) {
+      auto read_item = [this, &f](const JsonValue& item, const std::string& path) -> Expected<int> {
+        const bool ok = item.is_number() && item.number >= f.min && item.number <= f.max &&
+                        item.number == std::floor(item.number);
+        if (!ok) {
+          return ErrorAt(file_, item.pos,
+                         Cat(path, ": expected an integer ", IntRangeText(f.min, f.max), ", got ",
+                             Describe(item)));
+        }
+        return static_cast<int>(item.number);
+      };
+      if (Status s = ReadList<int>(f.key, read_item, &(out_.*f.list)); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  Status ReadEnumLists() {
+    if (Status s = ReadEnumList("recompute", 3, &out_.recompute); !s.ok()) return s;
+    return ReadEnumList("schedules", 3, &out_.schedules);
+  }
+
+  Status ReadNumber(const NumberField& f) {
+    const JsonValue* v = value_.Find(f.key);
+    if (!v) return Status::Ok();
+    if (!v->is_number() || !f.range.Contains(v->number)) {
+      return ErrorAt(
+          file_, v->pos,
+          Cat("search.", f.key, ": expected a number ", f.range.Text(), ", got ", Describe(*v)));
+    }
+    out_.*f.value = v->number;
+    return Status::Ok();
+  }
+
+  Status ReadNumbers() {
+    for (const NumberField& f : kGoalNumbers) {
+      if (Status s = ReadNumber(f); !s.ok()) return s;
+    }
+    for (const NumberField& f : kJobNumbers) {
+      if (Status s = ReadNumber(f); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  // "min-cost", "min-time", or the weight of time in [0, 1] (kWeighted).
+  Status ReadObjective() {
+    const JsonValue* v = value_.Find("objective");
+    if (!v) return Status::Ok();
+    for (Objective named : {Objective::kMinCost, Objective::kMinTime}) {
+      if (v->is_string() && v->text == ToString(named)) {
+        out_.objective = named;
+        return Status::Ok();
+      }
+    }
+    if (v->is_number() && v->number >= 0 && v->number <= 1) {
+      out_.objective = Objective::kWeighted;
+      out_.time_weight = v->number;
+      return Status::Ok();
+    }
+    return ErrorAt(
+        file_, v->pos,
+        Cat("search.objective: expected \"", ToString(Objective::kMinCost), "\", \"",
+            ToString(Objective::kMinTime),
+            "\" or a number in [0, 1] (the weight of time against cost), got ", Describe(*v)));
+  }
+
+  const JsonValue& value_;
+  std::string_view file_;
+  const Catalog& catalog_;
+  SearchConfig& out_;
+};
+
+}  // namespace
+
+Status ReadSearchSection(const JsonValue& search, std::string_view file, const Catalog& catalog,
+                         SearchConfig* out) {
+  return SearchReader(search, file, catalog, out).Run();
+}
+
+}  // namespace trainsim
