@@ -178,7 +178,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     return std::max(comm * bucket_share, comm - hidden_by);
   };
   if (dp > 1) {
-    const double gather = RingSeconds(links, dp_group, gpn, grad_bytes, false);
+    const double gather = RingSeconds(links, dp_group, gpn, grad_bytes, false);  // ZeRO-1/2
     const double scatter = gather;  // same bytes through the same links
     switch (par.zero_stage) {
       case 0:
@@ -190,10 +190,15 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       case 2:
         e.dp_exposed_s = m * exposed(scatter, overlap) + gather;
         break;
-      default: {  // 3: weights gathered for forward and backward, gradients scattered
-        const double per_mb = 2 * gather + scatter;
-        const double layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
-        e.dp_exposed_s = m * std::max(per_mb / layers, per_mb - worst.total() + worst.tp_s);
+      default: {  // 3: each layer's weights gathered for its forward and its backward
+                  // (prefetched one layer ahead), its gradients scattered after it
+        const int layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
+        const double unit = grad_bytes / layers;
+        const double per_layer = 2 * RingSeconds(links, dp_group, gpn, unit, false) +
+                                 RingSeconds(links, dp_group, gpn, unit, false);
+        const double compute_per_layer = worst.total() / layers;
+        e.dp_exposed_s =
+            m * (layers * std::max(0.0, per_layer - compute_per_layer) + per_layer / 3);
       }
     }
   }

@@ -91,10 +91,10 @@ Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, doub
   std::optional<Estimator> estimator;
   LayerFigures figures;
   Status failure;
-  const std::string* estimator_for = nullptr;
+  std::string estimator_for;  // the instance type the estimator was made for
   SpaceVisitor visit;
   visit.on_figures = [&](const Scenario& s) {
-    if (estimator_for != &s.instance.name || s.instance.name != *estimator_for) {
+    if (!estimator || s.instance.name != estimator_for) {
       Expected<Estimator> e = Estimator::Create(s, params);
       if (!e.ok()) {
         failure = e.status();
@@ -102,12 +102,16 @@ Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, doub
         return;
       }
       estimator.emplace(std::move(*e));
-      estimator_for = &s.instance.name;
+      estimator_for = s.instance.name;
     }
     figures = estimator->Figures(s);
   };
   visit.on_candidate = [&](const Candidate& c, const Scenario& s, const sim::MemoryBreakdown&) {
-    if (!estimator) return;
+    if (!estimator) {  // the catalog lacks a figure the compute model needs
+      PruneEntry& e = out.pruned["catalog"];
+      if (e.count++ == 0) e.example = failure.message();
+      return;
+    }
     Ranked r;
     r.c = c;
     r.e = estimator->Step(s, figures);
