@@ -61,7 +61,8 @@ inline int VirtualStages(const MegatronRow& row) {
   return 1;
 }
 
-inline std::string MegatronScenarioJson(const MegatronRow& row, const std::string& preset, int zero) {
+inline std::string MegatronScenarioJson(const MegatronRow& row, const std::string& preset,
+                                        int zero) {
   const int v = VirtualStages(row);
   json parallel = {{"tp", row.tp}, {"pp", row.pp}, {"dp", row.dp}, {"zero_stage", zero}};
   if (v > 1) {

@@ -98,22 +98,23 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
   std::printf("%s: %s, %.0f steps\n\n", s.name.c_str(), s.model.name.c_str(),
               p.confirmed.empty() ? 0.0 : p.confirmed[0].steps);
   std::printf("%4s  %-16s %5s %3s %3s %4s %4s %3s %-9s %-14s %8s %6s %6s %6s  %-14s %9s %9s %9s\n",
-              "rank", "instance", "nodes", "tp", "pp", "dp", "zero", "mb", "recompute",
-              "schedule", "step s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
+              "rank", "instance", "nodes", "tp", "pp", "dp", "zero", "mb", "recompute", "schedule",
+              "step s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
   for (size_t i = 0; i < p.confirmed.size(); ++i) {
     const planner::ConfirmedCandidate& c = p.confirmed[i];
     const planner::Candidate& k = c.candidate;
     std::string sched = k.pp > 1 ? ToString(k.schedule) : "-";
-    if (k.pp > 1 && k.schedule == Schedule::kInterleaved) sched += " x" + std::to_string(k.virtual_stages);
+    if (k.pp > 1 && k.schedule == Schedule::kInterleaved)
+      sched += " x" + std::to_string(k.virtual_stages);
     for (size_t j = 0; j < c.priced.size(); ++j) {
       const planner::PricedJob& pj = c.priced[j];
       const bool best = static_cast<int>(i) == p.best && static_cast<int>(j) == p.best_priced;
       if (j == 0) {
-        std::printf("%3zu%s  %-16s %5d %3d %3d %4d %4d %3d %-9s %-14s %8.3f %+6.1f %6.1f %6.1f", i + 1,
-                    best ? "*" : " ", p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp,
-                    k.pp, k.dp, k.zero_stage, k.micro_batch, ToString(k.recompute), sched.c_str(),
-                    c.simulated.step.step_time_s, 100 * c.estimator_error, 100 * c.simulated.mfu,
-                    c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024));
+        std::printf("%3zu%s  %-16s %5d %3d %3d %4d %4d %3d %-9s %-14s %8.3f %+6.1f %6.1f %6.1f",
+                    i + 1, best ? "*" : " ", p.space.instances[k.instance]->name.c_str(), k.nodes,
+                    k.tp, k.pp, k.dp, k.zero_stage, k.micro_batch, ToString(k.recompute),
+                    sched.c_str(), c.simulated.step.step_time_s, 100 * c.estimator_error,
+                    100 * c.simulated.mfu, c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024));
       } else {
         std::printf("%4s%-104s", best ? "*" : "", "");
       }
@@ -121,9 +122,10 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
                   pj.job.wall_s.p90 / 3600, Money(pj.job.cost_usd).c_str());
     }
   }
-  std::printf("\n(* recommended; est %% = estimator against simulator; hours and cost are "
-              "expected values of the whole job)\n\nRecommendation%s:\n",
-              p.meets_constraints ? "" : " (no plan meets the constraints)");
+  std::printf(
+      "\n(* recommended; est %% = estimator against simulator; hours and cost are "
+      "expected values of the whole job)\n\nRecommendation%s:\n",
+      p.meets_constraints ? "" : " (no plan meets the constraints)");
   for (const std::string& r : p.reasons) std::printf("  - %s\n", r.c_str());
   std::printf("\nPareto front (time against cost):");
   for (auto [i, j] : p.pareto) {
@@ -134,10 +136,12 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
   std::printf("\n\nScaling of the recommended layout (estimated):\n  %6s %12s %10s %10s %12s\n",
               "nodes", "samples/s", "efficiency", "hours", "cost $");
   for (const planner::ScalingPoint& sp : p.scaling) {
-    std::printf("  %6d %12.1f %9.0f%% %10.1f %12s%s\n", sp.nodes, sp.samples_per_s,
-                100 * sp.efficiency, sp.expected_hours,
-                sp.expected_cost_usd ? std::to_string(static_cast<long long>(*sp.expected_cost_usd)).c_str() : "n/a",
-                sp.nodes == p.scaling_stops_paying ? "  <- adding nodes stops paying after this" : "");
+    std::printf(
+        "  %6d %12.1f %9.0f%% %10.1f %12s%s\n", sp.nodes, sp.samples_per_s, 100 * sp.efficiency,
+        sp.expected_hours,
+        sp.expected_cost_usd ? std::to_string(static_cast<long long>(*sp.expected_cost_usd)).c_str()
+                             : "n/a",
+        sp.nodes == p.scaling_stops_paying ? "  <- adding nodes stops paying after this" : "");
   }
   std::printf("\nAssumptions:\n");
   for (const std::string& a : p.assumptions) std::printf("  - %s\n", a.c_str());
@@ -158,7 +162,8 @@ int PlanCommand(int argc, char** argv) {
   }
   const PlanArgs& a = *args;
   Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
-  if (!catalog.ok()) return Fail(Status::Internal("built-in catalog: " + catalog.status().message()));
+  if (!catalog.ok())
+    return Fail(Status::Internal("built-in catalog: " + catalog.status().message()));
   if (!a.catalog.empty()) {
     if (Status st = catalog->AddFile(a.catalog); !st.ok()) return Fail(st);
   }

@@ -56,7 +56,8 @@ double GroupBps(const Links& l, const Group& g, int gpus_per_node) {
 
 // Ring collectives: `steps` latency steps, of which 2(nodes - 1) (all-reduce)
 // or nodes - 1 cross the network, and `traffic` bytes through each member's link.
-double RingSeconds(const Links& l, const Group& g, int gpus_per_node, double bytes, bool all_reduce) {
+double RingSeconds(const Links& l, const Group& g, int gpus_per_node, double bytes,
+                   bool all_reduce) {
   if (g.n <= 1 || bytes <= 0) return 0;
   const int rounds = all_reduce ? 2 : 1;
   const double steps = rounds * (g.n - 1.0), inter = rounds * (g.nodes() - 1.0);
@@ -119,9 +120,8 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // parallel) an all-gather plus a reduce-scatter, inside one node.
   const Group tp_group{tp, tp};
   const bool sp = s.training.sequence_parallel;
-  const double tp_block =
-      sp ? 2 * RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, false)
-         : RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, true);
+  const double tp_block = sp ? 2 * RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, false)
+                             : RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, true);
   auto stage_mb = [&](int stage) {
     StageMicrobatch mb;
     const int layers = StageLayerCount(n_layers, pp, stage);
@@ -207,8 +207,8 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   e.optimizer_s = cm_.MemorySeconds(opt_params * opt_bytes_per_param);
   e.step_s = e.compute_s + e.tp_comm_s + e.pp_bubble_s + e.dp_exposed_s + e.optimizer_s;
   if (s.training.input_samples_per_s_per_node > 0) {
-    const double input_s = s.training.global_batch /
-                           (s.cluster.nodes * s.training.input_samples_per_s_per_node);
+    const double input_s =
+        s.training.global_batch / (s.cluster.nodes * s.training.input_samples_per_s_per_node);
     e.step_s = std::max(e.step_s, input_s);
   }
   return e;

@@ -32,10 +32,10 @@ struct LayerFigures {
 // Where the estimated step goes, on the slowest pipeline stage.
 struct StepEstimate {
   double step_s = 0;
-  double compute_s = 0;       // forward + backward + recompute, all microbatches
-  double tp_comm_s = 0;       // blocking TP collectives
-  double pp_bubble_s = 0;     // pipeline fill and drain, with the pipeline messages
-  double dp_exposed_s = 0;    // gradient reduction and weight gathers not hidden by compute
+  double compute_s = 0;     // forward + backward + recompute, all microbatches
+  double tp_comm_s = 0;     // blocking TP collectives
+  double pp_bubble_s = 0;   // pipeline fill and drain, with the pipeline messages
+  double dp_exposed_s = 0;  // gradient reduction and weight gathers not hidden by compute
   double optimizer_s = 0;
 };
 

@@ -32,8 +32,8 @@ void QuickJob(const JobInputs& in, double* time_s, double* cost_usd) {
                                                  in.checkpoint_write_s, in.restart_s, mtbi);
     } else {
       const double tau =
-          std::min(in.work_s, in.checkpoint_interval_s.value_or(
-                                  DalyInterval_s(in.checkpoint_write_s, mtbi)));
+          std::min(in.work_s,
+                   in.checkpoint_interval_s.value_or(DalyInterval_s(in.checkpoint_write_s, mtbi)));
       const double segments = in.work_s / std::max(tau, 1e-9);
       run_s = in.download_s +
               segments * ExpectedSegment_s(tau + in.checkpoint_write_s, in.restart_s, mtbi);
@@ -53,7 +53,7 @@ struct Scorer {
     switch (q.objective) {
       case Objective::kMinCost:
         return cost_usd + time_s * 1e-12;  // ties go to the faster
-      case Objective::kMinTime:  // ties go to the cheaper
+      case Objective::kMinTime:            // ties go to the cheaper
         return time_s + (std::isfinite(cost_usd) ? cost_usd * 1e-12 : 0);
       case Objective::kWeighted:
         return q.time_weight * time_s / best_time + (1 - q.time_weight) * cost_usd / best_cost;
@@ -131,8 +131,8 @@ Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, doub
 // The configurations to simulate: the best by the objective, and up to a
 // quarter of the slots along the estimator's time-cost front so that the
 // final front shows both ends.
-std::vector<int> PickToConfirm(const std::vector<Ranked>& ranked, const Scorer& score,
-                               int options, int k) {
+std::vector<int> PickToConfirm(const std::vector<Ranked>& ranked, const Scorer& score, int options,
+                               int k) {
   std::vector<std::pair<std::pair<bool, double>, int>> order;
   std::vector<TimeCost> points;
   for (int i = 0; i < static_cast<int>(ranked.size()); ++i) {
@@ -199,22 +199,20 @@ Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector
 // Prices every confirmed candidate under every option with the Monte-Carlo
 // job model; an option the model rejects is left out.
 void PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps,
-                      std::vector<ConfirmedCandidate>* confirmed) {
+                    std::vector<ConfirmedCandidate>* confirmed) {
   for (ConfirmedCandidate& c : *confirmed) {
     if (!c.simulated.simulated) continue;
     Scenario s = base;
     ApplyCandidate(space, c.candidate, &s);
     c.steps = steps;
     for (Pricing p : space.pricing) {
-      std::optional<PricingInputs> in =
-          MakeJobInputs(s, c.simulated.step.step_time_s, steps, p);
+      std::optional<PricingInputs> in = MakeJobInputs(s, c.simulated.step.step_time_s, steps, p);
       if (!in) continue;
       Expected<JobEstimate> job = EstimateJob(in->job);
       if (!job.ok()) continue;  // e.g. interruptions so frequent the job never finishes
       PricedJob pj{p, in->price_usd_hr, in->job, *job, in->rate_lower_bound};
       const SearchConfig& q = base.search;
-      pj.meets_deadline =
-          !q.deadline_hours || job->expected_wall_s <= *q.deadline_hours * 3600;
+      pj.meets_deadline = !q.deadline_hours || job->expected_wall_s <= *q.deadline_hours * 3600;
       pj.meets_budget = !q.budget_usd || !job->cost_usd || job->cost_usd->mean <= *q.budget_usd;
       c.priced.push_back(std::move(pj));
     }

@@ -67,7 +67,7 @@ struct ScalingPoint {
 struct Plan {
   SearchSpace space;
   PruneTally pruned;
-  int64_t estimated = 0;  // candidates that reached the estimator
+  int64_t estimated = 0;                      // candidates that reached the estimator
   std::vector<ConfirmedCandidate> confirmed;  // by final rank, best first
   // The Pareto front of expected time against expected cost, as
   // (confirmed index, priced index), fastest first.

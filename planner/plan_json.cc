@@ -27,8 +27,8 @@ json CandidateJson(const SearchSpace& space, const Candidate& c) {
 }
 
 json SpreadJson(const Spread& s) {
-  return json{{"mean", s.mean}, {"stddev", s.stddev}, {"p50", s.p50}, {"p90", s.p90},
-              {"p99", s.p99}};
+  return json{
+      {"mean", s.mean}, {"stddev", s.stddev}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
 }
 
 const char* IntervalName(IntervalSource s) {
@@ -50,8 +50,8 @@ json PricedJson(const PricedJob& p) {
       {"pricing", ToString(p.pricing)},
       {"price_usd_per_instance_hour", OrNull(p.price_usd_hr)},
       {"expected_hours", j.expected_wall_s / 3600},
-      {"hours", SpreadJson(Spread{j.wall_s.mean / 3600, j.wall_s.stddev / 3600,
-                                  j.wall_s.p50 / 3600, j.wall_s.p90 / 3600, j.wall_s.p99 / 3600})},
+      {"hours", SpreadJson(Spread{j.wall_s.mean / 3600, j.wall_s.stddev / 3600, j.wall_s.p50 / 3600,
+                                  j.wall_s.p90 / 3600, j.wall_s.p99 / 3600})},
       {"cost_usd", j.cost_usd ? SpreadJson(*j.cost_usd) : json(nullptr)},
       {"billed_instance_hours", j.mean_billed_instance_s / 3600},
       {"interruptions_per_instance_hour", in.interruptions_per_instance_hour},
@@ -135,11 +135,11 @@ json ToJson(const Scenario& s, const Plan& p) {
   for (const ConfirmedCandidate& c : p.confirmed) confirmed.push_back(ConfirmedJson(p.space, c));
   for (auto [i, j] : p.pareto) {
     const PricedJob& pj = p.confirmed[i].priced[j];
-    pareto.push_back({{"candidate", i},
-                      {"pricing", ToString(pj.pricing)},
-                      {"expected_hours", pj.job.expected_wall_s / 3600},
-                      {"expected_cost_usd", pj.job.cost_usd ? json(pj.job.cost_usd->mean)
-                                                            : json(nullptr)}});
+    pareto.push_back(
+        {{"candidate", i},
+         {"pricing", ToString(pj.pricing)},
+         {"expected_hours", pj.job.expected_wall_s / 3600},
+         {"expected_cost_usd", pj.job.cost_usd ? json(pj.job.cost_usd->mean) : json(nullptr)}});
   }
   for (const ScalingPoint& sp : p.scaling) {
     scaling.push_back({{"nodes", sp.nodes},
@@ -167,10 +167,10 @@ json ToJson(const Scenario& s, const Plan& p) {
               {"recommendation", recommendation},
               {"candidates", confirmed},
               {"pareto", pareto},
-              {"scaling", {{"points", scaling},
-                           {"stops_paying_after_nodes",
-                            p.scaling_stops_paying ? json(p.scaling_stops_paying)
-                                                   : json(nullptr)}}},
+              {"scaling",
+               {{"points", scaling},
+                {"stops_paying_after_nodes",
+                 p.scaling_stops_paying ? json(p.scaling_stops_paying) : json(nullptr)}}},
               {"assumptions", p.assumptions}};
 }
 

@@ -101,16 +101,19 @@ std::vector<std::string> JobAssumptions(const Scenario& s) {
   const SearchConfig& q = s.search;
   std::vector<std::string> out;
   if (!q.provisioning_s) {
-    out.push_back("provisioning takes 600 s from request to the first step (assumption, no "
-                  "source; set search.provisioning_s)");
+    out.push_back(
+        "provisioning takes 600 s from request to the first step (assumption, no "
+        "source; set search.provisioning_s)");
   }
   if (!q.restart_s) {
-    out.push_back("a restart after an interruption takes 600 s plus reloading the checkpoint "
-                  "(assumption, no source; set search.restart_s)");
+    out.push_back(
+        "a restart after an interruption takes 600 s plus reloading the checkpoint "
+        "(assumption, no source; set search.restart_s)");
   }
   if (!q.storage_GBps) {
-    out.push_back("checkpoints and the dataset move at the nodes' full network rate (no storage "
-                  "limit given; set search.storage_GBps)");
+    out.push_back(
+        "checkpoints and the dataset move at the nodes' full network rate (no storage "
+        "limit given; set search.storage_GBps)");
   }
   if (!q.dataset_bytes) {
     out.push_back(s.training.tokens > 0
@@ -118,10 +121,12 @@ std::vector<std::string> JobAssumptions(const Scenario& s) {
                         "65535 vocabulary entries), downloaded once by every node"
                       : "the dataset download is not counted (set search.dataset_bytes)");
   }
-  out.push_back("spot interruption rates are the middle of the Spot Advisor bucket (the "
-                "lower bound 20% for \">20%\"), as interruptions per instance per month");
-  out.push_back("SageMaker managed spot saves the EC2 Spot Advisor discount (assumption: "
-                "SageMaker publishes no figure of its own)");
+  out.push_back(
+      "spot interruption rates are the middle of the Spot Advisor bucket (the "
+      "lower bound 20% for \">20%\"), as interruptions per instance per month");
+  out.push_back(
+      "SageMaker managed spot saves the EC2 Spot Advisor discount (assumption: "
+      "SageMaker publishes no figure of its own)");
   return out;
 }
 

@@ -41,8 +41,8 @@ struct Shape {
 
 std::string Name(const Shape& s) {
   if (s.tp == 1 && s.pp == 1) {
-    return s.zero == 0 ? "plain data parallelism" : "sharded data parallelism (ZeRO-" +
-                                                        std::to_string(s.zero) + ")";
+    return s.zero == 0 ? "plain data parallelism"
+                       : "sharded data parallelism (ZeRO-" + std::to_string(s.zero) + ")";
   }
   return "tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) + ", ZeRO-" +
          std::to_string(s.zero);
@@ -124,9 +124,8 @@ std::string MemoryReason(const Scenario& s, const ConfirmedCandidate& best) {
          Gib(m.total_bytes) + " per GPU (activations " + Gib(m.activations_bytes) + ").";
 }
 
-std::string PracticeReason(const Scenario& chosen, const Plan& plan,
-                           const ConfirmedCandidate& best, int slot,
-                           const std::vector<EstimatedCandidate>& all) {
+std::string PracticeReason(const Scenario& chosen, const Plan& plan, const ConfirmedCandidate& best,
+                           int slot, const std::vector<EstimatedCandidate>& all) {
   const Candidate& c = best.candidate;
   const std::optional<Shape> practice = PracticeShape(chosen, plan.space);
   const Shape mine{c.tp, c.pp, c.zero_stage};
@@ -146,8 +145,9 @@ std::string PracticeReason(const Scenario& chosen, const Plan& plan,
     return "The usual practice would choose " + Name(*practice) +
            "; the planner found no priced candidate of that shape here.";
   }
-  return "The usual practice would choose " + Name(*practice) + "; the numbers say otherwise: " +
-         "by the estimator it takes " + Pct(theirs->first / ours->first - 1) + " longer" +
+  return "The usual practice would choose " + Name(*practice) +
+         "; the numbers say otherwise: " + "by the estimator it takes " +
+         Pct(theirs->first / ours->first - 1) + " longer" +
          (std::isfinite(theirs->second) && std::isfinite(ours->second)
               ? " and costs " + Pct(theirs->second / ours->second - 1) + " more"
               : "") +
@@ -169,9 +169,10 @@ std::string ParallelReason(const Scenario& s, const ConfirmedCandidate& best) {
   }
   if (c.zero_stage > 0) {
     out += "ZeRO-" + std::to_string(c.zero_stage) + " shards the " +
-           (c.zero_stage == 1 ? "optimizer state" : c.zero_stage == 2 ? "optimizer state and "
-                                                                        "gradients"
-                                                                      : "whole model state") +
+           (c.zero_stage == 1   ? "optimizer state"
+            : c.zero_stage == 2 ? "optimizer state and "
+                                  "gradients"
+                                : "whole model state") +
            " over dp " + std::to_string(c.dp) + ". ";
   }
   const std::pair<const char*, double> overheads[] = {
@@ -186,8 +187,8 @@ std::string ParallelReason(const Scenario& s, const ConfirmedCandidate& best) {
   auto worst = std::max_element(std::begin(overheads), std::end(overheads),
                                 [](auto& x, auto& y) { return x.second < y.second; });
   out += "The simulated step is " + Fmt("%.3f s", t) + ", " + Pct(b.compute_s / t) +
-         " compute (MFU " + Pct(best.simulated.mfu) + "); the largest overhead is " +
-         worst->first + " (" + Pct(worst->second / t) + ").";
+         " compute (MFU " + Pct(best.simulated.mfu) + "); the largest overhead is " + worst->first +
+         " (" + Pct(worst->second / t) + ").";
   return out;
 }
 
@@ -197,7 +198,8 @@ std::string InstanceReason(const Plan& plan, const ConfirmedCandidate& best, int
   for (const EstimatedCandidate& e : all) {
     if (!std::isfinite(e.cost_usd[slot])) continue;
     auto it = cheapest.find(e.c.instance);
-    if (it == cheapest.end() || e.cost_usd[slot] < it->second) cheapest[e.c.instance] = e.cost_usd[slot];
+    if (it == cheapest.end() || e.cost_usd[slot] < it->second)
+      cheapest[e.c.instance] = e.cost_usd[slot];
   }
   std::vector<std::pair<double, int>> order;
   for (auto [i, cost] : cheapest) order.push_back({cost, i});
@@ -227,15 +229,15 @@ std::string PricingReason(const Scenario& s, const ConfirmedCandidate& best, con
   }
   const JobEstimate &od = on_demand->job, &sp = spot->job;
   const double saving = 1 - sp.cost_usd->mean / od.cost_usd->mean;
-  std::string out = "Spot would " + std::string(saving >= 0 ? "save " : "cost ") +
-                    Pct(std::fabs(saving)) + (saving >= 0 ? "" : " more") + " (" +
-                    Usd(sp.cost_usd->mean) + " against " + Usd(od.cost_usd->mean) +
-                    " on demand) with " + Fmt("%.1f", sp.expected_interruptions) +
-                    " expected interruptions" +
-                    (spot->interruption_rate_lower_bound ? " (at least: the \">20%\" bucket)" : "") +
-                    ", a checkpoint every " + Fmt("%.0f min", sp.checkpoint_interval_s / 60) +
-                    " (Daly), and a P90 time of " + Hours(sp.wall_s.p90) + " against " +
-                    Hours(od.wall_s.p90) + ".";
+  std::string out =
+      "Spot would " + std::string(saving >= 0 ? "save " : "cost ") + Pct(std::fabs(saving)) +
+      (saving >= 0 ? "" : " more") + " (" + Usd(sp.cost_usd->mean) + " against " +
+      Usd(od.cost_usd->mean) + " on demand) with " + Fmt("%.1f", sp.expected_interruptions) +
+      " expected interruptions" +
+      (spot->interruption_rate_lower_bound ? " (at least: the \">20%\" bucket)" : "") +
+      ", a checkpoint every " + Fmt("%.0f min", sp.checkpoint_interval_s / 60) +
+      " (Daly), and a P90 time of " + Hours(sp.wall_s.p90) + " against " + Hours(od.wall_s.p90) +
+      ".";
   if (p.pricing == Pricing::kOnDemand && saving > 0) {
     out += spot->meets_deadline ? " On-demand wins on the objective."
                                 : " Spot misses the deadline, so on-demand it is.";
@@ -248,8 +250,8 @@ std::string ConstraintReason(const Scenario& s, const Plan& plan, const PricedJo
   if (!q.deadline_hours && !q.budget_usd) return "";
   std::string what;
   if (q.deadline_hours) what += "the deadline of " + Fmt("%.0f h", *q.deadline_hours);
-  if (q.budget_usd) what += std::string(what.empty() ? "" : " and ") + "the budget of " +
-                            Usd(*q.budget_usd);
+  if (q.budget_usd)
+    what += std::string(what.empty() ? "" : " and ") + "the budget of " + Usd(*q.budget_usd);
   if (plan.meets_constraints) {
     return "It meets " + what + " in expectation" +
            (q.deadline_hours && p.job.wall_s.p90 > *q.deadline_hours * 3600
@@ -284,17 +286,18 @@ std::vector<std::string> Reasons(const Scenario& base, const Plan& plan,
   Scenario chosen = base;
   ApplyCandidate(plan.space, best.candidate, &chosen);
   const int slot = Slot(plan.space, p.pricing);
-  const double total_flops =
-      best.simulated.samples_per_s * best.simulated.step.step_time_s > 0
-          ? best.steps * best.simulated.model_tflops_per_gpu * 1e12 * chosen.total_gpus() *
-                best.simulated.step.step_time_s
-          : 0;
-  std::vector<std::string> out = {Headline(plan, best, p), MemoryReason(chosen, best),
+  const double total_flops = best.simulated.samples_per_s * best.simulated.step.step_time_s > 0
+                                 ? best.steps * best.simulated.model_tflops_per_gpu * 1e12 *
+                                       chosen.total_gpus() * best.simulated.step.step_time_s
+                                 : 0;
+  std::vector<std::string> out = {Headline(plan, best, p),
+                                  MemoryReason(chosen, best),
                                   PracticeReason(chosen, plan, best, slot, estimated),
                                   ParallelReason(chosen, best),
                                   InstanceReason(plan, best, slot, estimated, total_flops),
                                   PricingReason(chosen, best, p),
-                                  ConstraintReason(chosen, plan, p), EstimatorReason(plan)};
+                                  ConstraintReason(chosen, plan, p),
+                                  EstimatorReason(plan)};
   out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
   return out;
 }

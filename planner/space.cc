@@ -86,7 +86,9 @@ class Walker {
   int64_t PerMicroBatch() const {
     return NodeCount() * static_cast<int64_t>(space_.pp.size()) * PerLayout();
   }
-  int64_t PerTp() const { return static_cast<int64_t>(space_.micro_batch.size()) * PerMicroBatch(); }
+  int64_t PerTp() const {
+    return static_cast<int64_t>(space_.micro_batch.size()) * PerMicroBatch();
+  }
 
   void Instance(int i) {
     const InstanceType& t = *space_.instances[i];
@@ -107,8 +109,9 @@ class Walker {
     // Planning for time alone needs no price (reference systems).
     if (!priced && s_.search.objective != Objective::kMinTime) {
       Prune(tally_, "price", all, [&] {
-        return t.name + ": the catalog has no price for any allowed pricing option (plan it with "
-                        "objective min-time)";
+        return t.name +
+               ": the catalog has no price for any allowed pricing option (plan it with "
+               "objective min-time)";
       });
       return;
     }
@@ -126,7 +129,8 @@ class Walker {
     }
     if (m.kind == ModelKind::kLayerList && tp > 1) {
       return Prune(tally_, "tp-layer-list", PerTp(), [&] {
-        return "tp " + std::to_string(tp) + ": tensor parallelism does not apply to a layer-list model";
+        return "tp " + std::to_string(tp) +
+               ": tensor parallelism does not apply to a layer-list model";
       });
     }
     if (m.kind == ModelKind::kTransformer) {
@@ -199,9 +203,8 @@ class Walker {
       }
       if (zero >= 2 && c_.pp > 1) {
         Prune(tally_, "zero-pp", per_zero, [&] {
-          return "ZeRO-" + std::to_string(zero) +
-                 " with pipeline parallelism (pp " + std::to_string(c_.pp) +
-                 "): DeepSpeed's pipeline engine supports ZeRO-1 only";
+          return "ZeRO-" + std::to_string(zero) + " with pipeline parallelism (pp " +
+                 std::to_string(c_.pp) + "): DeepSpeed's pipeline engine supports ZeRO-1 only";
         });
         continue;
       }
@@ -233,10 +236,12 @@ class Walker {
       const int layers = LayerCount(s_.model);
       if (layers % (pp * v) || m % pp) {
         return Prune(tally_, "interleaved", 1, [&] {
-          return "interleaved with " + std::to_string(v) + " virtual stages needs pp * v = " +
-                 std::to_string(pp * v) + " to divide the " + std::to_string(layers) +
-                 " layers and the " + std::to_string(m) + " microbatches per pipeline to be a "
-                 "multiple of pp " + std::to_string(pp);
+          return "interleaved with " + std::to_string(v) +
+                 " virtual stages needs pp * v = " + std::to_string(pp * v) + " to divide the " +
+                 std::to_string(layers) + " layers and the " + std::to_string(m) +
+                 " microbatches per pipeline to be a "
+                 "multiple of pp " +
+                 std::to_string(pp);
         });
       }
     }
@@ -244,9 +249,8 @@ class Walker {
     c_.virtual_stages = s_.parallel.virtual_stages = v;
     const sim::MemoryBreakdown mem = sim::ComputeMemory(s_);
     if (!mem.fits) {
-      return Prune(tally_, "memory", 1, [&] {
-        return Describe(space_, c_) + ": " + sim::DescribeShortfall(mem, s_);
-      });
+      return Prune(tally_, "memory", 1,
+                   [&] { return Describe(space_, c_) + ": " + sim::DescribeShortfall(mem, s_); });
     }
     visit_.on_candidate(c_, s_, mem);
   }
@@ -316,8 +320,8 @@ void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s) {
 }
 
 std::string Describe(const SearchSpace& space, const Candidate& c) {
-  std::string out = space.instances[c.instance]->name + " x " + std::to_string(c.nodes) +
-                    ": tp " + std::to_string(c.tp) + ", pp " + std::to_string(c.pp) + ", dp " +
+  std::string out = space.instances[c.instance]->name + " x " + std::to_string(c.nodes) + ": tp " +
+                    std::to_string(c.tp) + ", pp " + std::to_string(c.pp) + ", dp " +
                     std::to_string(c.dp) + ", ZeRO-" + std::to_string(c.zero_stage) +
                     ", micro batch " + std::to_string(c.micro_batch) + ", " +
                     ToString(c.recompute) + " recompute";

@@ -1,0 +1,137 @@
+#include "planner/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "core/catalog.h"
+
+namespace trainsim::planner {
+namespace {
+
+const Catalog& TheCatalog() {
+  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
+  return catalog;
+}
+
+// A small transformer on two instance types, 1..2 nodes: a whole plan in seconds.
+Scenario Small(const std::string& search) {
+  Expected<Scenario> s = ParseScenario(
+      R"({"model": {"layers": 8, "hidden": 1024, "heads": 16, "ffn_hidden": 4096,
+                    "seq_len": 1024, "vocab": 32000},
+          "training": {"global_batch": 64, "tokens": 2e9},
+          "cluster": {"instance": "p4d.24xlarge"},
+          "search": )" +
+          search + "}",
+      "small.json", TheCatalog());
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+const char kSearch[] =
+    R"({"instances": ["p4d.24xlarge", "g5.48xlarge"], "nodes": {"min": 1, "max": 2},
+        "tp": [1, 2], "pp": [1, 2], "micro_batch": [1, 4], "zero_stages": [0, 1],
+        "recompute": ["none"], "confirm_top": 4, "trials": 200})";
+
+Plan MustPlan(const Scenario& s) {
+  PlanOptions options;
+  options.jobs = 2;
+  Expected<Plan> p = MakePlan(s, TheCatalog(), options);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return *p;
+}
+
+TEST(MakePlan, ConfirmsRanksAndPricesTheBest) {
+  const Plan p = MustPlan(Small(kSearch));
+  ASSERT_EQ(p.confirmed.size(), 4u);
+  EXPECT_EQ(p.best, 0);
+  EXPECT_TRUE(p.meets_constraints);
+  for (const ConfirmedCandidate& c : p.confirmed) {
+    EXPECT_TRUE(c.simulated.simulated);
+    EXPECT_GT(c.simulated.step.step_time_s, 0);
+    EXPECT_EQ(c.steps, std::ceil(2e9 / (64 * 1024.0)));
+    EXPECT_FALSE(c.priced.empty());
+  }
+  // min-cost: no confirmed option is cheaper than the recommendation.
+  const double best = p.confirmed[0].priced[p.best_priced].job.cost_usd->mean;
+  for (const ConfirmedCandidate& c : p.confirmed) {
+    for (const PricedJob& j : c.priced) EXPECT_GE(j.job.cost_usd->mean, best);
+  }
+  EXPECT_GE(p.reasons.size(), 5u);
+  EXPECT_EQ(p.reasons[0].rfind("Run ", 0), 0u);
+}
+
+TEST(MakePlan, ParetoFrontIsExactlyTheUndominatedOptions) {
+  const Plan p = MustPlan(Small(kSearch));
+  std::vector<std::pair<double, double>> all;
+  for (const ConfirmedCandidate& c : p.confirmed) {
+    for (const PricedJob& j : c.priced)
+      all.push_back({j.job.expected_wall_s, j.job.cost_usd->mean});
+  }
+  auto dominated = [&](std::pair<double, double> x) {
+    for (auto y : all) {
+      if (y.first <= x.first && y.second <= x.second && y != x) return true;
+    }
+    return false;
+  };
+  int undominated = 0;
+  for (auto x : all) undominated += !dominated(x);
+  ASSERT_FALSE(p.pareto.empty());
+  EXPECT_EQ(static_cast<int>(p.pareto.size()), undominated);
+  for (auto [i, j] : p.pareto) {
+    const PricedJob& pj = p.confirmed[i].priced[j];
+    EXPECT_FALSE(dominated({pj.job.expected_wall_s, pj.job.cost_usd->mean}));
+  }
+}
+
+TEST(MakePlan, SameInputsSameBytes) {
+  const Scenario s = Small(kSearch);
+  EXPECT_EQ(ToJson(s, MustPlan(s)).dump(), ToJson(s, MustPlan(s)).dump());
+}
+
+TEST(MakePlan, AnImpossibleDeadlineIsReportedNotHidden) {
+  std::string search = kSearch;
+  search.insert(1, R"("deadline_hours": 0.01, )");
+  const Plan p = MustPlan(Small(search));
+  EXPECT_FALSE(p.meets_constraints);
+  bool said = false;
+  for (const std::string& r : p.reasons) said = said || r.find("No confirmed plan meets") == 0;
+  EXPECT_TRUE(said);
+}
+
+TEST(MakePlan, ReferenceSystemsArePlannedByTimeWithoutCost) {
+  const Plan p = MustPlan(Small(
+      R"({"instances": ["dgx-a100-80gb"], "nodes": {"min": 1, "max": 1}, "tp": [1],
+          "pp": [1], "micro_batch": [1], "zero_stages": [0], "recompute": ["none"],
+          "objective": "min-time", "trials": 100})"));
+  ASSERT_EQ(p.best, 0);
+  const PricedJob& j = p.confirmed[0].priced[p.best_priced];
+  EXPECT_FALSE(j.price_usd_hr.has_value());
+  EXPECT_FALSE(j.job.cost_usd.has_value());
+  EXPECT_TRUE(p.pareto.empty());  // no cost, no front
+}
+
+TEST(MakePlan, Errors) {
+  Scenario s = Small(kSearch);
+  s.training.tokens = 0;
+  EXPECT_EQ(MakePlan(s, TheCatalog(), {}).status().message(),
+            "small: planning needs the amount of work: training.tokens, training.samples or "
+            "training.epochs");
+  s = Small(R"({"instances": ["p4d.24xlarge"], "nodes": {"min": 1, "max": 1}, "tp": [16]})");
+  const Status st = MakePlan(s, TheCatalog(), {}).status();
+  EXPECT_EQ(st.message().rfind("small: no configuration survives pruning (tp-node: ", 0), 0u)
+      << st.message();
+}
+
+TEST(StepsToTrain, TokensSamplesEpochs) {
+  Scenario s = Small(kSearch);
+  EXPECT_EQ(StepsToTrain(s), std::ceil(2e9 / (64.0 * 1024)));
+  s.training.tokens = 0;
+  s.training.samples = 640;
+  EXPECT_EQ(StepsToTrain(s), 10);
+  s.training.samples = 0;
+  s.training.epochs = 2;
+  s.training.dataset_samples = 100;
+  EXPECT_EQ(StepsToTrain(s), 4);  // 200 samples, rounded up
+}
+
+}  // namespace
+}  // namespace trainsim::planner
