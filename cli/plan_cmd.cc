@@ -170,14 +170,21 @@ int PlanCommand(int argc, char** argv) {
   Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
   if (!s.ok()) return Fail(s.status());
   if (a.top > 0) s->search.confirm_top = a.top;
+  const std::string tmp = a.out + ".tmp";
+  {  // fail before a long plan, not after it
+    std::ofstream probe(tmp);
+    if (!probe) return Fail(Status::InvalidInput(a.out + ": cannot write the plan"));
+  }
   Progress progress;
   planner::PlanOptions options;
   options.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   options.observer = &progress;
   Expected<planner::Plan> plan = planner::MakePlan(*s, *catalog, options);
-  if (!plan.ok()) return Fail(plan.status());
+  if (!plan.ok()) {
+    std::filesystem::remove(tmp);
+    return Fail(plan.status());
+  }
   const std::string text = planner::ToJson(*s, *plan).dump(2) + "\n";
-  const std::string tmp = a.out + ".tmp";
   {
     std::ofstream out(tmp);
     out << text;

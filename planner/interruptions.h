@@ -11,7 +11,7 @@
 //
 // Closed forms: the expected wall time and expected number of interruptions
 // of one stretch of work under Poisson failures at rate 1/M that strike at any
-// time, restarts included. See docs/planner-job-model.md for the derivations.
+// time, restarts included. See docs/planner.md section 6 for the derivations.
 //
 // Every function is pure and thread-safe. Arguments are not checked: the
 // caller (EstimateJob) validates them; "mtbi_s" may be +infinity (no failures).

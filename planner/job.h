@@ -1,7 +1,7 @@
 // Whole-job time and cost of one candidate configuration under one pricing
 // option: provisioning, dataset download, the computation, checkpoint writes,
 // and the time lost to interruptions (spot reclaims, or any failures the
-// caller gives a rate for). DESIGN.md section 5; docs/planner-job-model.md.
+// caller gives a rate for). DESIGN.md section 5; docs/planner.md section 6.
 //
 // The expectation comes from closed forms (Daly 2006); the spread from a
 // seeded Monte-Carlo of the job. EstimateJob is a pure function: no I/O, no

@@ -445,5 +445,57 @@ TEST_F(CliTest, CtrlCWritesWhatWasMeasuredAsAnIncompleteProfile) {
   EXPECT_EQ(p->failures.back().first, "calibration");
 }
 
+// --- trainsim plan ---------------------------------------------------------
+
+constexpr char kPlanScenario[] = "tests/cli/data/plan-small.json";
+
+TEST_F(CliTest, PlanPrintsTheRecommendationAndWritesThePlan) {
+  const std::string out = dir_ + "/p.json";
+  RunResult r = Run({"plan", kPlanScenario, "--out", out, "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Recommendation:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Pareto front"), std::string::npos);
+  EXPECT_NE(r.out.find("Scaling of the recommended layout"), std::string::npos);
+  EXPECT_NE(r.err.find("plan: estimated "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("plan written to " + out), std::string::npos);
+  const json plan = json::parse(ReadFile(out));
+  EXPECT_EQ(plan["kind"], "trainsim-plan");
+  EXPECT_EQ(plan["candidates"].size(), 3u);
+  EXPECT_TRUE(plan["recommendation"]["meets_constraints"].get<bool>());
+  EXPECT_FALSE(plan["recommendation"]["reasons"].empty());
+}
+
+TEST_F(CliTest, PlanJsonIsTheWrittenFileAndTheSameEveryRun) {
+  const std::string out = dir_ + "/p.json";
+  RunResult first = Run({"plan", kPlanScenario, "--json", "--out", out});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, ReadFile(out));
+  RunResult second = Run({"plan", kPlanScenario, "--json", "--out", out, "--jobs", "1"});
+  EXPECT_EQ(first.out, second.out);
+}
+
+TEST_F(CliTest, PlanErrorsAreClear) {
+  const struct {
+    std::vector<std::string> args;
+    std::string first_line;
+  } kCases[] = {
+      {{"plan"}, "trainsim: plan needs a scenario file"},
+      {{"plan", kPlanScenario, "--top", "0"},
+       "trainsim: --top: expected a count from 1 to 100000, got \"0\""},
+      {{"plan", kPlanScenario, "--jobs"}, "trainsim: --jobs needs a count from 1 to 100000"},
+      {{"plan", kPlanScenario, "--fast"}, "trainsim: unknown option --fast"},
+      {{"plan", kPlanScenario, "--out", "/nonexistent-dir/p.json"},
+       "trainsim: /nonexistent-dir/p.json: cannot write the plan"},
+      {{"plan", "tests/cli/data/gpt-1.7b-small.json", "--out", dir_ + "/w.json"},
+       "trainsim: gpt-1.7b-small: planning needs the amount of work: training.tokens, "
+       "training.samples or training.epochs"},
+  };
+  for (const auto& c : kCases) {
+    RunResult r = Run(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.first_line;
+    EXPECT_EQ(Lines(r.err).at(0), c.first_line);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim
