@@ -66,9 +66,9 @@ struct SweepOptions {
   int jobs = 0;
   // The processes sharing the sweep; null = this process alone.
   SweepWorld* world = nullptr;
-  // When it becomes true no further point starts, and a point that fails
-  // after it did is dropped, not journaled (an interrupt also kills the
-  // evaluation's child processes). Points journaled before stay.
+  // When it becomes true no further point starts, and a point in flight that
+  // fails after it did is dropped, not journaled (the interrupt may be why it
+  // failed; the next run evaluates it again). Points journaled before stay.
   const std::atomic<bool>* cancel = nullptr;
   // Seconds since any fixed origin, for the rate; empty = a steady clock.
   std::function<double()> clock_s;
