@@ -1,6 +1,6 @@
 // The `trainsim` command: parses arguments, calls the libraries, prints.
 // Exit codes: 0 ok, 1 bad input (including a configuration that does not
-// fit in GPU memory), 2 internal error.
+// fit in GPU memory), 2 internal error, 130 an interrupted sweep.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/plan_cmd.h"
+#include "cli/sweep_cmd.h"
 #include "core/catalog.h"
 #include "core/model_zoo.h"
 #include "core/scenario.h"
@@ -27,6 +28,7 @@ const char kUsage[] =
     "                             [--profile FILE]\n"
     "  trainsim plan SCENARIO [--top K] [--jobs N] [--out FILE] [--json] [--catalog FILE]\n"
     "                         [--profile FILE]\n"
+    "  trainsim sweep SCENARIO... [--out DIR] [--jobs N] [--simulate] [--catalog FILE]\n"
     "  trainsim catalog list [--catalog FILE]\n"
     "  trainsim catalog show TYPE [--catalog FILE]\n"
     "  trainsim models\n"
@@ -37,7 +39,9 @@ const char kUsage[] =
     "  --full          simulate every GPU and message (slow; for checking the fast mode)\n"
     "  --catalog FILE  add instance types from an extra catalog file\n"
     "  --profile FILE  use a hardware profile from trainsim-calibrate (replaces the\n"
-    "                  scenario's cluster.profile)\n";
+    "                  scenario's cluster.profile)\n"
+    "  --out DIR       sweep: where the journal and results.csv/.json go (default sweep-out)\n"
+    "  --jobs N        sweep: points evaluated at once (default: every core; docs/sweep.md)\n";
 
 int Fail(const Status& s) {
   std::cerr << "trainsim: " << s.message() << "\n";
@@ -284,6 +288,10 @@ int Models() {
 
 int Main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "plan") return PlanCommand(argc - 1, argv + 1);
+  // sweep has options of its own (and may run under mpirun).
+  if (argc >= 2 && std::string(argv[1]) == "sweep") {
+    return cli::SweepCommand(std::vector<std::string>(argv + 2, argv + argc), kUsage);
+  }
   Expected<Args> args = ParseArgs(argc, argv);
   if (!args.ok()) return Usage(args.status().message());
   const Args& a = *args;

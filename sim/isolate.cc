@@ -1,9 +1,11 @@
 #include "sim/isolate.h"
 
+#include <linux/close_range.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -32,6 +34,9 @@ bool WriteAll(int fd, const std::string& data) {
     char arg1[] = "--log=root.thres:critical";
     char* argv[] = {arg0, arg1, nullptr};
     simgrid::s4u::Engine engine(&argc, argv);
+    // SimGrid's SIGINT handler calls exit() from the handler, which can
+    // deadlock in malloc: let Ctrl-C simply end this process.
+    signal(SIGINT, SIG_DFL);
     reply = "0" + body();
   } catch (const std::exception& e) {
     reply = std::string("1simulation failed: ") + e.what();
@@ -56,8 +61,16 @@ Expected<std::string> RunIsolated(const std::function<std::string()>& body) {
     return Status::Internal(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    close(fds[0]);
-    ChildMain(fds[1], body);
+    // Keep only stdio and our pipe: a pipe another thread of the parent made
+    // for its own child must not stay open here, or that child's parent would
+    // wait for this process too before it sees the end of its reply.
+    int out = fds[1];
+    if (out != 3) {
+      dup2(out, 3);
+      out = 3;
+    }
+    close_range(4, ~0U, 0);
+    ChildMain(out, body);
   }
   close(fds[1]);
   std::string reply;

@@ -1,0 +1,190 @@
+#include "planner/sweep_eval.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/sweep_grid.h"
+#include "planner/plan.h"
+#include "sim/simulate.h"
+
+namespace trainsim::planner {
+namespace {
+
+// Part of every fingerprint: a change of what an evaluation computes changes it.
+constexpr char kSimulateKind[] = "simulate/1";
+constexpr char kPlanKind[] = "plan/1";
+
+Expected<std::string> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidInput(path + ": cannot read: " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// On-demand and SageMaker rows have a listed price per node-hour; spot ones
+// need the planner's interruption model, so they stay unknown here.
+std::optional<double> PricePerNodeHour(const Scenario& s) {
+  switch (s.cluster.pricing) {
+    case Pricing::kOnDemand:
+      return s.instance.price_on_demand_usd_hr;
+    case Pricing::kSagemaker:
+      return s.instance.price_sagemaker_usd_hr;
+    default:
+      return std::nullopt;
+  }
+}
+
+SweepRow ConfigRow(const Scenario& s) {
+  SweepRow row;
+  row.scenario = s.name;
+  row.instance = s.instance.name;
+  row.nodes = s.cluster.nodes;
+  row.gpus = s.total_gpus();
+  row.tp = s.parallel.tp;
+  row.pp = s.parallel.pp;
+  row.dp = s.parallel.dp;
+  row.zero_stage = s.parallel.zero_stage;
+  row.micro_batch = s.training.micro_batch;
+  row.recompute = ToString(s.training.recompute);
+  row.schedule = ToString(s.parallel.schedule);
+  row.pricing = ToString(s.cluster.pricing);
+  return row;
+}
+
+void FillResult(const Scenario& s, const sim::SimulationResult& r, SweepRow* row) {
+  row->status = SweepStatus::kOk;
+  row->step_time_s = r.step.step_time_s;
+  row->samples_per_s = r.samples_per_s;
+  row->tokens_per_s = r.tokens_per_s;
+  row->mfu = r.mfu;
+  if (std::optional<double> steps = TrainingSteps(s)) {
+    row->time_to_train_h = *steps * r.step.step_time_s / 3600;
+    if (std::optional<double> price = PricePerNodeHour(s)) {
+      row->cost_usd = *price * s.cluster.nodes * *row->time_to_train_h;
+    }
+  }
+}
+
+}  // namespace
+
+std::string Fnv1a64Hex(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+Expected<ScenarioSweep> LoadScenarioSweep(const std::vector<std::string>& paths,
+                                          const Catalog& catalog, std::string_view extra_inputs,
+                                          SweepMode mode) {
+  ScenarioSweep sweep;
+  for (const std::string& path : paths) {
+    Expected<std::string> bytes = ReadBytes(path);
+    if (!bytes.ok()) return bytes.status();
+    Expected<Scenario> s = LoadScenarioFile(path, catalog);
+    if (!s.ok()) return s.status();
+    std::vector<Scenario> points;
+    const bool grid = !s->sweep.empty();
+    if (grid) {
+      Expected<std::vector<Scenario>> expanded = ExpandSweepGrid(path, catalog);
+      if (!expanded.ok()) return expanded.status();
+      points = std::move(*expanded);
+    } else {
+      points.push_back(std::move(*s));
+    }
+    for (size_t k = 0; k < points.size(); ++k) {
+      const bool plan = mode == SweepMode::kAuto && !grid && points[k].has_search;
+      const char* kind = plan ? kPlanKind : kSimulateKind;
+      // The whole file is the point's input: editing a grid refuses a resume.
+      const std::string inputs = std::string(kind) + '\0' + *bytes + '\0' + std::to_string(k) +
+                                 '\0' + std::string(extra_inputs);
+      const int index = static_cast<int>(sweep.points.size());
+      sweep.points.push_back(SweepPoint{index, path + "#" + std::to_string(k), Fnv1a64Hex(inputs)});
+      sweep.plan.push_back(plan);
+      sweep.scenarios.push_back(std::move(points[k]));
+    }
+  }
+  return sweep;
+}
+
+std::optional<double> TrainingSteps(const Scenario& s) {
+  const TrainingConfig& t = s.training;
+  const double batch = static_cast<double>(t.global_batch);
+  double samples = 0;
+  if (t.tokens > 0) samples = t.tokens / TokensPerSample(s.model);
+  if (t.samples > 0) samples = t.samples;
+  if (t.epochs > 0) samples = t.epochs * t.dataset_samples;
+  if (!(samples > 0) || !(batch > 0)) return std::nullopt;
+  return std::ceil(samples / batch);
+}
+
+SweepRow SimulateScenarioRow(const Scenario& s) {
+  SweepRow row = ConfigRow(s);
+  try {
+    Expected<sim::SimulationResult> r = sim::Simulate(s, sim::SimulateOptions());
+    if (!r.ok()) {
+      row.message = r.status().message();
+      return row;
+    }
+    row.detail = sim::ToJson(s, *r);
+    if (!r->simulated) {
+      row.status = SweepStatus::kDoesNotFit;
+      row.message = sim::DescribeShortfall(r->memory, s);
+      return row;
+    }
+    FillResult(s, *r, &row);
+  } catch (const std::exception& e) {
+    row.status = SweepStatus::kError;
+    row.message = std::string("the simulation failed: ") + e.what();
+  }
+  return row;
+}
+
+}  // namespace trainsim::planner
+
+namespace trainsim::planner {
+
+SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog) {
+  SweepRow row;
+  row.scenario = s.name;
+  try {
+    PlanOptions options;  // jobs 1: the sweep's threads run points side by side
+    Expected<Plan> plan = MakePlan(s, catalog, options);
+    if (!plan.ok()) {
+      row.message = plan.status().message();
+      return row;
+    }
+    const ConfirmedCandidate& best = plan->confirmed[plan->best];
+    const PricedJob& priced = best.priced[plan->best_priced];
+    Scenario chosen = s;
+    ApplyCandidate(plan->space, best.candidate, &chosen);
+    row = ConfigRow(chosen);
+    row.pricing = ToString(priced.pricing);
+    row.status = SweepStatus::kOk;
+    if (!plan->meets_constraints) row.message = "no plan meets the deadline and budget";
+    const sim::SimulationResult& r = best.simulated;
+    row.step_time_s = r.step.step_time_s;
+    row.samples_per_s = r.samples_per_s;
+    row.tokens_per_s = r.tokens_per_s;
+    row.mfu = r.mfu;
+    row.time_to_train_h = priced.job.expected_wall_s / 3600;
+    if (priced.job.cost_usd) row.cost_usd = priced.job.cost_usd->mean;
+    row.detail = ToJson(s, *plan);
+  } catch (const std::exception& e) {
+    row.status = SweepStatus::kError;
+    row.message = std::string("the plan failed: ") + e.what();
+  }
+  return row;
+}
+
+}  // namespace trainsim::planner

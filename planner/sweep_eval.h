@@ -1,0 +1,52 @@
+// The evaluation of a sweep over scenario files (docs/sweep.md): a file with
+// a `sweep` grid gives one point per grid point, each simulated as `trainsim
+// simulate` would; a file with a `search` section gives one point, its plan
+// (`trainsim plan`); any other file one point, simulated.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "planner/sweep.h"
+
+namespace trainsim::planner {
+
+// FNV-1a 64 of `bytes`, as 16 lower-case hex digits.
+std::string Fnv1a64Hex(std::string_view bytes);
+
+struct ScenarioSweep {
+  std::vector<SweepPoint> points;
+  std::vector<Scenario> scenarios;  // scenarios[i] is points[i]'s
+  std::vector<bool> plan;           // plan[i]: points[i] is a plan, else a simulation
+};
+
+// kSimulate simulates every file's own configuration, plans or not.
+enum class SweepMode { kAuto, kSimulate };
+
+// Loads every file (and expands its grid); one that cannot be read or parsed
+// fails the whole sweep before it starts. Points are numbered in file order;
+// ids are "PATH#k" (k: the grid point, 0 without a grid); a fingerprint
+// covers the evaluation kind, the file's bytes, k and `extra_inputs` (what
+// else the results depend on, e.g. the bytes of an extra catalog file).
+Expected<ScenarioSweep> LoadScenarioSweep(const std::vector<std::string>& paths,
+                                          const Catalog& catalog, std::string_view extra_inputs,
+                                          SweepMode mode = SweepMode::kAuto);
+
+// Optimizer steps for the scenario's amount of work (tokens, samples or
+// epochs x dataset samples), rounded up; unknown when it gives none.
+std::optional<double> TrainingSteps(const Scenario& s);
+
+// Simulates the scenario and fills a row: ok, does-not-fit (with the
+// shortfall) or error. detail is the `simulate --json` object. Never throws.
+SweepRow SimulateScenarioRow(const Scenario& s);
+
+// Plans the scenario and fills a row with the recommendation: its layout and
+// pricing, simulated step, expected hours and cost; detail is the plan JSON.
+// A plan that meets no constraint is ok, with a message saying so. Never throws.
+SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog);
+
+}  // namespace trainsim::planner

@@ -1,0 +1,53 @@
+// One result row of a sweep, and how rows are written: the same fixed columns
+// for every kind of point (a simulated scenario, a grid point, a plan), so
+// that every sweep's results.csv has the same header. See docs/sweep.md.
+//
+// Unknown stays unknown: an unset optional is an empty CSV cell and JSON null,
+// never 0. Non-finite numbers are unknown too.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace trainsim::planner {
+
+enum class SweepStatus { kOk, kDoesNotFit, kError };
+
+const char* ToString(SweepStatus s);  // "ok", "does-not-fit", "error"
+
+struct SweepRow {
+  int point = 0;         // the point's index; set by the runner
+  std::string id;        // the point's id; set by the runner
+  std::string scenario;  // the scenario's name ("stem" or "stem[field=value,...]")
+  SweepStatus status = SweepStatus::kError;
+  std::string message;  // why, for does-not-fit and error rows
+  std::optional<std::string> instance;
+  std::optional<int64_t> nodes, gpus, tp, pp, dp, zero_stage, micro_batch;
+  std::optional<std::string> recompute, schedule, pricing;
+  std::optional<double> step_time_s, samples_per_s, tokens_per_s, mfu;
+  std::optional<double> time_to_train_h, cost_usd;
+  // Free-form figures of the evaluation; written to results.json only.
+  nlohmann::json detail = nlohmann::json::object();
+};
+
+// The column names, in order: point, id, scenario, status, message, instance,
+// nodes, ..., cost_usd (results.csv's header; results.json's keys, then detail).
+const std::vector<std::string>& SweepColumns();
+
+// The row as one JSON object: the columns in order, then "detail".
+nlohmann::ordered_json RowToJson(const SweepRow& row);
+// The inverse of RowToJson (which it reads back exactly). `where` prefixes
+// errors ("out/journal-0.jsonl:3").
+Expected<SweepRow> RowFromJson(const nlohmann::json& j, const std::string& where);
+
+// results.csv: the header and one line per row, RFC 4180 quoting, "\n" ends.
+std::string ResultsCsv(const std::vector<SweepRow>& rows);
+// results.json: {"version": 1, "points": N, "rows": [RowToJson...]}, indented.
+std::string ResultsJson(const std::vector<SweepRow>& rows);
+
+}  // namespace trainsim::planner
