@@ -87,12 +87,14 @@ class Progress : public planner::PlanObserver {
   }
 };
 
-std::string Money(const std::optional<planner::Spread>& s) {
-  if (!s) return "n/a";
+std::string Dollars(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f", s->mean);
+  std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
 }
+
+// The mean of a cost spread, or "n/a" without a price.
+std::string Money(const std::optional<planner::Spread>& s) { return s ? Dollars(s->mean) : "n/a"; }
 
 void PrintTable(const Scenario& s, const planner::Plan& p) {
   std::printf("%s: %s, %.0f steps\n\n", s.name.c_str(), s.model.name.c_str(),
@@ -102,29 +104,35 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
               "step s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
   for (size_t i = 0; i < p.confirmed.size(); ++i) {
     const planner::ConfirmedCandidate& c = p.confirmed[i];
+    if (c.best_priced < 0) continue;
     const planner::Candidate& k = c.candidate;
     std::string sched = k.pp > 1 ? ToString(k.schedule) : "-";
     if (k.pp > 1 && k.schedule == Schedule::kInterleaved)
       sched += " x" + std::to_string(k.virtual_stages);
-    for (size_t j = 0; j < c.priced.size(); ++j) {
-      const planner::PricedJob& pj = c.priced[j];
-      const bool best = static_cast<int>(i) == p.best && static_cast<int>(j) == p.best_priced;
-      if (j == 0) {
-        std::printf("%3zu%s  %-16s %5d %3d %3d %4d %4d %3d %-9s %-14s %8.3f %+6.1f %6.1f %6.1f",
-                    i + 1, best ? "*" : " ", p.space.instances[k.instance]->name.c_str(), k.nodes,
-                    k.tp, k.pp, k.dp, k.zero_stage, k.micro_batch, ToString(k.recompute),
-                    sched.c_str(), c.simulated.step.step_time_s, 100 * c.estimator_error,
-                    100 * c.simulated.mfu, c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024));
-      } else {
-        std::printf("%4s%-104s", best ? "*" : "", "");
-      }
-      std::printf("  %-14s %9.1f %9.1f %9s\n", ToString(pj.pricing), pj.job.expected_wall_s / 3600,
-                  pj.job.wall_s.p90 / 3600, Money(pj.job.cost_usd).c_str());
-    }
+    const planner::PricedJob& pj = c.priced[c.best_priced];
+    std::printf(
+        "%3zu%s  %-16s %5d %3d %3d %4d %4d %3d %-9s %-14s %8.3f %+6.1f %6.1f %6.1f  %-14s %9.1f "
+        "%9.1f %9s\n",
+        i + 1, static_cast<int>(i) == p.best ? "*" : " ",
+        p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp, k.pp, k.dp, k.zero_stage,
+        k.micro_batch, ToString(k.recompute), sched.c_str(), c.simulated.step.step_time_s,
+        100 * c.estimator_error, 100 * c.simulated.mfu,
+        c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024), ToString(pj.pricing),
+        pj.job.expected_wall_s / 3600, pj.job.wall_s.p90 / 3600, Money(pj.job.cost_usd).c_str());
+  }
+  const planner::ConfirmedCandidate& rec = p.confirmed[p.best];
+  std::printf("\nPricing options of the recommendation (#%d):\n  %-14s %9s %9s %9s %9s %14s\n",
+              p.best + 1, "pricing", "hours", "P90 h", "cost $", "P90 $", "interruptions");
+  for (const planner::PricedJob& pj : rec.priced) {
+    std::printf("  %-14s %9.1f %9.1f %9s %9s %14.1f\n", ToString(pj.pricing),
+                pj.job.expected_wall_s / 3600, pj.job.wall_s.p90 / 3600,
+                Money(pj.job.cost_usd).c_str(),
+                pj.job.cost_usd ? Dollars(pj.job.cost_usd->p90).c_str() : "n/a",
+                pj.job.expected_interruptions);
   }
   std::printf(
-      "\n(* recommended; est %% = estimator against simulator; hours and cost are "
-      "expected values of the whole job)\n\nRecommendation%s:\n",
+      "\n(* recommended; each candidate with its best pricing option; est %% = estimator against "
+      "simulator; hours and cost are expected values of the whole job)\n\nRecommendation%s:\n",
       p.meets_constraints ? "" : " (no plan meets the constraints)");
   for (const std::string& r : p.reasons) std::printf("  - %s\n", r.c_str());
   std::printf("\nPareto front (time against cost):");

@@ -245,6 +245,7 @@ void FinalRanking(const Scenario& s, Plan* plan) {
     }
     return best;
   };
+  for (ConfirmedCandidate& c : plan->confirmed) key(c, &c.best_priced);
   std::stable_sort(plan->confirmed.begin(), plan->confirmed.end(),
                    [&](const ConfirmedCandidate& a, const ConfirmedCandidate& b) {
                      int x, y;

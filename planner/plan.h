@@ -53,6 +53,7 @@ struct ConfirmedCandidate {
   double estimator_error = 0;  // estimate / simulated - 1
   double steps = 0;            // optimizer steps of the whole job
   std::vector<PricedJob> priced;
+  int best_priced = -1;  // its best option by the objective (constraints first)
 };
 
 // Throughput and job figures of the recommended layout at another node count.
