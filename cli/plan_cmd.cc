@@ -192,7 +192,10 @@ int PlanCommand(int argc, char** argv) {
     std::filesystem::remove(tmp);
     return Fail(plan.status());
   }
-  const std::string text = planner::ToJson(*s, *plan).dump(2) + "\n";
+  std::ifstream scenario_in(a.scenario);
+  const nlohmann::json doc = nlohmann::json::parse(scenario_in, nullptr, false);
+  const std::string text =
+      planner::ToJson(*s, *plan, doc.is_discarded() ? nlohmann::json() : doc).dump(2) + "\n";
   {
     std::ofstream out(tmp);
     out << text;

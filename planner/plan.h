@@ -86,8 +86,11 @@ struct Plan {
 Expected<Plan> MakePlan(const Scenario& s, const Catalog& catalog, const PlanOptions& options);
 
 // The plan JSON that `trainsim launch` reads (docs/formats.md#plan).
-// Deterministic: no timings, hosts or dates.
-nlohmann::json ToJson(const Scenario& s, const Plan& p);
+// `scenario_doc`, the scenario file's JSON, is embedded (as "scenario_json")
+// so that the launcher can rebuild the recommended scenario; null leaves it
+// out. Deterministic: no timings, hosts or dates.
+nlohmann::json ToJson(const Scenario& s, const Plan& p,
+                      const nlohmann::json& scenario_doc = nullptr);
 
 // Optimizer steps the scenario's work takes (tokens, samples or epochs over
 // the global batch, rounded up); 0 when no work is given.

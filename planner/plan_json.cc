@@ -130,7 +130,7 @@ json SearchJson(const Scenario& s, const Plan& p) {
 
 }  // namespace
 
-json ToJson(const Scenario& s, const Plan& p) {
+json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
   json confirmed = json::array(), pareto = json::array(), scaling = json::array();
   for (const ConfirmedCandidate& c : p.confirmed) confirmed.push_back(ConfirmedJson(p.space, c));
   for (auto [i, j] : p.pareto) {
@@ -171,7 +171,8 @@ json ToJson(const Scenario& s, const Plan& p) {
                {{"points", scaling},
                 {"stops_paying_after_nodes",
                  p.scaling_stops_paying ? json(p.scaling_stops_paying) : json(nullptr)}}},
-              {"assumptions", p.assumptions}};
+              {"assumptions", p.assumptions},
+              {"scenario_json", scenario_doc}};
 }
 
 }  // namespace trainsim::planner

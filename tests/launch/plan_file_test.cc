@@ -1,0 +1,75 @@
+#include "launch/plan_file.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace trainsim::launch {
+namespace {
+
+const Catalog& TheCatalog() {
+  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
+  return catalog;
+}
+
+const std::string kPlan = std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/small.plan.json";
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// tests/launch/data/small.plan.json: `trainsim plan tests/cli/data/plan-small.json`.
+TEST(LoadPlanFile, RebuildsTheRecommendedScenario) {
+  Expected<LaunchPlan> p = LoadPlanFile(kPlan, TheCatalog());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const nlohmann::json& config = p->plan["recommendation"]["config"];
+  const Scenario& s = p->scenario;
+  EXPECT_EQ(s.instance.name, config["instance"]);
+  EXPECT_EQ(s.cluster.nodes, config["nodes"]);
+  EXPECT_EQ(s.parallel.tp, config["tp"]);
+  EXPECT_EQ(s.parallel.pp, config["pp"]);
+  EXPECT_EQ(s.parallel.dp, config["dp"]);
+  EXPECT_EQ(s.parallel.zero_stage, config["zero_stage"]);
+  EXPECT_EQ(s.training.micro_batch, config["micro_batch"]);
+  EXPECT_EQ(ToString(s.cluster.pricing), p->plan["recommendation"]["pricing"]);
+  EXPECT_EQ(s.training.global_batch, 64);
+  EXPECT_GT(p->steps, 0);
+  EXPECT_GT(p->step_time_s, 0);
+  EXPECT_GT(p->expected_hours, 0);
+}
+
+TEST(ParsePlan, ErrorsNameTheFileAndField) {
+  const std::string good = Read(kPlan);
+  auto without = [&](const std::string& key) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    j.erase(key);
+    return j.dump();
+  };
+  nlohmann::json wrong_kind = nlohmann::json::parse(good);
+  wrong_kind["kind"] = "trainsim-sweep";
+  nlohmann::json bad_index = nlohmann::json::parse(good);
+  bad_index["recommendation"]["candidate"] = 99;
+  const struct {
+    std::string text, message;
+  } kCases[] = {
+      {"[1, 2]", "p.json: not a JSON object; expected a plan from `trainsim plan`"},
+      {"{", "p.json: not a JSON object; expected a plan from `trainsim plan`"},
+      {wrong_kind.dump(), "p.json: kind: expected \"trainsim-plan\", got \"trainsim-sweep\""},
+      {without("scenario_json"),
+       "p.json: missing scenario_json (the scenario the plan was made from); is this a plan "
+       "written by `trainsim plan`?"},
+      {bad_index.dump(), "p.json: recommendation.candidate: 99 is not a candidate index"},
+  };
+  for (const auto& c : kCases) {
+    EXPECT_EQ(ParsePlan(c.text, "p.json", TheCatalog()).status().message(), c.message);
+  }
+  EXPECT_EQ(LoadPlanFile("/nonexistent.plan.json", TheCatalog()).status().message(),
+            "/nonexistent.plan.json: cannot read the plan");
+}
+
+}  // namespace
+}  // namespace trainsim::launch
