@@ -1,0 +1,128 @@
+#include "launch/local_run.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace trainsim::launch {
+namespace {
+
+using nlohmann::json;
+
+// A plan's transformer trains here as it is when it is about this small.
+bool SmallEnough(const ModelSpec& m) {
+  return m.kind == ModelKind::kTransformer && m.layers <= 8 && m.hidden <= 1024 &&
+         m.seq_len <= 256 && m.vocab <= 32768 && m.ffn_hidden <= 4096;
+}
+
+// The largest divisor of `ranks` that is at most `limit`.
+int LargestDivisorUpTo(int ranks, int limit) {
+  for (int d = std::min(ranks, std::max(1, limit)); d > 1; --d) {
+    if (ranks % d == 0) return d;
+  }
+  return 1;
+}
+
+}  // namespace
+
+Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions& options) {
+  if (options.ranks < 1) {
+    return Status::InvalidInput("--ranks: expected at least 1 process, got " +
+                                std::to_string(options.ranks));
+  }
+  const Scenario& s = plan.scenario;
+  LocalRunConfig c;
+  if (SmallEnough(s.model)) {
+    c.layers = s.model.layers;
+    c.hidden = s.model.hidden;
+    c.heads = s.model.heads;
+    c.ffn_hidden = s.model.ffn_hidden;
+    c.seq_len = s.model.seq_len;
+    c.vocab = s.model.vocab;
+  } else {
+    c.scaled_down = true;  // the defaults: 4 layers, hidden 512, 8 heads, seq 128
+  }
+  c.pp = LargestDivisorUpTo(options.ranks, std::min(s.parallel.pp, c.layers));
+  c.dp = options.ranks / c.pp;
+  if (c.layers % c.pp) c.layers += c.pp - c.layers % c.pp;
+  c.micro_batch = std::min(s.training.micro_batch, 4);
+  // Enough microbatches to fill the pipeline twice (two for data parallel alone).
+  const int64_t microbatches = c.pp > 1 ? 2 * c.pp : 2;
+  c.global_batch = static_cast<int64_t>(c.dp) * c.micro_batch * microbatches;
+  c.steps = options.steps;
+  c.warmup_steps = std::min(options.warmup_steps, std::max(0, options.steps - 1));
+  c.checkpoint_every = options.checkpoint_every;
+  c.checkpoint_dir = (std::filesystem::path(options.out_dir) / "local" / "checkpoints").string();
+  c.resume = options.resume;
+  return c;
+}
+
+json ToJson(const LocalRunConfig& c) {
+  return json{{"layers", c.layers},
+              {"hidden", c.hidden},
+              {"heads", c.heads},
+              {"ffn_hidden", c.ffn_hidden},
+              {"seq_len", c.seq_len},
+              {"vocab", c.vocab},
+              {"micro_batch", c.micro_batch},
+              {"global_batch", c.global_batch},
+              {"pp", c.pp},
+              {"steps", c.steps},
+              {"warmup_steps", c.warmup_steps},
+              {"lr", c.lr},
+              {"seed", c.seed},
+              {"checkpoint_every", c.checkpoint_every},
+              {"checkpoint_dir", c.checkpoint_dir},
+              {"resume", c.resume}};
+}
+
+Expected<int> ProfileCores(const std::string& profile) {
+  Expected<HardwareProfile> p = LoadHardwareProfile(profile);
+  if (!p.ok()) return p.status();
+  const json catalog = json::parse(p->catalog_json, nullptr, false);
+  if (p->provenance.backend != "cpu" || !catalog.is_object() || !catalog.contains("instances") ||
+      catalog["instances"].empty()) {
+    return Status::InvalidInput(profile +
+                                ": not a cpu profile (the local run needs one from "
+                                "`trainsim-calibrate --backend cpu`)");
+  }
+  return catalog["instances"][0].value("gpus", 0);
+}
+
+Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string& profile,
+                                      const std::string& path, const Catalog& catalog) {
+  Expected<int> cores = ProfileCores(profile);
+  if (!cores.ok()) return cores.status();
+  if (*cores != c.pp * c.dp) {
+    return Status::InvalidInput(profile + ": the profile measured " + std::to_string(*cores) +
+                                " cores, the run uses " + std::to_string(c.pp * c.dp) +
+                                " ranks; run with --ranks " + std::to_string(*cores) +
+                                " for a prediction");
+  }
+  const json scenario = {
+      {"version", 1},
+      {"name", "local-run"},
+      {"model",
+       {{"layers", c.layers},
+        {"hidden", c.hidden},
+        {"heads", c.heads},
+        {"ffn_hidden", c.ffn_hidden},
+        {"seq_len", c.seq_len},
+        {"vocab", c.vocab}}},
+      {"training",
+       {{"global_batch", c.global_batch},
+        {"micro_batch", c.micro_batch},
+        {"precision", "fp32"},
+        {"optimizer", "adam"},
+        {"recompute", "none"}}},
+      {"cluster",
+       {{"instance", "local-cpu"},
+        {"profile", std::filesystem::absolute(profile).lexically_normal().string()}}},
+      {"parallel", {{"tp", 1}, {"pp", c.pp}, {"dp", c.dp}, {"schedule", "1f1b"}}}};
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::ofstream(path) << scenario.dump(2) << "\n";
+  return LoadScenarioFile(path, catalog);
+}
+
+}  // namespace trainsim::launch

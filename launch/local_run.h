@@ -1,0 +1,62 @@
+// `trainsim launch PLAN --backend local`: runs the plan's structure for real
+// on this machine (trainsim-train under mpirun, docs/local-run.md) and sets
+// each measured step beside the simulator's prediction for the same
+// configuration on this machine's calibration profile.
+//
+// The plan is for a cluster; the local run keeps its shape where the machine
+// allows: pipeline stages (as many as the ranks allow, up to the plan's pp),
+// data parallel over the rest, the plan's micro batch (up to 4). The model is
+// the plan's when it is small enough to train here, else a small transformer
+// (docs/local-run.md, "Sizing").
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/catalog.h"
+#include "launch/plan_file.h"
+
+namespace trainsim::launch {
+
+struct LocalOptions {
+  int ranks = 2;  // MPI processes (the profile's core count when a profile is given)
+  int steps = 30;
+  int warmup_steps = 3;
+  int checkpoint_every = 10;  // 0 = never
+  bool resume = false;
+  std::string out_dir = "launch-out";  // the run's files go to OUT/local/
+  std::string profile;                 // cpu profile from trainsim-calibrate; "" = no prediction
+};
+
+// The trainer's run configuration (trainsim-train --config, docs/local-run.md).
+struct LocalRunConfig {
+  int layers = 4, hidden = 512, heads = 8, ffn_hidden = 2048, seq_len = 128, vocab = 8192;
+  int micro_batch = 1;
+  int64_t global_batch = 8;
+  int pp = 1, dp = 1;
+  int steps = 30, warmup_steps = 3;
+  double lr = 1e-3;
+  uint64_t seed = 1;
+  int checkpoint_every = 10;
+  std::string checkpoint_dir;
+  bool resume = false;
+  bool scaled_down = false;  // the plan's model was too large and was replaced
+};
+
+// The local run for `plan` on `options.ranks` ranks. Fails when the ranks
+// cannot hold the layout (ranks < 1).
+Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions& options);
+nlohmann::json ToJson(const LocalRunConfig& c);
+
+// The cores a cpu profile measured (its local-cpu instance's "GPUs").
+Expected<int> ProfileCores(const std::string& profile);
+
+// The scenario the simulator predicts the local run with: the local-cpu
+// instance of `profile` (a cpu profile), fp32, Adam, tp 1, the run's pp and
+// dp. Written to `path` (kept beside the run) and loaded from there.
+Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string& profile,
+                                      const std::string& path, const Catalog& catalog);
+
+}  // namespace trainsim::launch

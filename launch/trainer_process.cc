@@ -1,0 +1,113 @@
+#include "launch/trainer_process.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+extern char** environ;
+
+namespace trainsim::launch {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void NoteInterrupt(int) { g_interrupted = true; }
+
+// Parses one line of the trainer's stdout; anything that is not a step or a
+// summary object is ignored.
+void ParseLine(const std::string& line, TrainerResult* out, TrainerObserver* observer) {
+  const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (!j.is_object()) return;
+  if (j.contains("summary")) {
+    out->summary = j["summary"];
+    return;
+  }
+  if (!j.contains("step") || !j.contains("step_s")) return;
+  StepLine s{j["step"].get<int>(), j.value("loss", 0.0), j["step_s"].get<double>()};
+  out->steps.push_back(s);
+  if (observer) observer->Step(s);
+}
+
+}  // namespace
+
+std::string TrainerPath() {
+  if (const char* env = std::getenv("TRAINSIM_TRAIN")) return env;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path dir = ec ? std::filesystem::path(".") : self.parent_path();
+  for (const auto& candidate :
+       {dir / "launch" / "local" / "trainsim-train", dir / "trainsim-train"}) {
+    if (std::filesystem::exists(candidate, ec)) return candidate.string();
+  }
+  return "trainsim-train";
+}
+
+std::vector<std::string> MpirunCommand(int ranks, const std::string& trainer,
+                                       const std::string& config, bool as_root, int cores) {
+  std::vector<std::string> argv = {"mpirun", "-np", std::to_string(ranks)};
+  if (as_root) argv.push_back("--allow-run-as-root");
+  if (ranks > cores) argv.push_back("--oversubscribe");
+  for (const std::string& w : {trainer, std::string("--config"), config}) argv.push_back(w);
+  return argv;
+}
+
+Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv,
+                                   TrainerObserver* observer) {
+  int fds[2];
+  if (pipe(fds) != 0) return Status::Internal(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  std::vector<char*> args;
+  std::vector<std::string> words = argv;
+  for (std::string& w : words) args.push_back(w.data());
+  args.push_back(nullptr);
+  // Ctrl-C reaches the whole foreground group; here it is only noted.
+  g_interrupted = false;
+  struct sigaction note = {}, old = {};
+  note.sa_handler = NoteInterrupt;
+  sigemptyset(&note.sa_mask);
+  sigaction(SIGINT, &note, &old);
+  pid_t pid = 0;
+  const int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (err != 0) {
+    close(fds[0]);
+    sigaction(SIGINT, &old, nullptr);
+    return Status::InvalidInput("cannot start " + argv[0] + ": " + std::strerror(err) +
+                                (argv[0] == "mpirun" ? " (install openmpi-bin)" : ""));
+  }
+  TrainerResult out;
+  std::string pending;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+      ParseLine(pending.substr(0, nl), &out, observer);
+      pending.erase(0, nl + 1);
+    }
+  }
+  if (!pending.empty()) ParseLine(pending, &out, observer);
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old, nullptr);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  out.interrupted = g_interrupted;
+  return out;
+}
+
+}  // namespace trainsim::launch

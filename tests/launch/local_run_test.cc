@@ -1,0 +1,123 @@
+#include "launch/local_run.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "launch/trainer_process.h"
+
+namespace trainsim::launch {
+namespace {
+
+const Catalog& TheCatalog() {
+  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
+  return catalog;
+}
+
+LaunchPlan Plan(const std::string& file) {
+  Expected<LaunchPlan> p =
+      LoadPlanFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/" + file, TheCatalog());
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return *p;
+}
+
+TEST(SizeLocalRun, KeepsASmallModelAndMapsTheLayoutOntoTheRanks) {
+  LaunchPlan plan = Plan("small.plan.json");  // 8 layers, hidden 1024, seq 1024: too long
+  plan.scenario.model.seq_len = 256;          // now small enough to train as it is
+  plan.scenario.parallel.pp = 2;
+  plan.scenario.training.micro_batch = 8;
+  LocalOptions o;
+  o.ranks = 4;
+  Expected<LocalRunConfig> c = SizeLocalRun(plan, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->scaled_down);
+  EXPECT_EQ(c->layers, 8);
+  EXPECT_EQ(c->hidden, 1024);
+  EXPECT_EQ(c->pp, 2);
+  EXPECT_EQ(c->dp, 2);
+  EXPECT_EQ(c->micro_batch, 4);                 // at most 4 here
+  EXPECT_EQ(c->global_batch, 2 * 4 * (2 * 2));  // dp x micro batch x 2 pp microbatches
+  EXPECT_EQ(ToJson(*c)["checkpoint_dir"], "launch-out/local/checkpoints");
+}
+
+TEST(SizeLocalRun, ScalesDownALargeModel) {
+  LaunchPlan plan = Plan("small.plan.json");
+  plan.scenario.model.seq_len = 2048;
+  plan.scenario.parallel.pp = 8;
+  LocalOptions o;
+  o.ranks = 3;  // pp: the largest divisor of 3 ranks up to min(plan pp 8, 4 layers)
+  Expected<LocalRunConfig> c = SizeLocalRun(plan, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->scaled_down);
+  EXPECT_EQ(c->pp, 3);
+  EXPECT_EQ(c->dp, 1);
+  EXPECT_EQ(c->layers % c->pp, 0);  // 4 layers rounded up to 6
+  EXPECT_EQ(c->layers, 6);
+  o.ranks = 0;
+  EXPECT_EQ(SizeLocalRun(plan, o).status().message(),
+            "--ranks: expected at least 1 process, got 0");
+}
+
+TEST(PredictionScenario, UsesTheCpuProfileAndChecksItsCores) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("local_run_test." + std::to_string(getpid())))
+          .string();
+  std::filesystem::create_directories(dir);
+  const std::string profile = dir + "/cpu.json";
+  const std::string cmd = std::string(TRAINSIM_CALIBRATE_BINARY) + " --backend cpu --quick --out " +
+                          profile + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  Expected<int> cores = ProfileCores(profile);
+  ASSERT_TRUE(cores.ok()) << cores.status().message();
+  LocalRunConfig c;
+  c.dp = *cores;
+  Expected<Scenario> s = PredictionScenario(c, profile, dir + "/local/scenario.json", TheCatalog());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->instance.name, "local-cpu");
+  EXPECT_EQ(s->total_gpus(), *cores);
+  EXPECT_NE(s->profile, nullptr);
+  c.dp = *cores + 1;
+  EXPECT_EQ(
+      PredictionScenario(c, profile, dir + "/local/scenario.json", TheCatalog()).status().message(),
+      profile + ": the profile measured " + std::to_string(*cores) + " cores, the run uses " +
+          std::to_string(*cores + 1) + " ranks; run with --ranks " + std::to_string(*cores) +
+          " for a prediction");
+  std::filesystem::remove_all(dir);
+}
+
+// The process side with a stand-in trainer: a shell printing the trainer's lines.
+TEST(RunTrainer, StreamsStepLinesAndTheSummary) {
+  struct Seen : TrainerObserver {
+    std::vector<int> steps;
+    void Step(const StepLine& s) override { steps.push_back(s.step); }
+  } seen;
+  Expected<TrainerResult> r =
+      RunTrainer({"sh", "-c",
+                  "echo '{\"step\": 1, \"loss\": 9.1, \"step_s\": 0.5}'; echo noise; "
+                  "echo '{\"step\": 2, \"loss\": 8.0, \"step_s\": 0.25}'; "
+                  "echo '{\"summary\": {\"steps\": 2}}'; exit 3"},
+                 &seen);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(seen.steps, (std::vector<int>{1, 2}));
+  ASSERT_EQ(r->steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(r->steps[1].loss, 8.0);
+  EXPECT_DOUBLE_EQ(r->steps[1].step_s, 0.25);
+  ASSERT_TRUE(r->summary.has_value());
+  EXPECT_EQ((*r->summary)["steps"], 2);
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(RunTrainer({"no-such-tool-here"}, nullptr).status().message(),
+            "cannot start no-such-tool-here: No such file or directory");
+}
+
+TEST(MpirunCommand, AddsRootAndOversubscribeOnlyWhenNeeded) {
+  EXPECT_EQ(MpirunCommand(2, "/b/t", "c.json", false, 2),
+            (std::vector<std::string>{"mpirun", "-np", "2", "/b/t", "--config", "c.json"}));
+  EXPECT_EQ(MpirunCommand(4, "/b/t", "c.json", true, 2),
+            (std::vector<std::string>{"mpirun", "-np", "4", "--allow-run-as-root",
+                                      "--oversubscribe", "/b/t", "--config", "c.json"}));
+}
+
+}  // namespace
+}  // namespace trainsim::launch
