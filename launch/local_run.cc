@@ -1,8 +1,12 @@
 #include "launch/local_run.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+
+#include "sim/simulate.h"
 
 namespace trainsim::launch {
 namespace {
@@ -123,6 +127,46 @@ Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::ofstream(path) << scenario.dump(2) << "\n";
   return LoadScenarioFile(path, catalog);
+}
+
+Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& options,
+                               const Catalog& catalog, LocalObserver* observer) {
+  LocalReport report;
+  Expected<LocalRunConfig> config = SizeLocalRun(plan, options);
+  if (!config.ok()) return config.status();
+  report.config = *config;
+  const std::filesystem::path dir = std::filesystem::path(options.out_dir) / "local";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::InvalidInput(dir.string() + ": cannot create: " + ec.message());
+  if (!options.profile.empty()) {
+    Expected<Scenario> s = PredictionScenario(report.config, options.profile,
+                                              (dir / "scenario.json").string(), catalog);
+    if (!s.ok()) return s.status();
+    Expected<sim::SimulationResult> r = sim::Simulate(*s, sim::SimulateOptions());
+    if (!r.ok()) return r.status();
+    if (r->simulated) report.predicted_step_s = r->step.step_time_s;
+  }
+  report.config_file = (dir / "config.json").string();
+  {
+    std::ofstream out(report.config_file);
+    out << ToJson(report.config).dump(2) << "\n";
+    if (!out) return Status::InvalidInput(report.config_file + ": cannot write");
+  }
+  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  report.command = MpirunCommand(options.ranks, TrainerPath(), report.config_file, geteuid() == 0,
+                                 cores > 0 ? cores : 1);
+  if (observer) observer->Starting(report);
+  Expected<TrainerResult> run = RunTrainer(report.command, observer);
+  if (!run.ok()) return run.status();
+  report.run = std::move(*run);
+  if (report.run.summary && report.run.summary->contains("median_step_s")) {
+    report.measured_step_s = (*report.run.summary)["median_step_s"].get<double>();
+  }
+  if (report.measured_step_s && report.predicted_step_s && *report.measured_step_s > 0) {
+    report.error = *report.predicted_step_s / *report.measured_step_s - 1;
+  }
+  return report;
 }
 
 }  // namespace trainsim::launch

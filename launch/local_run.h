@@ -17,6 +17,7 @@
 
 #include "core/catalog.h"
 #include "launch/plan_file.h"
+#include "launch/trainer_process.h"
 
 namespace trainsim::launch {
 
@@ -58,5 +59,29 @@ Expected<int> ProfileCores(const std::string& profile);
 // dp. Written to `path` (kept beside the run) and loaded from there.
 Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string& profile,
                                       const std::string& path, const Catalog& catalog);
+
+// What a local run measured beside what the simulator predicted.
+struct LocalReport {
+  LocalRunConfig config;
+  std::string config_file;                 // OUT/local/config.json
+  std::vector<std::string> command;        // the mpirun command that ran
+  std::optional<double> predicted_step_s;  // the simulator on the profile
+  TrainerResult run;
+  std::optional<double> measured_step_s;  // the trainer's median step after warm-up
+  std::optional<double> error;            // predicted / measured - 1
+};
+
+class LocalObserver : public TrainerObserver {
+ public:
+  // Before the trainer starts: what runs, and the prediction if there is one.
+  virtual void Starting(const LocalReport& report) = 0;
+};
+
+// Sizes the run, predicts it (with options.profile), writes OUT/local/config.json,
+// runs the trainer under mpirun and compares. Fails on bad options or a
+// profile that does not fit the run; a trainer that fails or is interrupted
+// is reported in LocalReport::run, not as an error.
+Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& options,
+                               const Catalog& catalog, LocalObserver* observer);
 
 }  // namespace trainsim::launch
