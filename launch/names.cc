@@ -40,9 +40,11 @@ Status Invalid(std::string_view field, std::string_view value, const char* kind,
                               kind + ": " + problem + " (" + rule + ")");
 }
 
-std::string Length(std::string_view v) {
-  return "it has " + std::to_string(v.size()) + " characters";
+std::string Characters(size_t n) {
+  return std::to_string(n) + (n == 1 ? " character" : " characters");
 }
+
+std::string Length(std::string_view v) { return "it has " + Characters(v.size()); }
 
 // "';' at position 2 is not allowed" for the first character of v[from, to)
 // that `ok` refuses, or "" when there is none. Positions count from 1 in v.
@@ -122,7 +124,7 @@ Status ValidateS3Uri(std::string_view v, std::string_view field) {
   const size_t slash = std::min(v.find('/', start), v.size());
   const std::string_view bucket = v.substr(start, slash - start);
   if (bucket.size() < 3 || bucket.size() > 63) {
-    return bad("the bucket has " + std::to_string(bucket.size()) + " characters");
+    return bad("the bucket has " + Characters(bucket.size()));
   }
   std::string c = BadChar(
       v, [](char ch) { return LowerAlnum(ch) || In(ch, ".-"); }, start, slash, " in the bucket");
