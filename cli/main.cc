@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/sweep_cmd.h"
 #include "core/catalog.h"
@@ -29,6 +30,10 @@ const char kUsage[] =
     "  trainsim plan SCENARIO [--top K] [--jobs N] [--out FILE] [--json] [--catalog FILE]\n"
     "                         [--profile FILE]\n"
     "  trainsim sweep SCENARIO... [--out DIR] [--jobs N] [--simulate] [--catalog FILE]\n"
+    "  trainsim launch PLAN [--out DIR] [--target LIST] [--job-name NAME] [--s3 URI] [--role ARN]\n"
+    "                       [--image URI] [--entry-point FILE] [--hosts FILE] [--volume-gb N]\n"
+    "                       [--backend bundle|local] [--submit [--yes]]   (trainsim launch "
+    "--help)\n"
     "  trainsim catalog list [--catalog FILE]\n"
     "  trainsim catalog show TYPE [--catalog FILE]\n"
     "  trainsim models\n"
@@ -288,6 +293,7 @@ int Models() {
 
 int Main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "plan") return PlanCommand(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "launch") return LaunchCommand(argc - 1, argv + 1);
   // sweep has options of its own (and may run under mpirun).
   if (argc >= 2 && std::string(argv[1]) == "sweep") {
     return cli::SweepCommand(std::vector<std::string>(argv + 2, argv + argc), kUsage);
