@@ -30,10 +30,9 @@ const char kUsage[] =
     "  trainsim plan SCENARIO [--top K] [--jobs N] [--out FILE] [--json] [--catalog FILE]\n"
     "                         [--profile FILE]\n"
     "  trainsim sweep SCENARIO... [--out DIR] [--jobs N] [--simulate] [--catalog FILE]\n"
-    "  trainsim launch PLAN [--out DIR] [--target LIST] [--job-name NAME] [--s3 URI] [--role ARN]\n"
-    "                       [--image URI] [--entry-point FILE] [--hosts FILE] [--volume-gb N]\n"
-    "                       [--backend bundle|local] [--submit [--yes]]   (trainsim launch "
-    "--help)\n"
+    "  trainsim launch PLAN [--out DIR] [--target LIST] [--job-name NAME] [--s3 URI]\n"
+    "                       [--role ARN] [--image URI] [--entry-point FILE] [--hosts FILE]\n"
+    "                       [--volume-gb N] [--backend bundle|local] [--submit [--yes]]\n"
     "  trainsim catalog list [--catalog FILE]\n"
     "  trainsim catalog show TYPE [--catalog FILE]\n"
     "  trainsim models\n"
@@ -46,7 +45,8 @@ const char kUsage[] =
     "  --profile FILE  use a hardware profile from trainsim-calibrate (replaces the\n"
     "                  scenario's cluster.profile)\n"
     "  --out DIR       sweep: where the journal and results.csv/.json go (default sweep-out)\n"
-    "  --jobs N        sweep: points evaluated at once (default: every core; docs/sweep.md)\n";
+    "  --jobs N        sweep: points evaluated at once (default: every core; docs/sweep.md)\n"
+    "  launch: `trainsim launch --help` and docs/launch.md\n";
 
 int Fail(const Status& s) {
   std::cerr << "trainsim: " << s.message() << "\n";

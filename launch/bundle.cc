@@ -200,9 +200,11 @@ std::string JobFacts::Describe() const {
          std::to_string(s->total_gpus()) + " GPUs), tp " + std::to_string(p.tp) + ", pp " +
          std::to_string(p.pp) + ", dp " + std::to_string(p.dp) + ", ZeRO-" +
          std::to_string(p.zero_stage) + ", micro batch " + std::to_string(s->training.micro_batch) +
-         ", " + std::to_string(microbatches) + " microbatches, " + ToString(s->training.recompute) +
-         " recompute" + schedule + ", " + ToString(s->training.precision) + "; priced " +
-         ToString(s->cluster.pricing) + ", expected " + Fixed(plan->expected_hours, 2) + " h";
+         ", " + std::to_string(microbatches) +
+         (microbatches == 1 ? " microbatch, " : " microbatches, ") +
+         ToString(s->training.recompute) + " recompute" + schedule + ", " +
+         ToString(s->training.precision) + "; priced " + ToString(s->cluster.pricing) +
+         ", expected " + Fixed(plan->expected_hours, 2) + " h";
 }
 
 std::vector<std::string> JobFacts::ScriptArgs() const {
