@@ -168,9 +168,9 @@ void PrintDryRun(const LaunchArgs& a) {
 int SubmitBundle(const LaunchArgs& a) {
   const Target target = a.options.targets[0];
   launch::SpawnCommandRunner runner;
-  if (a.yes) {
-    std::cerr << "submitting: " << launch::ShellJoin(launch::SubmitArgv(target, a.out)) << "\n";
-  }
+  const std::vector<std::string> argv = launch::SubmitArgv(target, a.out);
+  if (a.yes && runner.Exists(argv[0]))
+    std::cerr << "submitting: " << launch::ShellJoin(argv) << "\n";
   Expected<launch::SubmitOutcome> r = launch::Submit(target, a.out, a.yes, runner);
   if (!r.ok()) return Fail(r.status());
   if (!r->ran) {
