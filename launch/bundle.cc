@@ -39,46 +39,57 @@ Status CheckPlanNames(const LaunchPlan& plan) {
   return ValidateLabel(s.instance.name, plan.file + ": instance type");
 }
 
-Status CheckOptions(const LaunchPlan& plan, const LaunchOptions& o) {
-  const Scenario& s = plan.scenario;
+// What the targets need: SageMaker an S3 URI and an AWS instance type.
+Status CheckTargets(const Scenario& s, const LaunchOptions& o) {
   if (o.targets.empty()) return Status::InvalidInput("--target: no target given");
-  const bool sagemaker = std::count(o.targets.begin(), o.targets.end(), Target::kSagemaker) > 0;
-  if (sagemaker && o.s3_uri.empty()) {
+  if (std::count(o.targets.begin(), o.targets.end(), Target::kSagemaker) == 0) {
+    return Status::Ok();
+  }
+  if (o.s3_uri.empty()) {
     return Status::InvalidInput(
         "--s3 is required for the sagemaker target (checkpoints, output and code go there): give "
         "--s3 s3://BUCKET/PREFIX, or leave SageMaker out with --target slurm,scripts");
   }
-  if (sagemaker && !s.instance.is_aws) {
+  if (!s.instance.is_aws) {
     return Status::InvalidInput("the sagemaker target needs an AWS instance type; " +
                                 s.instance.name + " is a reference system");
   }
-  if (!o.s3_uri.empty()) {
-    if (Status st = ValidateS3Uri(o.s3_uri, "--s3"); !st.ok()) return st;
-  }
-  if (!o.role_arn.empty()) {
-    if (Status st = ValidateRoleArn(o.role_arn, "--role"); !st.ok()) return st;
-  }
-  if (!o.image_uri.empty()) {
-    if (Status st = ValidateImageUri(o.image_uri, "--image"); !st.ok()) return st;
+  return Status::Ok();
+}
+
+// The values given (an empty one means "not given").
+Status CheckValues(const LaunchOptions& o) {
+  const struct {
+    Status (*check)(std::string_view, std::string_view);
+    const std::string& value;
+    const char* option;
+  } kValues[] = {{ValidateS3Uri, o.s3_uri, "--s3"},
+                 {ValidateRoleArn, o.role_arn, "--role"},
+                 {ValidateImageUri, o.image_uri, "--image"}};
+  for (const auto& v : kValues) {
+    if (v.value.empty()) continue;
+    if (Status st = v.check(v.value, v.option); !st.ok()) return st;
   }
   if (Status st = ValidateEntryPoint(o.entry_point, "--entry-point"); !st.ok()) return st;
-  if (!o.hosts_file.empty()) {
-    if (Status st = ValidatePath(o.hosts_file, "--hosts"); !st.ok()) return st;
-    for (const std::string& h : o.hosts) {
-      if (Status st = ValidateHostName(h, o.hosts_file); !st.ok()) return st;
-    }
-    if (static_cast<int>(o.hosts.size()) != s.cluster.nodes) {
-      const size_t n = o.hosts.size();
-      return Status::InvalidInput("--hosts " + o.hosts_file + ": lists " + std::to_string(n) +
-                                  (n == 1 ? " host" : " hosts") + " for the plan's " +
-                                  std::to_string(s.cluster.nodes) + " nodes");
-    }
-  }
   if (o.volume_gb < 0 || o.volume_gb > 16384) {
     return Status::InvalidInput("--volume-gb: " + std::to_string(o.volume_gb) +
                                 " is out of range (1 to 16384)");
   }
   return Status::Ok();
+}
+
+// --hosts: a safe path and one valid host per node.
+Status CheckHosts(const Scenario& s, const LaunchOptions& o) {
+  if (o.hosts_file.empty()) return Status::Ok();
+  if (Status st = ValidatePath(o.hosts_file, "--hosts"); !st.ok()) return st;
+  for (const std::string& h : o.hosts) {
+    if (Status st = ValidateHostName(h, o.hosts_file); !st.ok()) return st;
+  }
+  const size_t n = o.hosts.size();
+  if (static_cast<int>(n) == s.cluster.nodes) return Status::Ok();
+  return Status::InvalidInput("--hosts " + o.hosts_file + ": lists " + std::to_string(n) +
+                              (n == 1 ? " host" : " hosts") + " for the plan's " +
+                              std::to_string(s.cluster.nodes) + " nodes");
 }
 
 // Bytes of one checkpoint: the scenario's search.checkpoint_bytes (kept in the
@@ -242,7 +253,10 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
   if (Status st = CheckPlanNames(plan); !st.ok()) return st;
   Expected<std::string> job_name = ResolveJobName(plan.scenario, options);
   if (!job_name.ok()) return job_name.status();
-  if (Status st = CheckOptions(plan, options); !st.ok()) return st;
+  for (Status st : {CheckTargets(plan.scenario, options), CheckValues(options),
+                    CheckHosts(plan.scenario, options)}) {
+    if (!st.ok()) return st;
+  }
   const JobFacts f = MakeFacts(plan, options, *job_name);
   std::vector<BundleFile> files;
   if (f.Has(Target::kSagemaker)) {
