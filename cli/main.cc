@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/sweep_cmd.h"
 #include "core/catalog.h"
@@ -29,6 +30,9 @@ const char kUsage[] =
     "  trainsim plan SCENARIO [--top K] [--jobs N] [--out FILE] [--json] [--catalog FILE]\n"
     "                         [--profile FILE]\n"
     "  trainsim sweep SCENARIO... [--out DIR] [--jobs N] [--simulate] [--catalog FILE]\n"
+    "  trainsim launch PLAN [--out DIR] [--target LIST] [--job-name NAME] [--s3 URI]\n"
+    "                       [--role ARN] [--image URI] [--entry-point FILE] [--hosts FILE]\n"
+    "                       [--volume-gb N] [--backend bundle|local] [--submit [--yes]]\n"
     "  trainsim catalog list [--catalog FILE]\n"
     "  trainsim catalog show TYPE [--catalog FILE]\n"
     "  trainsim models\n"
@@ -41,7 +45,8 @@ const char kUsage[] =
     "  --profile FILE  use a hardware profile from trainsim-calibrate (replaces the\n"
     "                  scenario's cluster.profile)\n"
     "  --out DIR       sweep: where the journal and results.csv/.json go (default sweep-out)\n"
-    "  --jobs N        sweep: points evaluated at once (default: every core; docs/sweep.md)\n";
+    "  --jobs N        sweep: points evaluated at once (default: every core; docs/sweep.md)\n"
+    "  launch: `trainsim launch --help` and docs/launch.md\n";
 
 int Fail(const Status& s) {
   std::cerr << "trainsim: " << s.message() << "\n";
@@ -288,6 +293,7 @@ int Models() {
 
 int Main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "plan") return PlanCommand(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "launch") return LaunchCommand(argc - 1, argv + 1);
   // sweep has options of its own (and may run under mpirun).
   if (argc >= 2 && std::string(argv[1]) == "sweep") {
     return cli::SweepCommand(std::vector<std::string>(argv + 2, argv + argc), kUsage);

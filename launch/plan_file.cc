@@ -70,7 +70,12 @@ Expected<LaunchPlan> ParsePlan(const std::string& text, const std::string& file,
   json s = **doc;
   s.erase("search");
   s.erase("sweep");
-  s["name"] = s.value("name", std::string("plan"));
+  // The plan's `scenario` is the name it was planned under (the file stem when the
+  // scenario has no name of its own).
+  const std::string planned_as = plan.contains("scenario") && plan["scenario"].is_string()
+                                     ? plan["scenario"].get<std::string>()
+                                     : std::string("plan");
+  s["name"] = s.value("name", planned_as);
   json& cluster = s["cluster"];
   cluster.erase("profile");
   cluster["instance"] = config.at("instance");

@@ -37,6 +37,7 @@ TEST(LoadPlanFile, RebuildsTheRecommendedScenario) {
   EXPECT_EQ(s.training.micro_batch, config["micro_batch"]);
   EXPECT_EQ(ToString(s.cluster.pricing), p->plan["recommendation"]["pricing"]);
   EXPECT_EQ(s.training.global_batch, 64);
+  EXPECT_EQ(s.name, "plan-small");  // the plan's `scenario`: the file it was planned from
   EXPECT_GT(p->steps, 0);
   EXPECT_GT(p->step_time_s, 0);
   EXPECT_GT(p->expected_hours, 0);

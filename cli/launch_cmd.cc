@@ -1,0 +1,229 @@
+#include "cli/launch_cmd.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "launch/bundle.h"
+#include "launch/bundle_writer.h"
+#include "launch/hosts.h"
+#include "launch/names.h"
+#include "launch/plan_file.h"
+#include "launch/submit.h"
+
+namespace trainsim {
+namespace {
+
+using launch::Target;
+
+const char kLaunchUsage[] =
+    "usage: trainsim launch PLAN [--out DIR] [--target LIST] [--job-name NAME] [--s3 URI]\n"
+    "                            [--role ARN] [--image URI] [--entry-point FILE] [--hosts FILE]\n"
+    "                            [--volume-gb N] [--catalog FILE] [--backend bundle|local]\n"
+    "                            [--submit [--yes]]\n"
+    "  --out DIR           where the bundle goes (default launch-out)\n"
+    "  --target LIST       all (default), or some of sagemaker,slurm,scripts; with --submit\n"
+    "                      exactly one of sagemaker, slurm\n"
+    "  --job-name NAME     SageMaker and Slurm job name (default: the scenario's name)\n"
+    "  --s3 URI            s3://BUCKET/PREFIX for checkpoints, output and code (sagemaker)\n"
+    "  --role ARN          IAM role SageMaker assumes (needed to submit to SageMaker)\n"
+    "  --image URI         training image of the SageMaker request (needed to submit)\n"
+    "  --entry-point FILE  the training script (default train.py)\n"
+    "  --hosts FILE        hosts for torchrun and mpirun, one per node (default: placeholders)\n"
+    "  --volume-gb N       SageMaker volume per instance (default: max(100, 2 x checkpoint))\n"
+    "  --catalog FILE      add instance types from an extra catalog file\n"
+    "  --backend B         bundle (default): write the bundle; local: run here (not built yet)\n"
+    "  --submit            print the command that submits --target; with --yes, run it\n"
+    "  --yes               really submit (needs aws or sbatch on PATH)\n"
+    "Nothing is submitted without --submit --yes (docs/launch.md).\n";
+
+struct LaunchArgs {
+  std::string plan, out = "launch-out", catalog, hosts, backend = "bundle";
+  launch::LaunchOptions options;
+  bool submit = false, yes = false;
+};
+
+bool ParseVolume(const std::string& text, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end || v < 1 || v > 16384) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+// The option's string field in `a`, or null for an unknown option.
+std::string* StringOption(LaunchArgs& a, const std::string& arg) {
+  if (arg == "--out") return &a.out;
+  if (arg == "--catalog") return &a.catalog;
+  if (arg == "--hosts") return &a.hosts;
+  if (arg == "--backend") return &a.backend;
+  if (arg == "--job-name") return &a.options.job_name;
+  if (arg == "--s3") return &a.options.s3_uri;
+  if (arg == "--role") return &a.options.role_arn;
+  if (arg == "--image") return &a.options.image_uri;
+  if (arg == "--entry-point") return &a.options.entry_point;
+  return nullptr;
+}
+
+Status ParseOne(LaunchArgs& a, const std::string& arg, const char* value, bool* used_value) {
+  *used_value = false;
+  if (arg == "--submit" || arg == "--yes") {
+    (arg == "--submit" ? a.submit : a.yes) = true;
+    return Status::Ok();
+  }
+  const bool takes_value = StringOption(a, arg) || arg == "--target" || arg == "--volume-gb";
+  if (!takes_value) {
+    if (arg.rfind("-", 0) == 0) return Status::InvalidInput("unknown option " + arg);
+    if (!a.plan.empty()) return Status::InvalidInput("launch takes one plan file");
+    a.plan = arg;
+    return Status::Ok();
+  }
+  if (!value) return Status::InvalidInput(arg + " needs a value");
+  *used_value = true;
+  if (arg == "--volume-gb") {
+    if (ParseVolume(value, &a.options.volume_gb)) return Status::Ok();
+    return Status::InvalidInput(std::string("--volume-gb: expected a size in GB from 1 to 16384, "
+                                            "got \"") +
+                                value + "\"");
+  }
+  if (arg == "--target") {
+    Expected<std::vector<Target>> t = launch::ParseTargets(value);
+    if (!t.ok()) return t.status();
+    a.options.targets = *t;
+    return Status::Ok();
+  }
+  *StringOption(a, arg) = value;
+  return Status::Ok();
+}
+
+Status CheckCombination(const LaunchArgs& a) {
+  if (a.plan.empty())
+    return Status::InvalidInput("launch needs a plan file (from `trainsim plan`)");
+  if (a.backend != "bundle" && a.backend != "local") {
+    return Status::InvalidInput("--backend: expected bundle or local, got \"" + a.backend + "\"");
+  }
+  if (a.yes && !a.submit) return Status::InvalidInput("--yes applies only with --submit");
+  const std::vector<Target>& t = a.options.targets;
+  if (a.submit && (t.size() != 1 || t[0] == Target::kScripts)) {
+    return Status::InvalidInput("--submit needs --target sagemaker or --target slurm");
+  }
+  return Status::Ok();
+}
+
+Expected<LaunchArgs> ParseLaunchArgs(int argc, char** argv) {
+  LaunchArgs a;
+  for (int i = 1; i < argc; ++i) {
+    bool used_value = false;
+    Status st = ParseOne(a, argv[i], i + 1 < argc ? argv[i + 1] : nullptr, &used_value);
+    if (!st.ok()) return st;
+    if (used_value) ++i;
+  }
+  if (Status st = CheckCombination(a); !st.ok()) return st;
+  return a;
+}
+
+int Fail(const Status& s) {
+  std::cerr << "trainsim: " << s.message() << "\n";
+  return s.code() == Status::Code::kInternal ? 2 : 1;
+}
+
+// --hosts: the file's hosts, and its absolute path for the scripts.
+Status ReadHosts(LaunchArgs& a) {
+  if (a.hosts.empty()) return Status::Ok();
+  if (Status st = launch::ValidatePath(a.hosts, "--hosts"); !st.ok()) return st;
+  Expected<std::vector<std::string>> hosts = launch::LoadHostsFile(a.hosts);
+  if (!hosts.ok()) return hosts.status();
+  a.options.hosts = *hosts;
+  a.options.hosts_file = std::filesystem::absolute(a.hosts).lexically_normal().string();
+  return Status::Ok();
+}
+
+Expected<launch::LaunchPlan> LoadPlan(const LaunchArgs& a) {
+  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
+  if (!catalog.ok()) return Status::Internal("built-in catalog: " + catalog.status().message());
+  if (!a.catalog.empty()) {
+    if (Status st = catalog->AddFile(a.catalog); !st.ok()) return st;
+  }
+  return launch::LoadPlanFile(a.plan, *catalog);
+}
+
+// No --submit: every submittable target's command, as a shell script.
+void PrintDryRun(const LaunchArgs& a) {
+  for (Target t : a.options.targets) {
+    if (t == Target::kScripts) {
+      std::cout << "# scripts: run " << launch::ShellQuote(a.out + "/torchrun.sh")
+                << " on every node, or " << launch::ShellQuote(a.out + "/mpirun.sh")
+                << " on the first host\n";
+      continue;
+    }
+    std::cout << "# " << launch::ToString(t) << "\n"
+              << launch::ShellJoin(launch::SubmitArgv(t, a.out)) << "\n";
+  }
+  std::cerr << "dry run: nothing submitted (--submit --target sagemaker|slurm --yes submits)\n";
+}
+
+int SubmitBundle(const LaunchArgs& a) {
+  const Target target = a.options.targets[0];
+  launch::SpawnCommandRunner runner;
+  const std::vector<std::string> argv = launch::SubmitArgv(target, a.out);
+  if (a.yes && runner.Exists(argv[0]))
+    std::cerr << "submitting: " << launch::ShellJoin(argv) << "\n";
+  Expected<launch::SubmitOutcome> r = launch::Submit(target, a.out, a.yes, runner);
+  if (!r.ok()) return Fail(r.status());
+  if (!r->ran) {
+    std::cout << launch::ShellJoin(r->argv) << "\n";
+    std::cerr << "dry run: nothing submitted; add --yes to run the command above\n";
+  }
+  return 0;
+}
+
+int WriteAndSubmit(LaunchArgs& a, const launch::LaunchPlan& plan) {
+  if (Status st = launch::ValidatePath(a.out, "--out"); !st.ok()) return Fail(st);
+  Expected<launch::Bundle> bundle = launch::MakeBundle(plan, a.options);
+  if (!bundle.ok()) return Fail(bundle.status());
+  if (a.submit && a.yes) {  // refuse before writing anything
+    if (Status st = launch::CheckSubmittable(a.options.targets[0], a.options); !st.ok()) {
+      return Fail(st);
+    }
+  }
+  if (Status st = launch::WriteBundle(a.out, *bundle); !st.ok()) return Fail(st);
+  std::cerr << "launch bundle for " << bundle->job_name << " written to " << a.out << " ("
+            << bundle->files.size() << " files; " << a.out << "/README.md says what to fill in)\n";
+  if (!a.submit) {
+    PrintDryRun(a);
+    return 0;
+  }
+  return SubmitBundle(a);
+}
+
+}  // namespace
+
+int LaunchCommand(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::cout << kLaunchUsage;
+      return 0;
+    }
+  }
+  Expected<LaunchArgs> args = ParseLaunchArgs(argc, argv);
+  if (!args.ok()) {
+    std::cerr << "trainsim: " << args.status().message() << "\n" << kLaunchUsage;
+    return 1;
+  }
+  LaunchArgs& a = *args;
+  if (Status st = ReadHosts(a); !st.ok()) return Fail(st);
+  Expected<launch::LaunchPlan> plan = LoadPlan(a);
+  if (!plan.ok()) return Fail(plan.status());
+  // The local backend (a real run on this machine) plugs in here, with the
+  // plan and the parsed options.
+  if (a.backend == "local") {
+    return Fail(Status::InvalidInput(
+        "--backend local is not built yet; use --backend bundle (the default)"));
+  }
+  return WriteAndSubmit(a, *plan);
+}
+
+}  // namespace trainsim

@@ -1,0 +1,279 @@
+#include "launch/bundle.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "launch/bundle_parts.h"
+#include "launch/names.h"
+#include "planner/pricing.h"
+
+namespace trainsim::launch {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// The job name: --job-name, else the scenario's name when it is a valid one.
+Expected<std::string> ResolveJobName(const Scenario& s, const LaunchOptions& o) {
+  if (!o.job_name.empty()) {
+    if (Status st = ValidateJobName(o.job_name, "--job-name"); !st.ok()) return st;
+    return o.job_name;
+  }
+  if (!ValidateJobName(s.name, "").ok()) {
+    return Status::InvalidInput("the scenario name \"" + s.name +
+                                "\" is not a valid SageMaker training job name (1 to 63 letters, "
+                                "digits and hyphens, starting and ending with a letter or digit): "
+                                "give one with --job-name NAME");
+  }
+  return s.name;
+}
+
+// The names that come from the plan and go into comments and READMEs.
+Status CheckPlanNames(const LaunchPlan& plan) {
+  const Scenario& s = plan.scenario;
+  if (Status st = ValidateLabel(s.name, plan.file + ": scenario name"); !st.ok()) return st;
+  return ValidateLabel(s.instance.name, plan.file + ": instance type");
+}
+
+// What the targets need: SageMaker an S3 URI and an AWS instance type.
+Status CheckTargets(const Scenario& s, const LaunchOptions& o) {
+  if (o.targets.empty()) return Status::InvalidInput("--target: no target given");
+  if (std::count(o.targets.begin(), o.targets.end(), Target::kSagemaker) == 0) {
+    return Status::Ok();
+  }
+  if (o.s3_uri.empty()) {
+    return Status::InvalidInput(
+        "--s3 is required for the sagemaker target (checkpoints, output and code go there): give "
+        "--s3 s3://BUCKET/PREFIX, or leave SageMaker out with --target slurm,scripts");
+  }
+  if (!s.instance.is_aws) {
+    return Status::InvalidInput("the sagemaker target needs an AWS instance type; " +
+                                s.instance.name + " is a reference system");
+  }
+  return Status::Ok();
+}
+
+// The values given (an empty one means "not given").
+Status CheckValues(const LaunchOptions& o) {
+  const struct {
+    Status (*check)(std::string_view, std::string_view);
+    const std::string& value;
+    const char* option;
+  } kValues[] = {{ValidateS3Uri, o.s3_uri, "--s3"},
+                 {ValidateRoleArn, o.role_arn, "--role"},
+                 {ValidateImageUri, o.image_uri, "--image"}};
+  for (const auto& v : kValues) {
+    if (v.value.empty()) continue;
+    if (Status st = v.check(v.value, v.option); !st.ok()) return st;
+  }
+  if (Status st = ValidateEntryPoint(o.entry_point, "--entry-point"); !st.ok()) return st;
+  if (o.volume_gb < 0 || o.volume_gb > 16384) {
+    return Status::InvalidInput("--volume-gb: " + std::to_string(o.volume_gb) +
+                                " is out of range (1 to 16384)");
+  }
+  return Status::Ok();
+}
+
+// --hosts: a safe path and one valid host per node.
+Status CheckHosts(const Scenario& s, const LaunchOptions& o) {
+  if (o.hosts_file.empty()) return Status::Ok();
+  if (Status st = ValidatePath(o.hosts_file, "--hosts"); !st.ok()) return st;
+  for (const std::string& h : o.hosts) {
+    if (Status st = ValidateHostName(h, o.hosts_file); !st.ok()) return st;
+  }
+  const size_t n = o.hosts.size();
+  if (static_cast<int>(n) == s.cluster.nodes) return Status::Ok();
+  return Status::InvalidInput("--hosts " + o.hosts_file + ": lists " + std::to_string(n) +
+                              (n == 1 ? " host" : " hosts") + " for the plan's " +
+                              std::to_string(s.cluster.nodes) + " nodes");
+}
+
+// Bytes of one checkpoint: the scenario's search.checkpoint_bytes (kept in the
+// plan's scenario_json), else the model state (planner/pricing.h).
+double CheckpointBytes(const LaunchPlan& plan) {
+  const nlohmann::json& doc = plan.plan;
+  if (doc.contains("scenario_json") && doc["scenario_json"].is_object()) {
+    const nlohmann::json& search = doc["scenario_json"].value("search", nlohmann::json::object());
+    if (search.is_object() && search.contains("checkpoint_bytes") &&
+        search["checkpoint_bytes"].is_number()) {
+      return search["checkpoint_bytes"].get<double>();
+    }
+  }
+  return planner::CheckpointBytes(plan.scenario);
+}
+
+int64_t HoursWithMargin_s(double expected_hours) {
+  return 3600 * std::max<int64_t>(1, static_cast<int64_t>(std::ceil(expected_hours * kTimeMargin)));
+}
+
+std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts& f) {
+  const Scenario& s = *f.s;
+  return {
+      {"tp", std::to_string(s.parallel.tp)},
+      {"pp", std::to_string(s.parallel.pp)},
+      {"dp", std::to_string(s.parallel.dp)},
+      {"zero_stage", std::to_string(s.parallel.zero_stage)},
+      {"micro_batch", std::to_string(s.training.micro_batch)},
+      {"global_batch", std::to_string(s.training.global_batch)},
+      {"gradient_accumulation_steps", std::to_string(f.microbatches)},
+      {"precision", ToString(s.training.precision)},
+      {"recompute", ToString(s.training.recompute)},
+      {"schedule", ToString(s.parallel.schedule)},
+      {"virtual_stages", std::to_string(s.parallel.virtual_stages)},
+      {"sequence_parallel", s.training.sequence_parallel ? "true" : "false"},
+      {"steps", std::to_string(f.steps)},
+      {"checkpoint_interval_s", std::to_string(std::llround(f.plan->checkpoint_interval_s))},
+  };
+}
+
+JobFacts MakeFacts(const LaunchPlan& plan, const LaunchOptions& o, std::string job_name) {
+  JobFacts f;
+  f.plan = &plan;
+  f.s = &plan.scenario;
+  f.options = &o;
+  f.job_name = std::move(job_name);
+  f.nodes = plan.scenario.cluster.nodes;
+  f.gpus_per_node = plan.scenario.instance.gpus;
+  f.microbatches = plan.scenario.microbatches_per_pipeline();
+  f.steps = static_cast<int64_t>(std::ceil(plan.steps));
+  f.hyperparameters = Hyperparameters(f);
+  f.managed_spot = plan.scenario.cluster.pricing == Pricing::kSagemakerSpot;
+  f.max_runtime_s = HoursWithMargin_s(plan.expected_hours);
+  if (f.managed_spot) {
+    if (plan.max_runtime_s) f.max_runtime_s = static_cast<int64_t>(std::ceil(*plan.max_runtime_s));
+    f.max_wait_s = plan.max_wait_s ? static_cast<int64_t>(std::ceil(*plan.max_wait_s)) : 0;
+    f.max_wait_s = std::max(f.max_wait_s, f.max_runtime_s);  // SageMaker: MaxWait >= MaxRuntime
+  }
+  const double checkpoint_gib = CheckpointBytes(plan) / (1024.0 * 1024 * 1024);
+  f.volume_gb = o.volume_gb > 0 ? o.volume_gb
+                                : std::max(100, static_cast<int>(std::ceil(2 * checkpoint_gib)));
+  f.slurm_minutes = std::max<int64_t>(
+      10, static_cast<int64_t>(std::ceil(plan.expected_hours * 60 * kTimeMargin)));
+  return f;
+}
+
+}  // namespace
+
+const char* ToString(Target t) {
+  switch (t) {
+    case Target::kSagemaker:
+      return "sagemaker";
+    case Target::kSlurm:
+      return "slurm";
+    case Target::kScripts:
+      return "scripts";
+  }
+  return "?";
+}
+
+Expected<std::vector<Target>> ParseTargets(std::string_view list) {
+  if (list == "all")
+    return std::vector<Target>{Target::kSagemaker, Target::kSlurm, Target::kScripts};
+  std::vector<Target> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view name = list.substr(start, comma - start);
+    bool found = false;
+    for (Target t : {Target::kSagemaker, Target::kSlurm, Target::kScripts}) {
+      if (name != ToString(t)) continue;
+      found = true;
+      if (std::count(out.begin(), out.end(), t)) {
+        return Status::InvalidInput("--target: " + std::string(name) + " is listed twice");
+      }
+      out.push_back(t);
+    }
+    if (!found) {
+      return Status::InvalidInput("--target: unknown target \"" + std::string(name) +
+                                  "\"; expected all, or a comma-separated list of sagemaker, "
+                                  "slurm, scripts");
+    }
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool JobFacts::Has(Target t) const {
+  return std::count(options->targets.begin(), options->targets.end(), t) > 0;
+}
+
+std::string JobFacts::Describe() const {
+  const ParallelConfig& p = s->parallel;
+  std::string schedule = p.pp > 1 ? std::string(", ") + ToString(p.schedule) : "";
+  if (p.pp > 1 && p.schedule == Schedule::kInterleaved) {
+    schedule += " x" + std::to_string(p.virtual_stages);
+  }
+  return s->name + ": " + std::to_string(nodes) + " x " + s->instance.name + " (" +
+         std::to_string(s->total_gpus()) + " GPUs), tp " + std::to_string(p.tp) + ", pp " +
+         std::to_string(p.pp) + ", dp " + std::to_string(p.dp) + ", ZeRO-" +
+         std::to_string(p.zero_stage) + ", micro batch " + std::to_string(s->training.micro_batch) +
+         ", " + std::to_string(microbatches) +
+         (microbatches == 1 ? " microbatch, " : " microbatches, ") +
+         ToString(s->training.recompute) + " recompute" + schedule + ", " +
+         ToString(s->training.precision) + "; priced " + ToString(s->cluster.pricing) +
+         ", expected " + Fixed(plan->expected_hours, 2) + " h";
+}
+
+std::vector<std::string> JobFacts::ScriptArgs() const {
+  std::vector<std::string> args = {options->entry_point};
+  for (const auto& [key, value] : hyperparameters) {
+    args.push_back("--" + key);
+    args.push_back(value);
+  }
+  return args;
+}
+
+std::string ScriptHeader(const JobFacts& f, const std::string& what) {
+  return "#!/usr/bin/env bash\n# " + what + "\n# " + f.Describe() +
+         "\n# Made by `trainsim launch` (docs/launch.md); every value is single-quoted.\n"
+         "set -euo pipefail\n";
+}
+
+std::string CommandLines(const std::vector<std::string>& argv, const std::vector<size_t>& raw) {
+  std::string out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const bool option = argv[i].size() > 1 && argv[i][0] == '-';
+    if (i > 0) out += option || argv[i - 1][0] != '-' ? " \\\n  " : " ";
+    const bool is_raw = std::count(raw.begin(), raw.end(), i) > 0;
+    out += is_raw ? argv[i] : ShellQuote(argv[i]);
+  }
+  return out + "\n";
+}
+
+std::vector<std::string> NetworkEnv(const JobFacts& f) {
+  if (f.s->instance.is_aws && f.s->instance.efa) return {"FI_PROVIDER=efa"};
+  return {};
+}
+
+Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options) {
+  if (Status st = CheckPlanNames(plan); !st.ok()) return st;
+  Expected<std::string> job_name = ResolveJobName(plan.scenario, options);
+  if (!job_name.ok()) return job_name.status();
+  for (Status st : {CheckTargets(plan.scenario, options), CheckValues(options),
+                    CheckHosts(plan.scenario, options)}) {
+    if (!st.ok()) return st;
+  }
+  const JobFacts f = MakeFacts(plan, options, *job_name);
+  std::vector<BundleFile> files;
+  if (f.Has(Target::kSagemaker)) {
+    files.push_back(SagemakerRequest(f));
+    files.push_back(SagemakerScript(f));
+  }
+  if (f.Has(Target::kScripts)) {
+    for (BundleFile& b : LauncherScripts(f)) files.push_back(std::move(b));
+  }
+  if (f.Has(Target::kSlurm)) files.push_back(SlurmScript(f));
+  files.push_back(DeepSpeedConfig(f));
+  if (plan.scenario.model.kind == ModelKind::kTransformer) files.push_back(MegatronArgs(f));
+  Bundle bundle;
+  bundle.job_name = f.job_name;
+  bundle.files.push_back(Readme(f, files));
+  for (BundleFile& b : files) bundle.files.push_back(std::move(b));
+  return bundle;
+}
+
+}  // namespace trainsim::launch

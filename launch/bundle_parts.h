@@ -1,0 +1,58 @@
+// Inside launch/bundle.cc: the facts every bundle file is made from, and one
+// function per file (sagemaker_bundle.cc, script_bundle.cc, config_bundle.cc).
+// Not part of the public API; the values here are already checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "launch/bundle.h"
+
+namespace trainsim::launch {
+
+// Margin on the plan's expected hours for time limits that end the job
+// (SageMaker MaxRuntime on demand, Slurm --time).
+inline constexpr double kTimeMargin = 1.5;
+inline constexpr int kRendezvousPort = 29500;
+
+struct JobFacts {
+  const LaunchPlan* plan = nullptr;
+  const Scenario* s = nullptr;
+  const LaunchOptions* options = nullptr;
+  std::string job_name;
+  int nodes = 1, gpus_per_node = 1;
+  int64_t microbatches = 1;  // per pipeline and step (gradient accumulation)
+  int64_t steps = 0;
+  // SageMaker hyperparameters and, as `--key value`, the training script's
+  // arguments under every launcher (all values strings).
+  std::vector<std::pair<std::string, std::string>> hyperparameters;
+  bool managed_spot = false;                  // the plan's pricing is sagemaker-spot
+  int64_t max_runtime_s = 0, max_wait_s = 0;  // SageMaker; max_wait_s only with spot
+  int volume_gb = 100;
+  int64_t slurm_minutes = 10;
+
+  bool Has(Target t) const;
+  std::string Describe() const;  // "name: N x TYPE (G GPUs), tp .. pp .. dp .., ZeRO-z"
+  std::vector<std::string> ScriptArgs() const;  // entry point, then --key value ...
+};
+
+BundleFile SagemakerRequest(const JobFacts& f);
+BundleFile SagemakerScript(const JobFacts& f);
+std::vector<BundleFile> LauncherScripts(const JobFacts& f);  // torchrun.sh, mpirun.sh[, hostfile]
+BundleFile SlurmScript(const JobFacts& f);
+BundleFile DeepSpeedConfig(const JobFacts& f);
+BundleFile MegatronArgs(const JobFacts& f);  // transformers only
+BundleFile Readme(const JobFacts& f, const std::vector<BundleFile>& others);
+
+// Shell script helpers: "#!/usr/bin/env bash" + comment lines + "set -euo pipefail".
+std::string ScriptHeader(const JobFacts& f, const std::string& what);
+// argv as a shell command, every word ShellQuote'd, one option (with its
+// value) per line, lines joined by backslash-newline. A word in `raw` (by index) is written as it
+// is: a double-quoted expansion the script makes itself ("$head_node:29500").
+std::string CommandLines(const std::vector<std::string>& argv, const std::vector<size_t>& raw = {});
+// The NCCL/EFA environment for the instance ("FI_PROVIDER=efa" on EFA types).
+std::vector<std::string> NetworkEnv(const JobFacts& f);
+
+}  // namespace trainsim::launch

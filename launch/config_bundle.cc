@@ -1,0 +1,130 @@
+// Framework configurations of a bundle: a DeepSpeed config (JSON) and
+// Megatron-LM arguments (a bash array), for the plan's tp/pp/dp/ZeRO/micro batch.
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "launch/bundle_parts.h"
+#include "launch/names.h"
+
+namespace trainsim::launch {
+namespace {
+
+// Megatron-LM's model shape arguments for a transformer.
+std::vector<std::string> ModelArgs(const ModelSpec& m) {
+  std::vector<std::string> a = {"--num-layers",
+                                std::to_string(m.layers),
+                                "--hidden-size",
+                                std::to_string(m.hidden),
+                                "--ffn-hidden-size",
+                                std::to_string(m.ffn_hidden),
+                                "--num-attention-heads",
+                                std::to_string(m.heads),
+                                "--seq-length",
+                                std::to_string(m.seq_len),
+                                "--max-position-embeddings",
+                                std::to_string(m.seq_len)};
+  if (m.kv_heads < m.heads) {
+    a.insert(a.end(),
+             {"--group-query-attention", "--num-query-groups", std::to_string(m.kv_heads)});
+  }
+  if (m.mlp == MlpKind::kSwiGlu) a.push_back("--swiglu");
+  if (!m.bias) a.insert(a.end(), {"--disable-bias-linear", "--normalization", "RMSNorm"});
+  if (!m.learned_positions) a.insert(a.end(), {"--position-embedding-type", "rope"});
+  if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+  return a;
+}
+
+std::vector<std::string> PrecisionArgs(Precision p) {
+  switch (p) {
+    case Precision::kBf16:
+      return {"--bf16"};
+    case Precision::kFp16:
+      return {"--fp16"};
+    case Precision::kFp8:
+      return {"--bf16", "--fp8-format", "hybrid"};
+    case Precision::kFp32:
+    case Precision::kTf32:
+      return {};
+  }
+  return {};
+}
+
+std::vector<std::string> ParallelArgs(const JobFacts& f) {
+  const Scenario& s = *f.s;
+  const ParallelConfig& p = s.parallel;
+  std::vector<std::string> a = {"--tensor-model-parallel-size", std::to_string(p.tp),
+                                "--pipeline-model-parallel-size", std::to_string(p.pp)};
+  if (p.pp > 1 && p.schedule == Schedule::kInterleaved) {
+    a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage",
+                       std::to_string(s.model.layers / (p.pp * p.virtual_stages))});
+  }
+  if (s.training.sequence_parallel) a.push_back("--sequence-parallel");
+  if (p.zero_stage == 1 || p.zero_stage == 2) a.push_back("--use-distributed-optimizer");
+  if (p.zero_stage == 3) a.push_back("--use-torch-fsdp2");
+  return a;
+}
+
+}  // namespace
+
+BundleFile DeepSpeedConfig(const JobFacts& f) {
+  const Scenario& s = *f.s;
+  nlohmann::ordered_json c;
+  c["train_batch_size"] = s.training.global_batch;
+  c["train_micro_batch_size_per_gpu"] = s.training.micro_batch;
+  c["gradient_accumulation_steps"] = f.microbatches;
+  c["zero_optimization"] = {{"stage", s.parallel.zero_stage}};
+  if (s.training.offload_optimizer) {
+    c["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}};
+  }
+  const Precision p = s.training.precision;
+  c["bf16"] = {{"enabled", p == Precision::kBf16 || p == Precision::kFp8}};
+  c["fp16"] = {{"enabled", p == Precision::kFp16}};
+  if (s.training.recompute != Recompute::kNone) {
+    c["activation_checkpointing"] = {{"partition_activations", s.parallel.tp > 1},
+                                     {"cpu_checkpointing", s.training.offload_activations},
+                                     {"contiguous_memory_optimization", false},
+                                     {"synchronize_checkpoint_boundary", false}};
+  }
+  c["steps_per_print"] = 100;
+  return {"deepspeed_config.json", c.dump(2) + "\n", false};
+}
+
+BundleFile MegatronArgs(const JobFacts& f) {
+  const Scenario& s = *f.s;
+  std::vector<std::string> a = ParallelArgs(f);
+  a.insert(a.end(), {"--micro-batch-size", std::to_string(s.training.micro_batch),
+                     "--global-batch-size", std::to_string(s.training.global_batch)});
+  for (const std::string& w : ModelArgs(s.model)) a.push_back(w);
+  if (s.training.recompute == Recompute::kFull) {
+    a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",
+                       "--recompute-num-layers", "1"});
+  } else if (s.training.recompute == Recompute::kSelective) {
+    a.insert(a.end(), {"--recompute-granularity", "selective"});
+  }
+  for (const std::string& w : PrecisionArgs(s.training.precision)) a.push_back(w);
+  a.insert(a.end(), {"--optimizer", s.training.optimizer == Optimizer::kSgd ? "sgd" : "adam",
+                     "--train-iters", std::to_string(f.steps)});
+  if (f.plan->checkpoint_interval_s > 0 && f.plan->step_time_s > 0) {
+    const double steps = std::round(f.plan->checkpoint_interval_s / f.plan->step_time_s);
+    a.insert(a.end(), {"--save-interval",
+                       std::to_string(std::max<int64_t>(1, static_cast<int64_t>(steps)))});
+  }
+  std::string text =
+      "# megatron_args.sh: Megatron-LM arguments for the plan. Use them as\n"
+      "#   source megatron_args.sh\n"
+      "#   torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" --data-path ... --tokenizer-type "
+      "...\n# " +
+      f.Describe() +
+      "\n# Made by `trainsim launch` (docs/launch.md); every value is single-quoted.\n"
+      "MEGATRON_ARGS=(\n";
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool value_follows = i + 1 < a.size() && a[i + 1][0] != '-';
+    text += "  " + ShellQuote(a[i]);
+    if (value_follows) text += " " + ShellQuote(a[++i]);
+    text += "\n";
+  }
+  return {"megatron_args.sh", text + ")\n", false};
+}
+
+}  // namespace trainsim::launch

@@ -1,0 +1,98 @@
+// The bundle's README.md: what each file is, what to fill in, how to submit.
+#include <cstdio>
+
+#include "launch/bundle_parts.h"
+#include "launch/names.h"
+
+namespace trainsim::launch {
+namespace {
+
+std::string Hours(double h) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", h);
+  return buf;
+}
+
+std::string WhatIs(const JobFacts& f, const std::string& path) {
+  const std::string gpus = std::to_string(f.gpus_per_node);
+  if (path == "sagemaker/create_training_job.json") {
+    return std::string("the SageMaker CreateTrainingJob request (AWS CLI), ") +
+           (f.managed_spot ? "managed spot with MaxWait and checkpoints in S3" : "on demand") +
+           "; it starts the image's own entry point on each instance";
+  }
+  if (path == "sagemaker/launch.py") {
+    return "the same job with the SageMaker Python SDK and the `distribution` the plan needs";
+  }
+  if (path == "torchrun.sh") return "torchrun, " + gpus + " processes per node; run on every node";
+  if (path == "mpirun.sh") return "mpirun, " + gpus + " processes per host; run on the first host";
+  if (path == "hostfile")
+    return "OpenMPI hostfile: placeholders node-0 .. node-" + std::to_string(f.nodes - 1) +
+           "; put your hosts in";
+  if (path == "slurm.sbatch") return "Slurm batch script: srun starts torchrun on every node";
+  if (path == "deepspeed_config.json")
+    return "DeepSpeed config: batch sizes, ZeRO stage, precision";
+  if (path == "megatron_args.sh") return "Megatron-LM arguments (a bash array, MEGATRON_ARGS)";
+  return "";
+}
+
+std::string FillIn(const JobFacts& f, bool has_hostfile) {
+  const LaunchOptions& o = *f.options;
+  std::string out;
+  if (f.Has(Target::kSagemaker)) {
+    if (o.role_arn.empty()) {
+      out += std::string("- `") + kRolePlaceholder +
+             "`: the IAM role SageMaker assumes (`trainsim launch --role ARN`).\n";
+    }
+    if (o.image_uri.empty()) {
+      out += std::string("- `") + kImagePlaceholder +
+             "` in the request: a training image (`--image URI`); launch.py uses the SDK's "
+             "framework image.\n";
+    }
+    out += "- The request runs `" + o.entry_point + "` from `" + o.s3_uri +
+           (o.s3_uri.back() == '/' ? "" : "/") +
+           "source/sourcedir.tar.gz`: `tar czf sourcedir.tar.gz -C YOUR_CODE .` and copy it "
+           "there. launch.py uploads the folder it runs in.\n";
+    if (f.s->cluster.pricing == Pricing::kSpot) {
+      out +=
+          "- The plan priced EC2 spot; the SageMaker request is on demand. Plan with "
+          "`sagemaker-spot` pricing for managed spot.\n";
+    }
+  }
+  if (has_hostfile) out += "- `hostfile`: your hosts, one per node, in place of node-0 ...\n";
+  return out.empty() ? "Nothing: every value is given.\n" : out;
+}
+
+}  // namespace
+
+BundleFile Readme(const JobFacts& f, const std::vector<BundleFile>& others) {
+  std::string text = "# Launch bundle: " + f.job_name + "\n\n" + f.Describe() +
+                     ".\n\nMade by `trainsim launch` from a plan of `trainsim plan` (trainsim's "
+                     "docs/launch.md). The\ntraining script gets the plan's layout as arguments "
+                     "under every launcher:\n\n    " +
+                     ShellJoin(f.ScriptArgs()) + "\n\n## Files\n\n| file | what |\n|---|---|\n";
+  bool has_hostfile = false;
+  for (const BundleFile& b : others) {
+    text += "| `" + b.path + "` | " + WhatIs(f, b.path) + " |\n";
+    has_hostfile |= b.path == "hostfile";
+  }
+  if (f.s->model.kind != ModelKind::kTransformer) {
+    text += "\nNo Megatron-LM arguments: the model is not a transformer.\n";
+  }
+  text += "\n## To fill in\n\n" + FillIn(f, has_hostfile) + "\n## Submit (from this folder)\n\n";
+  if (f.Has(Target::kSagemaker)) {
+    text +=
+        "    aws sagemaker create-training-job --cli-input-json "
+        "file://sagemaker/create_training_job.json\n    python3 sagemaker/launch.py\n";
+  }
+  if (f.Has(Target::kSlurm)) text += "    sbatch slurm.sbatch\n";
+  if (f.Has(Target::kScripts)) {
+    text += "    ./torchrun.sh    # on every node\n    ./mpirun.sh      # on the first host\n";
+  }
+  text +=
+      "\n`trainsim launch PLAN --submit --target sagemaker|slurm` prints the command; "
+      "`--yes` runs it.\nThe plan expects " +
+      Hours(f.plan->expected_hours) + " h for the whole job.\n";
+  return {"README.md", text, false};
+}
+
+}  // namespace trainsim::launch

@@ -1,0 +1,430 @@
+// MakeBundle on real plans (tests/launch/data) and on variants of them: what
+// each file says for a data-parallel plan, a tp/pp plan under managed spot,
+// and each SageMaker distribution; determinism; rejected names.
+#include "launch/bundle.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace trainsim::launch {
+namespace {
+
+using nlohmann::json;
+
+const Catalog& TheCatalog() {
+  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
+  return catalog;
+}
+
+const std::string kData = std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/";
+// small.plan.json: gpt-like 8 layers on 1 x p4d.24xlarge, tp 1 pp 1 dp 8, ZeRO-1, EC2 spot.
+const std::string kSmall = kData + "small.plan.json";
+// tp-pp-spot.plan.json (from tp-pp-spot.json): 2 x p4d.24xlarge, tp 2 pp 2 dp 4, ZeRO-1,
+// micro batch 2, full recompute, interleaved x2, sagemaker-spot.
+const std::string kTpPpSpot = kData + "tp-pp-spot.plan.json";
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+LaunchPlan Load(const std::string& path) {
+  Expected<LaunchPlan> p = LoadPlanFile(path, TheCatalog());
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.ok() ? *p : LaunchPlan();
+}
+
+json& Config(json& plan) {
+  return plan["candidates"][plan["recommendation"]["candidate"].get<int>()]["config"];
+}
+
+// The small plan with `edit` applied to its JSON.
+LaunchPlan Variant(const std::function<void(json&)>& edit) {
+  json j = json::parse(Read(kSmall));
+  edit(j);
+  Expected<LaunchPlan> p = ParsePlan(j.dump(), "p.json", TheCatalog());
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.ok() ? *p : LaunchPlan();
+}
+
+LaunchOptions WithS3() {
+  LaunchOptions o;
+  o.job_name = "job-1";
+  o.s3_uri = "s3://my-bucket/runs";
+  return o;
+}
+
+Bundle Make(const LaunchPlan& plan, const LaunchOptions& o = WithS3()) {
+  Expected<Bundle> b = MakeBundle(plan, o);
+  EXPECT_TRUE(b.ok()) << b.status().message();
+  return b.ok() ? *b : Bundle();
+}
+
+const BundleFile* Find(const Bundle& b, const std::string& path) {
+  for (const BundleFile& f : b.files) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+std::string File(const Bundle& b, const std::string& path) {
+  const BundleFile* f = Find(b, path);
+  EXPECT_NE(f, nullptr) << path << " missing";
+  return f ? f->content : "";
+}
+
+json Request(const Bundle& b) { return json::parse(File(b, "sagemaker/create_training_job.json")); }
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(MakeBundle, WritesEveryFileInAFixedOrder) {
+  const Bundle b = Make(Load(kTpPpSpot));
+  std::vector<std::string> paths;
+  for (const BundleFile& f : b.files) paths.push_back(f.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"README.md", "sagemaker/create_training_job.json",
+                                             "sagemaker/launch.py", "torchrun.sh", "mpirun.sh",
+                                             "hostfile", "slurm.sbatch", "deepspeed_config.json",
+                                             "megatron_args.sh"}));
+  for (const char* script : {"sagemaker/launch.py", "torchrun.sh", "mpirun.sh", "slurm.sbatch"}) {
+    EXPECT_TRUE(Find(b, script)->executable) << script;
+  }
+  EXPECT_FALSE(Find(b, "hostfile")->executable);
+}
+
+TEST(MakeBundle, TargetsChooseTheFiles) {
+  LaunchOptions o = WithS3();
+  o.targets = {Target::kSlurm};
+  const Bundle b = Make(Load(kSmall), o);
+  EXPECT_NE(Find(b, "slurm.sbatch"), nullptr);
+  EXPECT_EQ(Find(b, "sagemaker/launch.py"), nullptr);
+  EXPECT_EQ(Find(b, "torchrun.sh"), nullptr);
+  EXPECT_NE(Find(b, "deepspeed_config.json"), nullptr);
+  o.s3_uri.clear();  // not needed without SageMaker
+  EXPECT_TRUE(MakeBundle(Load(kSmall), o).ok());
+}
+
+TEST(MakeBundle, SameInputsSameBytes) {
+  const LaunchPlan plan = Load(kTpPpSpot);
+  const Bundle a = Make(plan), b = Make(plan);
+  ASSERT_EQ(a.files.size(), b.files.size());
+  for (size_t i = 0; i < a.files.size(); ++i) {
+    EXPECT_EQ(a.files[i].path, b.files[i].path);
+    EXPECT_EQ(a.files[i].content, b.files[i].content) << a.files[i].path;
+  }
+}
+
+// The small plan is data parallel, priced EC2 spot: the SageMaker request is on demand.
+TEST(SagemakerRequest, DataParallelOnDemand) {
+  const LaunchPlan plan = Load(kSmall);
+  const json r = Request(Make(plan));
+  EXPECT_EQ(r["TrainingJobName"], "job-1");
+  EXPECT_EQ(r["ResourceConfig"]["InstanceType"], "ml.p4d.24xlarge");
+  EXPECT_EQ(r["ResourceConfig"]["InstanceCount"], 1);
+  EXPECT_EQ(r["ResourceConfig"]["VolumeSizeInGB"], 100);
+  EXPECT_EQ(r["AlgorithmSpecification"]["TrainingImage"], kImagePlaceholder);
+  EXPECT_EQ(r["RoleArn"], kRolePlaceholder);
+  EXPECT_EQ(r["EnableManagedSpotTraining"], false);
+  EXPECT_FALSE(r.contains("CheckpointConfig"));
+  EXPECT_FALSE(r["StoppingCondition"].contains("MaxWaitTimeInSeconds"));
+  // 1.5 x 0.743 h, rounded up to whole hours.
+  EXPECT_EQ(r["StoppingCondition"]["MaxRuntimeInSeconds"], 7200);
+  EXPECT_EQ(r["OutputDataConfig"]["S3OutputPath"], "s3://my-bucket/runs/output");
+  const json& hp = r["HyperParameters"];
+  const json& config = plan.plan["recommendation"]["config"];
+  for (const char* k : {"tp", "pp", "dp", "zero_stage", "micro_batch"}) {
+    EXPECT_EQ(hp[k], std::to_string(config[k].get<int>())) << k;
+  }
+  EXPECT_EQ(hp["global_batch"], "64");
+  EXPECT_EQ(hp["gradient_accumulation_steps"], "2");  // 64 / (8 x 4)
+  EXPECT_EQ(hp["steps"], "30518");
+  EXPECT_EQ(hp["sagemaker_program"], "train.py");
+  EXPECT_EQ(hp["sagemaker_submit_directory"], "s3://my-bucket/runs/source/sourcedir.tar.gz");
+}
+
+TEST(SagemakerRequest, HyperparametersAreStringsWithinTheApiLimits) {
+  for (const std::string& path : {kSmall, kTpPpSpot}) {
+    const json hp = Request(Make(Load(path)))["HyperParameters"];
+    EXPECT_LE(hp.size(), 100u);
+    for (const auto& [key, value] : hp.items()) {
+      EXPECT_TRUE(value.is_string()) << key << " = " << value;
+      EXPECT_LE(key.size(), 256u);
+      EXPECT_LE(value.get<std::string>().size(), 256u);
+    }
+  }
+}
+
+TEST(SagemakerRequest, ManagedSpotWaitsAtLeastTheRuntimeAndCheckpointsToS3) {
+  const LaunchPlan plan = Load(kTpPpSpot);
+  LaunchOptions o = WithS3();
+  o.s3_uri = "s3://my-bucket/runs/";  // a trailing slash is not doubled
+  o.role_arn = "arn:aws:iam::123456789012:role/SageMaker";
+  o.image_uri = "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1";
+  const json r = Request(Make(plan, o));
+  EXPECT_EQ(r["EnableManagedSpotTraining"], true);
+  const json& stop = r["StoppingCondition"];
+  EXPECT_EQ(stop["MaxRuntimeInSeconds"], *plan.max_runtime_s);
+  EXPECT_EQ(stop["MaxWaitTimeInSeconds"], *plan.max_wait_s);
+  EXPECT_GE(stop["MaxWaitTimeInSeconds"].get<int64_t>(),
+            stop["MaxRuntimeInSeconds"].get<int64_t>());
+  EXPECT_EQ(r["CheckpointConfig"], json({{"S3Uri", "s3://my-bucket/runs/checkpoints"},
+                                         {"LocalPath", "/opt/ml/checkpoints"}}));
+  EXPECT_EQ(r["RoleArn"], o.role_arn);
+  EXPECT_EQ(r["AlgorithmSpecification"]["TrainingImage"], o.image_uri);
+  EXPECT_EQ(r["HyperParameters"]["checkpoint_interval_s"], "609");
+  EXPECT_EQ(r["ResourceConfig"]["InstanceCount"], 2);
+}
+
+TEST(SagemakerRequest, SpotOnlyUnderSagemakerSpotPricing) {
+  const LaunchPlan spot =
+      Variant([](json& j) { j["recommendation"]["pricing"] = "sagemaker-spot"; });
+  const json r = Request(Make(spot));
+  EXPECT_EQ(r["EnableManagedSpotTraining"], true);
+  EXPECT_EQ(r["StoppingCondition"]["MaxWaitTimeInSeconds"], 3600);
+  EXPECT_TRUE(r.contains("CheckpointConfig"));
+  const LaunchPlan od = Variant([](json& j) { j["recommendation"]["pricing"] = "sagemaker"; });
+  EXPECT_FALSE(Request(Make(od)).contains("CheckpointConfig"));
+  EXPECT_TRUE(Contains(File(Make(Load(kSmall)), "README.md"),
+                       "The plan priced EC2 spot; the SageMaker request is on demand."));
+}
+
+TEST(SagemakerRequest, VolumeFromTheCheckpointOrTheOption) {
+  const LaunchPlan big = Variant([](json& j) {
+    j["scenario_json"]["search"]["checkpoint_bytes"] = 120.5 * 1024 * 1024 * 1024;
+  });
+  EXPECT_EQ(Request(Make(big))["ResourceConfig"]["VolumeSizeInGB"], 241);  // 2 x 120.5 GiB
+  LaunchOptions o = WithS3();
+  o.volume_gb = 500;
+  EXPECT_EQ(Request(Make(big, o))["ResourceConfig"]["VolumeSizeInGB"], 500);
+}
+
+struct DistributionCase {
+  const char* what;
+  std::function<void(json&)> edit;
+  std::vector<std::string> expected;  // in launch.py
+  std::vector<std::string> absent;
+};
+
+TEST(SagemakerScript, DistributionFollowsThePlan) {
+  const DistributionCase kCases[] = {
+      {"pure data parallel on p4d: SMDDP",
+       [](json&) {},
+       {"from sagemaker.pytorch import PyTorch",
+        "\"smdistributed\": {\n            \"dataparallel\": {\n                \"enabled\": "
+        "True,"},
+       {"modelparallel", "torch_distributed", "\"mpi\""}},
+      {"data parallel on p5.48xlarge: SMDDP does not run there, torchrun",
+       [](json& j) { Config(j)["instance"] = "p5.48xlarge"; },
+       {"\"torch_distributed\": {\n            \"enabled\": True,"},
+       {"smdistributed"}},
+      {"p3.16xlarge without ZeRO: SMDDP",
+       [](json& j) {
+         Config(j)["instance"] = "p3.16xlarge";
+         Config(j)["zero_stage"] = 0;
+         j["scenario_json"]["training"]["precision"] = "fp16";
+       },
+       {"\"dataparallel\""},
+       {"torch_distributed"}},
+      {"p3.16xlarge with ZeRO-1: SMDDP's AllGather is P4 only, torchrun",
+       [](json& j) {
+         Config(j)["instance"] = "p3.16xlarge";
+         j["scenario_json"]["training"]["precision"] = "fp16";
+       },
+       {"\"torch_distributed\""},
+       {"smdistributed"}},
+      {"Horovod: MPI",
+       [](json& j) {
+         Config(j)["zero_stage"] = 0;
+         j["scenario_json"]["parallel"] = {{"dp_fusion", "horovod"}};
+       },
+       {"\"mpi\": {\n            \"enabled\": True,\n            \"processes_per_host\": 8,"},
+       {"smdistributed", "torch_distributed"}},
+      {"parameter servers: the TensorFlow estimator",
+       [](json& j) {
+         Config(j)["zero_stage"] = 0;
+         j["scenario_json"]["parallel"] = {{"dp_algorithm", "parameter_server"}};
+       },
+       {"from sagemaker.tensorflow import TensorFlow", "estimator = TensorFlow(",
+        "\"parameter_server\": {\n            \"enabled\": True,", "framework_version=\"2.13\""},
+       {"smdistributed", "PyTorch"}},
+      {"tp 2: SMP with MPI",
+       [](json& j) {
+         Config(j)["tp"] = 2;
+         Config(j)["dp"] = 4;
+       },
+       {"\"modelparallel\"", "\"pipeline_parallel_degree\": 1,", "\"tensor_parallel_degree\": 2,",
+        "\"microbatches\": 4,", "\"placement_strategy\": \"PDT\",", "\"ddp\": True,",
+        "\"shard_optimizer_state\": True,", "\"processes_per_host\": 8,"},
+       {"dataparallel", "torch_distributed"}},
+      {"pp 2 with GPipe: SMP's simple pipeline",
+       [](json& j) {
+         Config(j)["pp"] = 2;
+         Config(j)["dp"] = 4;
+         Config(j)["zero_stage"] = 0;
+         Config(j)["schedule"] = "gpipe";
+       },
+       {"\"pipeline_parallel_degree\": 2,", "\"pipeline\": \"simple\","},
+       {"\"shard_optimizer_state\": True"}},
+  };
+  for (const DistributionCase& c : kCases) {
+    const std::string py = File(Make(Variant(c.edit)), "sagemaker/launch.py");
+    for (const std::string& e : c.expected)
+      EXPECT_TRUE(Contains(py, e)) << c.what << ": " << e << "\n" << py;
+    for (const std::string& a : c.absent) EXPECT_FALSE(Contains(py, a)) << c.what << ": " << a;
+  }
+}
+
+TEST(SagemakerScript, SpotSettingsAndTheJobName) {
+  const std::string spot = File(Make(Load(kTpPpSpot)), "sagemaker/launch.py");
+  for (const char* part :
+       {"    use_spot_instances=True,\n", "    max_wait=3600,\n", "    max_run=3600,\n",
+        "    checkpoint_s3_uri=\"s3://my-bucket/runs/checkpoints\",\n",
+        "    instance_type=\"ml.p4d.24xlarge\",\n", "    instance_count=2,\n",
+        "        \"zero_stage\": \"1\",\n", "estimator.fit(job_name=\"job-1\")\n"}) {
+    EXPECT_TRUE(Contains(spot, part)) << part;
+  }
+  const std::string od = File(Make(Load(kSmall)), "sagemaker/launch.py");
+  EXPECT_TRUE(Contains(od, "    use_spot_instances=False,\n"));
+  EXPECT_FALSE(Contains(od, "max_wait"));
+  EXPECT_FALSE(Contains(od, "checkpoint_s3_uri"));
+  LaunchOptions o = WithS3();
+  o.image_uri = "repo/train:2";
+  const std::string own = File(Make(Load(kSmall), o), "sagemaker/launch.py");
+  EXPECT_TRUE(Contains(own, "    image_uri=\"repo/train:2\",\n"));
+  EXPECT_FALSE(Contains(own, "framework_version"));
+}
+
+TEST(Configs, DeepSpeedMatchesTheLayout) {
+  const json ds = json::parse(File(Make(Load(kTpPpSpot)), "deepspeed_config.json"));
+  EXPECT_EQ(ds["train_batch_size"], 64);
+  EXPECT_EQ(ds["train_micro_batch_size_per_gpu"], 2);
+  EXPECT_EQ(ds["gradient_accumulation_steps"], 8);  // 64 = 2 x 8 x dp 4
+  EXPECT_EQ(ds["zero_optimization"]["stage"], 1);
+  EXPECT_EQ(ds["bf16"]["enabled"], true);
+  EXPECT_EQ(ds["fp16"]["enabled"], false);
+  EXPECT_TRUE(ds.contains("activation_checkpointing"));
+  const json small = json::parse(File(Make(Load(kSmall)), "deepspeed_config.json"));
+  EXPECT_FALSE(small.contains("activation_checkpointing"));  // no recompute
+  EXPECT_EQ(small["train_batch_size"].get<int>(),
+            small["train_micro_batch_size_per_gpu"].get<int>() *
+                small["gradient_accumulation_steps"].get<int>() * 8);
+}
+
+TEST(Configs, MegatronArguments) {
+  const std::string m = File(Make(Load(kTpPpSpot)), "megatron_args.sh");
+  for (const char* line :
+       {"  '--tensor-model-parallel-size' '2'\n", "  '--pipeline-model-parallel-size' '2'\n",
+        "  '--num-layers-per-virtual-pipeline-stage' '2'\n",  // 8 layers / (pp 2 x 2)
+        "  '--use-distributed-optimizer'\n", "  '--micro-batch-size' '2'\n",
+        "  '--global-batch-size' '64'\n", "  '--num-layers' '8'\n", "  '--hidden-size' '1024'\n",
+        "  '--num-attention-heads' '16'\n", "  '--seq-length' '1024'\n",
+        "  '--recompute-granularity' 'full'\n", "  '--recompute-method' 'uniform'\n",
+        "  '--bf16'\n", "  '--train-iters' '30518'\n"}) {
+    EXPECT_TRUE(Contains(m, line)) << line << m;
+  }
+  EXPECT_FALSE(Contains(m, "--sequence-parallel"));
+  const std::string small = File(Make(Load(kSmall)), "megatron_args.sh");
+  EXPECT_FALSE(Contains(small, "virtual-pipeline"));
+  EXPECT_FALSE(Contains(small, "--recompute"));
+}
+
+TEST(Slurm, DirectivesFromThePlan) {
+  const std::string s = File(Make(Load(kTpPpSpot)), "slurm.sbatch");
+  EXPECT_EQ(s.substr(0, s.find("# slurm.sbatch")),
+            "#!/usr/bin/env bash\n#SBATCH --job-name=job-1\n#SBATCH --nodes=2\n"
+            "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n#SBATCH --exclusive\n"
+            "#SBATCH --time=0-01:08:00\n");  // 1.5 x 0.753 h = 67.8 min
+}
+
+// --- rejected inputs: MakeBundle returns the error, so no file exists to write.
+
+TEST(MakeBundle, RejectsAJobNameWithShellCharacters) {
+  LaunchOptions o = WithS3();
+  o.job_name = "x; rm -rf ~";
+  EXPECT_EQ(MakeBundle(Load(kSmall), o).status().message(),
+            "--job-name: \"x; rm -rf ~\" is not a valid SageMaker training job name: ';' at "
+            "position 2 is not allowed (1 to 63 letters, digits and hyphens, starting and ending "
+            "with a letter or digit)");
+}
+
+TEST(MakeBundle, RejectsAScenarioNameWithShellCharacters) {
+  const LaunchPlan plan = Variant([](json& j) { j["scenario_json"]["name"] = "gpt$(reboot)"; });
+  EXPECT_EQ(MakeBundle(plan, WithS3()).status().message(),
+            "p.json: scenario name: \"gpt$(reboot)\" is not a valid name: '$' at position 4 is "
+            "not allowed (1 to 128 letters, digits, '.', '_' and '-')");
+}
+
+TEST(MakeBundle, JobNameDefaultsToAValidScenarioName) {
+  LaunchOptions o = WithS3();
+  o.job_name.clear();
+  EXPECT_EQ(Make(Load(kTpPpSpot), o).job_name, "tp-pp-spot");
+  const LaunchPlan underscore = Variant([](json& j) { j["scenario_json"]["name"] = "gpt_3"; });
+  EXPECT_EQ(MakeBundle(underscore, o).status().message(),
+            "the scenario name \"gpt_3\" is not a valid SageMaker training job name (1 to 63 "
+            "letters, digits and hyphens, starting and ending with a letter or digit): give one "
+            "with --job-name NAME");
+  o.job_name = "gpt-3";
+  EXPECT_EQ(Make(underscore, o).job_name, "gpt-3");
+}
+
+TEST(MakeBundle, OtherErrors) {
+  const LaunchPlan plan = Load(kTpPpSpot);
+  const struct {
+    std::function<void(LaunchOptions&)> edit;
+    std::string message;
+  } kCases[] = {
+      {[](LaunchOptions& o) { o.s3_uri.clear(); },
+       "--s3 is required for the sagemaker target (checkpoints, output and code go there): give "
+       "--s3 s3://BUCKET/PREFIX, or leave SageMaker out with --target slurm,scripts"},
+      {[](LaunchOptions& o) { o.s3_uri = "s3://b/$(reboot)"; },
+       "--s3: \"s3://b/$(reboot)\" is not a valid S3 URI: the bucket has 1 character "
+       "(s3://BUCKET/PREFIX, at most 1024 characters: a bucket of 3 to 63 lowercase letters, "
+       "digits, '.' and '-' that starts and ends with a letter or digit, a prefix of letters, "
+       "digits, '.', '_', '-', '/' and '=')"},
+      {[](LaunchOptions& o) { o.entry_point = "train.py; reboot"; },
+       "--entry-point: \"train.py; reboot\" is not a valid entry point: ';' at position 9 is not "
+       "allowed (a relative path of 1 to 256 letters, digits, '.', '_', '-' and '/', without a "
+       "'..' component, not starting with '-' or '/')"},
+      {[](LaunchOptions& o) {
+         o.hosts_file = "/tmp/hosts";
+         o.hosts = {"a"};
+       },
+       "--hosts /tmp/hosts: lists 1 host for the plan's 2 nodes"},
+      {[](LaunchOptions& o) { o.volume_gb = 20000; },
+       "--volume-gb: 20000 is out of range (1 to 16384)"},
+      {[](LaunchOptions& o) { o.targets.clear(); }, "--target: no target given"},
+  };
+  for (const auto& c : kCases) {
+    LaunchOptions o = WithS3();
+    c.edit(o);
+    EXPECT_EQ(MakeBundle(plan, o).status().message(), c.message);
+  }
+  const LaunchPlan dgx = Variant([](json& j) {
+    Config(j)["instance"] = "dgx-a100-80gb";
+    j["recommendation"]["pricing"] = "on-demand";
+  });
+  EXPECT_EQ(MakeBundle(dgx, WithS3()).status().message(),
+            "the sagemaker target needs an AWS instance type; dgx-a100-80gb is a reference system");
+}
+
+TEST(ParseTargets, ListsAndErrors) {
+  EXPECT_EQ(*ParseTargets("all"),
+            (std::vector<Target>{Target::kSagemaker, Target::kSlurm, Target::kScripts}));
+  EXPECT_EQ(*ParseTargets("slurm,sagemaker"),
+            (std::vector<Target>{Target::kSlurm, Target::kSagemaker}));
+  EXPECT_EQ(ParseTargets("slurm,k8s").status().message(),
+            "--target: unknown target \"k8s\"; expected all, or a comma-separated list of "
+            "sagemaker, slurm, scripts");
+  EXPECT_EQ(ParseTargets("slurm,slurm").status().message(), "--target: slurm is listed twice");
+  EXPECT_FALSE(ParseTargets("").ok());
+}
+
+}  // namespace
+}  // namespace trainsim::launch

@@ -1,0 +1,222 @@
+// The bundle's shell scripts, run for real by bash with fake torchrun, mpirun,
+// srun and scontrol on PATH that print the arguments they get: every value
+// arrives as one argument, spaces and all. And a check of the text itself:
+// every word of a command is single-quoted, or a double-quoted expansion the
+// script makes.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "launch/bundle.h"
+#include "launch/bundle_writer.h"
+
+namespace trainsim::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kPlan =
+    std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/tp-pp-spot.plan.json";
+
+class ScriptsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "scripts_test.XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    fs::create_directories(root_ + "/bin");
+    // Each fake prints its name and arguments, one per line, in brackets.
+    for (const char* tool : {"torchrun", "mpirun", "srun"}) {
+      Fake(tool, std::string("printf '[%s]\\n' ") + tool + " \"$@\"\n");
+    }
+    Fake("scontrol", "printf 'host-a\\nhost-b\\n'\n");
+    Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
+    plan_ = *LoadPlanFile(kPlan, catalog);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void Fake(const std::string& name, const std::string& body) {
+    const std::string path = root_ + "/bin/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    fs::permissions(path, fs::perms::owner_all);
+  }
+
+  // Writes the bundle into root/`dir` and returns that path.
+  std::string Write(const LaunchOptions& o, const std::string& dir) {
+    Expected<Bundle> b = MakeBundle(plan_, o);
+    EXPECT_TRUE(b.ok()) << b.status().message();
+    const std::string out = root_ + "/" + dir;
+    EXPECT_TRUE(WriteBundle(out, *b).ok());
+    return out;
+  }
+
+  // Runs `bash script` with the fakes first on PATH; its stdout lines.
+  std::vector<std::string> Run(const std::string& script) {
+    const std::string out_path = root_ + "/stdout";
+    std::vector<std::string> env = {"PATH=" + root_ + "/bin:/usr/bin:/bin",
+                                    "SLURM_JOB_NODELIST=host-[a-b]", "SLURM_JOB_ID=4242"};
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string bash = "/bin/bash", s = script;
+    char* argv[] = {bash.data(), s.data(), nullptr};
+    pid_t pid = fork();
+    if (pid == 0) {
+      int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || dup2(fd, 1) < 0) _exit(126);
+      execve(argv[0], argv, envp.data());
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << script;
+    std::ifstream in(out_path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+
+  LaunchPlan plan_;
+  std::string root_;
+};
+
+std::vector<std::string> Bracketed(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  for (const std::string& w : words) out.push_back("[" + w + "]");
+  return out;
+}
+
+// The training script and its arguments, as every launcher passes them.
+const std::vector<std::string> kScriptArgs = {"train.py",    "--tp",
+                                              "2",           "--pp",
+                                              "2",           "--dp",
+                                              "4",           "--zero_stage",
+                                              "1",           "--micro_batch",
+                                              "2",           "--global_batch",
+                                              "64",          "--gradient_accumulation_steps",
+                                              "8",           "--precision",
+                                              "bf16",        "--recompute",
+                                              "full",        "--schedule",
+                                              "interleaved", "--virtual_stages",
+                                              "2",           "--sequence_parallel",
+                                              "false",       "--steps",
+                                              "30518",       "--checkpoint_interval_s",
+                                              "609"};
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(ScriptsTest, TorchrunGetsEveryValueAsOneArgument) {
+  LaunchOptions o;
+  o.targets = {Target::kScripts};
+  o.job_name = "job-1";
+  const std::string dir = Write(o, "out dir");
+  EXPECT_EQ(
+      Run(dir + "/torchrun.sh"),
+      Bracketed(Concat({"torchrun", "--nnodes", "2", "--nproc-per-node", "8", "--rdzv-backend",
+                        "c10d", "--rdzv-endpoint", "node-0:29500", "--rdzv-id", "job-1"},
+                       kScriptArgs)));
+}
+
+TEST_F(ScriptsTest, MpirunFindsTheBundlesHostfileInAFolderWithASpace) {
+  LaunchOptions o;
+  o.targets = {Target::kScripts};
+  o.job_name = "job-1";
+  const std::string dir = Write(o, "out dir");
+  const std::string real_dir = fs::canonical(dir).string();
+  EXPECT_EQ(Run(dir + "/mpirun.sh"),
+            Bracketed(Concat({"mpirun", "-np", "16", "--hostfile", real_dir + "/hostfile",
+                              "--map-by", "ppr:8:node", "--bind-to", "none", "-x", "PATH", "-x",
+                              "LD_LIBRARY_PATH", "-x", "FI_PROVIDER=efa", "python3"},
+                             kScriptArgs)));
+}
+
+TEST_F(ScriptsTest, AHostsFileWithASpaceInItsPathIsOneArgument) {
+  LaunchOptions o;
+  o.targets = {Target::kScripts};
+  o.job_name = "job-1";
+  o.hosts_file = root_ + "/my hosts, v2";
+  o.hosts = {"host-a", "host-b"};
+  const std::string dir = Write(o, "out");
+  EXPECT_FALSE(fs::exists(dir + "/hostfile"));  // the user's file is used
+  const std::vector<std::string> mpirun = Run(dir + "/mpirun.sh");
+  ASSERT_GE(mpirun.size(), 5u);
+  EXPECT_EQ(mpirun[3], "[--hostfile]");
+  EXPECT_EQ(mpirun[4], "[" + root_ + "/my hosts, v2]");
+  const std::string text = [&] {
+    std::ifstream in(dir + "/mpirun.sh");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }();
+  EXPECT_NE(text.find("  '--hostfile' '" + root_ + "/my hosts, v2' \\\n"), std::string::npos);
+  const std::vector<std::string> torchrun = Run(dir + "/torchrun.sh");
+  ASSERT_GE(torchrun.size(), 9u);
+  EXPECT_EQ(torchrun[8], "[host-a:29500]");
+}
+
+TEST_F(ScriptsTest, SlurmRunsTorchrunOncePerNodeWithTheFirstNodeAsRendezvous) {
+  LaunchOptions o;
+  o.targets = {Target::kSlurm};
+  o.job_name = "job-1";
+  const std::string dir = Write(o, "out");
+  EXPECT_EQ(Run(dir + "/slurm.sbatch"),
+            Bracketed(Concat(
+                {"srun", "torchrun", "--nnodes", "2", "--nproc-per-node", "8", "--rdzv-backend",
+                 "c10d", "--rdzv-endpoint", "host-a:29500", "--rdzv-id", "4242"},
+                kScriptArgs)));
+}
+
+// Every word of the command lines (from the line starting the command to the
+// end) is '...' or "$...".
+void ExpectQuotedWords(const std::string& name, const std::string& text) {
+  std::istringstream in(text);
+  bool in_command = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("exec ", 0) == 0) line = line.substr(5), in_command = true;
+    if (line.rfind("'srun'", 0) == 0) in_command = true;
+    if (line.rfind("export ", 0) == 0) {
+      EXPECT_EQ(line.find('=') + 1, line.find('\'')) << name << ": " << line;
+      EXPECT_EQ(line.back(), '\'') << name << ": " << line;
+    }
+    if (!in_command) continue;
+    std::string rest = line.substr(line.find_first_not_of(' '));
+    if (rest.size() >= 2 && rest.substr(rest.size() - 2) == " \\") rest.resize(rest.size() - 2);
+    while (!rest.empty()) {
+      const char q = rest[0];
+      ASSERT_TRUE(q == '\'' || (q == '"' && rest[1] == '$')) << name << ": " << line;
+      const size_t end = rest.find(q, 1);
+      ASSERT_NE(end, std::string::npos) << name << ": " << line;
+      rest = rest.substr(end + 1);
+      if (!rest.empty()) {
+        ASSERT_EQ(rest[0], ' ') << name << ": " << line;
+        rest = rest.substr(1);
+      }
+    }
+  }
+  EXPECT_TRUE(in_command) << name;
+}
+
+TEST_F(ScriptsTest, EveryValueIsQuoted) {
+  LaunchOptions o;
+  o.targets = {Target::kScripts, Target::kSlurm};
+  o.job_name = "job-1";
+  Expected<Bundle> b = MakeBundle(plan_, o);
+  ASSERT_TRUE(b.ok());
+  for (const BundleFile& f : b->files) {
+    if (f.path == "torchrun.sh" || f.path == "mpirun.sh" || f.path == "slurm.sbatch") {
+      ExpectQuotedWords(f.path, f.content);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::launch
