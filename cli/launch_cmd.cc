@@ -4,8 +4,10 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "cli/local_cmd.h"
 #include "core/catalog.h"
 #include "launch/bundle.h"
 #include "launch/bundle_writer.h"
@@ -24,6 +26,8 @@ const char kLaunchUsage[] =
     "                            [--role ARN] [--image URI] [--entry-point FILE] [--hosts FILE]\n"
     "                            [--volume-gb N] [--catalog FILE] [--backend bundle|local]\n"
     "                            [--submit [--yes]]\n"
+    "       trainsim launch PLAN --backend local [--ranks N] [--steps N] [--profile FILE]\n"
+    "                            [--checkpoint-every N] [--resume] [--out DIR]\n"
     "  --out DIR           where the bundle goes (default launch-out)\n"
     "  --target LIST       all (default), or some of sagemaker,slurm,scripts; with --submit\n"
     "                      exactly one of sagemaker, slurm\n"
@@ -35,7 +39,12 @@ const char kLaunchUsage[] =
     "  --hosts FILE        hosts for torchrun and mpirun, one per node (default: placeholders)\n"
     "  --volume-gb N       SageMaker volume per instance (default: max(100, 2 x checkpoint))\n"
     "  --catalog FILE      add instance types from an extra catalog file\n"
-    "  --backend B         bundle (default): write the bundle; local: run here (not built yet)\n"
+    "  --backend B         bundle (default): write the bundle; local: train here for real\n"
+    "  --ranks N           local: MPI processes (default: this machine's cores)\n"
+    "  --steps N           local: optimizer steps (default 30)\n"
+    "  --profile FILE      local: cpu profile from trainsim-calibrate, for the prediction\n"
+    "  --checkpoint-every N  local: steps between checkpoints (default 10; 0 = none)\n"
+    "  --resume            local: continue from the last checkpoint in DIR/local\n"
     "  --submit            print the command that submits --target; with --yes, run it\n"
     "  --yes               really submit (needs aws or sbatch on PATH)\n"
     "Nothing is submitted without --submit --yes (docs/launch.md).\n";
@@ -43,8 +52,18 @@ const char kLaunchUsage[] =
 struct LaunchArgs {
   std::string plan, out = "launch-out", catalog, hosts, backend = "bundle";
   launch::LaunchOptions options;
+  launch::LocalOptions local;
   bool submit = false, yes = false;
+  bool local_option = false;  // a --backend local option was given
 };
+
+// Counts of the local backend's options: --ranks, --steps, --checkpoint-every.
+int* CountOption(LaunchArgs& a, const std::string& arg) {
+  if (arg == "--ranks") return &a.local.ranks;
+  if (arg == "--steps") return &a.local.steps;
+  if (arg == "--checkpoint-every") return &a.local.checkpoint_every;
+  return nullptr;
+}
 
 bool ParseVolume(const std::string& text, int* out) {
   char* end = nullptr;
@@ -65,6 +84,7 @@ std::string* StringOption(LaunchArgs& a, const std::string& arg) {
   if (arg == "--role") return &a.options.role_arn;
   if (arg == "--image") return &a.options.image_uri;
   if (arg == "--entry-point") return &a.options.entry_point;
+  if (arg == "--profile") return &a.local.profile;
   return nullptr;
 }
 
@@ -74,7 +94,12 @@ Status ParseOne(LaunchArgs& a, const std::string& arg, const char* value, bool* 
     (arg == "--submit" ? a.submit : a.yes) = true;
     return Status::Ok();
   }
-  const bool takes_value = StringOption(a, arg) || arg == "--target" || arg == "--volume-gb";
+  if (arg == "--resume") {
+    a.local.resume = a.local_option = true;
+    return Status::Ok();
+  }
+  const bool takes_value =
+      StringOption(a, arg) || CountOption(a, arg) || arg == "--target" || arg == "--volume-gb";
   if (!takes_value) {
     if (arg.rfind("-", 0) == 0) return Status::InvalidInput("unknown option " + arg);
     if (!a.plan.empty()) return Status::InvalidInput("launch takes one plan file");
@@ -89,6 +114,19 @@ Status ParseOne(LaunchArgs& a, const std::string& arg, const char* value, bool* 
                                             "got \"") +
                                 value + "\"");
   }
+  if (int* count = CountOption(a, arg)) {
+    char* end = nullptr;
+    const long v = std::strtol(value, &end, 10);
+    const long min = arg == "--checkpoint-every" ? 0 : 1;
+    if (!*value || *end || v < min || v > 1000000) {
+      return Status::InvalidInput(arg + ": expected a whole number from " + std::to_string(min) +
+                                  " to 1000000, got \"" + value + "\"");
+    }
+    *count = static_cast<int>(v);
+    a.local_option = true;
+    return Status::Ok();
+  }
+  if (arg == "--profile") a.local_option = true;
   if (arg == "--target") {
     Expected<std::vector<Target>> t = launch::ParseTargets(value);
     if (!t.ok()) return t.status();
@@ -106,6 +144,14 @@ Status CheckCombination(const LaunchArgs& a) {
     return Status::InvalidInput("--backend: expected bundle or local, got \"" + a.backend + "\"");
   }
   if (a.yes && !a.submit) return Status::InvalidInput("--yes applies only with --submit");
+  if (a.backend == "local" && a.submit) {
+    return Status::InvalidInput("--submit applies to bundles, not to --backend local");
+  }
+  if (a.backend != "local" && a.local_option) {
+    return Status::InvalidInput(
+        "--ranks, --steps, --profile, --checkpoint-every and --resume apply only with "
+        "--backend local");
+  }
   const std::vector<Target>& t = a.options.targets;
   if (a.submit && (t.size() != 1 || t[0] == Target::kScripts)) {
     return Status::InvalidInput("--submit needs --target sagemaker or --target slurm");
@@ -115,6 +161,7 @@ Status CheckCombination(const LaunchArgs& a) {
 
 Expected<LaunchArgs> ParseLaunchArgs(int argc, char** argv) {
   LaunchArgs a;
+  a.local.ranks = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   for (int i = 1; i < argc; ++i) {
     bool used_value = false;
     Status st = ParseOne(a, argv[i], i + 1 < argc ? argv[i + 1] : nullptr, &used_value);
@@ -217,11 +264,9 @@ int LaunchCommand(int argc, char** argv) {
   if (Status st = ReadHosts(a); !st.ok()) return Fail(st);
   Expected<launch::LaunchPlan> plan = LoadPlan(a);
   if (!plan.ok()) return Fail(plan.status());
-  // The local backend (a real run on this machine) plugs in here, with the
-  // plan and the parsed options.
   if (a.backend == "local") {
-    return Fail(Status::InvalidInput(
-        "--backend local is not built yet; use --backend bundle (the default)"));
+    a.local.out_dir = a.out;
+    return RunLocalCommand(*plan, a.local);
   }
   return WriteAndSubmit(a, *plan);
 }

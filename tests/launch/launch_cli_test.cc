@@ -169,8 +169,13 @@ TEST_F(LaunchCliTest, ErrorsExitOneWithTheExactFirstLineAndWriteNothing) {
        "placeholder REPLACE_WITH_ROLE_ARN"},
       {{"launch", kPlan, "--backend", "k8s"},
        "trainsim: --backend: expected bundle or local, got \"k8s\""},
-      {{"launch", kPlan, "--backend", "local"},
-       "trainsim: --backend local is not built yet; use --backend bundle (the default)"},
+      {{"launch", kPlan, "--backend", "local", "--submit", "--target", "slurm"},
+       "trainsim: --submit applies to bundles, not to --backend local"},
+      {{"launch", kPlan, "--steps", "5"},
+       "trainsim: --ranks, --steps, --profile, --checkpoint-every and --resume apply only with "
+       "--backend local"},
+      {{"launch", kPlan, "--backend", "local", "--ranks", "0"},
+       "trainsim: --ranks: expected a whole number from 1 to 1000000, got \"0\""},
       {{"launch", "/nonexistent.plan.json"},
        "trainsim: /nonexistent.plan.json: cannot read the plan"},
   };
