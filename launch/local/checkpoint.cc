@@ -162,8 +162,8 @@ Expected<std::optional<int64_t>> ReadLatest(const std::string& dir, int world,
     return invalid("not a trainsim-train checkpoint index");
   }
   if (j["world"] != world) {
-    return invalid("the checkpoint was written by " + j["world"].dump() + " ranks; this run has " +
-                   std::to_string(world) + " (start it with as many)");
+    return invalid("the checkpoint was written by " + j["world"].dump() + " ranks, this run has " +
+                   std::to_string(world) + ": start it with as many");
   }
   for (const auto& [name, value] : fields) {
     const nlohmann::json& there = j["config"][name];
