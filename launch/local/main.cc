@@ -39,7 +39,8 @@ constexpr char kUsage[] =
     "One rank of a local training run: start it with mpirun -np (pp x dp). FIELDs are those of\n"
     "the run config (docs/local-run.md): layers, hidden, heads, ffn_hidden, seq_len, vocab,\n"
     "micro_batch, global_batch, pp, steps, lr, seed, checkpoint_every, checkpoint_dir, resume,\n"
-    "warmup_steps, schedule, bucket_mb, dp, tp, backend. A flag overrides the file's field.\n";
+    "warmup_steps, schedule, bucket_mb, dp, tp, backend. A flag overrides the file's field;\n"
+    "a flag without a value is true (--resume).\n";
 
 struct Args {
   std::string config;
@@ -53,8 +54,10 @@ Expected<Args> ParseArgs(int argc, char** argv) {
     const std::string word = argv[i];
     if (word == "--help" || word == "-h") {
       args.help = true;
-    } else if (word.rfind("--", 0) == 0 && word.size() > 2 && i + 1 < argc) {
-      std::string value = argv[++i];
+    } else if (word.rfind("--", 0) == 0 && word.size() > 2) {
+      // A flag with no value (at the end, or before another flag) is true: --resume.
+      const bool bare = i + 1 == argc || std::string(argv[i + 1]).rfind("--", 0) == 0;
+      std::string value = bare ? "true" : argv[++i];
       if (word == "--config") {
         args.config = value;
       } else {
@@ -89,6 +92,9 @@ class PrintingObserver : public TrainObserver {
     if (first_step > 1) {
       std::fprintf(stderr, "trainsim-train: resumed from the checkpoint of step %d in %s\n",
                    first_step - 1, c_.checkpoint_dir.c_str());
+    } else if (c_.resume) {
+      std::fprintf(stderr, "trainsim-train: no checkpoint in %s yet; starting from step 1\n",
+                   c_.checkpoint_dir.c_str());
     }
   }
   void OnStep(const StepResult& step) override {
