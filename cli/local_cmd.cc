@@ -75,9 +75,10 @@ int RunLocalCommand(const launch::LaunchPlan& plan, const launch::LocalOptions& 
     }
     std::printf("\n");
   }
-  if (run.summary) {
-    std::printf("loss %.4f -> %.4f\n", run.summary->value("first_loss", 0.0),
-                run.summary->value("last_loss", 0.0));
+  if (run.summary && (*run.summary)["first_loss"].is_number() &&
+      (*run.summary)["last_loss"].is_number()) {
+    std::printf("loss %.4f -> %.4f\n", (*run.summary)["first_loss"].get<double>(),
+                (*run.summary)["last_loss"].get<double>());
   }
   std::printf("run files: %s\n", r->config_file.c_str());
   return 0;

@@ -44,7 +44,7 @@ Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions
     c.seq_len = s.model.seq_len;
     c.vocab = s.model.vocab;
   } else {
-    c.scaled_down = true;  // the defaults: 4 layers, hidden 512, 8 heads, seq 128
+    c.scaled_down = true;  // the defaults: 4 layers, hidden 512, 8 heads, seq 128, vocab 256
   }
   c.pp = LargestDivisorUpTo(options.ranks, std::min(s.parallel.pp, c.layers));
   c.dp = options.ranks / c.pp;
@@ -160,7 +160,8 @@ Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& optio
   Expected<TrainerResult> run = RunTrainer(report.command, observer);
   if (!run.ok()) return run.status();
   report.run = std::move(*run);
-  if (report.run.summary && report.run.summary->contains("median_step_s")) {
+  // null when no step ran after warm-up
+  if (report.run.summary && report.run.summary->value("median_step_s", json()).is_number()) {
     report.measured_step_s = (*report.run.summary)["median_step_s"].get<double>();
   }
   if (report.measured_step_s && report.predicted_step_s && *report.measured_step_s > 0) {

@@ -33,12 +33,12 @@ struct LocalOptions {
 
 // The trainer's run configuration (trainsim-train --config, docs/local-run.md).
 struct LocalRunConfig {
-  int layers = 4, hidden = 512, heads = 8, ffn_hidden = 2048, seq_len = 128, vocab = 8192;
+  int layers = 4, hidden = 512, heads = 8, ffn_hidden = 2048, seq_len = 128, vocab = 256;
   int micro_batch = 1;
   int64_t global_batch = 8;
   int pp = 1, dp = 1;
   int steps = 30, warmup_steps = 3;
-  double lr = 1e-3;
+  double lr = 3e-3;
   uint64_t seed = 1;
   int checkpoint_every = 10;
   std::string checkpoint_dir;

@@ -17,7 +17,16 @@ namespace trainsim::launch {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void NoteInterrupt(int) { g_interrupted = true; }
+std::atomic<pid_t> g_child{0};
+// Ctrl-C: mpirun runs in its own process group (so the terminal's SIGINT does
+// not reach it: on SIGINT it kills the ranks a second later); it gets SIGUSR1
+// instead, which Open MPI forwards to every rank, and the ranks stop cleanly
+// after their step (docs/local-run.md, "Signals").
+extern "C" void NoteInterrupt(int) {
+  g_interrupted = true;
+  const pid_t child = g_child;
+  if (child > 0) kill(child, SIGUSR1);
+}
 
 // Parses one line of the trainer's stdout; anything that is not a step or a
 // summary object is ignored.
@@ -76,9 +85,15 @@ Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv,
   note.sa_handler = NoteInterrupt;
   sigemptyset(&note.sa_mask);
   sigaction(SIGINT, &note, &old);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int err = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (err == 0) g_child = pid;
   close(fds[1]);
   if (err != 0) {
     close(fds[0]);
@@ -104,6 +119,7 @@ Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv,
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  g_child = 0;
   sigaction(SIGINT, &old, nullptr);
   out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   out.interrupted = g_interrupted;

@@ -1,8 +1,9 @@
 // Starts the local trainer (trainsim-train, under mpirun) as a child process
 // without a shell, streams its JSON step lines to an observer, and reports
-// how it ended. Ctrl-C while it runs is left to the trainer (mpirun forwards
-// it to the ranks, which stop after their step): the caller keeps running,
-// collects what was printed, and says so.
+// how it ended. The child runs in its own process group; Ctrl-C while it
+// runs becomes SIGUSR1 to it (mpirun forwards that to the ranks, which stop
+// after their step and exit 130): the caller keeps running, collects what
+// was printed, and says so.
 #pragma once
 
 #include <nlohmann/json.hpp>
