@@ -13,6 +13,7 @@
 #include "planner/pareto.h"
 #include "planner/pricing.h"
 #include "planner/reasons.h"
+#include "planner/scaling.h"
 
 namespace trainsim::planner {
 namespace {
@@ -20,29 +21,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using Ranked = EstimatedCandidate;
-
-// Expected wall time and cost in closed form (Daly 2006), for ranking.
-void QuickJob(const JobInputs& in, double* time_s, double* cost_usd) {
-  const double lambda = in.interruptions_per_instance_hour / 3600 * in.nodes;
-  double run_s = in.download_s + in.work_s + in.checkpoint_write_s;
-  if (lambda > 0) {
-    const double mtbi = 1 / lambda;
-    if (in.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s) {
-      run_s = in.download_s + ExpectedOnNotice_s(in.work_s + in.checkpoint_write_s,
-                                                 in.checkpoint_write_s, in.restart_s, mtbi);
-    } else {
-      const double tau =
-          std::min(in.work_s,
-                   in.checkpoint_interval_s.value_or(DalyInterval_s(in.checkpoint_write_s, mtbi)));
-      const double segments = in.work_s / std::max(tau, 1e-9);
-      run_s = in.download_s +
-              segments * ExpectedSegment_s(tau + in.checkpoint_write_s, in.restart_s, mtbi);
-    }
-  }
-  *time_s = in.provisioning_s + run_s;
-  const double billed = in.pricing == Pricing::kSagemakerSpot ? in.spot_billed_fraction : 1;
-  *cost_usd = in.price_usd_hr ? *in.price_usd_hr / 3600 * in.nodes * run_s * billed : kInf;
-}
 
 // The objective's score (lower is better). Weighted scores are normalised by
 // the best time and cost seen.
@@ -117,7 +95,7 @@ Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, doub
     r.e = estimator->Step(s, figures);
     for (size_t i = 0; i < space.pricing.size(); ++i) {
       std::optional<PricingInputs> in = MakeJobInputs(s, r.e.step_s, steps, space.pricing[i]);
-      if (in) QuickJob(in->job, &r.time_s[i], &r.cost_usd[i]);
+      if (in) ClosedFormJob(in->job, &r.time_s[i], &r.cost_usd[i]);
     }
     out.ranked.push_back(r);
   };
@@ -266,67 +244,6 @@ void FinalRanking(const Scenario& s, Plan* plan) {
   plan->best = 0;
   const std::pair<bool, double> best = key(plan->confirmed[0], &plan->best_priced);
   plan->meets_constraints = !best.first;
-}
-
-// The recommended layout at every node count of the range where it is valid.
-void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
-                  const sim::ModelParams& params, std::vector<ScalingPoint>* out,
-                  int* stops_paying) {
-  const ConfirmedCandidate& best = plan.confirmed[plan.best];
-  const PricedJob& priced = best.priced[plan.best_priced];
-  Scenario s = base;
-  ApplyCandidate(plan.space, best.candidate, &s);
-  Expected<Estimator> est = Estimator::Create(s, params);
-  if (!est.ok()) return;
-  const Candidate& c = best.candidate;
-  for (int n = plan.space.min_nodes; n <= plan.space.max_nodes; ++n) {
-    const int gpus = n * s.instance.gpus;
-    if (gpus % (c.tp * c.pp)) continue;
-    const int dp = gpus / (c.tp * c.pp);
-    if (c.zero_stage > 0 && dp == 1) continue;
-    s.cluster.nodes = n;
-    s.parallel.dp = dp;
-    // The same shape; the micro batch may change where the chosen one does
-    // not divide the batch or fit: the fastest that works.
-    std::optional<StepEstimate> fastest;
-    for (int mb : plan.space.micro_batch) {
-      const int64_t per_step = static_cast<int64_t>(dp) * mb;
-      if (s.training.global_batch % per_step) continue;
-      if (c.schedule == Schedule::kInterleaved && (s.training.global_batch / per_step) % c.pp) {
-        continue;
-      }
-      s.training.micro_batch = mb;
-      if (!sim::ComputeMemory(s).fits) continue;
-      const StepEstimate e = est->Step(s, est->Figures(s));
-      if (!fastest || e.step_s < fastest->step_s) fastest = e;
-    }
-    if (!fastest) continue;
-    const StepEstimate& e = *fastest;
-    ScalingPoint p;
-    p.nodes = n;
-    p.samples_per_s = s.training.global_batch / e.step_s;
-    std::optional<PricingInputs> in = MakeJobInputs(s, e.step_s, steps, priced.pricing);
-    if (in) {
-      double t, cost;
-      QuickJob(in->job, &t, &cost);
-      p.expected_hours = t / 3600;
-      if (std::isfinite(cost)) p.expected_cost_usd = cost;
-    }
-    out->push_back(p);
-  }
-  if (out->empty()) return;
-  const ScalingPoint& first = out->front();
-  for (size_t i = 0; i < out->size(); ++i) {
-    ScalingPoint& p = (*out)[i];
-    p.efficiency = p.samples_per_s / p.nodes / (first.samples_per_s / first.nodes);
-    // Adding nodes stops paying where the next step up returns less than half
-    // of what the nodes it adds would give at the first count's rate.
-    if (i + 1 < out->size() && *stops_paying == 0) {
-      const ScalingPoint& q = (*out)[i + 1];
-      const double gain = (q.samples_per_s - p.samples_per_s) / (q.nodes - p.nodes);
-      if (gain < 0.5 * first.samples_per_s / first.nodes) *stops_paying = p.nodes;
-    }
-  }
 }
 
 // The scenario as the planner varies it: collective data parallelism with

@@ -1,6 +1,7 @@
 #include "planner/pricing.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "planner/interruptions.h"
 #include "sim/memory_model.h"
@@ -128,6 +129,29 @@ std::vector<std::string> JobAssumptions(const Scenario& s) {
       "SageMaker managed spot saves the EC2 Spot Advisor discount (assumption: "
       "SageMaker publishes no figure of its own)");
   return out;
+}
+
+void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
+  const double lambda = in.interruptions_per_instance_hour / 3600 * in.nodes;
+  double run_s = in.download_s + in.work_s + in.checkpoint_write_s;
+  if (lambda > 0) {
+    const double mtbi = 1 / lambda;
+    if (in.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s) {
+      run_s = in.download_s + ExpectedOnNotice_s(in.work_s + in.checkpoint_write_s,
+                                                 in.checkpoint_write_s, in.restart_s, mtbi);
+    } else {
+      const double tau =
+          std::min(in.work_s,
+                   in.checkpoint_interval_s.value_or(DalyInterval_s(in.checkpoint_write_s, mtbi)));
+      const double segments = in.work_s / std::max(tau, 1e-9);
+      run_s = in.download_s +
+              segments * ExpectedSegment_s(tau + in.checkpoint_write_s, in.restart_s, mtbi);
+    }
+  }
+  *time_s = in.provisioning_s + run_s;
+  const double billed = in.pricing == Pricing::kSagemakerSpot ? in.spot_billed_fraction : 1;
+  *cost_usd = in.price_usd_hr ? *in.price_usd_hr / 3600 * in.nodes * run_s * billed
+                              : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace trainsim::planner

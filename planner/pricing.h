@@ -46,6 +46,11 @@ struct PricingInputs {
 std::optional<PricingInputs> MakeJobInputs(const Scenario& s, double step_s, double steps,
                                            Pricing p);
 
+// Expected wall time and cost of `in` in closed form (Daly 2006), without
+// the Monte-Carlo: what the planner ranks with. Cost is infinite without a
+// price.
+void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd);
+
 // The assumptions behind MakeJobInputs for this scenario, in words.
 std::vector<std::string> JobAssumptions(const Scenario& s);
 
