@@ -239,6 +239,7 @@ int WriteAndSubmit(LaunchArgs& a, const launch::LaunchPlan& plan) {
   if (Status st = launch::WriteBundle(a.out, *bundle); !st.ok()) return Fail(st);
   std::cerr << "launch bundle for " << bundle->job_name << " written to " << a.out << " ("
             << bundle->files.size() << " files; " << a.out << "/README.md says what to fill in)\n";
+  for (const std::string& w : bundle->warnings) std::cerr << "warning: " << w << "\n";
   if (!a.submit) {
     PrintDryRun(a);
     return 0;

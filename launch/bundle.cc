@@ -148,6 +148,11 @@ JobFacts MakeFacts(const LaunchPlan& plan, const LaunchOptions& o, std::string j
     f.max_wait_s = plan.max_wait_s ? static_cast<int64_t>(std::ceil(*plan.max_wait_s)) : 0;
     f.max_wait_s = std::max(f.max_wait_s, f.max_runtime_s);  // SageMaker: MaxWait >= MaxRuntime
   }
+  if (f.max_runtime_s > kSagemakerMaxRuntime_s) {  // one job cannot run longer
+    f.runtime_capped = true;
+    f.max_runtime_s = kSagemakerMaxRuntime_s;
+    if (f.managed_spot) f.max_wait_s = std::max(f.max_wait_s, f.max_runtime_s);
+  }
   const double checkpoint_gib = CheckpointBytes(plan) / (1024.0 * 1024 * 1024);
   f.volume_gb = o.volume_gb > 0 ? o.volume_gb
                                 : std::max(100, static_cast<int>(std::ceil(2 * checkpoint_gib)));
@@ -272,6 +277,7 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
   Bundle bundle;
   bundle.job_name = f.job_name;
   bundle.files.push_back(Readme(f, files));
+  if (f.runtime_capped && f.Has(Target::kSagemaker)) bundle.warnings.push_back(CappedRuntime(f));
   for (BundleFile& b : files) bundle.files.push_back(std::move(b));
   return bundle;
 }

@@ -61,8 +61,9 @@ struct BundleFile {
 };
 
 struct Bundle {
-  std::string job_name;           // as resolved
-  std::vector<BundleFile> files;  // in a fixed order, README.md first
+  std::string job_name;               // as resolved
+  std::vector<BundleFile> files;      // in a fixed order, README.md first
+  std::vector<std::string> warnings;  // what the user must know before submitting
 };
 
 Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options);

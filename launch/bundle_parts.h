@@ -16,6 +16,10 @@ namespace trainsim::launch {
 // (SageMaker MaxRuntime on demand, Slurm --time).
 inline constexpr double kTimeMargin = 1.5;
 inline constexpr int kRendezvousPort = 29500;
+// The largest MaxRuntimeInSeconds SageMaker accepts: 28 days (AWS
+// CloudFormation reference, AWS::SageMaker StoppingCondition,
+// MaxRuntimeInSeconds: "The maximum value is 28 days").
+inline constexpr int64_t kSagemakerMaxRuntime_s = 28 * 24 * 3600;
 
 struct JobFacts {
   const LaunchPlan* plan = nullptr;
@@ -30,6 +34,7 @@ struct JobFacts {
   std::vector<std::pair<std::string, std::string>> hyperparameters;
   bool managed_spot = false;                  // the plan's pricing is sagemaker-spot
   int64_t max_runtime_s = 0, max_wait_s = 0;  // SageMaker; max_wait_s only with spot
+  bool runtime_capped = false;                // the plan needs more than SageMaker's 28 days
   int volume_gb = 100;
   int64_t slurm_minutes = 10;
 
@@ -45,6 +50,8 @@ BundleFile SlurmScript(const JobFacts& f);
 BundleFile DeepSpeedConfig(const JobFacts& f);
 BundleFile MegatronArgs(const JobFacts& f);  // transformers only
 BundleFile Readme(const JobFacts& f, const std::vector<BundleFile>& others);
+// Why the SageMaker request asks for 28 days only, and what to do about it.
+std::string CappedRuntime(const JobFacts& f);
 
 // Shell script helpers: "#!/usr/bin/env bash" + comment lines + "set -euo pipefail".
 std::string ScriptHeader(const JobFacts& f, const std::string& what);

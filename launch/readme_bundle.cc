@@ -35,10 +35,21 @@ std::string WhatIs(const JobFacts& f, const std::string& path) {
   return "";
 }
 
+}  // namespace
+
+std::string CappedRuntime(const JobFacts& f) {
+  return "the plan expects " + Hours(f.plan->expected_hours) +
+         " h, more than SageMaker's 28-day MaxRuntimeInSeconds: the request asks for 28 days; "
+         "continue with further jobs that resume from the checkpoints in S3";
+}
+
+namespace {
+
 std::string FillIn(const JobFacts& f, bool has_hostfile) {
   const LaunchOptions& o = *f.options;
   std::string out;
   if (f.Has(Target::kSagemaker)) {
+    if (f.runtime_capped) out += "- Note: " + CappedRuntime(f) + ".\n";
     if (o.role_arn.empty()) {
       out += std::string("- `") + kRolePlaceholder +
              "`: the IAM role SageMaker assumes (`trainsim launch --role ARN`).\n";

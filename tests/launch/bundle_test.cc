@@ -121,6 +121,25 @@ TEST(MakeBundle, SameInputsSameBytes) {
   }
 }
 
+// SageMaker refuses a MaxRuntimeInSeconds above 28 days: a longer plan's
+// request asks for 28 days, and the bundle says how to go on.
+TEST(SagemakerRequest, RuntimeIsCappedAtTwentyEightDays) {
+  LaunchPlan plan = Load(kSmall);
+  plan.expected_hours = 1000;
+  Expected<Bundle> b = MakeBundle(plan, WithS3());
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  const json r = Request(*b);
+  EXPECT_EQ(r["StoppingCondition"]["MaxRuntimeInSeconds"], 28 * 24 * 3600);
+  ASSERT_EQ(b->warnings.size(), 1u);
+  EXPECT_EQ(b->warnings[0],
+            "the plan expects 1000.00 h, more than SageMaker's 28-day MaxRuntimeInSeconds: the "
+            "request asks for 28 days; continue with further jobs that resume from the "
+            "checkpoints in S3");
+  EXPECT_NE(b->files[0].content.find(b->warnings[0]), std::string::npos);  // README.md
+  plan.expected_hours = 10;
+  EXPECT_TRUE(MakeBundle(plan, WithS3())->warnings.empty());
+}
+
 // The small plan is data parallel, priced EC2 spot: the SageMaker request is on demand.
 TEST(SagemakerRequest, DataParallelOnDemand) {
   const LaunchPlan plan = Load(kSmall);

@@ -35,7 +35,8 @@ class WriterTest : public ::testing::Test {
 const Bundle kBundle = {"job",
                         {{"README.md", "read me\n", false},
                          {"sagemaker/launch.py", "print(1)\n", true},
-                         {"hostfile", "node-0 slots=8\n", false}}};
+                         {"hostfile", "node-0 slots=8\n", false}},
+                        {}};
 
 TEST_F(WriterTest, WritesFilesModesAndTheManifest) {
   const fs::path dir = fs::path(root_) / "a b" / "out";  // parents are created
@@ -53,7 +54,7 @@ TEST_F(WriterTest, RewritesItsOwnFolderAndRemovesWhatTheNewBundleLacks) {
   const fs::path dir = fs::path(root_) / "out";
   ASSERT_TRUE(WriteBundle(dir.string(), kBundle).ok());
   std::ofstream(dir / "notes.txt") << "mine\n";  // not in the manifest: kept
-  const Bundle smaller = {"job", {{"README.md", "new\n", false}}};
+  const Bundle smaller = {"job", {{"README.md", "new\n", false}}, {}};
   ASSERT_TRUE(WriteBundle(dir.string(), smaller).ok());
   EXPECT_EQ(Read(dir / "README.md"), "new\n");
   EXPECT_FALSE(fs::exists(dir / "hostfile"));
