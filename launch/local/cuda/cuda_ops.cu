@@ -267,7 +267,11 @@ void CudaOps::CopyToHost(const float* from, float* host, int64_t n) {
   Synchronize();
 }
 
-void CudaOps::Synchronize() { CHECK(cudaStreamSynchronize(stream_)); }
+// Also where a failed kernel launch shows (launches are not checked one by one).
+void CudaOps::Synchronize() {
+  CHECK(cudaGetLastError());
+  CHECK(cudaStreamSynchronize(stream_));
+}
 
 // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees B as an n x k
 // matrix and A as a k x m one, both without transposes.
