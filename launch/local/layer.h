@@ -9,12 +9,13 @@
 // LayerNorm has no affine parameters and there are no biases: the weights
 // are the four GEMM matrices, stored [in x out] row-major. The backward runs
 // each GEMM twice (input and weight gradients), with transposes as explicit
-// copies. Not thread-safe: a LayerScratch per thread.
+// copies. Memory and kernels go through an Ops (ops.h), which the buffers
+// belong to. Not thread-safe: a LayerScratch per thread.
 #pragma once
 
 #include <cstdint>
 
-#include "launch/local/tensor_ops.h"
+#include "launch/local/ops.h"
 
 namespace trainsim::local {
 
@@ -34,7 +35,7 @@ struct LayerWeights {
 
 // What the forward pass keeps for the backward pass, one microbatch.
 struct LayerActivations {
-  explicit LayerActivations(const LayerDims& d);
+  LayerActivations(const LayerDims& d, Ops& ops);
   FloatBuffer x;      // tokens x hidden: the layer's input (written by the caller)
   FloatBuffer xhat1;  // LN(x)
   FloatBuffer qkv;    // tokens x 3 hidden
@@ -48,8 +49,7 @@ struct LayerActivations {
 
 // Temporaries of one forward or backward pass, sized for the dims.
 struct LayerScratch {
-  explicit LayerScratch(const LayerDims& d);
-  Gemm gemm;
+  LayerScratch(const LayerDims& d, Ops& ops);
   FloatBuffer q, k, v, o, dq, dk, dv;  // seq x head_dim, one head
   FloatBuffer s1, s2, s3;              // seq x seq
   FloatBuffer wide1, wide2;            // tokens x max(ffn, 3 hidden)
@@ -59,15 +59,15 @@ struct LayerScratch {
 
 // Forward: reads acts->x, fills the rest of *acts and writes the output
 // (tokens x hidden) to `out`.
-void LayerForward(const LayerDims& d, const LayerWeights& w, LayerActivations* acts, float* out,
-                  LayerScratch& scratch);
+void LayerForward(Ops& ops, const LayerDims& d, const LayerWeights& w, LayerActivations* acts,
+                  float* out, LayerScratch& scratch);
 
 // Backward from the output gradient `dout`: writes the input gradient to
 // `dx` (tokens x hidden, may not alias dout) and the weight gradients to
 // `grads` (added to them with `accumulate`). `wt` holds the transposed
 // weights.
-void LayerBackward(const LayerDims& d, const LayerWeights& wt, const LayerActivations& acts,
-                   const float* dout, float* dx, const LayerWeights& grads, bool accumulate,
-                   LayerScratch& scratch);
+void LayerBackward(Ops& ops, const LayerDims& d, const LayerWeights& wt,
+                   const LayerActivations& acts, const float* dout, float* dx,
+                   const LayerWeights& grads, bool accumulate, LayerScratch& scratch);
 
 }  // namespace trainsim::local

@@ -4,16 +4,23 @@
 // refused, 130 stopped by a signal after a step.
 #include <mpi.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "launch/local/cuda/cuda_backend.h"
 #include "launch/local/mpi_transport.h"
 #include "launch/local/report.h"
 #include "launch/local/run_config.h"
 #include "launch/local/trainer.h"
+#if TRAINSIM_LOCAL_NCCL
+#include "launch/local/cuda/nccl_transport.h"
+#endif
 
 namespace trainsim::local {
 namespace {
@@ -113,6 +120,52 @@ class PrintingObserver : public TrainObserver {
   const RankLayout& layout_;
 };
 
+// Where a rank's tensors live and how they move: the host's memory and
+// MPI, or one GPU's memory (CudaOps) and NCCL.
+struct RankBackend {
+  std::unique_ptr<Ops> ops;
+  std::unique_ptr<Transport> transport;
+};
+
+// This process's rank among those on its node (Open MPI says it; else 0).
+int LocalRank() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  return local ? std::atoi(local) : 0;
+}
+
+// Collective: every rank gets the same answer (the fewest GPUs any rank sees).
+Expected<RankBackend> CudaBackend(const RankLayout& layout) {
+  if (!BuiltWithCuda()) {
+    return Status::InvalidInput(
+        "backend cuda: this trainsim-train was built without CUDA (nvcc and cuBLAS were not "
+        "found when it was configured; see docs/local-run.md section 8)");
+  }
+  int devices = VisibleCudaDevices();
+  MPI_Allreduce(MPI_IN_PLACE, &devices, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (devices == 0) return Status::InvalidInput("backend cuda: no CUDA device is visible");
+  if (layout.world > 1 && !TRAINSIM_LOCAL_NCCL) {
+    return Status::InvalidInput(
+        "backend cuda: " + std::to_string(layout.world) +
+        " ranks need NCCL, and this trainsim-train was built without it (configure with "
+        "-DNCCL_ROOT=DIR); one GPU (pp = dp = 1) trains without it");
+  }
+  RankBackend b;
+  b.ops = MakeCudaOps(LocalRank() % devices);
+#if TRAINSIM_LOCAL_NCCL
+  if (layout.world > 1) {
+    b.transport = std::make_unique<NcclTransport>(layout, static_cast<CudaOps&>(*b.ops));
+  }
+#endif
+  // One rank moves no tensors: MPI's transport only agrees on the stop and the times.
+  if (!b.transport) b.transport = std::make_unique<MpiTransport>(layout);
+  return b;
+}
+
+Expected<RankBackend> MakeBackend(const RunConfig& c, const RankLayout& layout) {
+  if (c.backend == Backend::kCuda) return CudaBackend(layout);
+  return RankBackend{std::make_unique<CpuOps>(), std::make_unique<MpiTransport>(layout)};
+}
+
 int ExitCode(const Status& s) { return s.code() == Status::Code::kInvalidInput ? 2 : 1; }
 
 // After MPI_Init; returns the exit code.
@@ -132,10 +185,14 @@ int RunRank(int argc, char** argv, int rank, int world) {
     return 2;
   }
   const RankLayout layout = RankLayout::Of(rank, world, config->pp);
-  MpiTransport transport(layout);
+  Expected<RankBackend> backend = MakeBackend(*config, layout);
+  if (!backend.ok()) {
+    if (rank == 0) std::fprintf(stderr, "trainsim-train: %s\n", backend.status().message().c_str());
+    return 2;
+  }
   PrintingObserver observer(*config, layout);
-  Expected<TrainResult> result =
-      Train(*config, layout, transport, observer, [] { return g_stop_signal != 0; });
+  Expected<TrainResult> result = Train(*config, layout, *backend->transport, *backend->ops,
+                                       observer, [] { return g_stop_signal != 0; });
   if (!result.ok()) {
     const Status& s = result.status();
     const bool everyone_has_it = s.code() == Status::Code::kInvalidInput;

@@ -76,11 +76,6 @@ Status CheckConfig(const RunConfig& c, const std::string& file) {
     return error(std::string("checkpoint_dir: required with ") +
                  (c.resume ? "resume" : "checkpoint_every > 0"));
   }
-  if (c.backend == Backend::kCuda) {
-    return error(
-        "backend: \"cuda\" is not implemented yet in trainsim-train (docs/local-run.md section 8); "
-        "use \"cpu\"");
-  }
   return Status::Ok();
 }
 

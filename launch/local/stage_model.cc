@@ -9,15 +9,15 @@
 namespace trainsim::local {
 
 struct StageModel::Microbatch {
-  explicit Microbatch(const ModelDims& d, const StageSpec& spec)
+  Microbatch(const ModelDims& d, const StageSpec& spec, Ops& ops)
       : tokens(d.layer.tokens()),
-        last(Floats(spec.head ? d.layer.tokens() * d.layer.hidden : 1)),
-        normed(Floats(spec.head ? d.layer.tokens() * d.layer.hidden : 1)),
-        logits(Floats(spec.head ? d.layer.tokens() * d.vocab : 1)) {
-    for (int l = 0; l < spec.layers; ++l) layers.emplace_back(d.layer);
+        last(ops.Alloc(spec.head ? d.layer.tokens() * d.layer.hidden : 1)),
+        normed(ops.Alloc(spec.head ? d.layer.tokens() * d.layer.hidden : 1)),
+        logits(ops.Alloc(spec.head ? d.layer.tokens() * d.vocab : 1)) {
+    for (int l = 0; l < spec.layers; ++l) layers.emplace_back(d.layer, ops);
   }
   std::vector<LayerActivations> layers;
-  std::vector<int32_t> tokens;  // first stage
+  std::vector<int32_t> tokens;  // first stage (host)
   FloatBuffer last;             // last stage: the last layer's output
   FloatBuffer normed;           // ... its LayerNorm
   FloatBuffer logits;           // ... the logits, then their gradient
@@ -33,15 +33,17 @@ StageSpec StageOf(int layers, int pp, int stage) {
   return s;
 }
 
-StageModel::StageModel(const ModelDims& dims, const StageSpec& spec)
-    : dims_(dims),
+StageModel::StageModel(const ModelDims& dims, const StageSpec& spec, Ops* ops)
+    : owned_ops_(ops ? nullptr : std::make_unique<CpuOps>()),
+      ops_(ops ? *ops : *owned_ops_),
+      dims_(dims),
       spec_(spec),
       params_(nullptr, &std::free),
       grads_(nullptr, &std::free),
       transposed_(nullptr, &std::free),
-      scratch_(dims.layer),
-      dx1_(Floats(dims.layer.tokens() * dims.layer.hidden)),
-      dx2_(Floats(dims.layer.tokens() * dims.layer.hidden)) {
+      scratch_(dims.layer, ops_),
+      dx1_(ops_.Alloc(dims.layer.tokens() * dims.layer.hidden)),
+      dx2_(ops_.Alloc(dims.layer.tokens() * dims.layer.hidden)) {
   const int64_t h = dims.layer.hidden, f = dims.layer.ffn;
   if (spec.embedding) {
     embedding_offset_ = param_count_;
@@ -62,9 +64,9 @@ StageModel::StageModel(const ModelDims& dims, const StageSpec& spec)
     head_offset_ = param_count_;
     AddTensor("head", h, dims.vocab, 1 + 4 * static_cast<uint64_t>(dims.layers));
   }
-  params_ = Floats(param_count_);
-  grads_ = Floats(param_count_);
-  transposed_ = Floats(param_count_);
+  params_ = ops_.Alloc(param_count_);
+  grads_ = ops_.Alloc(param_count_);
+  transposed_ = ops_.Alloc(param_count_);
 }
 
 StageModel::~StageModel() = default;
@@ -79,20 +81,20 @@ void StageModel::Initialize(uint64_t seed) {
   for (const ParamTensor& t : tensors_) {
     const bool branch_out = t.name.ends_with(".proj") || t.name.ends_with(".down");
     const double std = 0.02 * (branch_out ? residual_scale : 1.0);
-    float* p = params_.get() + t.offset;
+    std::vector<float> p(static_cast<size_t>(t.size()));
     for (int64_t i = 0; i < t.size(); ++i)
       p[i] = static_cast<float>(std * Normal(seed, t.index, i));
+    ops_.CopyFromHost(p.data(), params_.get() + t.offset, t.size());
   }
 }
 
 void StageModel::BeginStep() {
   for (const ParamTensor& t : tensors_) {
     if (t.offset == embedding_offset_) continue;
-    Transpose(params_.get() + t.offset, t.rows, t.cols, transposed_.get() + t.offset);
+    ops_.Transpose(params_.get() + t.offset, t.rows, t.cols, transposed_.get() + t.offset);
   }
-  if (spec_.embedding) {
-    std::memset(grads_.get() + embedding_offset_, 0, dims_.vocab * dims_.layer.hidden * 4);
-  }
+  if (spec_.embedding)
+    ops_.Zero(grads_.get() + embedding_offset_, dims_.vocab * dims_.layer.hidden);
 }
 
 LayerWeights StageModel::Weights(float* base, int l) const {
@@ -104,7 +106,7 @@ LayerWeights StageModel::Weights(float* base, int l) const {
 LayerWeights StageModel::Transposed(int l) const { return Weights(transposed_.get(), l); }
 
 StageModel::Microbatch* StageModel::Acquire() {
-  if (free_.empty()) return new Microbatch(dims_, spec_);
+  if (free_.empty()) return new Microbatch(dims_, spec_, ops_);
   Microbatch* mb = free_.back().release();
   free_.pop_back();
   return mb;
@@ -115,18 +117,15 @@ void StageModel::Release(Microbatch* mb) { free_.emplace_back(mb); }
 float* StageModel::Input(Microbatch* mb) { return mb->layers[0].x.get(); }
 
 void StageModel::Embed(Microbatch* mb, const int32_t* tokens) {
-  const int64_t h = dims_.layer.hidden;
   std::copy(tokens, tokens + dims_.layer.tokens(), mb->tokens.begin());
-  const float* table = params_.get() + embedding_offset_;
-  for (int64_t i = 0; i < dims_.layer.tokens(); ++i) {
-    std::memcpy(Input(mb) + i * h, table + tokens[i] * h, h * 4);
-  }
+  ops_.EmbedGather(params_.get() + embedding_offset_, tokens, dims_.layer.tokens(),
+                   dims_.layer.hidden, Input(mb));
 }
 
 void StageModel::RunLayers(Microbatch* mb, float* out) {
   for (int l = 0; l < spec_.layers; ++l) {
     float* next = l + 1 < spec_.layers ? mb->layers[l + 1].x.get() : out;
-    LayerForward(dims_.layer, Weights(params_.get(), l), &mb->layers[l], next, scratch_);
+    LayerForward(ops_, dims_.layer, Weights(params_.get(), l), &mb->layers[l], next, scratch_);
   }
 }
 
@@ -135,10 +134,10 @@ void StageModel::Forward(Microbatch* mb, float* out) { RunLayers(mb, out); }
 double StageModel::ForwardLoss(Microbatch* mb, const int32_t* targets, float grad_scale) {
   const int64_t t = dims_.layer.tokens(), h = dims_.layer.hidden;
   RunLayers(mb, mb->last.get());
-  LayerNorm(mb->last.get(), mb->normed.get(), t, h);
-  scratch_.gemm(t, dims_.vocab, h, mb->normed.get(), params_.get() + head_offset_,
-                mb->logits.get());
-  return CrossEntropy(mb->logits.get(), targets, t, dims_.vocab, grad_scale);
+  ops_.LayerNorm(mb->last.get(), mb->normed.get(), t, h);
+  ops_.Gemm(t, dims_.vocab, h, mb->normed.get(), params_.get() + head_offset_, mb->logits.get(),
+            false);
+  return ops_.CrossEntropy(mb->logits.get(), targets, t, dims_.vocab, grad_scale);
 }
 
 void StageModel::Backward(Microbatch* mb, const float* dout, float* dx, bool accumulate,
@@ -149,25 +148,24 @@ void StageModel::Backward(Microbatch* mb, const float* dout, float* dx, bool acc
   };
   const float* g = dout;
   if (spec_.head) {
-    Transpose(mb->normed.get(), t, h, scratch_.tall.get());
-    scratch_.gemm(h, v, t, scratch_.tall.get(), mb->logits.get(), grads_.get() + head_offset_,
-                  accumulate);
+    ops_.Transpose(mb->normed.get(), t, h, scratch_.tall.get());
+    ops_.Gemm(h, v, t, scratch_.tall.get(), mb->logits.get(), grads_.get() + head_offset_,
+              accumulate);
     done(head_offset_, param_count_);
-    scratch_.gemm(t, h, v, mb->logits.get(), transposed_.get() + head_offset_, dx2_.get());
-    std::memset(dx1_.get(), 0, t * h * 4);
-    LayerNormBackwardAdd(mb->last.get(), dx2_.get(), dx1_.get(), t, h);
+    ops_.Gemm(t, h, v, mb->logits.get(), transposed_.get() + head_offset_, dx2_.get(), false);
+    ops_.Zero(dx1_.get(), t * h);
+    ops_.LayerNormBackwardAdd(mb->last.get(), dx2_.get(), dx1_.get(), t, h);
     g = dx1_.get();
   }
   for (int l = spec_.layers - 1; l >= 0; --l) {
     float* out = l == 0 && !spec_.embedding ? dx : g == dx1_.get() ? dx2_.get() : dx1_.get();
-    LayerBackward(dims_.layer, Transposed(l), mb->layers[l], g, out, Weights(grads_.get(), l),
+    LayerBackward(ops_, dims_.layer, Transposed(l), mb->layers[l], g, out, Weights(grads_.get(), l),
                   accumulate, scratch_);
     done(layer_offsets_[l], layer_offsets_[l + 1]);
     g = out;
   }
   if (spec_.embedding) {
-    float* table = grads_.get() + embedding_offset_;
-    for (int64_t i = 0; i < t; ++i) AddInto(g + i * h, table + mb->tokens[i] * h, h);
+    ops_.EmbedScatterAdd(g, mb->tokens.data(), t, h, grads_.get() + embedding_offset_);
     done(embedding_offset_, embedding_offset_ + v * h);
   }
 }

@@ -11,7 +11,10 @@
 // in order, head, so that each unit's gradient is one contiguous range and
 // the backward pass finishes them from the end of the buffer to its start.
 // Initialisation depends only on the seed and each tensor's place in the
-// whole model, not on the stage split. Not thread-safe.
+// whole model, not on the stage split; it is drawn on the host and copied
+// to the Ops's memory, so every backend starts from the same weights. All
+// buffers belong to the Ops (ops.h): params() and grads() point into its
+// memory (the GPU's for CudaOps). Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -53,12 +56,14 @@ class StageModel {
   // this microbatch's backward pass has finished it.
   using GradientsReady = std::function<void(int64_t offset, int64_t count)>;
 
-  StageModel(const ModelDims& dims, const StageSpec& spec);
+  // `ops` (kept, not owned) does the work; nullptr: a CpuOps of its own.
+  StageModel(const ModelDims& dims, const StageSpec& spec, Ops* ops = nullptr);
   ~StageModel();
 
   const StageSpec& spec() const { return spec_; }
   const ModelDims& dims() const { return dims_; }
   int64_t param_count() const { return param_count_; }
+  Ops& ops() { return ops_; }
   float* params() { return params_.get(); }
   float* grads() { return grads_.get(); }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
@@ -78,12 +83,13 @@ class StageModel {
   // tokens x hidden: where a stage other than the first receives its input.
   float* Input(Microbatch* mb);
 
-  // First stage: looks up the tokens (tokens x 1) into the input.
+  // First stage: looks up the tokens (host, tokens x 1) into the input.
   void Embed(Microbatch* mb, const int32_t* tokens);
   // Not the last stage: the layers, output to `out` (tokens x hidden).
   void Forward(Microbatch* mb, float* out);
   // Last stage: the layers, final norm, head and loss; returns the summed
-  // loss of the microbatch's tokens; gradients are scaled by grad_scale.
+  // loss of the microbatch's tokens (targets on the host); gradients are
+  // scaled by grad_scale.
   double ForwardLoss(Microbatch* mb, const int32_t* targets, float grad_scale);
   // Backward from `dout` (the next stage's input gradient; ignored on the
   // last stage), writing the input gradient to `dx` (ignored on the first
@@ -98,6 +104,8 @@ class StageModel {
   LayerWeights Transposed(int local_layer) const;
   void RunLayers(Microbatch* mb, float* out);
 
+  std::unique_ptr<Ops> owned_ops_;
+  Ops& ops_;
   ModelDims dims_;
   StageSpec spec_;
   std::vector<ParamTensor> tensors_;

@@ -46,20 +46,21 @@ int GradientTag(int i) { return 2 * i + 1; }
 
 class RankTrainer {
  public:
-  RankTrainer(const RunConfig& c, const RankLayout& layout, Transport& transport)
+  RankTrainer(const RunConfig& c, const RankLayout& layout, Transport& transport, Ops& ops)
       : c_(c),
         layout_(layout),
         transport_(transport),
-        model_(Dims(c), StageOf(c.layers, c.pp, layout.stage)),
-        adam_(model_.param_count(), c.lr),
+        ops_(ops),
+        model_(Dims(c), StageOf(c.layers, c.pp, layout.stage), &ops),
+        adam_(ops, model_.param_count(), c.lr),
         m_(c.global_batch / (c.dp * c.micro_batch)),
         tokens_(c.tokens_per_microbatch()),
         width_(tokens_ * c.hidden),
         inputs_(m_ * tokens_),
         targets_(m_ * tokens_),
-        sent_forward_(Floats(model_.spec().head ? 1 : m_ * width_)),
-        sent_backward_(Floats(model_.spec().embedding ? 1 : m_ * width_)),
-        received_(Floats(width_)),
+        sent_forward_(ops.Alloc(model_.spec().head ? 1 : m_ * width_)),
+        sent_backward_(ops.Alloc(model_.spec().embedding ? 1 : m_ * width_)),
+        received_(ops.Alloc(width_)),
         fields_(TrajectoryFields(c)),
         fingerprint_(Fingerprint(fields_, layout.world)) {
     model_.Initialize(static_cast<uint64_t>(c.seed));
@@ -79,6 +80,7 @@ class RankTrainer {
       transport_.Barrier();
       const Clock::time_point begin = Clock::now();
       const double loss_sum = RunStep(step);
+      ops_.Synchronize();
       double agreed[2] = {std::chrono::duration<double>(Clock::now() - begin).count(),
                           stop() ? 1.0 : 0.0};
       double loss = std::numeric_limits<double>::quiet_NaN();
@@ -111,9 +113,28 @@ class RankTrainer {
     return d;
   }
 
-  RankState State() {
-    return RankState{model_.params(), adam_.first_moment(), adam_.second_moment(),
-                     model_.param_count()};
+  // The parameters and moments, staged on the host for checkpoints.
+  struct HostState {
+    explicit HostState(int64_t n) : params(n), m(n), v(n) {}
+    RankState state() {
+      return RankState{params.data(), m.data(), v.data(), static_cast<int64_t>(params.size())};
+    }
+    std::vector<float> params, m, v;
+  };
+
+  HostState ToHost() {
+    HostState h(model_.param_count());
+    ops_.CopyToHost(model_.params(), h.params.data(), model_.param_count());
+    ops_.CopyToHost(adam_.first_moment(), h.m.data(), model_.param_count());
+    ops_.CopyToHost(adam_.second_moment(), h.v.data(), model_.param_count());
+    return h;
+  }
+
+  void FromHost(const HostState& h) {
+    ops_.CopyFromHost(h.params.data(), model_.params(), model_.param_count());
+    ops_.CopyFromHost(h.m.data(), adam_.first_moment(), model_.param_count());
+    ops_.CopyFromHost(h.v.data(), adam_.second_moment(), model_.param_count());
+    ops_.Synchronize();
   }
 
   // True on every rank when `ok` is true on every rank.
@@ -130,13 +151,16 @@ class RankTrainer {
     if (!latest.ok()) return latest.status();
     if (!*latest) return 0;
     const int step = static_cast<int>(**latest);
-    Status s = ReadRankCheckpoint(c_.checkpoint_dir, step, layout_.rank, fingerprint_, State());
+    HostState h(model_.param_count());
+    Status s = ReadRankCheckpoint(c_.checkpoint_dir, step, layout_.rank, fingerprint_, h.state());
     if (!AllOk(s.ok())) return s.ok() ? PeerFailed() : s;
+    FromHost(h);
     return step;
   }
 
   Status Checkpoint(int step) {
-    Status s = WriteRankCheckpoint(c_.checkpoint_dir, step, layout_.rank, fingerprint_, State());
+    Status s =
+        WriteRankCheckpoint(c_.checkpoint_dir, step, layout_.rank, fingerprint_, ToHost().state());
     if (!AllOk(s.ok())) return s.ok() ? PeerFailed() : s;
     if (layout_.rank == 0) s = WriteLatest(c_.checkpoint_dir, step, layout_.world, fields_);
     if (!AllOk(s.ok())) return s.ok() ? PeerFailed() : s;
@@ -195,6 +219,7 @@ class RankTrainer {
   const RunConfig& c_;
   const RankLayout layout_;
   Transport& transport_;
+  Ops& ops_;
   StageModel model_;
   Adam adam_;
   const int m_;  // microbatches per replica and step
@@ -238,7 +263,14 @@ std::vector<Pass> ScheduleOrder(Schedule schedule, int pp, int stage, int m) {
 
 Expected<TrainResult> Train(const RunConfig& config, const RankLayout& layout, Transport& transport,
                             TrainObserver& observer, const std::function<bool()>& stop_requested) {
-  RankTrainer trainer(config, layout, transport);
+  CpuOps ops;
+  return Train(config, layout, transport, ops, observer, stop_requested);
+}
+
+Expected<TrainResult> Train(const RunConfig& config, const RankLayout& layout, Transport& transport,
+                            Ops& ops, TrainObserver& observer,
+                            const std::function<bool()>& stop_requested) {
+  RankTrainer trainer(config, layout, transport, ops);
   return trainer.Run(observer, stop_requested);
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "launch/local/ops.h"
 #include "launch/local/run_config.h"
 #include "launch/local/transport.h"
 
@@ -69,6 +70,12 @@ std::vector<Pass> ScheduleOrder(Schedule schedule, int pp, int stage, int m);
 // and ranks whose peers failed return an error with an empty message.
 Expected<TrainResult> Train(const RunConfig& config, const RankLayout& layout, Transport& transport,
                             TrainObserver& observer, const std::function<bool()>& stop_requested);
+// The same with the model's memory and kernels in `ops` (ops.h); `transport`
+// then moves that memory (a device transport for device ops). Without it: a
+// CpuOps.
+Expected<TrainResult> Train(const RunConfig& config, const RankLayout& layout, Transport& transport,
+                            Ops& ops, TrainObserver& observer,
+                            const std::function<bool()>& stop_requested);
 
 // Summary of a run's steps after the first `warmup` (the caller's line).
 struct RunSummary {

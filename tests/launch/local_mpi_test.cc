@@ -254,11 +254,17 @@ std::vector<pid_t> Children(pid_t parent) {
   return pids;
 }
 
-// Gone, or a zombie waiting for init to reap it (mpirun exited first).
+// Gone, or a zombie waiting for init to reap it (mpirun exited first),
+// within 5 seconds: a killed rank that maps the CUDA libraries (the cuda
+// backend is linked in) takes a moment to tear down.
 bool Ended(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string pid_field, name, state;
-  return !(stat >> pid_field >> name >> state) || state == "Z";
+  for (int tries = 0; tries < 50; ++tries) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string pid_field, name, state;
+    if (!(stat >> pid_field >> name >> state) || state == "Z") return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 int LatestStep(const std::string& dir) {

@@ -237,9 +237,6 @@ TEST(LocalRunConfig, ErrorsNameTheFieldExactly) {
       {With({{"checkpoint_every", "5"}}),
        "c.json: checkpoint_dir: required with checkpoint_every > 0"},
       {With({{"resume", "true"}}), "c.json: checkpoint_dir: required with resume"},
-      {With({{"backend", "\"cuda\""}}),
-       "c.json: backend: \"cuda\" is not implemented yet in trainsim-train (docs/local-run.md "
-       "section 8); use \"cpu\""},
       {typo, "c.json:1:" + std::to_string(typo.find("\"hiden\"") + 1) +
                  ": unknown field hiden (known: layers, hidden, heads, ffn_hidden, seq_len, vocab, "
                  "micro_batch, global_batch, pp, dp, tp, bucket_mb, steps, lr, seed, "
