@@ -43,6 +43,9 @@ const char kLaunchUsage[] =
     "  --ranks N           local: MPI processes (default: this machine's cores)\n"
     "  --steps N           local: optimizer steps (default 30)\n"
     "  --profile FILE      local: cpu profile from trainsim-calibrate, for the prediction\n"
+    "  --device D          local: cpu (default; one rank per core) or cuda (one rank per GPU,\n"
+    "                      CUDA + cuBLAS + NCCL; the prediction needs a cuda profile and --ranks\n"
+    "                      equal to the plan instance's GPUs)\n"
     "  --checkpoint-every N  local: steps between checkpoints (default 10; 0 = none)\n"
     "  --resume            local: continue from the last checkpoint in DIR/local\n"
     "  --submit            print the command that submits --target; with --yes, run it\n"
@@ -85,6 +88,7 @@ std::string* StringOption(LaunchArgs& a, const std::string& arg) {
   if (arg == "--image") return &a.options.image_uri;
   if (arg == "--entry-point") return &a.options.entry_point;
   if (arg == "--profile") return &a.local.profile;
+  if (arg == "--device") return &a.local.device;
   return nullptr;
 }
 
@@ -126,7 +130,7 @@ Status ParseOne(LaunchArgs& a, const std::string& arg, const char* value, bool* 
     a.local_option = true;
     return Status::Ok();
   }
-  if (arg == "--profile") a.local_option = true;
+  if (arg == "--profile" || arg == "--device") a.local_option = true;
   if (arg == "--target") {
     Expected<std::vector<Target>> t = launch::ParseTargets(value);
     if (!t.ok()) return t.status();
@@ -144,12 +148,15 @@ Status CheckCombination(const LaunchArgs& a) {
     return Status::InvalidInput("--backend: expected bundle or local, got \"" + a.backend + "\"");
   }
   if (a.yes && !a.submit) return Status::InvalidInput("--yes applies only with --submit");
+  if (a.local.device != "cpu" && a.local.device != "cuda") {
+    return Status::InvalidInput("--device: expected cpu or cuda, got \"" + a.local.device + "\"");
+  }
   if (a.backend == "local" && a.submit) {
     return Status::InvalidInput("--submit applies to bundles, not to --backend local");
   }
   if (a.backend != "local" && a.local_option) {
     return Status::InvalidInput(
-        "--ranks, --steps, --profile, --checkpoint-every and --resume apply only with "
+        "--ranks, --steps, --profile, --device, --checkpoint-every and --resume apply only with "
         "--backend local");
   }
   const std::vector<Target>& t = a.options.targets;
@@ -267,6 +274,7 @@ int LaunchCommand(int argc, char** argv) {
   if (!plan.ok()) return Fail(plan.status());
   if (a.backend == "local") {
     a.local.out_dir = a.out;
+    a.local.gpu_instance = plan->scenario.instance.name;
     return RunLocalCommand(*plan, a.local);
   }
   return WriteAndSubmit(a, *plan);

@@ -61,6 +61,10 @@ int RunLocalCommand(const launch::LaunchPlan& plan, const launch::LocalOptions& 
                  "checkpoint\n";
     return 130;
   }
+  if (run.exit_code == 2 && run.steps.empty()) {  // the trainer's code for a refused config
+    std::cerr << "trainsim: the trainer refused the run (its message is above)\n";
+    return 1;
+  }
   if (run.exit_code != 0) {
     std::cerr << "trainsim: the local run failed (mpirun exited with " << run.exit_code << " after "
               << run.steps.size()

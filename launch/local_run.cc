@@ -58,6 +58,7 @@ Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions
   c.checkpoint_every = options.checkpoint_every;
   c.checkpoint_dir = (std::filesystem::path(options.out_dir) / "local" / "checkpoints").string();
   c.resume = options.resume;
+  c.backend = options.device;
   return c;
 }
 
@@ -77,7 +78,8 @@ json ToJson(const LocalRunConfig& c) {
               {"seed", c.seed},
               {"checkpoint_every", c.checkpoint_every},
               {"checkpoint_dir", c.checkpoint_dir},
-              {"resume", c.resume}};
+              {"resume", c.resume},
+              {"backend", c.backend}};
 }
 
 Expected<int> ProfileCores(const std::string& profile) {
@@ -94,14 +96,22 @@ Expected<int> ProfileCores(const std::string& profile) {
 }
 
 Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string& profile,
-                                      const std::string& path, const Catalog& catalog) {
-  Expected<int> cores = ProfileCores(profile);
-  if (!cores.ok()) return cores.status();
-  if (*cores != c.pp * c.dp) {
-    return Status::InvalidInput(profile + ": the profile measured " + std::to_string(*cores) +
-                                " cores, the run uses " + std::to_string(c.pp * c.dp) +
-                                " ranks; run with --ranks " + std::to_string(*cores) +
-                                " for a prediction");
+                                      const std::string& instance, const std::string& path,
+                                      const Catalog& catalog) {
+  const int ranks = c.pp * c.dp;
+  if (instance == "local-cpu") {
+    Expected<int> cores = ProfileCores(profile);
+    if (!cores.ok()) return cores.status();
+    if (*cores != ranks) {
+      return Status::InvalidInput(profile + ": the profile measured " + std::to_string(*cores) +
+                                  " cores, the run uses " + std::to_string(ranks) +
+                                  " ranks; run with --ranks " + std::to_string(*cores) +
+                                  " for a prediction");
+    }
+  } else if (const InstanceType* t = catalog.Find(instance); t && t->gpus != ranks) {
+    return Status::InvalidInput("a prediction on " + instance + " needs --ranks " +
+                                std::to_string(t->gpus) + " (its GPUs), not " +
+                                std::to_string(ranks));
   }
   const json scenario = {
       {"version", 1},
@@ -120,7 +130,7 @@ Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string
         {"optimizer", "adam"},
         {"recompute", "none"}}},
       {"cluster",
-       {{"instance", "local-cpu"},
+       {{"instance", instance},
         {"profile", std::filesystem::absolute(profile).lexically_normal().string()}}},
       {"parallel", {{"tp", 1}, {"pp", c.pp}, {"dp", c.dp}, {"schedule", "1f1b"}}}};
   std::error_code ec;
@@ -140,7 +150,8 @@ Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& optio
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::InvalidInput(dir.string() + ": cannot create: " + ec.message());
   if (!options.profile.empty()) {
-    Expected<Scenario> s = PredictionScenario(report.config, options.profile,
+    const std::string instance = options.device == "cuda" ? options.gpu_instance : "local-cpu";
+    Expected<Scenario> s = PredictionScenario(report.config, options.profile, instance,
                                               (dir / "scenario.json").string(), catalog);
     if (!s.ok()) return s.status();
     Expected<sim::SimulationResult> r = sim::Simulate(*s, sim::SimulateOptions());

@@ -28,7 +28,11 @@ struct LocalOptions {
   int checkpoint_every = 10;  // 0 = never
   bool resume = false;
   std::string out_dir = "launch-out";  // the run's files go to OUT/local/
-  std::string profile;                 // cpu profile from trainsim-calibrate; "" = no prediction
+  std::string profile;         // profile from trainsim-calibrate (cpu, or cuda with --device cuda)
+  std::string device = "cpu";  // cpu: one rank per core; cuda: one rank per GPU
+  // --device cuda: the instance type whose GPU the profile measured, one node
+  // (the plan's own type); its GPU count must equal the ranks.
+  std::string gpu_instance;
 };
 
 // The trainer's run configuration (trainsim-train --config, docs/local-run.md).
@@ -43,7 +47,8 @@ struct LocalRunConfig {
   int checkpoint_every = 10;
   std::string checkpoint_dir;
   bool resume = false;
-  bool scaled_down = false;  // the plan's model was too large and was replaced
+  std::string backend = "cpu";  // the trainer's: cpu or cuda
+  bool scaled_down = false;     // the plan's model was too large and was replaced
 };
 
 // The local run for `plan` on `options.ranks` ranks. Fails when the ranks
@@ -54,11 +59,14 @@ nlohmann::json ToJson(const LocalRunConfig& c);
 // The cores a cpu profile measured (its local-cpu instance's "GPUs").
 Expected<int> ProfileCores(const std::string& profile);
 
-// The scenario the simulator predicts the local run with: the local-cpu
-// instance of `profile` (a cpu profile), fp32, Adam, tp 1, the run's pp and
-// dp. Written to `path` (kept beside the run) and loaded from there.
+// The scenario the simulator predicts the local run with: fp32, Adam, tp 1,
+// the run's pp and dp, on one node of `instance` -- "local-cpu" from a cpu
+// profile (its cores must equal the ranks), or for the cuda backend a catalog
+// type with the profile's GPU (its GPU count must equal the ranks). Written
+// to `path` (kept beside the run) and loaded from there with the profile.
 Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string& profile,
-                                      const std::string& path, const Catalog& catalog);
+                                      const std::string& instance, const std::string& path,
+                                      const Catalog& catalog);
 
 // What a local run measured beside what the simulator predicted.
 struct LocalReport {

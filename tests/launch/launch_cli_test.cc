@@ -172,8 +172,10 @@ TEST_F(LaunchCliTest, ErrorsExitOneWithTheExactFirstLineAndWriteNothing) {
       {{"launch", kPlan, "--backend", "local", "--submit", "--target", "slurm"},
        "trainsim: --submit applies to bundles, not to --backend local"},
       {{"launch", kPlan, "--steps", "5"},
-       "trainsim: --ranks, --steps, --profile, --checkpoint-every and --resume apply only with "
-       "--backend local"},
+       "trainsim: --ranks, --steps, --profile, --device, --checkpoint-every and --resume apply "
+       "only with --backend local"},
+      {{"launch", kPlan, "--backend", "local", "--device", "tpu"},
+       "trainsim: --device: expected cpu or cuda, got \"tpu\""},
       {{"launch", kPlan, "--backend", "local", "--ranks", "0"},
        "trainsim: --ranks: expected a whole number from 1 to 1000000, got \"0\""},
       {{"launch", "/nonexistent.plan.json"},

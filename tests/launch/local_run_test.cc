@@ -73,17 +73,19 @@ TEST(PredictionScenario, UsesTheCpuProfileAndChecksItsCores) {
   ASSERT_TRUE(cores.ok()) << cores.status().message();
   LocalRunConfig c;
   c.dp = *cores;
-  Expected<Scenario> s = PredictionScenario(c, profile, dir + "/local/scenario.json", TheCatalog());
+  Expected<Scenario> s =
+      PredictionScenario(c, profile, "local-cpu", dir + "/local/scenario.json", TheCatalog());
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->instance.name, "local-cpu");
   EXPECT_EQ(s->total_gpus(), *cores);
   EXPECT_NE(s->profile, nullptr);
   c.dp = *cores + 1;
-  EXPECT_EQ(
-      PredictionScenario(c, profile, dir + "/local/scenario.json", TheCatalog()).status().message(),
-      profile + ": the profile measured " + std::to_string(*cores) + " cores, the run uses " +
-          std::to_string(*cores + 1) + " ranks; run with --ranks " + std::to_string(*cores) +
-          " for a prediction");
+  EXPECT_EQ(PredictionScenario(c, profile, "local-cpu", dir + "/local/scenario.json", TheCatalog())
+                .status()
+                .message(),
+            profile + ": the profile measured " + std::to_string(*cores) + " cores, the run uses " +
+                std::to_string(*cores + 1) + " ranks; run with --ranks " + std::to_string(*cores) +
+                " for a prediction");
   std::filesystem::remove_all(dir);
 }
 
