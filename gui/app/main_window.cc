@@ -131,18 +131,21 @@ MainWindow::MainWindow(QWidget* parent)
   connect(pareto_, &QAbstractItemModel::modelReset, this, &MainWindow::rebuildChart);
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &MainWindow::onTableSelection);
-  connect(front_series_, &QXYSeries::clicked, this, [this](const QPointF& p) {
-    const QList<QPointF> pts = front_series_->points();
-    const auto it = std::find(pts.begin(), pts.end(), p);
-    if (it != pts.end()) selectPoint(ParetoModel::kFront, static_cast<int>(it - pts.begin()));
-  });
-  connect(options_series_, &QXYSeries::clicked, this, [this](const QPointF& p) {
-    const QList<QPointF> pts = options_series_->points();
-    const auto it = std::find(pts.begin(), pts.end(), p);
-    if (it != pts.end()) {
-      selectPoint(ParetoModel::kAllOptions, static_cast<int>(it - pts.begin()));
-    }
-  });
+  // Queued: selecting a point restyles the series' markers, which must not
+  // happen inside the chart's own mouse-release handling (Qt Charts 6.4
+  // crashes on a marker deleted under its feet).
+  auto on_click = [this](QScatterSeries* series, ParetoModel::Series which) {
+    connect(
+        series, &QXYSeries::clicked, this,
+        [this, series, which](const QPointF& p) {
+          const QList<QPointF> pts = series->points();
+          const auto it = std::find(pts.begin(), pts.end(), p);
+          if (it != pts.end()) selectPoint(which, static_cast<int>(it - pts.begin()));
+        },
+        Qt::QueuedConnection);
+  };
+  on_click(front_series_, ParetoModel::kFront);
+  on_click(options_series_, ParetoModel::kAllOptions);
 
   if (!catalog_)
     showStatus(QStringLiteral("cannot load the instance catalog: ") +
@@ -187,6 +190,7 @@ void MainWindow::startPlan() {
     onFailed(document_->error().message);
     return;
   }
+  worker_->clearCancel();  // a Cancel that came after the last plan had finished
   setPlanning(true);
   progress_->setRange(0, 0);  // busy until the first simulation
   showStatus(QStringLiteral("Planning %1…").arg(QFileInfo(document_->path()).fileName()));

@@ -119,11 +119,12 @@ QVariant CandidateTableModel::display(const planner::ConfirmedCandidate& c, int 
     case kFits:
       return v.toBool() ? QStringLiteral("yes") : QStringLiteral("no");
     case kHours:
-      return QString::number(v.toDouble(), 'f', 1);
+      return QString::number(v.toDouble(), 'f', v.toDouble() < 10 ? 2 : 1);
     case kCost: {
       const planner::PricedJob& pj = c.priced[c.best_priced];
-      return pj.job.cost_usd ? QString::number(pj.job.cost_usd->mean, 'f', 0)
-                             : QStringLiteral("n/a");
+      return pj.job.cost_usd
+                 ? QString::number(pj.job.cost_usd->mean, 'f', pj.job.cost_usd->mean < 100 ? 2 : 0)
+                 : QStringLiteral("n/a");
     }
     default:
       return v;

@@ -23,6 +23,8 @@ class PlanWorker : public QObject {
   // Thread-safe: the running plan (or the next one, when none runs) stops
   // and failed("<scenario>: planning cancelled") is emitted.
   void cancel() { cancel_ = true; }
+  // Forgets a cancel that no plan has consumed (called before queueing run()).
+  void clearCancel() { cancel_ = false; }
 
  public slots:
   // The plan keeps `catalog` alive: its search space points into it.
