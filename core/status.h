@@ -14,7 +14,7 @@ namespace trainsim {
 
 class Status {
  public:
-  enum class Code { kOk, kInvalidInput, kNotFound, kInternal };
+  enum class Code { kOk, kInvalidInput, kNotFound, kInternal, kCancelled };
 
   Status() = default;
   static Status Ok() { return Status(); }
@@ -23,6 +23,8 @@ class Status {
   }
   static Status NotFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
   static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
+  // The caller asked for the work to stop (planner::PlanOptions::cancel).
+  static Status Cancelled(std::string msg) { return Status(Code::kCancelled, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

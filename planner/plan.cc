@@ -63,8 +63,13 @@ struct Ranking {
   double seconds = 0;
 };
 
+bool Cancelled(const PlanOptions& opt) {
+  return opt.cancel && opt.cancel->load(std::memory_order_relaxed);
+}
+
 Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, double steps,
-                            const sim::ModelParams& params) {
+                            const PlanOptions& opt) {
+  const sim::ModelParams& params = opt.params;
   Ranking out;
   std::optional<Estimator> estimator;
   LayerFigures figures;
@@ -72,6 +77,7 @@ Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, doub
   std::string estimator_for;  // the instance type the estimator was made for
   SpaceVisitor visit;
   visit.on_figures = [&](const Scenario& s) {
+    if (Cancelled(opt)) return;
     if (!estimator || s.instance.name != estimator_for) {
       Expected<Estimator> e = Estimator::Create(s, params);
       if (!e.ok()) {
@@ -85,7 +91,8 @@ Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, doub
     figures = estimator->Figures(s);
   };
   visit.on_candidate = [&](const Candidate& c, const Scenario& s, const sim::MemoryBreakdown&) {
-    if (!estimator) {  // the catalog lacks a figure the compute model needs
+    if (Cancelled(opt)) return;  // the walk runs on, skipping everything
+    if (!estimator) {            // the catalog lacks a figure the compute model needs
       PruneEntry& e = out.pruned["catalog"];
       if (e.count++ == 0) e.example = failure.message();
       return;
@@ -149,6 +156,7 @@ Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector
   Status failure;
   auto worker = [&] {
     for (int i = next++; i < static_cast<int>(picked.size()); i = next++) {
+      if (Cancelled(opt)) return;
       const Ranked& r = ranked[picked[i]];
       Scenario s = base;
       ApplyCandidate(space, r.c, &s);
@@ -171,6 +179,7 @@ Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector
   std::vector<std::thread> threads;
   for (int t = 0; t < std::max(1, opt.jobs); ++t) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
+  if (Cancelled(opt)) return Status::Cancelled(base.name + ": planning cancelled");
   return failure;
 }
 
@@ -279,7 +288,8 @@ Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
   Expected<SearchSpace> space = ResolveSpace(base, catalog);
   if (!space.ok()) return space.status();
   plan.space = std::move(*space);
-  Expected<Ranking> ranking = RankSpace(base, plan.space, steps, options.params);
+  Expected<Ranking> ranking = RankSpace(base, plan.space, steps, options);
+  if (Cancelled(options)) return Status::Cancelled(base.name + ": planning cancelled");
   if (!ranking.ok()) return ranking.status();
   plan.pruned = std::move(ranking->pruned);
   plan.estimated = static_cast<int64_t>(ranking->ranked.size());

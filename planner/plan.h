@@ -9,6 +9,7 @@
 // ranking, the Pareto front and the recommendation use simulated figures.
 #pragma once
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -34,6 +35,10 @@ struct PlanOptions {
   int jobs = 1;  // simulations run at once
   sim::ModelParams params;
   PlanObserver* observer = nullptr;
+  // Set by another thread to stop the plan: checked while ranking (the
+  // remaining candidates are skipped) and between simulations. MakePlan then
+  // returns Status::Cancelled("<scenario>: planning cancelled").
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // One pricing option of a confirmed candidate.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "core/catalog.h"
 
 namespace trainsim::planner {
@@ -119,6 +121,32 @@ TEST(MakePlan, Errors) {
   const Status st = MakePlan(s, TheCatalog(), {}).status();
   EXPECT_EQ(st.message().rfind("small: no configuration survives pruning (tp-node: ", 0), 0u)
       << st.message();
+}
+
+TEST(MakePlan, APresetCancelFlagStopsBeforeAnySimulation) {
+  std::atomic<bool> cancel{true};
+  PlanOptions options;
+  options.cancel = &cancel;
+  const Status st = MakePlan(Small(kSearch), TheCatalog(), options).status();
+  EXPECT_EQ(st.code(), Status::Code::kCancelled);
+  EXPECT_EQ(st.message(), "small: planning cancelled");
+}
+
+// Cancelled once ranking is done: no candidate is simulated.
+TEST(MakePlan, CancelBetweenRankingAndSimulation) {
+  struct CancelOnEstimate : PlanObserver {
+    std::atomic<bool> cancel{false};
+    int simulated = 0;
+    void Estimated(int64_t, double) override { cancel = true; }
+    void Simulated(int, int) override { ++simulated; }
+  } observer;
+  PlanOptions options;
+  options.jobs = 2;
+  options.observer = &observer;
+  options.cancel = &observer.cancel;
+  const Status st = MakePlan(Small(kSearch), TheCatalog(), options).status();
+  EXPECT_EQ(st.code(), Status::Code::kCancelled);
+  EXPECT_EQ(observer.simulated, 0);
 }
 
 TEST(StepsToTrain, TokensSamplesEpochs) {

@@ -1,0 +1,95 @@
+#include "gui/models/scenario_document.h"
+
+#include <QFile>
+#include <QRegularExpression>
+
+#include "core/json_doc.h"
+#include "core/scenario_sections.h"
+
+namespace trainsim::gui {
+
+ScenarioError ParseScenarioError(const QString& message) {
+  ScenarioError e;
+  e.message = message;
+  e.detail = message;
+  static const QRegularExpression location(QStringLiteral(R"(^(.*):(\d+):(\d+): (.*)$)"),
+                                           QRegularExpression::DotMatchesEverythingOption);
+  const QRegularExpressionMatch m = location.match(message);
+  if (!m.hasMatch()) return e;
+  e.file = m.captured(1);
+  e.line = m.captured(2).toInt();
+  e.column = m.captured(3).toInt();
+  e.detail = m.captured(4);
+  // "path: ...", "unknown field path (...", "missing required field path ..."
+  static const QString kPath =
+      QStringLiteral(R"([A-Za-z_]\w*(?:\[\d+\])*(?:\.[A-Za-z_]\w*(?:\[\d+\])*)*)");
+  static const QRegularExpression named(
+      QStringLiteral("^(?:unknown field |missing required field )(") + kPath + QStringLiteral(")"));
+  static const QRegularExpression leading(QStringLiteral("^(") + kPath +
+                                          QStringLiteral(")(?::| =)"));
+  QRegularExpressionMatch f = named.match(e.detail);
+  if (!f.hasMatch()) f = leading.match(e.detail);
+  if (f.hasMatch()) e.field = f.captured(1);
+  return e;
+}
+
+ScenarioDocument::ScenarioDocument(QObject* parent) : QObject(parent) {}
+
+bool ScenarioDocument::load(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) {
+    error_ = ParseScenarioError(path + QStringLiteral(": cannot read: ") + f.errorString());
+    return false;
+  }
+  path_ = path;
+  text_ = QString::fromUtf8(f.readAll());
+  modified_ = false;
+  scenario_.reset();
+  emit textChanged();
+  return true;
+}
+
+bool ScenarioDocument::save(const QString& path) {
+  const QString to = path.isEmpty() ? path_ : path;
+  QFile f(to);
+  if (to.isEmpty() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+    error_ = ParseScenarioError(to + QStringLiteral(": cannot write: ") + f.errorString());
+    return false;
+  }
+  const QByteArray bytes = text_.toUtf8();
+  if (f.write(bytes) != bytes.size()) {
+    error_ = ParseScenarioError(to + QStringLiteral(": cannot write: ") + f.errorString());
+    return false;
+  }
+  path_ = to;
+  modified_ = false;
+  return true;
+}
+
+void ScenarioDocument::setText(const QString& text) {
+  if (text == text_) return;
+  text_ = text;
+  modified_ = true;
+  scenario_.reset();
+  emit textChanged();
+}
+
+bool ScenarioDocument::parse(const Catalog& catalog) {
+  const std::string name = path_.isEmpty() ? std::string("untitled.json") : path_.toStdString();
+  const std::string text = text_.toStdString();
+  Expected<JsonValue> root = ParseJson(text, name);
+  Expected<Scenario> s =
+      root.ok() ? LoadScenarioRoot(*root, name, catalog, "") : Expected<Scenario>(root.status());
+  if (!s.ok()) {
+    scenario_.reset();
+    error_ = ParseScenarioError(QString::fromStdString(s.status().message()));
+    emit parsed(false);
+    return false;
+  }
+  scenario_ = std::move(*s);
+  error_ = ScenarioError();
+  emit parsed(true);
+  return true;
+}
+
+}  // namespace trainsim::gui

@@ -1,0 +1,154 @@
+// End to end under the offscreen platform: the window plans the small
+// scenario on its worker thread, fills the table and the chart, and a click
+// on a chart point selects the table row (and a selected row highlights its
+// points). Then a screenshot of the planned window.
+#include "gui/app/main_window.h"
+
+#include <QAction>
+#include <QDir>
+#include <QGraphicsSceneMouseEvent>
+#include <QItemSelectionModel>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTextEdit>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QScatterSeries>
+#include <QtTest>
+
+#include "gui/tests/support.h"
+#include "gui/tests/tests.h"
+
+namespace trainsim::gui::test {
+
+namespace {
+
+int SelectedSourceRow(const MainWindow& w) {
+  const QModelIndexList rows = w.tableView()->selectionModel()->selectedRows();
+  if (rows.size() != 1) return -1;
+  return w.proxy()->mapToSource(rows.first()).row();
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void plansAndLinksTableAndChart() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(!w.planAction()->isEnabled());
+    QVERIFY(w.openScenario(SmallScenarioPath()));
+    QVERIFY(w.planAction()->isEnabled());
+    QSignalSpy shown(&w, &MainWindow::planShown);
+    w.planAction()->trigger();
+    QVERIFY(w.planning());
+    QVERIFY(w.cancelAction()->isEnabled());
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+    QVERIFY(!w.planning());
+    QVERIFY(w.planAction()->isEnabled());
+
+    const auto plan = w.candidates()->plan();
+    QVERIFY(plan);
+    QTRY_COMPARE_WITH_TIMEOUT(w.tableView()->model()->rowCount(),
+                              static_cast<int>(plan->confirmed.size()), 5000);
+    // The recommendation is row 0 of the view, and selected.
+    const QModelIndex first = w.proxy()->mapToSource(w.proxy()->index(0, 0));
+    QCOMPARE(first.row(), w.candidates()->recommendedRow());
+    QVERIFY(first.data(CandidateTableModel::kRecommendedRole).toBool());
+    QCOMPARE(SelectedSourceRow(w), w.candidates()->recommendedRow());
+    QVERIFY(!w.reasons()->toPlainText().isEmpty());
+
+    // The chart shows the front and every priced option.
+    QCOMPARE(w.frontSeries()->count(), static_cast<int>(plan->pareto.size()));
+    QCOMPARE(w.optionsSeries()->count(), w.pareto()->pointCount(ParetoModel::kAllOptions));
+
+    // The selected row's front points are highlighted.
+    for (int i : w.pareto()->pointsOfRow(ParetoModel::kFront, SelectedSourceRow(w)))
+      QVERIFY(w.frontSeries()->isPointSelected(i));
+
+    // Click a front point of another row: the table follows.
+    int target = -1;
+    for (int i = 0; i < w.frontSeries()->count(); ++i) {
+      if (w.pareto()->candidateRow(ParetoModel::kFront, i) != SelectedSourceRow(w)) target = i;
+    }
+    if (target < 0) {  // the whole front is the recommendation: clear, then click
+      w.tableView()->clearSelection();
+      target = 0;
+    }
+    QChart* chart = w.chartView()->chart();
+    const QPointF at = chart->mapToPosition(w.frontSeries()->at(target), w.frontSeries());
+    const QPoint click = w.chartView()->mapFromScene(chart->mapToScene(at));
+    QSignalSpy clicked(w.frontSeries(), &QXYSeries::clicked);
+    QTest::mouseClick(w.chartView()->viewport(), Qt::LeftButton, {}, click);
+    QTRY_COMPARE_WITH_TIMEOUT(clicked.count(), 1, 2000);
+    const int row = w.pareto()->candidateRow(ParetoModel::kFront, target);
+    QTRY_COMPARE_WITH_TIMEOUT(SelectedSourceRow(w), row, 2000);
+    QVERIFY(w.frontSeries()->isPointSelected(target));
+
+    // And the other way: selecting a row in the (sorted) table highlights its points.
+    w.tableView()->sortByColumn(CandidateTableModel::kCost, Qt::DescendingOrder);
+    w.tableView()->selectRow(0);
+    const int selected = SelectedSourceRow(w);
+    QVERIFY(selected >= 0);
+    for (int i = 0; i < w.frontSeries()->count(); ++i) {
+      QCOMPARE(w.frontSeries()->isPointSelected(i),
+               w.pareto()->candidateRow(ParetoModel::kFront, i) == selected);
+    }
+    QVERIFY(!w.pareto()->pointsOfRow(ParetoModel::kAllOptions, selected).empty());
+    for (int i : w.pareto()->pointsOfRow(ParetoModel::kAllOptions, selected))
+      QVERIFY(w.optionsSeries()->isPointSelected(i));
+  }
+
+  void cancelStopsThePlan() {
+    MainWindow w;
+    QVERIFY(w.openScenario(SmallScenarioPath()));
+    QSignalSpy failed(&w, &MainWindow::planFailed);
+    QSignalSpy shown(&w, &MainWindow::planShown);
+    w.startPlan();
+    w.cancelAction()->trigger();
+    // The small plan may finish before the cancel lands; either way the window is idle after.
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() + shown.count() == 1, 60000);
+    if (failed.count() == 1) {
+      QVERIFY(failed.at(0).at(0).toString().endsWith(QStringLiteral("planning cancelled")));
+      QCOMPARE(w.tableView()->model()->rowCount(), 0);
+    }
+    QVERIFY(!w.planning());
+    QVERIFY(w.planAction()->isEnabled());
+    QVERIFY(!w.cancelAction()->isEnabled());
+  }
+
+  void screenshot() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openScenario(SmallScenarioPath()));
+    QSignalSpy shown(&w, &MainWindow::planShown);
+    w.startPlan();
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+    QTest::qWait(100);  // let the chart lay out
+    const QPixmap shot = w.grab();
+    QCOMPARE(shot.size(), w.size() * shot.devicePixelRatio());
+    const QString dir = QStringLiteral(TRAINSIM_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(dir));
+    const QString path = dir + QStringLiteral("/plan.png");
+    QVERIFY(shot.save(path));
+    QVERIFY(QFileInfo(path).size() > 10000);
+    // The image in the docs: refreshed on request only (it is tracked by git).
+    if (qEnvironmentVariableIsSet("TRAINSIM_UPDATE_DOCS_SCREENSHOTS")) {
+      QVERIFY(QDir().mkpath(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images")));
+      QVERIFY(shot.save(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images/gui-plan.png")));
+    }
+  }
+};
+
+std::unique_ptr<QObject> MakeMainWindowTest() { return std::make_unique<MainWindowTest>(); }
+
+}  // namespace trainsim::gui::test
+
+#include "main_window_test.moc"

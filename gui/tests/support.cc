@@ -1,0 +1,37 @@
+#include "gui/tests/support.h"
+
+#include <cstdlib>
+
+namespace trainsim::gui::test {
+
+std::shared_ptr<const Catalog> TheCatalog() {
+  static const std::shared_ptr<const Catalog> catalog = [] {
+    Expected<Catalog> c = Catalog::LoadBuiltin(Catalog::DefaultDir());
+    if (!c.ok()) std::abort();
+    return std::make_shared<const Catalog>(std::move(*c));
+  }();
+  return catalog;
+}
+
+QString SmallScenarioPath() {
+  return QStringLiteral(TRAINSIM_SOURCE_DIR "/tests/cli/data/plan-small.json");
+}
+
+Scenario SmallScenario() {
+  Expected<Scenario> s = LoadScenarioFile(SmallScenarioPath().toStdString(), *TheCatalog());
+  if (!s.ok()) std::abort();
+  return *s;
+}
+
+std::shared_ptr<const planner::Plan> SmallPlan() {
+  static const std::shared_ptr<const planner::Plan> plan = [] {
+    planner::PlanOptions options;
+    options.jobs = 2;
+    Expected<planner::Plan> p = planner::MakePlan(SmallScenario(), *TheCatalog(), options);
+    if (!p.ok()) std::abort();
+    return std::make_shared<const planner::Plan>(std::move(*p));
+  }();
+  return plan;
+}
+
+}  // namespace trainsim::gui::test

@@ -1,0 +1,20 @@
+// Shared fixtures of the GUI tests: the built-in catalog, the small plan
+// scenario (tests/cli/data/plan-small.json, planned in about a second) and
+// its plan.
+#pragma once
+
+#include <QString>
+#include <memory>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "planner/plan.h"
+
+namespace trainsim::gui::test {
+
+std::shared_ptr<const Catalog> TheCatalog();
+QString SmallScenarioPath();
+Scenario SmallScenario();
+std::shared_ptr<const planner::Plan> SmallPlan();  // planned once, shared
+
+}  // namespace trainsim::gui::test
