@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/megatron_rows.h"
 #include "core/catalog.h"
 #include "core/model_zoo.h"
 #include "core/scenario.h"
@@ -37,7 +38,6 @@
 #include "sim/isolate.h"
 #include "sim/platform.h"
 #include "sim/simulate.h"
-#include "bench/megatron_rows.h"
 
 namespace trainsim::bench {
 namespace {

@@ -118,8 +118,8 @@ std::string MemoryReason(const Scenario& s, const ConfirmedCandidate& best) {
   const double state = params * (sim::CheckpointBytesPerParam(s) +
                                  sim::ActivationBytesPerElem(s.training.precision));
   const sim::MemoryBreakdown& m = best.simulated.memory;
-  const std::string count = params >= 1e9 ? Fmt("%.1f billion", params / 1e9)
-                                           : Fmt("%.1f million", params / 1e6);
+  const std::string count =
+      params >= 1e9 ? Fmt("%.1f billion", params / 1e9) : Fmt("%.1f million", params / 1e6);
   return "The model has " + count +
          " parameters; their weights, gradients and optimizer state take " + Gib(state) +
          " in all, against " + Gib(m.capacity_bytes) + " per GPU. This layout needs " +

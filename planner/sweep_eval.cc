@@ -10,6 +10,7 @@
 
 #include "core/sweep_grid.h"
 #include "planner/plan.h"
+#include "planner/pricing.h"
 #include "sim/simulate.h"
 
 namespace trainsim::planner {
@@ -25,19 +26,6 @@ Expected<std::string> ReadBytes(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// On-demand and SageMaker rows have a listed price per node-hour; spot ones
-// need the planner's interruption model, so they stay unknown here.
-std::optional<double> PricePerNodeHour(const Scenario& s) {
-  switch (s.cluster.pricing) {
-    case Pricing::kOnDemand:
-      return s.instance.price_on_demand_usd_hr;
-    case Pricing::kSagemaker:
-      return s.instance.price_sagemaker_usd_hr;
-    default:
-      return std::nullopt;
-  }
 }
 
 SweepRow ConfigRow(const Scenario& s) {
@@ -63,10 +51,14 @@ void FillResult(const Scenario& s, const sim::SimulationResult& r, SweepRow* row
   row->samples_per_s = r.samples_per_s;
   row->tokens_per_s = r.tokens_per_s;
   row->mfu = r.mfu;
-  if (std::optional<double> steps = TrainingSteps(s)) {
-    row->time_to_train_h = *steps * r.step.step_time_s / 3600;
-    if (std::optional<double> price = PricePerNodeHour(s)) {
-      row->cost_usd = *price * s.cluster.nodes * *row->time_to_train_h;
+  if (const double steps = StepsToTrain(s); steps > 0) {
+    row->time_to_train_h = steps * r.step.step_time_s / 3600;
+    // Spot needs the planner's interruption model: its cost stays unknown here.
+    const Pricing p = s.cluster.pricing;
+    if (p == Pricing::kOnDemand || p == Pricing::kSagemaker) {
+      if (std::optional<double> price = PriceUsdHr(s.instance, p)) {
+        row->cost_usd = *price * s.cluster.nodes * *row->time_to_train_h;
+      }
     }
   }
 }
@@ -115,17 +107,6 @@ Expected<ScenarioSweep> LoadScenarioSweep(const std::vector<std::string>& paths,
     }
   }
   return sweep;
-}
-
-std::optional<double> TrainingSteps(const Scenario& s) {
-  const TrainingConfig& t = s.training;
-  const double batch = static_cast<double>(t.global_batch);
-  double samples = 0;
-  if (t.tokens > 0) samples = t.tokens / TokensPerSample(s.model);
-  if (t.samples > 0) samples = t.samples;
-  if (t.epochs > 0) samples = t.epochs * t.dataset_samples;
-  if (!(samples > 0) || !(batch > 0)) return std::nullopt;
-  return std::ceil(samples / batch);
 }
 
 SweepRow SimulateScenarioRow(const Scenario& s) {

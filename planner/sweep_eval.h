@@ -36,10 +36,6 @@ Expected<ScenarioSweep> LoadScenarioSweep(const std::vector<std::string>& paths,
                                           const Catalog& catalog, std::string_view extra_inputs,
                                           SweepMode mode = SweepMode::kAuto);
 
-// Optimizer steps for the scenario's amount of work (tokens, samples or
-// epochs x dataset samples), rounded up; unknown when it gives none.
-std::optional<double> TrainingSteps(const Scenario& s);
-
 // Simulates the scenario and fills a row: ok, does-not-fit (with the
 // shortfall) or error. detail is the `simulate --json` object. Never throws.
 SweepRow SimulateScenarioRow(const Scenario& s);

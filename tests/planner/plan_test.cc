@@ -149,16 +149,32 @@ TEST(MakePlan, CancelBetweenRankingAndSimulation) {
   EXPECT_EQ(observer.simulated, 0);
 }
 
-TEST(StepsToTrain, TokensSamplesEpochs) {
-  Scenario s = Small(kSearch);
-  EXPECT_EQ(StepsToTrain(s), std::ceil(2e9 / (64.0 * 1024)));
-  s.training.tokens = 0;
-  s.training.samples = 640;
-  EXPECT_EQ(StepsToTrain(s), 10);
-  s.training.samples = 0;
-  s.training.epochs = 2;
-  s.training.dataset_samples = 100;
-  EXPECT_EQ(StepsToTrain(s), 4);  // 200 samples, rounded up
+TEST(StepsToTrain, FromTokensSamplesOrEpochsRoundedUp) {
+  struct Case {
+    const char* what;
+    double tokens, samples, epochs, dataset_samples;
+    ModelKind kind;
+    double steps;
+  } cases[] = {
+      // 64 x 2048 = 131072 tokens per step.
+      {"tokens", 131072.0 * 10, 0, 0, 0, ModelKind::kTransformer, 10},
+      {"tokens, a partial last step", 131072.0 * 10 + 1, 0, 0, 0, ModelKind::kTransformer, 11},
+      {"tokens of a layer list: one per sample", 640, 0, 0, 0, ModelKind::kLayerList, 10},
+      {"samples", 0, 6400, 0, 0, ModelKind::kTransformer, 100},
+      {"epochs", 0, 0, 2, 320, ModelKind::kLayerList, 10},
+      {"no amount of work", 0, 0, 0, 0, ModelKind::kTransformer, 0},
+  };
+  for (const Case& c : cases) {
+    Scenario s;
+    s.model.kind = c.kind;
+    s.model.seq_len = 2048;
+    s.training.global_batch = 64;
+    s.training.tokens = c.tokens;
+    s.training.samples = c.samples;
+    s.training.epochs = c.epochs;
+    s.training.dataset_samples = c.dataset_samples;
+    EXPECT_EQ(StepsToTrain(s), c.steps) << c.what;
+  }
 }
 
 }  // namespace

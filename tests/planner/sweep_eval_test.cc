@@ -26,34 +26,6 @@ TEST(Fnv1a64Hex, KnownValues) {
   EXPECT_EQ(Fnv1a64Hex("foobar"), "85944171f73967e8");
 }
 
-TEST(TrainingSteps, FromTokensSamplesOrEpochsRoundedUp) {
-  struct Case {
-    const char* what;
-    double tokens, samples, epochs, dataset_samples;
-    ModelKind kind;
-    std::optional<double> steps;
-  } cases[] = {
-      // 64 x 2048 = 131072 tokens per step.
-      {"tokens", 131072.0 * 10, 0, 0, 0, ModelKind::kTransformer, 10},
-      {"tokens, a partial last step", 131072.0 * 10 + 1, 0, 0, 0, ModelKind::kTransformer, 11},
-      {"tokens of a layer list: one per sample", 640, 0, 0, 0, ModelKind::kLayerList, 10},
-      {"samples", 0, 6400, 0, 0, ModelKind::kTransformer, 100},
-      {"epochs", 0, 0, 2, 320, ModelKind::kLayerList, 10},
-      {"no amount of work", 0, 0, 0, 0, ModelKind::kTransformer, std::nullopt},
-  };
-  for (const Case& c : cases) {
-    Scenario s;
-    s.model.kind = c.kind;
-    s.model.seq_len = 2048;
-    s.training.global_batch = 64;
-    s.training.tokens = c.tokens;
-    s.training.samples = c.samples;
-    s.training.epochs = c.epochs;
-    s.training.dataset_samples = c.dataset_samples;
-    EXPECT_EQ(TrainingSteps(s), c.steps) << c.what;
-  }
-}
-
 TEST(LoadScenarioSweep, OnePointPerFileFingerprintedByItsBytes) {
   const std::string a = kSource + "/scenarios/resnet50-p3.json";
   const std::string b = kSource + "/scenarios/bert-large-p3.json";
