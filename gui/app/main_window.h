@@ -1,26 +1,23 @@
-// The main window: a toolbar (Open scenario, Plan, Cancel), a progress bar,
-// the candidate table, the Pareto chart and the recommendation's reasons.
-// Planning runs in a PlanWorker on its own thread; the widgets only connect
-// signals to the models.
+// The main window: a toolbar (Open scenario, Plan, Cancel, progress) over
+// one tab per page. The window owns what the pages share -- the catalog, the
+// scenario document, the plan and the selected candidate -- and runs the
+// planner in a PlanWorker on its own thread; the pages show and connect.
 #pragma once
 
 #include <QMainWindow>
 #include <QThread>
 #include <memory>
+#include <optional>
 
-#include "gui/models/candidate_table_model.h"
-#include "gui/models/pareto_model.h"
+#include "gui/app/plan_page.h"
 #include "gui/models/plan_worker.h"
+#include "gui/models/planned.h"
 #include "gui/models/scenario_document.h"
 
 class QAction;
-class QChartView;
 class QLabel;
 class QProgressBar;
-class QScatterSeries;
-class QSortFilterProxyModel;
-class QTableView;
-class QTextEdit;
+class QTabWidget;
 
 namespace trainsim::gui {
 
@@ -36,25 +33,21 @@ class MainWindow : public QMainWindow {
   // For the tests.
   QAction* planAction() const { return plan_action_; }
   QAction* cancelAction() const { return cancel_action_; }
-  QTableView* tableView() const { return table_; }
-  QChartView* chartView() const { return chart_view_; }
-  QScatterSeries* frontSeries() const { return front_series_; }
-  QScatterSeries* optionsSeries() const { return options_series_; }
-  QSortFilterProxyModel* proxy() const { return proxy_; }
-  CandidateTableModel* candidates() const { return candidates_; }
-  ParetoModel* pareto() const { return pareto_; }
-  QTextEdit* reasons() const { return reasons_; }
+  QTabWidget* tabs() const { return tabs_; }
+  PlanPage* planPage() const { return plan_page_; }
+  ScenarioDocument* document() const { return document_; }
+  const std::shared_ptr<const PlannedScenario>& planned() const { return planned_; }
   QString statusText() const;
   bool planning() const { return planning_; }
 
  public slots:
   void startPlan();
   void cancelPlan();
-  // Selects the table row of a chart point (what clicking the point does).
-  void selectPoint(trainsim::gui::ParetoModel::Series series, int index);
 
  signals:
   void planRequested(trainsim::Scenario scenario, std::shared_ptr<const trainsim::Catalog> catalog);
+  // A new plan (null: the scenario changed and there is none).
+  void plannedChanged(std::shared_ptr<const trainsim::gui::PlannedScenario> planned);
   void planShown();
   void planFailed(QString message);
 
@@ -62,16 +55,14 @@ class MainWindow : public QMainWindow {
   void openDialog();
   void onFinished(std::shared_ptr<const trainsim::planner::Plan> plan);
   void onFailed(const QString& message);
-  void rebuildChart();
-  void onTableSelection();
+  void setPlanned(std::shared_ptr<const PlannedScenario> planned);
   void setPlanning(bool on);
   void showStatus(const QString& text);
 
   std::shared_ptr<const Catalog> catalog_;
   ScenarioDocument* document_;
-  CandidateTableModel* candidates_;
-  ParetoModel* pareto_;
-  QSortFilterProxyModel* proxy_;
+  std::shared_ptr<const PlannedScenario> planned_;
+  std::optional<Scenario> planning_scenario_;  // the scenario the running plan was asked for
   QThread thread_;
   PlanWorker* worker_;
   bool planning_ = false;
@@ -79,10 +70,8 @@ class MainWindow : public QMainWindow {
   QAction *open_action_, *plan_action_, *cancel_action_;
   QProgressBar* progress_;
   QLabel* status_;
-  QTableView* table_;
-  QChartView* chart_view_;
-  QScatterSeries *front_series_, *options_series_;
-  QTextEdit* reasons_;
+  QTabWidget* tabs_;
+  PlanPage* plan_page_;
 };
 
 }  // namespace trainsim::gui

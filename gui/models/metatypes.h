@@ -7,6 +7,7 @@
 
 #include "core/catalog.h"
 #include "core/scenario.h"
+#include "gui/models/planned.h"
 #include "planner/plan.h"
 
 Q_DECLARE_METATYPE(trainsim::Scenario)

@@ -9,6 +9,7 @@ void RegisterMetaTypes() {
   qRegisterMetaType<trainsim::Scenario>();
   qRegisterMetaType<std::shared_ptr<const trainsim::Catalog>>();
   qRegisterMetaType<std::shared_ptr<const trainsim::planner::Plan>>();
+  qRegisterMetaType<std::shared_ptr<const trainsim::gui::PlannedScenario>>();
 }
 
 namespace {

@@ -25,9 +25,9 @@ namespace trainsim::gui::test {
 namespace {
 
 int SelectedSourceRow(const MainWindow& w) {
-  const QModelIndexList rows = w.tableView()->selectionModel()->selectedRows();
+  const QModelIndexList rows = w.planPage()->tableView()->selectionModel()->selectedRows();
   if (rows.size() != 1) return -1;
-  return w.proxy()->mapToSource(rows.first()).row();
+  return w.planPage()->proxy()->mapToSource(rows.first()).row();
 }
 
 }  // namespace
@@ -52,56 +52,60 @@ class MainWindowTest : public QObject {
     QVERIFY(!w.planning());
     QVERIFY(w.planAction()->isEnabled());
 
-    const auto plan = w.candidates()->plan();
+    const auto plan = w.planPage()->candidates()->plan();
     QVERIFY(plan);
-    QTRY_COMPARE_WITH_TIMEOUT(w.tableView()->model()->rowCount(),
+    QTRY_COMPARE_WITH_TIMEOUT(w.planPage()->tableView()->model()->rowCount(),
                               static_cast<int>(plan->confirmed.size()), 5000);
     // The recommendation is row 0 of the view, and selected.
-    const QModelIndex first = w.proxy()->mapToSource(w.proxy()->index(0, 0));
-    QCOMPARE(first.row(), w.candidates()->recommendedRow());
+    const QModelIndex first =
+        w.planPage()->proxy()->mapToSource(w.planPage()->proxy()->index(0, 0));
+    QCOMPARE(first.row(), w.planPage()->candidates()->recommendedRow());
     QVERIFY(first.data(CandidateTableModel::kRecommendedRole).toBool());
-    QCOMPARE(SelectedSourceRow(w), w.candidates()->recommendedRow());
-    QVERIFY(!w.reasons()->toPlainText().isEmpty());
+    QCOMPARE(SelectedSourceRow(w), w.planPage()->candidates()->recommendedRow());
+    QVERIFY(!w.planPage()->reasons()->toPlainText().isEmpty());
 
     // The chart shows the front and every priced option.
-    QCOMPARE(w.frontSeries()->count(), static_cast<int>(plan->pareto.size()));
-    QCOMPARE(w.optionsSeries()->count(), w.pareto()->pointCount(ParetoModel::kAllOptions));
+    QCOMPARE(w.planPage()->frontSeries()->count(), static_cast<int>(plan->pareto.size()));
+    QCOMPARE(w.planPage()->optionsSeries()->count(),
+             w.planPage()->pareto()->pointCount(ParetoModel::kAllOptions));
 
     // The selected row's front points are highlighted.
-    for (int i : w.pareto()->pointsOfRow(ParetoModel::kFront, SelectedSourceRow(w)))
-      QVERIFY(w.frontSeries()->isPointSelected(i));
+    for (int i : w.planPage()->pareto()->pointsOfRow(ParetoModel::kFront, SelectedSourceRow(w)))
+      QVERIFY(w.planPage()->frontSeries()->isPointSelected(i));
 
     // Click a front point of another row: the table follows.
     int target = -1;
-    for (int i = 0; i < w.frontSeries()->count(); ++i) {
-      if (w.pareto()->candidateRow(ParetoModel::kFront, i) != SelectedSourceRow(w)) target = i;
+    for (int i = 0; i < w.planPage()->frontSeries()->count(); ++i) {
+      if (w.planPage()->pareto()->candidateRow(ParetoModel::kFront, i) != SelectedSourceRow(w))
+        target = i;
     }
     if (target < 0) {  // the whole front is the recommendation: clear, then click
-      w.tableView()->clearSelection();
+      w.planPage()->tableView()->clearSelection();
       target = 0;
     }
-    QChart* chart = w.chartView()->chart();
-    const QPointF at = chart->mapToPosition(w.frontSeries()->at(target), w.frontSeries());
-    const QPoint click = w.chartView()->mapFromScene(chart->mapToScene(at));
-    QSignalSpy clicked(w.frontSeries(), &QXYSeries::clicked);
-    QTest::mouseClick(w.chartView()->viewport(), Qt::LeftButton, {}, click);
+    QChart* chart = w.planPage()->chartView()->chart();
+    const QPointF at =
+        chart->mapToPosition(w.planPage()->frontSeries()->at(target), w.planPage()->frontSeries());
+    const QPoint click = w.planPage()->chartView()->mapFromScene(chart->mapToScene(at));
+    QSignalSpy clicked(w.planPage()->frontSeries(), &QXYSeries::clicked);
+    QTest::mouseClick(w.planPage()->chartView()->viewport(), Qt::LeftButton, {}, click);
     QTRY_COMPARE_WITH_TIMEOUT(clicked.count(), 1, 2000);
-    const int row = w.pareto()->candidateRow(ParetoModel::kFront, target);
+    const int row = w.planPage()->pareto()->candidateRow(ParetoModel::kFront, target);
     QTRY_COMPARE_WITH_TIMEOUT(SelectedSourceRow(w), row, 2000);
-    QVERIFY(w.frontSeries()->isPointSelected(target));
+    QVERIFY(w.planPage()->frontSeries()->isPointSelected(target));
 
     // And the other way: selecting a row in the (sorted) table highlights its points.
-    w.tableView()->sortByColumn(CandidateTableModel::kCost, Qt::DescendingOrder);
-    w.tableView()->selectRow(0);
+    w.planPage()->tableView()->sortByColumn(CandidateTableModel::kCost, Qt::DescendingOrder);
+    w.planPage()->tableView()->selectRow(0);
     const int selected = SelectedSourceRow(w);
     QVERIFY(selected >= 0);
-    for (int i = 0; i < w.frontSeries()->count(); ++i) {
-      QCOMPARE(w.frontSeries()->isPointSelected(i),
-               w.pareto()->candidateRow(ParetoModel::kFront, i) == selected);
+    for (int i = 0; i < w.planPage()->frontSeries()->count(); ++i) {
+      QCOMPARE(w.planPage()->frontSeries()->isPointSelected(i),
+               w.planPage()->pareto()->candidateRow(ParetoModel::kFront, i) == selected);
     }
-    QVERIFY(!w.pareto()->pointsOfRow(ParetoModel::kAllOptions, selected).empty());
-    for (int i : w.pareto()->pointsOfRow(ParetoModel::kAllOptions, selected))
-      QVERIFY(w.optionsSeries()->isPointSelected(i));
+    QVERIFY(!w.planPage()->pareto()->pointsOfRow(ParetoModel::kAllOptions, selected).empty());
+    for (int i : w.planPage()->pareto()->pointsOfRow(ParetoModel::kAllOptions, selected))
+      QVERIFY(w.planPage()->optionsSeries()->isPointSelected(i));
   }
 
   void cancelStopsThePlan() {
@@ -115,7 +119,7 @@ class MainWindowTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(failed.count() + shown.count() == 1, 60000);
     if (failed.count() == 1) {
       QVERIFY(failed.at(0).at(0).toString().endsWith(QStringLiteral("planning cancelled")));
-      QCOMPARE(w.tableView()->model()->rowCount(), 0);
+      QCOMPARE(w.planPage()->tableView()->model()->rowCount(), 0);
     }
     QVERIFY(!w.planning());
     QVERIFY(w.planAction()->isEnabled());

@@ -1,0 +1,27 @@
+// A plan together with what it was made from. The window makes one when a
+// plan arrives and hands it to every page that shows the plan (plan view,
+// timeline, scaling, launch); the pages only read it.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "planner/plan.h"
+
+namespace trainsim::gui {
+
+struct PlannedScenario {
+  QString path;                            // the scenario file
+  Scenario scenario;                       // as planned (before any candidate is applied)
+  nlohmann::json document;                 // the file's JSON, embedded in the plan JSON
+  std::shared_ptr<const Catalog> catalog;  // the plan's search space points into it
+  std::shared_ptr<const planner::Plan> plan;
+};
+
+}  // namespace trainsim::gui
+
+Q_DECLARE_METATYPE(std::shared_ptr<const trainsim::gui::PlannedScenario>)
