@@ -1,6 +1,9 @@
 #include "gui/app/main_window.h"
 
 #include <QAction>
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
@@ -9,13 +12,16 @@
 #include <QTabWidget>
 #include <QToolBar>
 
+#include "gui/models/app_options.h"
+#include "gui/models/plan_export.h"
+
 namespace trainsim::gui {
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), document_(new ScenarioDocument(this)), worker_(new PlanWorker) {
   setWindowTitle(QStringLiteral("trainsim"));
-  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
-  if (catalog.ok()) catalog_ = std::make_shared<const Catalog>(std::move(*catalog));
+  Expected<std::shared_ptr<const Catalog>> catalog = LoadCatalog(QString());
+  if (catalog.ok()) catalog_ = *catalog;
 
   // Toolbar.
   QToolBar* tools = addToolBar(QStringLiteral("Plan"));
@@ -26,6 +32,8 @@ MainWindow::MainWindow(QWidget* parent)
   plan_action_->setEnabled(false);
   cancel_action_ = tools->addAction(QStringLiteral("Cancel"));
   cancel_action_->setEnabled(false);
+  save_plan_action_ = tools->addAction(QStringLiteral("Save plan…"));
+  save_plan_action_->setEnabled(false);
   progress_ = new QProgressBar;
   progress_->setMaximumWidth(240);
   progress_->setTextVisible(true);
@@ -61,6 +69,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(open_action_, &QAction::triggered, this, &MainWindow::openDialog);
   connect(plan_action_, &QAction::triggered, this, &MainWindow::startPlan);
   connect(cancel_action_, &QAction::triggered, this, &MainWindow::cancelPlan);
+  connect(save_plan_action_, &QAction::triggered, this, &MainWindow::savePlanDialog);
 
   if (!catalog_)
     showStatus(QStringLiteral("cannot load the instance catalog: ") +
@@ -97,8 +106,62 @@ bool MainWindow::openScenario(const QString& path) {
   return true;
 }
 
+void MainWindow::setCatalog(std::shared_ptr<const Catalog> catalog) {
+  catalog_ = std::move(catalog);
+  setPlanning(planning_);  // Plan needs a catalog
+  if (catalog_ && document_->path().isEmpty())
+    showStatus(QStringLiteral("Open a scenario to plan."));
+}
+
+void MainWindow::savePlanDialog() {
+  if (!planned_) return;
+  const QString suggested =
+      QFileInfo(planned_->path).completeBaseName() + QStringLiteral(".plan.json");
+  const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save plan"), suggested,
+                                                    QStringLiteral("Plans (*.plan.json *.json)"));
+  if (!path.isEmpty()) savePlan(path);
+}
+
+bool MainWindow::savePlan(const QString& path) {
+  const Status st = planned_
+                        ? SavePlanJson(*planned_, path)
+                        : Status::InvalidInput(path.toStdString() + ": there is no plan to save");
+  showStatus(st.ok() ? QStringLiteral("plan written to %1").arg(path)
+                     : QString::fromStdString(st.message()));
+  return st.ok();
+}
+
+bool MainWindow::saveScreenshots(const QString& dir, QString* error) {
+  if (!QDir().mkpath(dir)) {
+    *error = dir + QStringLiteral(": cannot create the folder");
+    return false;
+  }
+  for (int i = 0; i < tabs_->count(); ++i) {
+    tabs_->setCurrentIndex(i);
+    QWidget* page = tabs_->widget(i);
+    QElapsedTimer waited;
+    waited.start();
+    do {  // at least one pass, so that the page lays out
+      QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+      QThread::msleep(20);
+    } while (page->property("busy").toBool() && waited.elapsed() < 120000);
+    if (page->property("busy").toBool()) {
+      *error = tabs_->tabText(i) + QStringLiteral(": still busy after 120 s");
+      return false;
+    }
+    const QString path =
+        dir + QLatin1Char('/') + tabs_->tabText(i).toLower() + QStringLiteral(".png");
+    if (!grab().save(path)) {
+      *error = path + QStringLiteral(": cannot write the screenshot");
+      return false;
+    }
+  }
+  return true;
+}
+
 void MainWindow::setPlanned(std::shared_ptr<const PlannedScenario> planned) {
   planned_ = std::move(planned);
+  save_plan_action_->setEnabled(planned_ != nullptr);
   emit plannedChanged(planned_);
 }
 
@@ -137,9 +200,7 @@ void MainWindow::onFinished(std::shared_ptr<const planner::Plan> plan) {
   planned->path = document_->path();
   planned->scenario = std::move(*planning_scenario_);
   planning_scenario_.reset();
-  planned->document =
-      nlohmann::json::parse(document_->text().toStdString(), nullptr, /*allow_exceptions=*/false);
-  if (planned->document.is_discarded()) planned->document = nullptr;
+  planned->document = EmbeddedScenarioJson(document_->text());
   planned->catalog = catalog_;
   planned->plan = std::move(plan);
   setPlanned(std::move(planned));

@@ -28,11 +28,22 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
+  // The catalog scenarios are parsed and planned against (default: the
+  // built-in one; trainsim-gui --catalog adds a file).
+  void setCatalog(std::shared_ptr<const Catalog> catalog);
+  // A hardware profile attached to every scenario (trainsim-gui --profile).
+  void setProfile(const QString& path) { document_->setProfile(path); }
   bool openScenario(const QString& path);  // false: a message is shown in the status line
+  // Writes the plan JSON (as `trainsim plan --out`); false: a message is shown.
+  bool savePlan(const QString& path);
+  // Shows every page in turn, waits while a page says it is busy (a "busy"
+  // property), and saves DIR/<page>.png. False and *error on a failure.
+  bool saveScreenshots(const QString& dir, QString* error);
 
   // For the tests.
   QAction* planAction() const { return plan_action_; }
   QAction* cancelAction() const { return cancel_action_; }
+  QAction* savePlanAction() const { return save_plan_action_; }
   QTabWidget* tabs() const { return tabs_; }
   PlanPage* planPage() const { return plan_page_; }
   ScenarioDocument* document() const { return document_; }
@@ -53,6 +64,7 @@ class MainWindow : public QMainWindow {
 
  private:
   void openDialog();
+  void savePlanDialog();
   void onFinished(std::shared_ptr<const trainsim::planner::Plan> plan);
   void onFailed(const QString& message);
   void setPlanned(std::shared_ptr<const PlannedScenario> planned);
@@ -67,7 +79,7 @@ class MainWindow : public QMainWindow {
   PlanWorker* worker_;
   bool planning_ = false;
 
-  QAction *open_action_, *plan_action_, *cancel_action_;
+  QAction *open_action_, *plan_action_, *cancel_action_, *save_plan_action_;
   QProgressBar* progress_;
   QLabel* status_;
   QTabWidget* tabs_;

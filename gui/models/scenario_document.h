@@ -39,6 +39,10 @@ class ScenarioDocument : public QObject {
   void setText(const QString& text);
   bool modified() const { return modified_; }
 
+  // A hardware profile to attach instead of cluster.profile (like `trainsim
+  // plan --profile`); empty: none.
+  void setProfile(const QString& path) { profile_ = path; }
+
   // Parses the text like `trainsim plan` loads the file (cluster.profile
   // resolved next to the file). True and scenario() on success; false and
   // error() otherwise.
@@ -51,7 +55,7 @@ class ScenarioDocument : public QObject {
   void parsed(bool ok);
 
  private:
-  QString path_, text_;
+  QString path_, text_, profile_;
   bool modified_ = false;
   std::optional<Scenario> scenario_;
   ScenarioError error_;

@@ -1,0 +1,22 @@
+#include "gui/models/plan_export.h"
+
+#include "planner/sweep_journal.h"
+
+namespace trainsim::gui {
+
+nlohmann::json EmbeddedScenarioJson(const QString& text) {
+  nlohmann::json doc =
+      nlohmann::json::parse(text.toStdString(), nullptr, /*allow_exceptions=*/false);
+  return doc.is_discarded() ? nlohmann::json() : doc;
+}
+
+std::string PlanJsonText(const PlannedScenario& planned) {
+  return planner::ToJson(planned.scenario, *planned.plan, planned.document).dump(2) + "\n";
+}
+
+Status SavePlanJson(const PlannedScenario& planned, const QString& path) {
+  if (!planned.plan) return Status::InvalidInput(path.toStdString() + ": there is no plan to save");
+  return planner::WriteFileAtomically(path.toStdString(), PlanJsonText(planned));
+}
+
+}  // namespace trainsim::gui
