@@ -15,6 +15,16 @@
 
 namespace trainsim::gui {
 
+namespace {
+
+// Enough decimals to tell the ticks of an axis spanning `span` apart.
+QString LabelFormat(double span) {
+  const int decimals = span >= 10 ? 0 : span >= 1 ? 1 : 2;
+  return QStringLiteral("%.%1f").arg(decimals);
+}
+
+}  // namespace
+
 PlanPage::PlanPage(QWidget* parent)
     : QWidget(parent),
       candidates_(new CandidateTableModel(this)),
@@ -154,10 +164,11 @@ void PlanPage::rebuildChart() {
   }
   const auto axes = chart_view_->chart()->axes();
   for (QAbstractAxis* a : axes) {
-    if (a->orientation() == Qt::Horizontal)
-      a->setRange(x0, x1);
-    else
-      a->setRange(y0, y1);
+    auto* axis = static_cast<QValueAxis*>(a);
+    const bool horizontal = a->orientation() == Qt::Horizontal;
+    axis->setRange(horizontal ? x0 : y0, horizontal ? x1 : y1);
+    axis->applyNiceNumbers();
+    axis->setLabelFormat(LabelFormat(axis->max() - axis->min()));
   }
 }
 
