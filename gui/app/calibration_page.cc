@@ -225,10 +225,9 @@ void CalibrationPage::onFinished(const QString& path, int exit_code) {
   const bool loaded = loadProfile(path);
   if (loaded) {
     showStatus(exit_code == 0 ? QStringLiteral("Profile written to %1.").arg(path)
-                              : QStringLiteral("Incomplete profile written to %1 (%2 failures or "
-                                               "an interrupt; see the summary).")
-                                    .arg(path)
-                                    .arg(curves_->profile()->profile.failures.size()));
+                              : QStringLiteral("Incomplete profile written to %1: its failures "
+                                               "are listed in the summary.")
+                                    .arg(path));
   }
   emit runEnded();
 }
