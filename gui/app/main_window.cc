@@ -48,6 +48,8 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_ = new QTabWidget;
   plan_page_ = new PlanPage;
   tabs_->addTab(plan_page_, QStringLiteral("Plan"));
+  calibration_page_ = new CalibrationPage(catalog_);
+  tabs_->addTab(calibration_page_, QStringLiteral("Calibration"));
   setCentralWidget(tabs_);
   connect(this, &MainWindow::plannedChanged, plan_page_, &PlanPage::setPlanned);
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "gui/app/calibration_page.h"
 #include "gui/app/plan_page.h"
 #include "gui/models/plan_worker.h"
 #include "gui/models/planned.h"
@@ -46,6 +47,7 @@ class MainWindow : public QMainWindow {
   QAction* savePlanAction() const { return save_plan_action_; }
   QTabWidget* tabs() const { return tabs_; }
   PlanPage* planPage() const { return plan_page_; }
+  CalibrationPage* calibrationPage() const { return calibration_page_; }
   ScenarioDocument* document() const { return document_; }
   const std::shared_ptr<const PlannedScenario>& planned() const { return planned_; }
   QString statusText() const;
@@ -84,6 +86,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_;
   QTabWidget* tabs_;
   PlanPage* plan_page_;
+  CalibrationPage* calibration_page_;
 };
 
 }  // namespace trainsim::gui

@@ -1,5 +1,6 @@
 #include "gui/tests/support.h"
 
+#include <QFile>
 #include <cstdlib>
 
 namespace trainsim::gui::test {
@@ -32,6 +33,15 @@ std::shared_ptr<const planner::Plan> SmallPlan() {
     return std::make_shared<const planner::Plan>(std::move(*p));
   }();
   return plan;
+}
+
+QString CpuProfilePath() {
+  return QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/tests/data/cpu-profile.json");
+}
+
+QByteArray ReadFile(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
 }  // namespace trainsim::gui::test

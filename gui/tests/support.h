@@ -3,6 +3,7 @@
 // its plan.
 #pragma once
 
+#include <QByteArray>
 #include <QString>
 #include <memory>
 
@@ -16,5 +17,10 @@ std::shared_ptr<const Catalog> TheCatalog();
 QString SmallScenarioPath();
 Scenario SmallScenario();
 std::shared_ptr<const planner::Plan> SmallPlan();  // planned once, shared
+
+// A hardware profile trainsim-calibrate --backend cpu wrote on a 2-core
+// machine (gui/tests/data/cpu-profile.json).
+QString CpuProfilePath();
+QByteArray ReadFile(const QString& path);  // empty when unreadable
 
 }  // namespace trainsim::gui::test

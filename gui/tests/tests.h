@@ -12,6 +12,9 @@ std::unique_ptr<QObject> MakePlanWorkerTest();
 std::unique_ptr<QObject> MakeScenarioDocumentTest();
 std::unique_ptr<QObject> MakeMainWindowTest();
 std::unique_ptr<QObject> MakeAppTest();
+std::unique_ptr<QObject> MakeProfileModelTest();
+std::unique_ptr<QObject> MakeCalibrationRunTest();
+std::unique_ptr<QObject> MakeCalibrationPageTest();
 
 inline std::vector<std::unique_ptr<QObject>> AllTests() {
   std::vector<std::unique_ptr<QObject>> t;
@@ -20,6 +23,9 @@ inline std::vector<std::unique_ptr<QObject>> AllTests() {
   t.push_back(MakeScenarioDocumentTest());
   t.push_back(MakeMainWindowTest());
   t.push_back(MakeAppTest());
+  t.push_back(MakeProfileModelTest());
+  t.push_back(MakeCalibrationRunTest());
+  t.push_back(MakeCalibrationPageTest());
   return t;
 }
 
