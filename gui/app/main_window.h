@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "gui/app/plan_page.h"
+#include "gui/app/scenario_page.h"
 #include "gui/models/plan_worker.h"
 #include "gui/models/planned.h"
 #include "gui/models/scenario_document.h"
@@ -35,6 +36,7 @@ class MainWindow : public QMainWindow {
   QAction* cancelAction() const { return cancel_action_; }
   QTabWidget* tabs() const { return tabs_; }
   PlanPage* planPage() const { return plan_page_; }
+  ScenarioPage* scenarioPage() const { return scenario_page_; }
   ScenarioDocument* document() const { return document_; }
   const std::shared_ptr<const PlannedScenario>& planned() const { return planned_; }
   QString statusText() const;
@@ -58,6 +60,7 @@ class MainWindow : public QMainWindow {
   void setPlanned(std::shared_ptr<const PlannedScenario> planned);
   void setPlanning(bool on);
   void showStatus(const QString& text);
+  void updateTitle();  // the file name, and * while modified
 
   std::shared_ptr<const Catalog> catalog_;
   ScenarioDocument* document_;
@@ -72,6 +75,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_;
   QTabWidget* tabs_;
   PlanPage* plan_page_;
+  ScenarioPage* scenario_page_;
 };
 
 }  // namespace trainsim::gui
