@@ -84,13 +84,11 @@ ScenarioPage::ScenarioPage(ScenarioDocument* document, std::shared_ptr<const Cat
   save_action_->setShortcut(QKeySequence::Save);
   save_as_action_ = bar->addAction(QStringLiteral("Save as…"));
   save_as_action_->setShortcut(QKeySequence::SaveAs);
-  bar->addSeparator();
   status_ = new QLabel;
   status_->setObjectName(QStringLiteral("scenarioStatus"));
   status_->setTextFormat(Qt::RichText);
   status_->setWordWrap(true);
   status_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-  bar->addWidget(status_);
 
   form_view_ = new QScrollArea;
   form_view_->setWidgetResizable(true);
@@ -104,7 +102,10 @@ ScenarioPage::ScenarioPage(ScenarioDocument* document, std::shared_ptr<const Cat
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(bar);
+  auto* top = new QHBoxLayout;  // the status wraps onto more lines when it is long
+  top->addWidget(bar, 0, Qt::AlignTop);
+  top->addWidget(status_, 1);
+  layout->addLayout(top);
   layout->addWidget(views_, 1);
   setStyleSheet(QStringLiteral("*[fieldError=\"true\"] { border: 2px solid %1; }").arg(kRed));
 

@@ -114,8 +114,7 @@ class ScenarioPageTest : public QObject {
     TypeInto(budget, QStringLiteral("-5"));
     QTRY_COMPARE_WITH_TIMEOUT(page->markedField(), QStringLiteral("search.budget_usd"), kWaitMs);
     QCOMPARE(page->errorLabel(QStringLiteral("search.budget_usd"))->text(),
-             w.document()->error().detail);
-    QVERIFY(w.document()->error().detail.startsWith(QStringLiteral("search.budget_usd: ")));
+             QStringLiteral("search.budget_usd: expected a number > 0, got -5"));
     QCOMPARE(OtherErrorsShown(page, QStringLiteral("search.budget_usd")), 0);
     QVERIFY(QDir().mkpath(QStringLiteral(TRAINSIM_SCREENSHOT_DIR)));  // for a look at the error
     QVERIFY(w.grab().save(QStringLiteral(TRAINSIM_SCREENSHOT_DIR "/scenario-error.png")));
@@ -176,6 +175,19 @@ class ScenarioPageTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(Valid(page), kWaitMs);
     QVERIFY(page->form().ok());
     QVERIFY(qobject_cast<QScrollArea*>(page->views()->widget(0))->widget()->isEnabled());
+
+    // A field the form does not have: in the status too, with its line:col.
+    QString text = json->toPlainText();
+    text.replace(QStringLiteral("\"search\": {"),
+                 QStringLiteral("\"parallel\": {\"bucket_mb\": -1},\n  \"search\": {"));
+    json->setPlainText(text);
+    QTRY_VERIFY_WITH_TIMEOUT(!Valid(page), kWaitMs);
+    const ScenarioError other = w.document()->error();
+    QCOMPARE(other.detail, QStringLiteral("parallel.bucket_mb: expected a number >= 0, got -1"));
+    QVERIFY(page->markedField().isEmpty());
+    QVERIFY(page->statusLabel()->text().contains(
+        QStringLiteral("%1:%2").arg(other.line).arg(other.column)));
+    QVERIFY(page->statusLabel()->text().contains(QStringLiteral("bucket_mb")));
   }
 
   void formAndJsonFollowEachOther() {
