@@ -52,6 +52,13 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(calibration_page_, QStringLiteral("Calibration"));
   setCentralWidget(tabs_);
   connect(this, &MainWindow::plannedChanged, plan_page_, &PlanPage::setPlanned);
+  scenario_page_ = new ScenarioPage(document_, catalog_);
+  tabs_->insertTab(0, scenario_page_, QStringLiteral("Scenario"));
+  tabs_->setCurrentWidget(scenario_page_);
+  connect(document_, &ScenarioDocument::modifiedChanged, this, &MainWindow::updateTitle);
+  connect(document_, &ScenarioDocument::textChanged, this, [this] {
+    plan_action_->setEnabled(catalog_ && !planning_ && !document_->text().isEmpty());
+  });
 
   // The worker on its thread.
   worker_->moveToThread(&thread_);
@@ -101,7 +108,7 @@ bool MainWindow::openScenario(const QString& path) {
     showStatus(document_->error().message);
     return false;
   }
-  setWindowTitle(QStringLiteral("trainsim — %1").arg(QFileInfo(path).fileName()));
+  tabs_->setCurrentWidget(scenario_page_);
   setPlanned(nullptr);
   plan_action_->setEnabled(catalog_ && !planning_);
   showStatus(QStringLiteral("%1 opened; press Plan.").arg(path));
@@ -167,12 +174,21 @@ void MainWindow::setPlanned(std::shared_ptr<const PlannedScenario> planned) {
   emit plannedChanged(planned_);
 }
 
+void MainWindow::updateTitle() {
+  const QString name = document_->path().isEmpty() ? QStringLiteral("untitled")
+                                                   : QFileInfo(document_->path()).fileName();
+  setWindowTitle(QStringLiteral("trainsim — %1%2")
+                     .arg(name, document_->modified() ? QStringLiteral("*") : QString()));
+}
+
 void MainWindow::startPlan() {
-  if (planning_ || !catalog_ || document_->path().isEmpty()) return;
-  if (!document_->parse(*catalog_)) {
+  if (planning_ || !catalog_ || document_->text().isEmpty()) return;
+  if (!document_->parse(*catalog_)) {  // the scenario page shows where
+    tabs_->setCurrentWidget(scenario_page_);
     onFailed(document_->error().message);
     return;
   }
+  tabs_->setCurrentWidget(plan_page_);
   worker_->clearCancel();  // a Cancel that came after the last plan had finished
   setPlanning(true);
   progress_->setRange(0, 0);  // busy until the first simulation
@@ -189,7 +205,7 @@ void MainWindow::cancelPlan() {
 
 void MainWindow::setPlanning(bool on) {
   planning_ = on;
-  plan_action_->setEnabled(!on && catalog_ && !document_->path().isEmpty());
+  plan_action_->setEnabled(!on && catalog_ && !document_->text().isEmpty());
   cancel_action_->setEnabled(on);
   open_action_->setEnabled(!on);
 }

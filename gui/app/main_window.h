@@ -11,6 +11,7 @@
 
 #include "gui/app/calibration_page.h"
 #include "gui/app/plan_page.h"
+#include "gui/app/scenario_page.h"
 #include "gui/models/plan_worker.h"
 #include "gui/models/planned.h"
 #include "gui/models/scenario_document.h"
@@ -48,6 +49,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs() const { return tabs_; }
   PlanPage* planPage() const { return plan_page_; }
   CalibrationPage* calibrationPage() const { return calibration_page_; }
+  ScenarioPage* scenarioPage() const { return scenario_page_; }
   ScenarioDocument* document() const { return document_; }
   const std::shared_ptr<const PlannedScenario>& planned() const { return planned_; }
   QString statusText() const;
@@ -72,6 +74,7 @@ class MainWindow : public QMainWindow {
   void setPlanned(std::shared_ptr<const PlannedScenario> planned);
   void setPlanning(bool on);
   void showStatus(const QString& text);
+  void updateTitle();  // the file name, and * while modified
 
   std::shared_ptr<const Catalog> catalog_;
   ScenarioDocument* document_;
@@ -87,6 +90,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_;
   PlanPage* plan_page_;
   CalibrationPage* calibration_page_;
+  ScenarioPage* scenario_page_;
 };
 
 }  // namespace trainsim::gui

@@ -46,7 +46,17 @@ bool ScenarioDocument::load(const QString& path) {
   modified_ = false;
   scenario_.reset();
   emit textChanged();
+  emit modifiedChanged(false);
   return true;
+}
+
+void ScenarioDocument::startNew(const QString& text) {
+  path_.clear();
+  text_ = text;
+  modified_ = false;
+  scenario_.reset();
+  emit textChanged();
+  emit modifiedChanged(false);
 }
 
 bool ScenarioDocument::save(const QString& path) {
@@ -63,15 +73,18 @@ bool ScenarioDocument::save(const QString& path) {
   }
   path_ = to;
   modified_ = false;
+  emit modifiedChanged(false);
   return true;
 }
 
 void ScenarioDocument::setText(const QString& text) {
   if (text == text_) return;
   text_ = text;
+  const bool was = modified_;
   modified_ = true;
   scenario_.reset();
   emit textChanged();
+  if (!was) emit modifiedChanged(true);
 }
 
 bool ScenarioDocument::parse(const Catalog& catalog) {

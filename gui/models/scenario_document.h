@@ -31,6 +31,8 @@ class ScenarioDocument : public QObject {
 
   // Reads the file; false (and errorMessage()) when it cannot be read.
   bool load(const QString& path);
+  // A new document with this text and no file yet (save() needs a path).
+  void startNew(const QString& text);
   // Writes the text to `path` (empty: the current path).
   bool save(const QString& path = QString());
 
@@ -52,6 +54,8 @@ class ScenarioDocument : public QObject {
 
  signals:
   void textChanged();
+  // modified() or path() may have changed (load, startNew, setText, save).
+  void modifiedChanged(bool modified);
   void parsed(bool ok);
 
  private:

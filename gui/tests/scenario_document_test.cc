@@ -68,6 +68,28 @@ class ScenarioDocumentTest : public QObject {
     QCOMPARE(doc.error().line, 2);
     QVERIFY2(doc.error().field.isEmpty(), qPrintable(doc.error().message));
   }
+
+  // What the window's title follows: modified() and path() changes.
+  void reportsModifiedAndNew() {
+    ScenarioDocument doc;
+    QSignalSpy modified(&doc, &ScenarioDocument::modifiedChanged);
+    QSignalSpy text(&doc, &ScenarioDocument::textChanged);
+    QVERIFY(doc.load(SmallScenarioPath()));
+    QCOMPARE(modified.count(), 1);
+    doc.setText(doc.text() + QStringLiteral(" "));
+    doc.setText(doc.text() + QStringLiteral(" "));
+    QCOMPARE(modified.count(), 2);  // once, on the first edit
+    QCOMPARE(modified.last().at(0).toBool(), true);
+    doc.startNew(QStringLiteral("{}"));
+    QVERIFY(doc.path().isEmpty());
+    QVERIFY(!doc.modified());
+    QCOMPARE(doc.text(), QStringLiteral("{}"));
+    QCOMPARE(modified.count(), 3);
+    QCOMPARE(modified.last().at(0).toBool(), false);
+    QCOMPARE(text.count(), 4);
+    QVERIFY(!doc.save());  // no path yet
+    QVERIFY(doc.error().message.contains(QStringLiteral("cannot write")));
+  }
 };
 
 std::unique_ptr<QObject> MakeScenarioDocumentTest() {

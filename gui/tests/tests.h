@@ -15,6 +15,8 @@ std::unique_ptr<QObject> MakeAppTest();
 std::unique_ptr<QObject> MakeProfileModelTest();
 std::unique_ptr<QObject> MakeCalibrationRunTest();
 std::unique_ptr<QObject> MakeCalibrationPageTest();
+std::unique_ptr<QObject> MakeScenarioFormTest();
+std::unique_ptr<QObject> MakeScenarioPageTest();
 
 inline std::vector<std::unique_ptr<QObject>> AllTests() {
   std::vector<std::unique_ptr<QObject>> t;
@@ -26,6 +28,8 @@ inline std::vector<std::unique_ptr<QObject>> AllTests() {
   t.push_back(MakeProfileModelTest());
   t.push_back(MakeCalibrationRunTest());
   t.push_back(MakeCalibrationPageTest());
+  t.push_back(MakeScenarioFormTest());
+  t.push_back(MakeScenarioPageTest());
   return t;
 }
 
