@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "gui/app/plan_page.h"
+#include "gui/app/scaling_page.h"
+#include "gui/app/timeline_page.h"
 #include "gui/models/plan_worker.h"
 #include "gui/models/planned.h"
 #include "gui/models/scenario_document.h"
@@ -35,6 +37,8 @@ class MainWindow : public QMainWindow {
   QAction* cancelAction() const { return cancel_action_; }
   QTabWidget* tabs() const { return tabs_; }
   PlanPage* planPage() const { return plan_page_; }
+  TimelinePage* timelinePage() const { return timeline_page_; }
+  ScalingPage* scalingPage() const { return scaling_page_; }
   ScenarioDocument* document() const { return document_; }
   const std::shared_ptr<const PlannedScenario>& planned() const { return planned_; }
   QString statusText() const;
@@ -72,6 +76,8 @@ class MainWindow : public QMainWindow {
   QLabel* status_;
   QTabWidget* tabs_;
   PlanPage* plan_page_;
+  TimelinePage* timeline_page_;
+  ScalingPage* scaling_page_;
 };
 
 }  // namespace trainsim::gui

@@ -11,6 +11,9 @@ std::unique_ptr<QObject> MakeModelTest();
 std::unique_ptr<QObject> MakePlanWorkerTest();
 std::unique_ptr<QObject> MakeScenarioDocumentTest();
 std::unique_ptr<QObject> MakeMainWindowTest();
+std::unique_ptr<QObject> MakeTimelineTest();
+std::unique_ptr<QObject> MakeScalingModelTest();
+std::unique_ptr<QObject> MakeTimelineWindowTest();
 
 inline std::vector<std::unique_ptr<QObject>> AllTests() {
   std::vector<std::unique_ptr<QObject>> t;
@@ -18,6 +21,9 @@ inline std::vector<std::unique_ptr<QObject>> AllTests() {
   t.push_back(MakePlanWorkerTest());
   t.push_back(MakeScenarioDocumentTest());
   t.push_back(MakeMainWindowTest());
+  t.push_back(MakeTimelineTest());
+  t.push_back(MakeScalingModelTest());
+  t.push_back(MakeTimelineWindowTest());
   return t;
 }
 

@@ -1,0 +1,208 @@
+// The Timeline and Scaling pages in the window, offscreen: the timeline
+// follows the plan view's selection (simulated on the page's worker thread),
+// zooms, and waits while hidden; the scaling chart has one point per
+// Plan::scaling entry and the stops-paying mark; the pricing bars follow the
+// selection. Then the screenshots of both pages.
+#include <QDir>
+#include <QItemSelectionModel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QtCharts/QBarSeries>
+#include <QtCharts/QBarSet>
+#include <QtCharts/QHorizontalStackedBarSeries>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
+#include <QtTest>
+
+#include "gui/app/main_window.h"
+#include "gui/tests/support.h"
+#include "gui/tests/tests.h"
+
+namespace trainsim::gui::test {
+namespace {
+
+// Plans `path` in `w` and waits for the plan and, when the timeline tab is
+// current, the recommendation's timeline.
+bool PlanAndWait(MainWindow& w, const QString& path) {
+  if (!w.openScenario(path)) return false;
+  QSignalSpy shown(&w, &MainWindow::planShown);
+  QSignalSpy timeline(w.timelinePage(), &TimelinePage::timelineShown);
+  w.startPlan();
+  if (!shown.wait(60000) && shown.isEmpty()) return false;
+  if (w.tabs()->currentWidget() != w.timelinePage()) return true;
+  return !timeline.isEmpty() || timeline.wait(60000);
+}
+
+// Selects the table row of confirmed candidate `confirmed` in the plan view.
+void SelectConfirmed(MainWindow& w, int confirmed) {
+  const int row = w.planPage()->candidates()->rowOfConfirmed(confirmed);
+  const QModelIndex source = w.planPage()->candidates()->index(row, 0);
+  w.planPage()->tableView()->selectRow(w.planPage()->proxy()->mapFromSource(source).row());
+}
+
+void Save(QWidget& w, const QString& page) {
+  const QPixmap shot = w.grab();
+  const QString dir = QStringLiteral(TRAINSIM_SCREENSHOT_DIR);
+  QVERIFY(QDir().mkpath(dir));
+  const QString path = dir + QStringLiteral("/%1.png").arg(page);
+  QVERIFY(shot.save(path));
+  QVERIFY(QFileInfo(path).size() > 10000);
+  if (qEnvironmentVariableIsSet("TRAINSIM_UPDATE_DOCS_SCREENSHOTS")) {
+    QVERIFY(QDir().mkpath(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images")));
+    QVERIFY(shot.save(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images/gui-%1.png").arg(page)));
+  }
+}
+
+}  // namespace
+
+class TimelineWindowTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void timelineFollowsTheSelection() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.tabs()->setCurrentWidget(w.timelinePage());
+    QVERIFY(PlanAndWait(w, SmallScenarioPath()));
+    TimelinePage* page = w.timelinePage();
+    const auto plan = w.planned()->plan;
+    QCOMPARE(page->shownCandidate(), plan->best);
+
+    // A candidate that is not the recommendation.
+    const int other = plan->best == 0 ? 1 : 0;
+    QSignalSpy shown(page, &TimelinePage::timelineShown);
+    SelectConfirmed(w, other);
+    QVERIFY(page->busy());
+    QVERIFY(page->cancelButton()->isEnabled());
+    QCOMPARE(page->shownCandidate(), -1);  // the old trace is gone at once
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+    QCOMPARE(shown.at(0).at(0).toInt(), other);
+    QCOMPARE(page->shownCandidate(), other);
+    QVERIFY(!page->busy());
+    QVERIFY(page->model()->rowCount() > 0);
+    QCOMPARE(page->model()->timeline()->step_s, plan->confirmed[other].simulated.step.step_time_s);
+    QVERIFY(page->statusText().startsWith(QStringLiteral("#%1 ").arg(other + 1)));
+    QVERIFY(page->breakdownSeries()->count() > 0);
+
+    // Zoom: + halves the span, the wheel keeps the time under the cursor.
+    GanttView* g = page->gantt();
+    QCOMPARE(g->visibleStartS(), 0.0);
+    const double span = g->visibleSpanS();
+    QVERIFY(span >= page->model()->timeline()->step_s);
+    g->zoomIn();
+    QVERIFY(std::abs(g->visibleSpanS() - span / 2) <= 1e-12 * span);
+    const QPoint at(g->viewport()->width() * 3 / 4, 40);
+    const double t = g->timeAt(at.x());
+    QWheelEvent wheel(at, g->viewport()->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(g->viewport(), &wheel);
+    QVERIFY(g->visibleSpanS() < span / 2);
+    QVERIFY(std::abs(g->timeAt(at.x()) - t) <= 1e-9 * span);
+    g->fit();
+    QCOMPARE(g->visibleSpanS(), span);
+    // The event under a bar's pixel is found for its tooltip.
+    int lane = -1;
+    const TimelineEvent& first = page->model()->lane(0).events.front();
+    const double mid = (first.start_s + first.end_s) / 2;
+    QCOMPARE(g->eventAt(QPoint(static_cast<int>(g->xOf(mid)), g->laneY(0) + 10), &lane), &first);
+    QCOMPARE(lane, 0);
+  }
+
+  void hiddenTimelineWaitsUntilShown() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(PlanAndWait(w, SmallScenarioPath()));  // the plan tab is current
+    TimelinePage* page = w.timelinePage();
+    QVERIFY(!page->busy());
+    QCOMPARE(page->shownCandidate(), -1);
+    QSignalSpy shown(page, &TimelinePage::timelineShown);
+    w.tabs()->setCurrentWidget(page);
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+    QCOMPARE(page->shownCandidate(), w.planned()->plan->best);
+    // A new plan clears the page.
+    w.openScenario(SmallScenarioPath());
+    QCOMPARE(page->shownCandidate(), -1);
+    QVERIFY(!page->busy());
+  }
+
+  void cancelDiscardsTheTimeline() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.tabs()->setCurrentWidget(w.timelinePage());
+    QVERIFY(PlanAndWait(w, SmallScenarioPath()));
+    TimelinePage* page = w.timelinePage();
+    QSignalSpy shown(page, &TimelinePage::timelineShown);
+    SelectConfirmed(w, 2);
+    QVERIFY(page->busy());
+    page->cancelButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!page->busy(), 60000);
+    QVERIFY(page->statusText().startsWith(QStringLiteral("Cancelled")));
+    QTest::qWait(50);
+    QCOMPARE(shown.count(), 0);
+    QCOMPARE(page->shownCandidate(), -1);
+  }
+
+  void scalingChartAndPricing() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(PlanAndWait(w, SmallScenarioPath()));
+    ScalingPage* page = w.scalingPage();
+    auto plan = w.planned()->plan;
+    QCOMPARE(page->throughputSeries()->count(), static_cast<int>(plan->scaling.size()));
+    QCOMPARE(plan->scaling_stops_paying, 0);
+    QCOMPARE(page->stopsPayingSeries()->count(), 0);
+
+    QVERIFY(PlanAndWait(w, PipelineScenarioPath()));
+    plan = w.planned()->plan;
+    QCOMPARE(page->throughputSeries()->count(), static_cast<int>(plan->scaling.size()));
+    int priced_points = 0;
+    for (const planner::ScalingPoint& p : plan->scaling)
+      priced_points += p.expected_cost_usd ? 1 : 0;
+    QCOMPARE(page->costSeries()->count(), priced_points);
+    QVERIFY(plan->scaling_stops_paying > 0);
+    QCOMPARE(page->stopsPayingSeries()->count(), 1);
+    QCOMPARE(page->stopsPayingSeries()->at(0).x(), double(plan->scaling_stops_paying));
+
+    // The pricing bars: the recommendation's options, then another candidate's.
+    QCOMPARE(page->pricing()->confirmed(), plan->best);
+    QCOMPARE(page->pricingSeries()->count(), 3);  // expected, P50, P90
+    QCOMPARE(page->pricingSeries()->barSets().at(2)->count(), page->pricing()->rowCount());
+    QCOMPARE(page->pricingSeries()->barSets().at(2)->at(0),
+             page->pricing()->option(0).job.cost_usd->p90);
+    SelectConfirmed(w, plan->best == 0 ? 1 : 0);
+    QCOMPARE(page->pricing()->confirmed(), plan->best == 0 ? 1 : 0);
+  }
+
+  void screenshots() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.tabs()->setCurrentWidget(w.timelinePage());
+    QVERIFY(PlanAndWait(w, PipelineScenarioPath()));
+    QVERIFY(w.planned()->plan->confirmed[w.planned()->plan->best].candidate.pp > 1);
+    QTest::qWait(100);  // let the charts lay out
+    Save(w, QStringLiteral("timeline"));
+    w.tabs()->setCurrentWidget(w.scalingPage());
+    QTest::qWait(100);
+    Save(w, QStringLiteral("scaling"));
+  }
+};
+
+std::unique_ptr<QObject> MakeTimelineWindowTest() { return std::make_unique<TimelineWindowTest>(); }
+
+}  // namespace trainsim::gui::test
+
+#include "timeline_window_test.moc"
