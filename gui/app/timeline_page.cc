@@ -56,7 +56,6 @@ TimelinePage::TimelinePage(QWidget* parent)
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
   connect(worker_, &TimelineWorker::finished, this, &TimelinePage::onFinished);
   connect(worker_, &TimelineWorker::failed, this, &TimelinePage::onFailed);
-  connect(worker_, &TimelineWorker::cancelled, this, &TimelinePage::onCancelled);
   connect(model_, &QAbstractItemModel::modelReset, this, &TimelinePage::rebuildBreakdown);
   thread_.start();
 }
@@ -182,6 +181,13 @@ void TimelinePage::start() {
 void TimelinePage::cancel() {
   if (!busy_) return;
   worker_->cancel();
+  // The result may already be on its way (queued to this thread): forget the
+  // request here, so that nothing of it shows after Cancel.
+  request_ = 0;
+  setBusy(false);
+  status_->setText(QStringLiteral("Cancelled: the simulation of %1 finishes in the background "
+                                  "and its result is discarded.")
+                       .arg(describe(wanted_)));
 }
 
 void TimelinePage::setBusy(bool on) {
@@ -208,15 +214,6 @@ void TimelinePage::onFailed(quint64 id, const QString& message) {
   setBusy(false);
   status_->setText(message);
   emit timelineFailed(message);
-}
-
-void TimelinePage::onCancelled(quint64 id) {
-  if (id != request_) return;
-  setBusy(false);
-  pending_ = false;
-  status_->setText(QStringLiteral("Cancelled: the simulation of %1 finishes in the background "
-                                  "and its result is discarded.")
-                       .arg(describe(wanted_)));
 }
 
 void TimelinePage::rebuildBreakdown() {

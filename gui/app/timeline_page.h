@@ -64,7 +64,6 @@ class TimelinePage : public QWidget {
   void setBusy(bool on);
   void onFinished(quint64 id, std::shared_ptr<const trainsim::gui::Timeline> timeline);
   void onFailed(quint64 id, const QString& message);
-  void onCancelled(quint64 id);
   void rebuildBreakdown();
   QString describe(int confirmed) const;
 

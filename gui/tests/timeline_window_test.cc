@@ -145,11 +145,18 @@ class TimelineWindowTest : public QObject {
     SelectConfirmed(w, 2);
     QVERIFY(page->busy());
     page->cancelButton()->click();
-    QTRY_VERIFY_WITH_TIMEOUT(!page->busy(), 60000);
+    QVERIFY(!page->busy());
+    QVERIFY(!page->cancelButton()->isEnabled());
     QVERIFY(page->statusText().startsWith(QStringLiteral("Cancelled")));
-    QTest::qWait(50);
+    QTest::qWait(300);  // the discarded simulation ends meanwhile
     QCOMPARE(shown.count(), 0);
+    QVERIFY(page->statusText().startsWith(QStringLiteral("Cancelled")));
     QCOMPARE(page->shownCandidate(), -1);
+    // Selecting it again simulates it.
+    SelectConfirmed(w, 0);
+    SelectConfirmed(w, 2);
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+    QCOMPARE(page->shownCandidate(), 2);
   }
 
   void scalingChartAndPricing() {
