@@ -78,13 +78,13 @@ QChartView* ScalingPage::makeScalingChart() {
       QStringLiteral("Scaling of the recommended layout<br><small>estimated by the fast "
                      "estimator, not simulated</small>"));
   throughput_ = new QLineSeries;
-  throughput_->setName(QStringLiteral("samples/s (estimated)"));
+  throughput_->setName(QStringLiteral("samples/s"));
   throughput_->setPointsVisible(true);
   cost_ = new QLineSeries;
-  cost_->setName(QStringLiteral("expected cost $ (estimated)"));
+  cost_->setName(QStringLiteral("expected cost $"));
   cost_->setPointsVisible(true);
   stops_ = new QScatterSeries;
-  stops_->setName(QStringLiteral("adding nodes stops paying after this"));
+  stops_->setName(QStringLiteral("adding nodes stops paying"));
   stops_->setMarkerSize(16);
   stops_->setColor(QColor(214, 39, 40));
   stops_->setPointLabelsVisible(true);
@@ -159,6 +159,13 @@ void ScalingPage::rebuildScaling() {
   }
   throughput_->replace(rate);
   cost_->replace(cost);
+  // The curve is priced like the recommendation.
+  const planner::Plan* plan = planned_ ? planned_->plan.get() : nullptr;
+  cost_->setName(plan && plan->best >= 0 && plan->best_priced >= 0
+                     ? QStringLiteral("expected cost $ (%1)")
+                           .arg(QString::fromLatin1(ToString(
+                               plan->confirmed[plan->best].priced[plan->best_priced].pricing)))
+                     : QStringLiteral("expected cost $"));
   stops_->replace(stops);
   QChart* chart = scaling_view_->chart();
   Axis(chart, Qt::AlignBottom)->setRange(min_nodes / 1.25, std::max(max_nodes, 2.0) * 1.25);

@@ -178,6 +178,8 @@ class TimelineWindowTest : public QObject {
     for (const planner::ScalingPoint& p : plan->scaling)
       priced_points += p.expected_cost_usd ? 1 : 0;
     QCOMPARE(page->costSeries()->count(), priced_points);
+    const Pricing pricing = plan->confirmed[plan->best].priced[plan->best_priced].pricing;
+    QVERIFY(page->costSeries()->name().contains(QString::fromLatin1(ToString(pricing))));
     QVERIFY(plan->scaling_stops_paying > 0);
     QCOMPARE(page->stopsPayingSeries()->count(), 1);
     QCOMPARE(page->stopsPayingSeries()->at(0).x(), double(plan->scaling_stops_paying));
