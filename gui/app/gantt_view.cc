@@ -142,6 +142,7 @@ bool GanttView::viewportEvent(QEvent* event) {
 }
 
 void GanttView::paintEvent(QPaintEvent*) {
+  painted_bars_ = 0;
   QPainter p(viewport());
   p.fillRect(viewport()->rect(), palette().base());
   if (!model_ || model_->rowCount() == 0) {
@@ -187,6 +188,7 @@ void GanttView::paintLane(QPainter& p, const TimelineLane& lane, int y) const {
     if (x1 <= covered) continue;
     const int from = std::max(x0, covered);
     p.fillRect(from, y + 3, x1 - from, kLaneHeight - 6, color);
+    ++painted_bars_;
     if (x1 - x0 > 3) {  // a thin edge separates back-to-back events
       p.fillRect(x0, y + 3, 1, kLaneHeight - 6, color.darker(130));
     }

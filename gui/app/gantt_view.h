@@ -31,7 +31,8 @@ class GanttView : public QAbstractScrollArea {
   // The viewport x of a time, and back.
   double xOf(double t_s) const;
   double timeAt(double x) const;
-  int laneY(int row) const;  // the viewport y of a lane's top
+  int laneY(int row) const;                          // the viewport y of a lane's top
+  int paintedBars() const { return painted_bars_; }  // in the last paint
 
  public slots:
   void zoomIn();
@@ -58,6 +59,7 @@ class GanttView : public QAbstractScrollArea {
   TimelineModel* model_ = nullptr;
   double start_s_ = 0, span_s_ = 1;
   bool syncing_ = false;  // the scroll bars are being set from the view
+  mutable int painted_bars_ = 0;
 };
 
 }  // namespace trainsim::gui

@@ -4,6 +4,7 @@
 // Plan::scaling entry and the stops-paying mark; the pricing bars follow the
 // selection. Then the screenshots of both pages.
 #include <QDir>
+#include <QElapsedTimer>
 #include <QItemSelectionModel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -112,6 +113,38 @@ class TimelineWindowTest : public QObject {
     const double mid = (first.start_s + first.end_s) / 2;
     QCOMPARE(g->eventAt(QPoint(static_cast<int>(g->xOf(mid)), g->laneY(0) + 10), &lane), &first);
     QCOMPARE(lane, 0);
+  }
+
+  void ganttPaintsOnlyWhatIsInView() {
+    // 40 lanes of 5000 back-to-back 10 us events: 200000 events over 50 ms.
+    sim::StepResult step;
+    step.step_time_s = 0.05;
+    for (int gpu = 0; gpu < 5; ++gpu) {
+      for (int track = 0; track < sim::kTrackCount; ++track) {
+        for (int i = 0; i < 5000; ++i)
+          step.trace.push_back({gpu, track, "op", i * 1e-5, (i + 1) * 1e-5});
+      }
+    }
+    TimelineModel model;
+    model.setTimeline(std::make_shared<const Timeline>(BuildTimeline(step)));
+    GanttView g;
+    g.setModel(&model);
+    g.resize(1000, 400);
+    g.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&g));
+    QElapsedTimer timer;
+    timer.start();
+    g.viewport()->repaint();
+    // Fitted: at most one bar per pixel column of each lane in view.
+    const int lanes_in_view = 400 / 20;
+    QVERIFY2(g.paintedBars() <= lanes_in_view * g.viewport()->width(),
+             qPrintable(QString::number(g.paintedBars())));
+    QVERIFY(g.paintedBars() > 0);
+    for (int i = 0; i < 10; ++i) g.zoomIn();  // 1/1024 of the step: about 5 events per lane
+    g.viewport()->repaint();
+    QVERIFY2(g.paintedBars() <= lanes_in_view * 8, qPrintable(QString::number(g.paintedBars())));
+    QVERIFY(g.paintedBars() >= lanes_in_view - 2);
+    qInfo("two paints of 200000 events: %lld ms", static_cast<long long>(timer.elapsed()));
   }
 
   void hiddenTimelineWaitsUntilShown() {
