@@ -153,16 +153,18 @@ void TimelinePage::showCandidate(std::shared_ptr<const PlannedScenario> planned,
   planned_ = std::move(planned);
   wanted_ = valid ? confirmed : -1;
   model_->clear();  // never a stale candidate's trace, even while the page is hidden
+  request_ = 0;     // whatever still runs is stale
+  setBusy(false);
+  pending_ = valid;
   if (!valid) {
     worker_->cancel();
-    request_ = 0;  // whatever still runs is stale
-    pending_ = false;
-    setBusy(false);
     status_->setText(QStringLiteral("Plan a scenario and select a candidate."));
-    return;
+  } else if (isVisible()) {
+    start();
+  } else {
+    status_->setText(
+        QStringLiteral("%1 is simulated when this tab is shown.").arg(describe(wanted_)));
   }
-  pending_ = true;
-  if (isVisible()) start();
 }
 
 void TimelinePage::showEvent(QShowEvent* event) {

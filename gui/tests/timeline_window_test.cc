@@ -160,6 +160,19 @@ class TimelineWindowTest : public QObject {
     w.tabs()->setCurrentWidget(page);
     QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
     QCOMPARE(page->shownCandidate(), w.planned()->plan->best);
+    // A selection made while hidden waits, and the run it supersedes never shows.
+    SelectConfirmed(w, 1);
+    QVERIFY(page->busy());
+    w.tabs()->setCurrentWidget(w.planPage());
+    SelectConfirmed(w, 2);
+    QVERIFY(!page->busy());
+    QVERIFY(page->statusText().contains(QStringLiteral("when this tab is shown")));
+    QTest::qWait(300);  // the superseded simulation of 1 ends meanwhile
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(page->shownCandidate(), -1);
+    w.tabs()->setCurrentWidget(page);
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 2, 60000);
+    QCOMPARE(page->shownCandidate(), 2);
     // A new plan clears the page.
     w.openScenario(SmallScenarioPath());
     QCOMPARE(page->shownCandidate(), -1);
