@@ -26,6 +26,14 @@ double NiceStep(double raw) {
   return 10 * base;
 }
 
+// The first event of `lane` that may end at or after `t_s`: events are sorted
+// by start, and none that starts more than the longest event before t_s can.
+std::vector<TimelineEvent>::const_iterator FirstReaching(const TimelineLane& lane, double t_s) {
+  const double earliest = t_s - lane.longest_event_s;
+  return std::partition_point(lane.events.begin(), lane.events.end(),
+                              [&](const TimelineEvent& e) { return e.start_s < earliest; });
+}
+
 QString Ms(double s) { return QString::number(s * 1e3, 'g', 6) + QStringLiteral(" ms"); }
 
 }  // namespace
@@ -117,10 +125,12 @@ const TimelineEvent* GanttView::eventAt(QPoint pos, int* lane) const {
   const int row = (pos.y() - kAxisHeight + verticalScrollBar()->value()) / kLaneHeight;
   if (row < 0 || row >= model_->rowCount()) return nullptr;
   const double t = timeAt(pos.x()), slack = span_s_ / plotWidth();  // one pixel
-  for (const TimelineEvent& e : model_->lane(row).events) {
-    if (e.start_s - slack <= t && t <= e.end_s + slack) {
+  const TimelineLane& l = model_->lane(row);
+  for (auto it = FirstReaching(l, t - slack); it != l.events.end(); ++it) {
+    if (it->start_s - slack > t) break;
+    if (t <= it->end_s + slack) {
       if (lane) *lane = row;
-      return &e;
+      return &*it;
     }
   }
   return nullptr;
@@ -175,10 +185,7 @@ void GanttView::paintLanes(QPainter& p) const {
 
 void GanttView::paintLane(QPainter& p, const TimelineLane& lane, int y) const {
   const double view_end = start_s_ + span_s_;
-  // Events are sorted by start; none starting before this can reach the view.
-  const double earliest = start_s_ - lane.longest_event_s;
-  auto it = std::partition_point(lane.events.begin(), lane.events.end(),
-                                 [&](const TimelineEvent& e) { return e.start_s < earliest; });
+  auto it = FirstReaching(lane, start_s_);
   const QColor color = TrackColor(lane.track);
   int covered = -1;  // the right edge of the bars already painted: skip sub-pixel repeats
   for (; it != lane.events.end() && it->start_s <= view_end; ++it) {

@@ -144,6 +144,12 @@ class TimelineWindowTest : public QObject {
     g.viewport()->repaint();
     QVERIFY2(g.paintedBars() <= lanes_in_view * 8, qPrintable(QString::number(g.paintedBars())));
     QVERIFY(g.paintedBars() >= lanes_in_view - 2);
+    // The tooltip's event is found by time in the zoomed view.
+    const double mid = g.visibleStartS() + g.visibleSpanS() / 2;
+    const TimelineEvent* e = g.eventAt(QPoint(static_cast<int>(g.xOf(mid)), g.laneY(3) + 10));
+    QVERIFY(e);
+    QVERIFY(e->start_s - 1e-6 <= mid && mid <= e->end_s + 1e-6);
+    QCOMPARE(&*model.lane(3).events.begin() + static_cast<int>(e->start_s / 1e-5 + 0.5), e);
     qInfo("two paints of 200000 events: %lld ms", static_cast<long long>(timer.elapsed()));
   }
 
