@@ -59,6 +59,17 @@ MainWindow::MainWindow(QWidget* parent)
   connect(document_, &ScenarioDocument::textChanged, this, [this] {
     plan_action_->setEnabled(catalog_ && !planning_ && !document_->text().isEmpty());
   });
+  timeline_page_ = new TimelinePage;
+  tabs_->addTab(timeline_page_, QStringLiteral("Timeline"));
+  scaling_page_ = new ScalingPage;
+  tabs_->addTab(scaling_page_, QStringLiteral("Scaling"));
+  // planned_ is set before plannedChanged, which selects the recommendation.
+  connect(this, &MainWindow::plannedChanged, timeline_page_, &TimelinePage::setPlanned);
+  connect(this, &MainWindow::plannedChanged, scaling_page_, &ScalingPage::setPlanned);
+  connect(plan_page_, &PlanPage::candidateSelected, this, [this](int confirmed) {
+    timeline_page_->showCandidate(planned_, confirmed);
+    scaling_page_->showCandidate(planned_, confirmed);
+  });
 
   // The worker on its thread.
   worker_->moveToThread(&thread_);

@@ -12,6 +12,8 @@
 #include "gui/app/calibration_page.h"
 #include "gui/app/plan_page.h"
 #include "gui/app/scenario_page.h"
+#include "gui/app/scaling_page.h"
+#include "gui/app/timeline_page.h"
 #include "gui/models/plan_worker.h"
 #include "gui/models/planned.h"
 #include "gui/models/scenario_document.h"
@@ -50,6 +52,8 @@ class MainWindow : public QMainWindow {
   PlanPage* planPage() const { return plan_page_; }
   CalibrationPage* calibrationPage() const { return calibration_page_; }
   ScenarioPage* scenarioPage() const { return scenario_page_; }
+  TimelinePage* timelinePage() const { return timeline_page_; }
+  ScalingPage* scalingPage() const { return scaling_page_; }
   ScenarioDocument* document() const { return document_; }
   const std::shared_ptr<const PlannedScenario>& planned() const { return planned_; }
   QString statusText() const;
@@ -91,6 +95,8 @@ class MainWindow : public QMainWindow {
   PlanPage* plan_page_;
   CalibrationPage* calibration_page_;
   ScenarioPage* scenario_page_;
+  TimelinePage* timeline_page_;
+  ScalingPage* scaling_page_;
 };
 
 }  // namespace trainsim::gui

@@ -44,4 +44,34 @@ QByteArray ReadFile(const QString& path) {
   return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
+QString PipelineScenarioPath() {
+  return QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/tests/data/plan-pipeline.json");
+}
+
+Scenario PipelineScenario() {
+  Expected<Scenario> s = LoadScenarioFile(PipelineScenarioPath().toStdString(), *TheCatalog());
+  if (!s.ok()) std::abort();
+  return *s;
+}
+
+std::shared_ptr<const planner::Plan> PipelinePlan() {
+  static const std::shared_ptr<const planner::Plan> plan = [] {
+    planner::PlanOptions options;
+    options.jobs = 2;
+    Expected<planner::Plan> p = planner::MakePlan(PipelineScenario(), *TheCatalog(), options);
+    if (!p.ok()) std::abort();
+    return std::make_shared<const planner::Plan>(std::move(*p));
+  }();
+  return plan;
+}
+
+std::shared_ptr<const PlannedScenario> MakePlanned(const Scenario& s,
+                                                   std::shared_ptr<const planner::Plan> plan) {
+  auto planned = std::make_shared<PlannedScenario>();
+  planned->scenario = s;
+  planned->catalog = TheCatalog();
+  planned->plan = std::move(plan);
+  return planned;
+}
+
 }  // namespace trainsim::gui::test

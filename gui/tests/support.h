@@ -1,6 +1,8 @@
 // Shared fixtures of the GUI tests: the built-in catalog, the small plan
 // scenario (tests/cli/data/plan-small.json, planned in about a second) and
-// its plan.
+// its plan, and the pipeline scenario (gui/tests/data/plan-pipeline.json:
+// the same model with pp 2 or 4 and up to 8 nodes, whose scaling curve
+// stops paying).
 #pragma once
 
 #include <QByteArray>
@@ -9,6 +11,7 @@
 
 #include "core/catalog.h"
 #include "core/scenario.h"
+#include "gui/models/planned.h"
 #include "planner/plan.h"
 
 namespace trainsim::gui::test {
@@ -17,6 +20,12 @@ std::shared_ptr<const Catalog> TheCatalog();
 QString SmallScenarioPath();
 Scenario SmallScenario();
 std::shared_ptr<const planner::Plan> SmallPlan();  // planned once, shared
+QString PipelineScenarioPath();
+Scenario PipelineScenario();
+std::shared_ptr<const planner::Plan> PipelinePlan();  // planned once, shared
+// What the window hands its pages for `plan` of `s` (no file, no document).
+std::shared_ptr<const PlannedScenario> MakePlanned(const Scenario& s,
+                                                   std::shared_ptr<const planner::Plan> plan);
 
 // A hardware profile trainsim-calibrate --backend cpu wrote on a 2-core
 // machine (gui/tests/data/cpu-profile.json).

@@ -17,6 +17,9 @@ std::unique_ptr<QObject> MakeCalibrationRunTest();
 std::unique_ptr<QObject> MakeCalibrationPageTest();
 std::unique_ptr<QObject> MakeScenarioFormTest();
 std::unique_ptr<QObject> MakeScenarioPageTest();
+std::unique_ptr<QObject> MakeTimelineTest();
+std::unique_ptr<QObject> MakeScalingModelTest();
+std::unique_ptr<QObject> MakeTimelineWindowTest();
 
 inline std::vector<std::unique_ptr<QObject>> AllTests() {
   std::vector<std::unique_ptr<QObject>> t;
@@ -30,6 +33,9 @@ inline std::vector<std::unique_ptr<QObject>> AllTests() {
   t.push_back(MakeCalibrationPageTest());
   t.push_back(MakeScenarioFormTest());
   t.push_back(MakeScenarioPageTest());
+  t.push_back(MakeTimelineTest());
+  t.push_back(MakeScalingModelTest());
+  t.push_back(MakeTimelineWindowTest());
   return t;
 }
 

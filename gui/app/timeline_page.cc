@@ -1,0 +1,245 @@
+#include "gui/app/timeline_page.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <QtCharts/QBarCategoryAxis>
+#include <QtCharts/QBarSet>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QHorizontalStackedBarSeries>
+#include <QtCharts/QValueAxis>
+
+#include "planner/space.h"
+
+namespace trainsim::gui {
+namespace {
+
+QString LegendHtml() {
+  QString html;
+  for (int t = 0; t < sim::kTrackCount; ++t) {
+    html += QStringLiteral("<span style=\"color:%1\">\u25a0</span>&nbsp;%2&nbsp;&nbsp; ")
+                .arg(TrackColor(t).name(), TrackName(t).toHtmlEscaped());
+  }
+  return html;
+}
+
+}  // namespace
+
+TimelinePage::TimelinePage(QWidget* parent)
+    : QWidget(parent), worker_(new TimelineWorker), model_(new TimelineModel(this)) {
+  gantt_ = new GanttView;
+  gantt_->setModel(model_);
+  breakdown_view_ = makeBreakdownChart();
+  auto* legend = new QLabel(LegendHtml());
+  legend->setTextFormat(Qt::RichText);
+  auto* top = new QWidget;
+  auto* top_layout = new QVBoxLayout(top);
+  top_layout->setContentsMargins(0, 0, 0, 0);
+  top_layout->addWidget(makeToolbar());
+  top_layout->addWidget(gantt_, 1);
+  top_layout->addWidget(legend);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(top);
+  split->addWidget(breakdown_view_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  split->setSizes({520, 240});
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connect(worker_, &TimelineWorker::finished, this, &TimelinePage::onFinished);
+  connect(worker_, &TimelineWorker::failed, this, &TimelinePage::onFailed);
+  connect(model_, &QAbstractItemModel::modelReset, this, &TimelinePage::rebuildBreakdown);
+  thread_.start();
+}
+
+TimelinePage::~TimelinePage() {
+  worker_->cancel();
+  thread_.quit();
+  thread_.wait();  // a running simulation finishes first (its child cannot be stopped)
+}
+
+QWidget* TimelinePage::makeToolbar() {
+  auto* bar = new QWidget;
+  auto* row = new QHBoxLayout(bar);
+  row->setContentsMargins(0, 0, 0, 0);
+  status_ = new QLabel(QStringLiteral("Plan a scenario and select a candidate."));
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  progress_ = new QProgressBar;
+  progress_->setMaximumWidth(160);
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  progress_->setTextVisible(false);
+  cancel_ = new QPushButton(QStringLiteral("Cancel"));
+  cancel_->setEnabled(false);
+  span_ = new QLabel;
+  auto* out = new QPushButton(QStringLiteral("\u2212"));
+  auto* in = new QPushButton(QStringLiteral("+"));
+  auto* fit = new QPushButton(QStringLiteral("Fit"));
+  out->setToolTip(QStringLiteral("Zoom out (or the mouse wheel over the chart)"));
+  in->setToolTip(QStringLiteral("Zoom in (or the mouse wheel over the chart)"));
+  for (QPushButton* b : {out, in, fit}) b->setMaximumWidth(48);
+  row->addWidget(status_, 1);
+  row->addWidget(progress_);
+  row->addWidget(cancel_);
+  row->addSpacing(12);
+  row->addWidget(span_);
+  row->addWidget(out);
+  row->addWidget(in);
+  row->addWidget(fit);
+  connect(cancel_, &QPushButton::clicked, this, &TimelinePage::cancel);
+  connect(out, &QPushButton::clicked, gantt_, &GanttView::zoomOut);
+  connect(in, &QPushButton::clicked, gantt_, &GanttView::zoomIn);
+  connect(fit, &QPushButton::clicked, gantt_, &GanttView::fit);
+  connect(gantt_, &GanttView::viewChanged, this, [this](double start_s, double span_s) {
+    span_->setText(QStringLiteral("%1 \u2013 %2 ms")
+                       .arg(start_s * 1e3, 0, 'f', 3)
+                       .arg((start_s + span_s) * 1e3, 0, 'f', 3));
+  });
+  return bar;
+}
+
+QChartView* TimelinePage::makeBreakdownChart() {
+  auto* chart = new QChart;
+  breakdown_ = new QHorizontalStackedBarSeries;
+  chart->addSeries(breakdown_);
+  auto* y = new QBarCategoryAxis;
+  y->append(QStringLiteral("step"));
+  auto* x = new QValueAxis;
+  x->setLabelFormat(QStringLiteral("%g ms"));
+  chart->addAxis(y, Qt::AlignLeft);
+  chart->addAxis(x, Qt::AlignBottom);
+  breakdown_->attachAxis(y);
+  breakdown_->attachAxis(x);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setTitle(QStringLiteral("Step breakdown"));
+  auto* view = new QChartView(chart);
+  view->setRenderHint(QPainter::Antialiasing);
+  view->setMinimumHeight(200);
+  return view;
+}
+
+QString TimelinePage::statusText() const { return status_->text(); }
+
+int TimelinePage::shownCandidate() const {
+  return model_->timeline() ? model_->timeline()->confirmed : -1;
+}
+
+QString TimelinePage::describe(int confirmed) const {
+  const planner::Plan& plan = *planned_->plan;
+  return QStringLiteral("#%1 %2")
+      .arg(confirmed + 1)
+      .arg(QString::fromStdString(
+          planner::Describe(plan.space, plan.confirmed[confirmed].candidate)));
+}
+
+void TimelinePage::setPlanned(std::shared_ptr<const PlannedScenario> planned) {
+  if (planned != planned_) showCandidate(std::move(planned), -1);
+}
+
+void TimelinePage::showCandidate(std::shared_ptr<const PlannedScenario> planned, int confirmed) {
+  const bool valid = planned && planned->plan && confirmed >= 0 &&
+                     confirmed < static_cast<int>(planned->plan->confirmed.size());
+  if (planned == planned_ && confirmed == wanted_ &&
+      (busy_ || pending_ || shownCandidate() == wanted_))
+    return;  // already there or on its way
+  planned_ = std::move(planned);
+  wanted_ = valid ? confirmed : -1;
+  model_->clear();  // never a stale candidate's trace, even while the page is hidden
+  request_ = 0;     // whatever still runs is stale
+  setBusy(false);
+  pending_ = valid;
+  if (!valid) {
+    worker_->cancel();
+    status_->setText(QStringLiteral("Plan a scenario and select a candidate."));
+  } else if (isVisible()) {
+    start();
+  } else {
+    status_->setText(
+        QStringLiteral("%1 is simulated when this tab is shown.").arg(describe(wanted_)));
+  }
+}
+
+void TimelinePage::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (pending_) start();
+}
+
+void TimelinePage::start() {
+  pending_ = false;
+  model_->clear();
+  request_ = worker_->request(planned_, wanted_);
+  setBusy(true);
+  status_->setText(QStringLiteral("Simulating %1\u2026").arg(describe(wanted_)));
+}
+
+void TimelinePage::cancel() {
+  if (!busy_) return;
+  worker_->cancel();
+  // The result may already be on its way (queued to this thread): forget the
+  // request here, so that nothing of it shows after Cancel.
+  request_ = 0;
+  setBusy(false);
+  status_->setText(QStringLiteral("Cancelled: the simulation of %1 finishes in the background "
+                                  "and its result is discarded.")
+                       .arg(describe(wanted_)));
+}
+
+void TimelinePage::setBusy(bool on) {
+  busy_ = on;
+  progress_->setRange(0, on ? 0 : 1);  // busy: the simulation reports no progress of its own
+  progress_->setValue(0);
+  cancel_->setEnabled(on);
+}
+
+void TimelinePage::onFinished(quint64 id, std::shared_ptr<const Timeline> timeline) {
+  if (id != request_) return;
+  setBusy(false);
+  model_->setTimeline(std::move(timeline));
+  status_->setText(QStringLiteral("%1: step %2 ms; %3 events in %4 lanes")
+                       .arg(describe(wanted_))
+                       .arg(model_->timeline()->step_s * 1e3, 0, 'f', 3)
+                       .arg(model_->eventCount())
+                       .arg(model_->rowCount()));
+  emit timelineShown(wanted_);
+}
+
+void TimelinePage::onFailed(quint64 id, const QString& message) {
+  if (id != request_) return;
+  setBusy(false);
+  status_->setText(message);
+  emit timelineFailed(message);
+}
+
+void TimelinePage::rebuildBreakdown() {
+  breakdown_->clear();
+  const std::shared_ptr<const Timeline>& t = model_->timeline();
+  QChart* chart = breakdown_view_->chart();
+  if (!t) {
+    chart->setTitle(QStringLiteral("Step breakdown"));
+    return;
+  }
+  for (const BreakdownPart& part : BreakdownParts(t->breakdown)) {
+    auto* set = new QBarSet(part.name);
+    set->setColor(part.color);
+    set->setBorderColor(part.color);
+    set->append(part.seconds * 1e3);
+    breakdown_->append(set);
+  }
+  for (QAbstractAxis* a : chart->axes(Qt::Horizontal)) {
+    a->setRange(0, t->step_s * 1e3);
+    static_cast<QValueAxis*>(a)->applyNiceNumbers();
+  }
+  chart->setTitle(QStringLiteral("Step %1 ms: where the time of the critical stage (%2) went")
+                      .arg(t->step_s * 1e3, 0, 'f', 3)
+                      .arg(t->critical_stage));
+}
+
+}  // namespace trainsim::gui

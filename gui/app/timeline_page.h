@@ -1,0 +1,89 @@
+// The step timeline: the candidate selected in the plan view, simulated with
+// the trace on (TimelineWorker on its own thread), as a Gantt chart of every
+// GPU's streams with zoom, and the step's breakdown as one stacked bar.
+// The page simulates only while it is visible: a selection made while it is
+// hidden waits until it is shown. A newer selection supersedes an older one;
+// Cancel discards the running simulation's result (the child process that
+// runs it cannot be stopped, sim/isolate.h).
+#pragma once
+
+#include <QThread>
+#include <QWidget>
+#include <memory>
+
+#include "gui/app/gantt_view.h"
+#include "gui/models/planned.h"
+#include "gui/models/timeline_model.h"
+#include "gui/models/timeline_worker.h"
+
+class QChartView;
+class QHorizontalStackedBarSeries;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+
+namespace trainsim::gui {
+
+class TimelinePage : public QWidget {
+  Q_OBJECT
+  // True while a simulation runs (MainWindow::saveScreenshots waits for it).
+  Q_PROPERTY(bool busy READ busy)
+
+ public:
+  explicit TimelinePage(QWidget* parent = nullptr);
+  ~TimelinePage() override;
+
+  // For the tests.
+  GanttView* gantt() const { return gantt_; }
+  TimelineModel* model() const { return model_; }
+  QHorizontalStackedBarSeries* breakdownSeries() const { return breakdown_; }
+  QChartView* breakdownView() const { return breakdown_view_; }
+  QPushButton* cancelButton() const { return cancel_; }
+  QProgressBar* progress() const { return progress_; }
+  QString statusText() const;
+  bool busy() const { return busy_; }
+  // The Plan::confirmed index on screen; -1 when none.
+  int shownCandidate() const;
+
+ public slots:
+  // A new plan: clears the page unless it already shows one of its candidates.
+  void setPlanned(std::shared_ptr<const trainsim::gui::PlannedScenario> planned);
+  // Shows planned->plan->confirmed[confirmed] (-1: nothing).
+  void showCandidate(std::shared_ptr<const trainsim::gui::PlannedScenario> planned, int confirmed);
+  void cancel();
+
+ signals:
+  void timelineShown(int confirmed);
+  void timelineFailed(QString message);
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+
+ private:
+  QWidget* makeToolbar();
+  QChartView* makeBreakdownChart();
+  void start();
+  void setBusy(bool on);
+  void onFinished(quint64 id, std::shared_ptr<const trainsim::gui::Timeline> timeline);
+  void onFailed(quint64 id, const QString& message);
+  void rebuildBreakdown();
+  QString describe(int confirmed) const;
+
+  QThread thread_;
+  TimelineWorker* worker_;
+  std::shared_ptr<const PlannedScenario> planned_;
+  int wanted_ = -1;       // the candidate to show
+  bool pending_ = false;  // wanted_ waits for the page to be shown
+  quint64 request_ = 0;   // the worker request whose signals count
+  bool busy_ = false;
+
+  TimelineModel* model_;
+  GanttView* gantt_;
+  QChartView* breakdown_view_;
+  QHorizontalStackedBarSeries* breakdown_;
+  QLabel *status_, *span_;
+  QProgressBar* progress_;
+  QPushButton* cancel_;
+};
+
+}  // namespace trainsim::gui

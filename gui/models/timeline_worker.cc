@@ -1,0 +1,68 @@
+#include "gui/models/timeline_worker.h"
+
+#include <QMetaObject>
+
+#include "planner/space.h"
+#include "sim/simulate.h"
+
+namespace trainsim::gui {
+
+Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirmed) {
+  if (!planned.plan || confirmed < 0 ||
+      confirmed >= static_cast<int>(planned.plan->confirmed.size())) {
+    return Status::InvalidInput("no such candidate: " + std::to_string(confirmed));
+  }
+  const planner::Plan& plan = *planned.plan;
+  const planner::Candidate& c = plan.confirmed[confirmed].candidate;
+  Scenario s = planned.scenario;
+  planner::ApplyCandidate(plan.space, c, &s);
+  sim::SimulateOptions options;  // as planner::MakePlan confirms, PlanOptions::params default
+  options.trace = true;
+  Expected<sim::SimulationResult> r = sim::Simulate(s, options);
+  if (!r.ok()) return r.status();
+  const std::string name = planner::Describe(plan.space, c);
+  if (!r->simulated) return Status::InvalidInput(name + ": does not fit in GPU memory");
+  Timeline t = BuildTimeline(r->step);
+  t.confirmed = confirmed;
+  t.candidate = QString::fromStdString(name);
+  return t;
+}
+
+TimelineWorker::TimelineWorker(QObject* parent) : QObject(parent) {
+  RegisterMetaTypes();
+  qRegisterMetaType<std::shared_ptr<const trainsim::gui::Timeline>>();
+}
+
+quint64 TimelineWorker::request(std::shared_ptr<const PlannedScenario> planned, int confirmed) {
+  const quint64 id = ++latest_;
+  QMetaObject::invokeMethod(
+      this, [this, id, planned = std::move(planned), confirmed] { run(id, planned, confirmed); },
+      Qt::QueuedConnection);
+  return id;
+}
+
+void TimelineWorker::cancel() { cancelled_ = latest_.load(); }
+
+bool TimelineWorker::cancelledOrStale(quint64 id) {
+  if (id <= cancelled_) {
+    emit cancelled(id);
+    return true;
+  }
+  return id != latest_;  // superseded: a newer request follows
+}
+
+void TimelineWorker::run(quint64 id, const std::shared_ptr<const PlannedScenario>& planned,
+                         int confirmed) {
+  if (cancelledOrStale(id)) return;
+  emit started(id, confirmed);
+  Expected<Timeline> t = planned ? SimulateTimeline(*planned, confirmed)
+                                 : Expected<Timeline>(Status::InvalidInput("no plan"));
+  if (cancelledOrStale(id)) return;
+  if (!t.ok()) {
+    emit failed(id, QString::fromStdString(t.status().message()));
+    return;
+  }
+  emit finished(id, std::make_shared<const Timeline>(std::move(*t)));
+}
+
+}  // namespace trainsim::gui

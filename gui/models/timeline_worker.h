@@ -1,0 +1,55 @@
+// Simulates one confirmed candidate of a plan with the trace on, off the GUI
+// thread, for the timeline page. The owner moves the worker to a QThread;
+// request() and cancel() may be called from any thread.
+//
+// The simulation runs in a child process (sim/isolate.h) that cannot be
+// stopped from outside, so a cancelled or superseded run finishes in the
+// background and its result is discarded: a stale candidate's trace never
+// reaches the signals. Requests that were superseded before they started are
+// skipped without simulating.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <memory>
+
+#include "gui/models/metatypes.h"
+#include "gui/models/timeline.h"
+
+namespace trainsim::gui {
+
+class TimelineWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit TimelineWorker(QObject* parent = nullptr);
+
+  // Queues the simulation of planned->plan->confirmed[confirmed]; returns the
+  // id the signals carry. It supersedes every earlier request.
+  quint64 request(std::shared_ptr<const PlannedScenario> planned, int confirmed);
+  // The latest request ends with cancelled(id) instead of its result.
+  void cancel();
+
+ signals:
+  void started(quint64 request, int confirmed);
+  void finished(quint64 request, std::shared_ptr<const trainsim::gui::Timeline> timeline);
+  void failed(quint64 request, QString message);
+  void cancelled(quint64 request);
+
+ private:
+  void run(quint64 id, const std::shared_ptr<const PlannedScenario>& planned, int confirmed);
+  bool cancelledOrStale(quint64 id);  // emits cancelled(id) when cancelled
+
+  std::atomic<quint64> latest_{0};     // the newest request
+  std::atomic<quint64> cancelled_{0};  // requests up to this one are cancelled
+};
+
+// Simulates the candidate as the plan did (planner::MakePlan's Confirm: the
+// reduced mode, default model parameters) with the trace recorded, so the
+// step equals the plan's simulated step.
+Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirmed);
+
+}  // namespace trainsim::gui
+
+Q_DECLARE_METATYPE(std::shared_ptr<const trainsim::gui::Timeline>)
