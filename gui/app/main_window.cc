@@ -42,6 +42,10 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(plan_page_, QStringLiteral("Plan"));
   setCentralWidget(tabs_);
   connect(this, &MainWindow::plannedChanged, plan_page_, &PlanPage::setPlanned);
+  launch_page_ = new LaunchPage;
+  tabs_->addTab(launch_page_, QStringLiteral("Launch"));
+  connect(this, &MainWindow::plannedChanged, launch_page_, &LaunchPage::setPlanned);
+  connect(plan_page_, &PlanPage::candidateSelected, launch_page_, &LaunchPage::setCandidate);
 
   // The worker on its thread.
   worker_->moveToThread(&thread_);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "gui/app/launch_page.h"
 #include "gui/app/plan_page.h"
 #include "gui/models/plan_worker.h"
 #include "gui/models/planned.h"
@@ -35,6 +36,7 @@ class MainWindow : public QMainWindow {
   QAction* cancelAction() const { return cancel_action_; }
   QTabWidget* tabs() const { return tabs_; }
   PlanPage* planPage() const { return plan_page_; }
+  LaunchPage* launchPage() const { return launch_page_; }
   ScenarioDocument* document() const { return document_; }
   const std::shared_ptr<const PlannedScenario>& planned() const { return planned_; }
   QString statusText() const;
@@ -72,6 +74,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_;
   QTabWidget* tabs_;
   PlanPage* plan_page_;
+  LaunchPage* launch_page_;
 };
 
 }  // namespace trainsim::gui

@@ -11,6 +11,7 @@ std::unique_ptr<QObject> MakeModelTest();
 std::unique_ptr<QObject> MakePlanWorkerTest();
 std::unique_ptr<QObject> MakeScenarioDocumentTest();
 std::unique_ptr<QObject> MakeMainWindowTest();
+std::unique_ptr<QObject> MakeLaunchTest();
 
 inline std::vector<std::unique_ptr<QObject>> AllTests() {
   std::vector<std::unique_ptr<QObject>> t;
@@ -18,6 +19,7 @@ inline std::vector<std::unique_ptr<QObject>> AllTests() {
   t.push_back(MakePlanWorkerTest());
   t.push_back(MakeScenarioDocumentTest());
   t.push_back(MakeMainWindowTest());
+  t.push_back(MakeLaunchTest());
   return t;
 }
 
