@@ -130,7 +130,7 @@ QWidget* LaunchPage::makeFiles() {
   files_->setSelectionMode(QAbstractItemView::SingleSelection);
   files_->verticalHeader()->hide();
   files_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  files_->horizontalHeader()->setStretchLastSection(true);
+  files_->horizontalHeader()->setSectionResizeMode(BundleModel::kPath, QHeaderView::Stretch);
   connect(files_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &LaunchPage::showFile);
   preview_ = new QPlainTextEdit;
@@ -142,7 +142,7 @@ QWidget* LaunchPage::makeFiles() {
   split->addWidget(files_);
   split->addWidget(preview_);
   split->setStretchFactor(1, 1);
-  split->setSizes({440, 460});
+  split->setSizes({380, 520});
   return split;
 }
 
