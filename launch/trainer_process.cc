@@ -85,6 +85,13 @@ std::vector<std::string> MpirunCommand(int ranks, const std::string& trainer,
 
 Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv, TrainerObserver* observer,
                                    const std::atomic<bool>* stop) {
+  // A signal that reached mpirun before it set up its forwarding would kill it
+  // outright; a stop that came before the start starts nothing.
+  if (stop && stop->load()) {
+    TrainerResult none;
+    none.interrupted = true;
+    return none;
+  }
   int fds[2];
   if (pipe(fds) != 0) return Status::Internal(std::string("pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t actions;

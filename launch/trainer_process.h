@@ -46,8 +46,9 @@ std::vector<std::string> MpirunCommand(int ranks, const std::string& trainer,
 
 // Runs `argv` (argv[0] looked up on PATH), its stdout parsed line by line;
 // its stderr goes to ours. Once `*stop` is true (checked every 100 ms; set
-// from any thread), the child gets SIGUSR1 as on Ctrl-C. Fails only when it
-// cannot be started.
+// from any thread), the child gets SIGUSR1 as on Ctrl-C; when it is true
+// already, nothing starts (interrupted, no steps, exit code 0). Fails only
+// when the child cannot be started.
 Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv, TrainerObserver* observer,
                                    const std::atomic<bool>* stop = nullptr);
 

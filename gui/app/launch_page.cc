@@ -413,9 +413,9 @@ void LaunchPage::onFinished(const std::shared_ptr<const launch::LocalReport>& re
   const launch::TrainerResult& run = report->run;
   QString text;
   if (run.interrupted) {
-    text = QStringLiteral("Interrupted after %1 steps (mpirun exited with %2).")
-               .arg(run.steps.size())
-               .arg(run.exit_code);
+    text = QStringLiteral("Interrupted after %1 steps").arg(run.steps.size()) +
+           (run.exit_code != 0 ? QStringLiteral(" (mpirun exited with %1).").arg(run.exit_code)
+                               : QStringLiteral("."));
   } else if (run.exit_code != 0) {
     text = QStringLiteral(
                "The local run failed: mpirun exited with %1 after %2 steps (its "

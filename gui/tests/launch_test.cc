@@ -88,6 +88,37 @@ std::shared_ptr<const PlannedScenario> WidePlanned() {
   return planned;
 }
 
+// The small scenario with a model small enough for a local run of seconds
+// (SizeLocalRun trains it as it is).
+nlohmann::json TinyDocument() {
+  QFile small(SmallScenarioPath());
+  if (!small.open(QIODevice::ReadOnly)) std::abort();
+  nlohmann::json doc = nlohmann::json::parse(small.readAll().toStdString());
+  doc["model"] = {{"layers", 2},       {"hidden", 128}, {"heads", 4},
+                  {"ffn_hidden", 512}, {"seq_len", 64}, {"vocab", 1024}};
+  return doc;
+}
+
+// TinyDocument planned, as the window would hand it to the page.
+std::shared_ptr<const PlannedScenario> TinyPlanned() {
+  static const std::shared_ptr<const PlannedScenario> planned = [] {
+    auto p = std::make_shared<PlannedScenario>();
+    p->path = QStringLiteral("tiny-transformer.json");
+    p->document = TinyDocument();
+    p->catalog = TheCatalog();
+    Expected<Scenario> s = ParseScenario(p->document.dump(), "tiny-transformer.json", *p->catalog);
+    if (!s.ok()) std::abort();
+    p->scenario = *s;
+    planner::PlanOptions options;
+    options.jobs = 2;
+    Expected<planner::Plan> plan = planner::MakePlan(p->scenario, *p->catalog, options);
+    if (!plan.ok()) std::abort();
+    p->plan = std::make_shared<const planner::Plan>(std::move(*plan));
+    return p;
+  }();
+  return planned;
+}
+
 launch::LaunchOptions Options(const std::string& s3) {
   launch::LaunchOptions o;
   o.s3_uri = s3;
@@ -132,13 +163,8 @@ class LaunchTest : public QObject {
   }
 
   void startRun(int steps) {
-    auto plan = ChosenLaunchPlan(*SmallPlanned(), SmallPlan()->best);
+    auto plan = ChosenLaunchPlan(*TinyPlanned(), TinyPlanned()->plan->best);
     QVERIFY2(plan.ok(), plan.status().message().c_str());
-    // The plan's layout with a model small enough to step in milliseconds on a
-    // busy machine (SizeLocalRun trains a model this small as it is).
-    ModelSpec& m = plan->scenario.model;
-    m.layers = 2, m.hidden = 64, m.heads = 4, m.kv_heads = 4, m.ffn_hidden = 256, m.seq_len = 32,
-    m.vocab = 64;
     launch::LocalOptions o;
     o.ranks = 2;
     o.steps = steps;
@@ -335,20 +361,45 @@ class LaunchTest : public QObject {
     QCOMPARE(steps.count(), 2);
   }
 
+  // Run and Cancel on the page: steps drawn as they come, "no prediction"
+  // said, and the run stopped after its step; the page is idle after.
+  void pageRunsAndCancels() {
+    if (!haveTrainer()) QSKIP("trainsim-train was not built (no MPI)");
+    LaunchPage page;
+    page.setPlanned(TinyPlanned());
+    QVERIFY(page.runButton()->isEnabled());
+    QVERIFY(!page.cancelButton()->isEnabled());
+    page.runFolder()->setText(run_dir_.path());
+    page.steps()->setValue(500);
+    QSignalSpy ended(&page, &LaunchPage::localRunEnded);
+    page.runButton()->click();
+    QVERIFY(page.running());
+    QVERIFY(!page.runButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(page.measuredSeries()->count() >= 2, 60000);
+    QVERIFY2(page.runSummary()->text().startsWith(QStringLiteral("No prediction")),
+             qPrintable(page.runSummary()->text()));
+    QCOMPARE(page.predictedSeries()->count(), 0);
+    QCOMPARE(page.progress()->maximum(), 500);
+    QVERIFY(page.progress()->value() >= 2);
+    page.cancelButton()->click();
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 20000);
+    QVERIFY2(page.runSummary()->text().startsWith(QStringLiteral("Interrupted after ")),
+             qPrintable(page.runSummary()->text()));
+    QVERIFY(page.measuredSeries()->count() < 500);
+    QVERIFY(!page.running());
+    QVERIFY(page.runButton()->isEnabled());
+    QVERIFY(!page.cancelButton()->isEnabled());
+  }
+
   // The window after planning, on the Launch tab: the bundle of the
   // recommendation with a script in the preview, and a finished local run.
   void screenshot() {
     // The small scenario with a model small enough for a local run of seconds.
     QTemporaryDir tmp;
-    QFile small(SmallScenarioPath());
-    QVERIFY(small.open(QIODevice::ReadOnly));
-    nlohmann::json doc = nlohmann::json::parse(small.readAll().toStdString());
-    doc["model"] = {{"layers", 2},       {"hidden", 128}, {"heads", 4},
-                    {"ffn_hidden", 512}, {"seq_len", 64}, {"vocab", 1024}};
     const QString path = tmp.filePath(QStringLiteral("tiny-transformer.json"));
     QFile tiny(path);
     QVERIFY(tiny.open(QIODevice::WriteOnly));
-    tiny.write(QByteArray::fromStdString(doc.dump(2)));
+    tiny.write(QByteArray::fromStdString(TinyDocument().dump(2)));
     tiny.close();
     MainWindow w;
     w.resize(1280, 800);

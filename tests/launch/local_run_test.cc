@@ -140,6 +140,13 @@ TEST(RunTrainer, AStopFlagSignalsTheChildAsCtrlCDoes) {
   ASSERT_TRUE(r->summary.has_value());
   EXPECT_LT(elapsed_s, 5);
 
+  // A flag raised before the start starts nothing.
+  r = RunTrainer({"sh", "-c", "echo '{\"step\": 1, \"step_s\": 0.5}'; exit 3"}, nullptr, &stop);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_TRUE(r->steps.empty());
+
   // A flag that stays down changes nothing.
   std::atomic<bool> never{false};
   r = RunTrainer({"sh", "-c", "sleep 0.3; echo '{\"step\": 1, \"step_s\": 0.5}'; exit 3"}, nullptr,
