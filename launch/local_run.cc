@@ -168,7 +168,7 @@ Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& optio
   report.command = MpirunCommand(options.ranks, TrainerPath(), report.config_file, geteuid() == 0,
                                  cores > 0 ? cores : 1);
   if (observer) observer->Starting(report);
-  Expected<TrainerResult> run = RunTrainer(report.command, observer);
+  Expected<TrainerResult> run = RunTrainer(report.command, observer, options.stop);
   if (!run.ok()) return run.status();
   report.run = std::move(*run);
   // null when no step ran after warm-up

@@ -10,6 +10,7 @@
 // (docs/local-run.md, "Sizing").
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,6 +34,9 @@ struct LocalOptions {
   // --device cuda: the instance type whose GPU the profile measured, one node
   // (the plan's own type); its GPU count must equal the ranks.
   std::string gpu_instance;
+  // Set from any thread, stops the trainer after its step as Ctrl-C does
+  // (RunTrainer); the report then says interrupted. Null: Ctrl-C only.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // The trainer's run configuration (trainsim-train --config, docs/local-run.md).

@@ -1,5 +1,6 @@
 #include "launch/trainer_process.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -43,6 +44,20 @@ void ParseLine(const std::string& line, TrainerResult* out, TrainerObserver* obs
   if (observer) observer->Step(s);
 }
 
+// Waits until the child's stdout has data or has closed. With a stop flag it
+// wakes every 100 ms to look at the flag, and forwards a raised one once.
+void WaitForOutput(int fd, pid_t child, const std::atomic<bool>* stop, bool* stopped) {
+  pollfd p = {fd, POLLIN, 0};
+  while (true) {
+    if (stop && !*stopped && stop->load()) {
+      *stopped = true;
+      kill(child, SIGUSR1);
+    }
+    const int ready = poll(&p, 1, stop && !*stopped ? 100 : -1);
+    if (ready > 0 || (ready < 0 && errno != EINTR)) return;
+  }
+}
+
 }  // namespace
 
 std::string TrainerPath() {
@@ -50,8 +65,10 @@ std::string TrainerPath() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::filesystem::path dir = ec ? std::filesystem::path(".") : self.parent_path();
+  // build/trainsim, build/gui/trainsim-gui, or installed side by side.
   for (const auto& candidate :
-       {dir / "launch" / "local" / "trainsim-train", dir / "trainsim-train"}) {
+       {dir / "launch" / "local" / "trainsim-train",
+        dir.parent_path() / "launch" / "local" / "trainsim-train", dir / "trainsim-train"}) {
     if (std::filesystem::exists(candidate, ec)) return candidate.string();
   }
   return "trainsim-train";
@@ -66,8 +83,15 @@ std::vector<std::string> MpirunCommand(int ranks, const std::string& trainer,
   return argv;
 }
 
-Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv,
-                                   TrainerObserver* observer) {
+Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv, TrainerObserver* observer,
+                                   const std::atomic<bool>* stop) {
+  // A signal that reached mpirun before it set up its forwarding would kill it
+  // outright; a stop that came before the start starts nothing.
+  if (stop && stop->load()) {
+    TrainerResult none;
+    none.interrupted = true;
+    return none;
+  }
   int fds[2];
   if (pipe(fds) != 0) return Status::Internal(std::string("pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t actions;
@@ -104,7 +128,9 @@ Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv,
   TrainerResult out;
   std::string pending;
   char buf[4096];
+  bool stopped = false;
   while (true) {
+    WaitForOutput(fds[0], pid, stop, &stopped);
     const ssize_t n = read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -122,7 +148,7 @@ Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv,
   g_child = 0;
   sigaction(SIGINT, &old, nullptr);
   out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  out.interrupted = g_interrupted;
+  out.interrupted = g_interrupted || stopped;
   return out;
 }
 

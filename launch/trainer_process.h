@@ -3,9 +3,11 @@
 // how it ended. The child runs in its own process group; Ctrl-C while it
 // runs becomes SIGUSR1 to it (mpirun forwards that to the ranks, which stop
 // after their step and exit 130): the caller keeps running, collects what
-// was printed, and says so.
+// was printed, and says so. A `stop` flag set from another thread (the GUI's
+// Cancel) does the same as that Ctrl-C.
 #pragma once
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -31,7 +33,7 @@ struct TrainerResult {
   std::vector<StepLine> steps;
   std::optional<nlohmann::json> summary;  // the trainer's final {"summary": ...} object
   int exit_code = 0;                      // 128 + signal when killed
-  bool interrupted = false;               // Ctrl-C reached this process while it ran
+  bool interrupted = false;  // Ctrl-C reached this process, or `stop` was set, while it ran
 };
 
 // The trainer executable beside this program (build/launch/local/trainsim-train
@@ -43,7 +45,11 @@ std::vector<std::string> MpirunCommand(int ranks, const std::string& trainer,
                                        const std::string& config, bool as_root, int cores);
 
 // Runs `argv` (argv[0] looked up on PATH), its stdout parsed line by line;
-// its stderr goes to ours. Fails only when it cannot be started.
-Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv, TrainerObserver* observer);
+// its stderr goes to ours. Once `*stop` is true (checked every 100 ms; set
+// from any thread), the child gets SIGUSR1 as on Ctrl-C; when it is true
+// already, nothing starts (interrupted, no steps, exit code 0). Fails only
+// when the child cannot be started.
+Expected<TrainerResult> RunTrainer(const std::vector<std::string>& argv, TrainerObserver* observer,
+                                   const std::atomic<bool>* stop = nullptr);
 
 }  // namespace trainsim::launch

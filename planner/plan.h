@@ -97,6 +97,15 @@ Expected<Plan> MakePlan(const Scenario& s, const Catalog& catalog, const PlanOpt
 nlohmann::json ToJson(const Scenario& s, const Plan& p,
                       const nlohmann::json& scenario_doc = nullptr);
 
+// The same plan JSON with another choice as its "recommendation" -- the one
+// `trainsim launch` starts: confirmed candidate `confirmed` priced as its
+// option `priced`. Its meets_constraints is that option's deadline and
+// budget; its reasons are the planner's for the planner's own choice (the
+// JSON is then ToJson's) and none for another. Fails on an index out of range.
+Expected<nlohmann::json> ToJsonChoosing(const Scenario& s, const Plan& p,
+                                        const nlohmann::json& scenario_doc, int confirmed,
+                                        int priced);
+
 // Optimizer steps the scenario's work takes (tokens, samples or epochs over
 // the global batch, rounded up); 0 when no work is given.
 double StepsToTrain(const Scenario& s);

@@ -128,6 +128,16 @@ json SearchJson(const Scenario& s, const Plan& p) {
               {"seed", q.seed}};
 }
 
+json RecommendationJson(const Plan& p, int confirmed, int priced, bool meets_constraints,
+                        const std::vector<std::string>& reasons) {
+  const ConfirmedCandidate& c = p.confirmed[confirmed];
+  return json{{"candidate", confirmed},
+              {"config", CandidateJson(p.space, c.candidate)},
+              {"pricing", ToString(c.priced[priced].pricing)},
+              {"meets_constraints", meets_constraints},
+              {"reasons", reasons}};
+}
+
 }  // namespace
 
 json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
@@ -150,12 +160,7 @@ json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
   }
   json recommendation = nullptr;
   if (p.best >= 0) {
-    const ConfirmedCandidate& b = p.confirmed[p.best];
-    recommendation = {{"candidate", p.best},
-                      {"config", CandidateJson(p.space, b.candidate)},
-                      {"pricing", ToString(b.priced[p.best_priced].pricing)},
-                      {"meets_constraints", p.meets_constraints},
-                      {"reasons", p.reasons}};
+    recommendation = RecommendationJson(p, p.best, p.best_priced, p.meets_constraints, p.reasons);
   }
   return json{{"version", 1},
               {"kind", "trainsim-plan"},
@@ -173,6 +178,26 @@ json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
                  p.scaling_stops_paying ? json(p.scaling_stops_paying) : json(nullptr)}}},
               {"assumptions", p.assumptions},
               {"scenario_json", scenario_doc}};
+}
+
+Expected<json> ToJsonChoosing(const Scenario& s, const Plan& p, const json& scenario_doc,
+                              int confirmed, int priced) {
+  if (confirmed < 0 || confirmed >= static_cast<int>(p.confirmed.size())) {
+    return Status::InvalidInput("candidate " + std::to_string(confirmed) + " is not in the plan (" +
+                                std::to_string(p.confirmed.size()) + " confirmed)");
+  }
+  const std::vector<PricedJob>& options = p.confirmed[confirmed].priced;
+  if (priced < 0 || priced >= static_cast<int>(options.size())) {
+    return Status::InvalidInput("candidate " + std::to_string(confirmed) +
+                                " has no pricing option " + std::to_string(priced) + " (" +
+                                std::to_string(options.size()) + " priced)");
+  }
+  json out = ToJson(s, p, scenario_doc);
+  if (confirmed == p.best && priced == p.best_priced) return out;
+  const PricedJob& chosen = options[priced];
+  out["recommendation"] =
+      RecommendationJson(p, confirmed, priced, chosen.meets_deadline && chosen.meets_budget, {});
+  return out;
 }
 
 }  // namespace trainsim::planner

@@ -44,31 +44,36 @@ MainWindow::MainWindow(QWidget* parent)
   status_ = new QLabel;
   statusBar()->addWidget(status_, 1);
 
-  // Pages.
+  // Pages, in the order of the work: edit, plan, look closer, launch; and
+  // calibration, which needs no plan.
   tabs_ = new QTabWidget;
+  scenario_page_ = new ScenarioPage(document_, catalog_);
   plan_page_ = new PlanPage;
-  tabs_->addTab(plan_page_, QStringLiteral("Plan"));
+  timeline_page_ = new TimelinePage;
+  scaling_page_ = new ScalingPage;
+  launch_page_ = new LaunchPage;
   calibration_page_ = new CalibrationPage(catalog_);
+  tabs_->addTab(scenario_page_, QStringLiteral("Scenario"));
+  tabs_->addTab(plan_page_, QStringLiteral("Plan"));
+  tabs_->addTab(timeline_page_, QStringLiteral("Timeline"));
+  tabs_->addTab(scaling_page_, QStringLiteral("Scaling"));
+  tabs_->addTab(launch_page_, QStringLiteral("Launch"));
   tabs_->addTab(calibration_page_, QStringLiteral("Calibration"));
   setCentralWidget(tabs_);
-  connect(this, &MainWindow::plannedChanged, plan_page_, &PlanPage::setPlanned);
-  scenario_page_ = new ScenarioPage(document_, catalog_);
-  tabs_->insertTab(0, scenario_page_, QStringLiteral("Scenario"));
-  tabs_->setCurrentWidget(scenario_page_);
   connect(document_, &ScenarioDocument::modifiedChanged, this, &MainWindow::updateTitle);
   connect(document_, &ScenarioDocument::textChanged, this, [this] {
     plan_action_->setEnabled(catalog_ && !planning_ && !document_->text().isEmpty());
   });
-  timeline_page_ = new TimelinePage;
-  tabs_->addTab(timeline_page_, QStringLiteral("Timeline"));
-  scaling_page_ = new ScalingPage;
-  tabs_->addTab(scaling_page_, QStringLiteral("Scaling"));
-  // planned_ is set before plannedChanged, which selects the recommendation.
+  // The plan page last: showing a plan selects its recommendation, and the
+  // other pages must have the new plan by then.
   connect(this, &MainWindow::plannedChanged, timeline_page_, &TimelinePage::setPlanned);
   connect(this, &MainWindow::plannedChanged, scaling_page_, &ScalingPage::setPlanned);
+  connect(this, &MainWindow::plannedChanged, launch_page_, &LaunchPage::setPlanned);
+  connect(this, &MainWindow::plannedChanged, plan_page_, &PlanPage::setPlanned);
   connect(plan_page_, &PlanPage::candidateSelected, this, [this](int confirmed) {
     timeline_page_->showCandidate(planned_, confirmed);
     scaling_page_->showCandidate(planned_, confirmed);
+    launch_page_->setCandidate(confirmed);
   });
 
   // The worker on its thread.

@@ -10,9 +10,10 @@
 #include <optional>
 
 #include "gui/app/calibration_page.h"
+#include "gui/app/launch_page.h"
 #include "gui/app/plan_page.h"
-#include "gui/app/scenario_page.h"
 #include "gui/app/scaling_page.h"
+#include "gui/app/scenario_page.h"
 #include "gui/app/timeline_page.h"
 #include "gui/models/plan_worker.h"
 #include "gui/models/planned.h"
@@ -54,6 +55,7 @@ class MainWindow : public QMainWindow {
   ScenarioPage* scenarioPage() const { return scenario_page_; }
   TimelinePage* timelinePage() const { return timeline_page_; }
   ScalingPage* scalingPage() const { return scaling_page_; }
+  LaunchPage* launchPage() const { return launch_page_; }
   ScenarioDocument* document() const { return document_; }
   const std::shared_ptr<const PlannedScenario>& planned() const { return planned_; }
   QString statusText() const;
@@ -97,6 +99,7 @@ class MainWindow : public QMainWindow {
   ScenarioPage* scenario_page_;
   TimelinePage* timeline_page_;
   ScalingPage* scaling_page_;
+  LaunchPage* launch_page_;
 };
 
 }  // namespace trainsim::gui

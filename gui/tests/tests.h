@@ -20,6 +20,7 @@ std::unique_ptr<QObject> MakeScenarioPageTest();
 std::unique_ptr<QObject> MakeTimelineTest();
 std::unique_ptr<QObject> MakeScalingModelTest();
 std::unique_ptr<QObject> MakeTimelineWindowTest();
+std::unique_ptr<QObject> MakeLaunchTest();
 
 inline std::vector<std::unique_ptr<QObject>> AllTests() {
   std::vector<std::unique_ptr<QObject>> t;
@@ -36,6 +37,7 @@ inline std::vector<std::unique_ptr<QObject>> AllTests() {
   t.push_back(MakeTimelineTest());
   t.push_back(MakeScalingModelTest());
   t.push_back(MakeTimelineWindowTest());
+  t.push_back(MakeLaunchTest());
   return t;
 }
 

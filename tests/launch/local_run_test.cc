@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -111,6 +113,48 @@ TEST(RunTrainer, StreamsStepLinesAndTheSummary) {
   EXPECT_EQ(r->exit_code, 3);
   EXPECT_EQ(RunTrainer({"no-such-tool-here"}, nullptr).status().message(),
             "cannot start no-such-tool-here: No such file or directory");
+}
+
+// Cancel from another thread: the stand-in trainer traps SIGUSR1 as the real
+// one does (stop after the step, exit 130); it would run 20 s otherwise.
+TEST(RunTrainer, AStopFlagSignalsTheChildAsCtrlCDoes) {
+  std::atomic<bool> stop{false};
+  struct StopAtFirstStep : TrainerObserver {
+    std::atomic<bool>* stop;
+    void Step(const StepLine&) override { *stop = true; }
+  } observer;
+  observer.stop = &stop;
+  const auto start = std::chrono::steady_clock::now();
+  Expected<TrainerResult> r =
+      RunTrainer({"sh", "-c",
+                  "trap 'echo \"{\\\"summary\\\": {\\\"steps\\\": 1}}\"; exit 130' USR1; "
+                  "echo '{\"step\": 1, \"loss\": 9.1, \"step_s\": 0.5}'; "
+                  "i=0; while [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; exit 0"},
+                 &observer, &stop);
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_EQ(r->exit_code, 130);
+  EXPECT_EQ(r->steps.size(), 1u);
+  ASSERT_TRUE(r->summary.has_value());
+  EXPECT_LT(elapsed_s, 5);
+
+  // A flag raised before the start starts nothing.
+  r = RunTrainer({"sh", "-c", "echo '{\"step\": 1, \"step_s\": 0.5}'; exit 3"}, nullptr, &stop);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_TRUE(r->steps.empty());
+
+  // A flag that stays down changes nothing.
+  std::atomic<bool> never{false};
+  r = RunTrainer({"sh", "-c", "sleep 0.3; echo '{\"step\": 1, \"step_s\": 0.5}'; exit 3"}, nullptr,
+                 &never);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->interrupted);
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->steps.size(), 1u);
 }
 
 TEST(MpirunCommand, AddsRootAndOversubscribeOnlyWhenNeeded) {

@@ -89,6 +89,38 @@ TEST(MakePlan, SameInputsSameBytes) {
   EXPECT_EQ(ToJson(s, MustPlan(s)).dump(), ToJson(s, MustPlan(s)).dump());
 }
 
+TEST(ToJsonChoosing, TheRecommendationIsToJsonAndAnotherCandidateIsItsOwnConfig) {
+  const Scenario s = Small(kSearch);
+  const Plan p = MustPlan(s);
+  const nlohmann::json doc = {{"name", "small"}};
+  Expected<nlohmann::json> same = ToJsonChoosing(s, p, doc, p.best, p.best_priced);
+  ASSERT_TRUE(same.ok()) << same.status().message();
+  EXPECT_EQ(same->dump(), ToJson(s, p, doc).dump());
+
+  const nlohmann::json plain = ToJson(s, p, doc);
+  for (int c = 1; c < static_cast<int>(p.confirmed.size()); ++c) {
+    const int last = static_cast<int>(p.confirmed[c].priced.size()) - 1;
+    Expected<nlohmann::json> other = ToJsonChoosing(s, p, doc, c, last);
+    ASSERT_TRUE(other.ok()) << other.status().message();
+    const nlohmann::json& rec = (*other)["recommendation"];
+    EXPECT_EQ(rec["candidate"], c);
+    EXPECT_EQ(rec["config"], plain["candidates"][c]["config"]);
+    EXPECT_EQ(rec["pricing"], ToString(p.confirmed[c].priced[last].pricing));
+    EXPECT_EQ(rec["reasons"], nlohmann::json::array());
+    EXPECT_EQ(rec["meets_constraints"], p.confirmed[c].priced[last].meets_deadline &&
+                                            p.confirmed[c].priced[last].meets_budget);
+    // Everything but the choice is the plan as written.
+    nlohmann::json rest = *other;
+    rest["recommendation"] = plain["recommendation"];
+    EXPECT_EQ(rest.dump(), plain.dump());
+  }
+  EXPECT_EQ(ToJsonChoosing(s, p, doc, 4, 0).status().message(),
+            "candidate 4 is not in the plan (4 confirmed)");
+  EXPECT_EQ(ToJsonChoosing(s, p, doc, 0, -1).status().message(),
+            "candidate 0 has no pricing option -1 (" +
+                std::to_string(p.confirmed[0].priced.size()) + " priced)");
+}
+
 TEST(MakePlan, AnImpossibleDeadlineIsReportedNotHidden) {
   std::string search = kSearch;
   search.insert(1, R"("deadline_hours": 0.01, )");
