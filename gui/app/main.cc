@@ -15,13 +15,12 @@ int RunWindow(int argc, char** argv, const trainsim::gui::AppOptions& options) {
   using trainsim::gui::MainWindow;
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("trainsim-gui"));
-  MainWindow w;
   auto catalog = trainsim::gui::LoadCatalog(options.catalog_file);
   if (!catalog.ok()) {
     std::cerr << "trainsim-gui: " << catalog.status().message() << "\n";
     return 1;
   }
-  w.setCatalog(*catalog);
+  MainWindow w(*catalog);
   w.setProfile(options.profile);
   w.resize(1280, 800);
   w.show();

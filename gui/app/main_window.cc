@@ -17,11 +17,18 @@
 
 namespace trainsim::gui {
 
-MainWindow::MainWindow(QWidget* parent)
+MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
     : QMainWindow(parent), document_(new ScenarioDocument(this)), worker_(new PlanWorker) {
   setWindowTitle(QStringLiteral("trainsim"));
-  Expected<std::shared_ptr<const Catalog>> catalog = LoadCatalog(QString());
-  if (catalog.ok()) catalog_ = *catalog;
+  QString catalog_error;
+  if (catalog) {
+    catalog_ = std::move(catalog);
+  } else if (Expected<std::shared_ptr<const Catalog>> builtin = LoadCatalog(QString());
+             builtin.ok()) {
+    catalog_ = *builtin;
+  } else {
+    catalog_error = QString::fromStdString(builtin.status().message());
+  }
 
   // Toolbar.
   QToolBar* tools = addToolBar(QStringLiteral("Plan"));
@@ -97,8 +104,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(save_plan_action_, &QAction::triggered, this, &MainWindow::savePlanDialog);
 
   if (!catalog_)
-    showStatus(QStringLiteral("cannot load the instance catalog: ") +
-               QString::fromStdString(catalog.status().message()));
+    showStatus(QStringLiteral("cannot load the instance catalog: ") + catalog_error);
   else
     showStatus(QStringLiteral("Open a scenario to plan."));
 }
@@ -129,13 +135,6 @@ bool MainWindow::openScenario(const QString& path) {
   plan_action_->setEnabled(catalog_ && !planning_);
   showStatus(QStringLiteral("%1 opened; press Plan.").arg(path));
   return true;
-}
-
-void MainWindow::setCatalog(std::shared_ptr<const Catalog> catalog) {
-  catalog_ = std::move(catalog);
-  setPlanning(planning_);  // Plan needs a catalog
-  if (catalog_ && document_->path().isEmpty())
-    showStatus(QStringLiteral("Open a scenario to plan."));
 }
 
 void MainWindow::savePlanDialog() {

@@ -30,12 +30,12 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  explicit MainWindow(QWidget* parent = nullptr);
+  // `catalog`: what scenarios are parsed and planned against, and what the
+  // pages pick instances from (trainsim-gui --catalog adds a file); null: the
+  // built-in one.
+  explicit MainWindow(std::shared_ptr<const Catalog> catalog = nullptr, QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // The catalog scenarios are parsed and planned against (default: the
-  // built-in one; trainsim-gui --catalog adds a file).
-  void setCatalog(std::shared_ptr<const Catalog> catalog);
   // A hardware profile attached to every scenario (trainsim-gui --profile).
   void setProfile(const QString& path) { document_->setProfile(path); }
   bool openScenario(const QString& path);  // false: a message is shown in the status line

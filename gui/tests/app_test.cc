@@ -107,6 +107,52 @@ class AppTest : public QObject {
              bad.status().message().c_str());
   }
 
+  // --catalog reaches the planner: a scenario on a type only the extra file
+  // has plans with it (headless and in a window given that catalog) and is
+  // refused without it.
+  void catalogOptionReachesThePlanner() {
+    QTemporaryDir dir;
+    std::ifstream in(TRAINSIM_SOURCE_DIR "/instance-catalog/reference-systems.json");
+    nlohmann::json mine = nlohmann::json::parse(in)["instances"][0];
+    mine["name"] = "lab-a100";
+    const QString catalog = dir.filePath(QStringLiteral("lab.json"));
+    std::ofstream(catalog.toStdString()) << nlohmann::json{{"version", 1}, {"instances", {mine}}};
+    std::ifstream small(SmallScenarioPath().toStdString());
+    nlohmann::json scenario = nlohmann::json::parse(small);
+    scenario["cluster"]["instance"] = "lab-a100";
+    scenario["search"]["instances"] = {"lab-a100"};
+    scenario["search"].erase("budget_usd");  // the reference system has no price:
+    scenario["search"]["objective"] = "min-time";  // plan it by time
+    const QString path = dir.filePath(QStringLiteral("lab-scenario.json"));
+    std::ofstream(path.toStdString()) << scenario.dump(2);
+
+    const QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    const QString out = dir.filePath(QStringLiteral("lab.plan.json"));
+    ProcessResult r = RunProcess(
+        QStringLiteral(TRAINSIM_GUI_BINARY),
+        {path, QStringLiteral("--catalog"), catalog, QStringLiteral("--export"), out}, env);
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const nlohmann::json plan = nlohmann::json::parse(ReadAll(out).toStdString());
+    QCOMPARE(
+        QString::fromStdString(plan["recommendation"]["config"]["instance"].get<std::string>()),
+        QStringLiteral("lab-a100"));
+    r = RunProcess(QStringLiteral(TRAINSIM_GUI_BINARY), {path, QStringLiteral("--export"), out},
+                   env);
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("lab-a100")), qPrintable(r.err));
+
+    auto loaded = LoadCatalog(catalog);
+    QVERIFY(loaded.ok());
+    MainWindow w(*loaded);
+    QVERIFY(w.openScenario(path));
+    QSignalSpy shown(&w, &MainWindow::planShown);
+    w.startPlan();
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+    const planner::Plan& p = *w.planned()->plan;
+    QCOMPARE(p.space.instances.at(p.confirmed.at(p.best).candidate.instance)->name,
+             std::string("lab-a100"));
+  }
+
   // The real binary, without a display: the plan file equals the CLI's.
   void headlessExportEqualsTheCli() {
     QTemporaryDir dir;
