@@ -9,6 +9,7 @@
 #include <QtCharts/QBarSet>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
+#include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QLogValueAxis>
 #include <QtCharts/QScatterSeries>
@@ -43,6 +44,8 @@ void FromZero(QAbstractAxis* axis, double top) {
   auto* values = static_cast<QValueAxis*>(axis);
   values->setRange(0, top > 0 ? top * 1.1 : 1);
   values->applyNiceNumbers();
+  // Whole numbers once the ticks are whole (dollars, samples/s).
+  values->setLabelFormat(values->max() >= 10 ? QStringLiteral("%.0f") : QStringLiteral("%.2f"));
 }
 
 }  // namespace
@@ -167,6 +170,8 @@ void ScalingPage::rebuildScaling() {
                                plan->confirmed[plan->best].priced[plan->best_priced].pricing)))
                      : QStringLiteral("expected cost $"));
   stops_->replace(stops);
+  for (QLegendMarker* m : scaling_view_->chart()->legend()->markers(stops_))
+    m->setVisible(!stops.isEmpty());  // no mark, no legend entry
   QChart* chart = scaling_view_->chart();
   Axis(chart, Qt::AlignBottom)->setRange(min_nodes / 1.25, std::max(max_nodes, 2.0) * 1.25);
   FromZero(Axis(chart, Qt::AlignLeft), top_rate);

@@ -72,6 +72,10 @@ QWidget* TimelinePage::makeToolbar() {
   row->setContentsMargins(0, 0, 0, 0);
   status_ = new QLabel(QStringLiteral("Plan a scenario and select a candidate."));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // A long candidate description must not widen the window: the label takes
+  // the room left and wraps.
+  status_->setWordWrap(true);
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   progress_ = new QProgressBar;
   progress_->setMaximumWidth(160);
   progress_->setRange(0, 1);
