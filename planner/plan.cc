@@ -162,6 +162,7 @@ Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector
       ApplyCandidate(space, r.c, &s);
       sim::SimulateOptions so;
       so.params = opt.params;
+      so.cancel = opt.cancel;  // a cancelled plan stops its running simulations too
       Expected<sim::SimulationResult> sim = sim::Simulate(s, so);
       std::lock_guard<std::mutex> lock(mu);
       if (!sim.ok()) {

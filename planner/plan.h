@@ -36,7 +36,8 @@ struct PlanOptions {
   sim::ModelParams params;
   PlanObserver* observer = nullptr;
   // Set by another thread to stop the plan: checked while ranking (the
-  // remaining candidates are skipped) and between simulations. MakePlan then
+  // remaining candidates are skipped) and by the running simulations (they
+  // are stopped, sim::SimulateOptions::cancel). MakePlan then
   // returns Status::Cancelled("<scenario>: planning cancelled").
   const std::atomic<bool>* cancel = nullptr;
 };

@@ -1,6 +1,8 @@
 #include "sim/isolate.h"
 
 #include <linux/close_range.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,9 +50,21 @@ bool WriteAll(int fd, const std::string& data) {
   _exit(ok ? 0 : 3);
 }
 
+// Waits until `fd` has data or is closed: true. With a cancel flag, looks at
+// it every 100 ms and returns false once it is raised.
+bool WaitReadable(int fd, const std::atomic<bool>* cancel) {
+  pollfd p = {fd, POLLIN, 0};
+  while (true) {
+    if (cancel && cancel->load()) return false;
+    const int ready = poll(&p, 1, cancel ? 100 : -1);
+    if (ready > 0 || (ready < 0 && errno != EINTR)) return true;
+  }
+}
+
 }  // namespace
 
-Expected<std::string> RunIsolated(const std::function<std::string()>& body) {
+Expected<std::string> RunIsolated(const std::function<std::string()>& body,
+                                  const std::atomic<bool>* cancel) {
   int fds[2];
   if (pipe(fds) != 0) return Status::Internal(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // or the child would print the parent's buffered output again
@@ -75,7 +89,13 @@ Expected<std::string> RunIsolated(const std::function<std::string()>& body) {
   close(fds[1]);
   std::string reply;
   char buf[1 << 16];
+  bool cancelled = false;
   while (true) {
+    if (!WaitReadable(fds[0], cancel)) {
+      cancelled = true;
+      kill(pid, SIGKILL);
+      break;
+    }
     ssize_t n = read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -85,6 +105,7 @@ Expected<std::string> RunIsolated(const std::function<std::string()>& body) {
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
+  if (cancelled) return Status::Cancelled("simulation cancelled");
   if (WIFSIGNALED(wstatus)) {
     return Status::Internal("simulation process died with signal " +
                             std::to_string(WTERMSIG(wstatus)));

@@ -76,13 +76,15 @@ Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& op
   Expected<StepProgram> program = BuildStepProgram(s, options.params);
   if (!program.ok()) return program.status();
   const StepProgram& prog = *program;
-  Expected<std::string> reply = RunIsolated([&]() {
-    ConfigureNetworkModel();
-    ClusterShape shape{s.instance, s.cluster.nodes, s.cluster.oversubscription,
-                       s.cluster.nodes_per_leaf};
-    Platform platform = BuildPlatform(shape, options.params);
-    return Serialize(RunStep(s, prog, platform, options.params, options.mode, options.trace));
-  });
+  Expected<std::string> reply = RunIsolated(
+      [&]() {
+        ConfigureNetworkModel();
+        ClusterShape shape{s.instance, s.cluster.nodes, s.cluster.oversubscription,
+                           s.cluster.nodes_per_leaf};
+        Platform platform = BuildPlatform(shape, options.params);
+        return Serialize(RunStep(s, prog, platform, options.params, options.mode, options.trace));
+      },
+      options.cancel);
   if (!reply.ok()) return reply.status();
   result.step = Deserialize(*reply);
   result.simulated = true;

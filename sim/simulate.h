@@ -3,6 +3,7 @@
 // derived figures of DESIGN.md section 2 "Outputs".
 #pragma once
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -17,6 +18,9 @@ struct SimulateOptions {
   SimMode mode = SimMode::kReduced;
   bool trace = false;
   ModelParams params;
+  // Raised from another thread: the simulation stops within about 100 ms and
+  // Simulate returns Status::Cancelled (RunIsolated kills its process).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SimulationResult {

@@ -191,9 +191,8 @@ void TimelinePage::cancel() {
   // request here, so that nothing of it shows after Cancel.
   request_ = 0;
   setBusy(false);
-  status_->setText(QStringLiteral("Cancelled: the simulation of %1 finishes in the background "
-                                  "and its result is discarded.")
-                       .arg(describe(wanted_)));
+  status_->setText(
+      QStringLiteral("Cancelled: the simulation of %1 was stopped.").arg(describe(wanted_)));
 }
 
 void TimelinePage::setBusy(bool on) {

@@ -7,7 +7,8 @@
 
 namespace trainsim::gui {
 
-Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirmed) {
+Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirmed,
+                                    const std::atomic<bool>* cancel) {
   if (!planned.plan || confirmed < 0 ||
       confirmed >= static_cast<int>(planned.plan->confirmed.size())) {
     return Status::InvalidInput("no such candidate: " + std::to_string(confirmed));
@@ -18,6 +19,7 @@ Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirme
   planner::ApplyCandidate(plan.space, c, &s);
   sim::SimulateOptions options;  // as planner::MakePlan confirms, PlanOptions::params default
   options.trace = true;
+  options.cancel = cancel;
   Expected<sim::SimulationResult> r = sim::Simulate(s, options);
   if (!r.ok()) return r.status();
   const std::string name = planner::Describe(plan.space, c);
@@ -35,13 +37,17 @@ TimelineWorker::TimelineWorker(QObject* parent) : QObject(parent) {
 
 quint64 TimelineWorker::request(std::shared_ptr<const PlannedScenario> planned, int confirmed) {
   const quint64 id = ++latest_;
+  stop_ = true;  // the running one is superseded
   QMetaObject::invokeMethod(
       this, [this, id, planned = std::move(planned), confirmed] { run(id, planned, confirmed); },
       Qt::QueuedConnection);
   return id;
 }
 
-void TimelineWorker::cancel() { cancelled_ = latest_.load(); }
+void TimelineWorker::cancel() {
+  cancelled_ = latest_.load();
+  stop_ = true;
+}
 
 bool TimelineWorker::cancelledOrStale(quint64 id) {
   if (id <= cancelled_) {
@@ -54,8 +60,10 @@ bool TimelineWorker::cancelledOrStale(quint64 id) {
 void TimelineWorker::run(quint64 id, const std::shared_ptr<const PlannedScenario>& planned,
                          int confirmed) {
   if (cancelledOrStale(id)) return;
+  stop_ = false;
+  if (cancelledOrStale(id)) return;  // a request or cancel came before the reset
   emit started(id, confirmed);
-  Expected<Timeline> t = planned ? SimulateTimeline(*planned, confirmed)
+  Expected<Timeline> t = planned ? SimulateTimeline(*planned, confirmed, &stop_)
                                  : Expected<Timeline>(Status::InvalidInput("no plan"));
   if (cancelledOrStale(id)) return;
   if (!t.ok()) {

@@ -2,11 +2,10 @@
 // thread, for the timeline page. The owner moves the worker to a QThread;
 // request() and cancel() may be called from any thread.
 //
-// The simulation runs in a child process (sim/isolate.h) that cannot be
-// stopped from outside, so a cancelled or superseded run finishes in the
-// background and its result is discarded: a stale candidate's trace never
-// reaches the signals. Requests that were superseded before they started are
-// skipped without simulating.
+// A cancelled or superseded run is stopped (the simulation's child process
+// is killed, sim::SimulateOptions::cancel) and its result never reaches the
+// signals. Requests that were superseded before they started are skipped
+// without simulating.
 #pragma once
 
 #include <QObject>
@@ -43,12 +42,17 @@ class TimelineWorker : public QObject {
 
   std::atomic<quint64> latest_{0};     // the newest request
   std::atomic<quint64> cancelled_{0};  // requests up to this one are cancelled
+  // Stops the running simulation; raised after latest_ or cancelled_ moved,
+  // so a run that sees it is stale or cancelled.
+  std::atomic<bool> stop_{false};
 };
 
 // Simulates the candidate as the plan did (planner::MakePlan's Confirm: the
 // reduced mode, default model parameters) with the trace recorded, so the
-// step equals the plan's simulated step.
-Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirmed);
+// step equals the plan's simulated step. A raised `cancel` stops it
+// (Status::Cancelled).
+Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirmed,
+                                    const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace trainsim::gui
 

@@ -176,6 +176,18 @@ class TimelineTest : public QObject {
     QCOMPARE(finished.at(0).at(0).value<quint64>(), next);
   }
 
+  // The flag reaches the simulator: a raised one stops it (sim/isolate.h
+  // kills the process; tested in sim_tests RunIsolated.*).
+  void aRaisedStopFlagCancelsTheSimulation() {
+    const auto planned = MakePlanned(SmallScenario(), SmallPlan());
+    std::atomic<bool> stop{true};
+    Expected<Timeline> t = SimulateTimeline(*planned, 0, &stop);
+    QVERIFY(!t.ok());
+    QCOMPARE(t.status().code(), Status::Code::kCancelled);
+    stop = false;
+    QVERIFY(SimulateTimeline(*planned, 0, &stop).ok());
+  }
+
   void failsOnAMissingCandidate() {
     QSignalSpy failed(worker_, &TimelineWorker::failed);
     worker_->request(MakePlanned(SmallScenario(), SmallPlan()), 99);
