@@ -120,6 +120,9 @@ QWidget* CalibrationPage::makeControls() {
   progress_->setMinimumWidth(200);
   load_button_ = new QPushButton(QStringLiteral("Load profile…"));
   save_button_ = new QPushButton(QStringLiteral("Save profile as…"));
+  use_button_ = new QPushButton(QStringLiteral("Use in scenario"));
+  use_button_->setToolTip(QStringLiteral("Set the scenario's cluster.profile to this profile"));
+  use_button_->setEnabled(false);
   auto* w = new QWidget;
   auto* row = new QHBoxLayout(w);
   row->setContentsMargins(0, 0, 0, 0);
@@ -135,11 +138,15 @@ QWidget* CalibrationPage::makeControls() {
   row->addSpacing(12);
   row->addWidget(load_button_);
   row->addWidget(save_button_);
+  row->addWidget(use_button_);
   connect(browse_button_, &QPushButton::clicked, this, &CalibrationPage::chooseOutput);
   connect(run_button_, &QPushButton::clicked, this, &CalibrationPage::startRun);
   connect(cancel_button_, &QPushButton::clicked, this, &CalibrationPage::cancelRun);
   connect(load_button_, &QPushButton::clicked, this, &CalibrationPage::loadDialog);
   connect(save_button_, &QPushButton::clicked, this, &CalibrationPage::saveDialog);
+  connect(use_button_, &QPushButton::clicked, this, [this] {
+    if (curves_->profile()) emit useInScenario(curves_->profile()->path);
+  });
   return w;
 }
 
@@ -174,6 +181,7 @@ void CalibrationPage::setRunning(bool on) {
        std::initializer_list<QWidget*>{backend_, quick_, output_, browse_button_, load_button_})
     w->setEnabled(!on);
   save_button_->setEnabled(!on && curves_->profile());
+  use_button_->setEnabled(!on && curves_->profile());
   if (!on) progress_->setRange(0, std::max(1, progress_->maximum()));
 }
 
@@ -284,6 +292,7 @@ bool CalibrationPage::saveProfileAs(const QString& path) {
 void CalibrationPage::showProfile(std::shared_ptr<const LoadedProfile> profile) {
   curves_->setProfile(std::move(profile));
   save_button_->setEnabled(!run_->running());
+  use_button_->setEnabled(!run_->running());
   showSummary();
 }
 

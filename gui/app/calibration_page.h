@@ -46,6 +46,7 @@ class CalibrationPage : public QWidget {
   QLineEdit* outputEdit() const { return output_; }
   QPushButton* runButton() const { return run_button_; }
   QPushButton* cancelButton() const { return cancel_button_; }
+  QPushButton* useButton() const { return use_button_; }
   QProgressBar* progressBar() const { return progress_; }
   QPlainTextEdit* log() const { return log_; }
   QChartView* gemmChart() const { return gemm_chart_; }
@@ -59,6 +60,8 @@ class CalibrationPage : public QWidget {
 
  signals:
   void profileShown(QString path);
+  // "Use in scenario": the shown profile's file, for the window to attach.
+  void useInScenario(QString path);
   void runEnded();  // after finished or failed, once the page shows the outcome
 
  private:
@@ -83,7 +86,8 @@ class CalibrationPage : public QWidget {
   QComboBox* backend_;
   QCheckBox* quick_;
   QLineEdit* output_;
-  QPushButton *browse_button_, *run_button_, *cancel_button_, *load_button_, *save_button_;
+  QPushButton *browse_button_, *run_button_, *cancel_button_, *load_button_, *save_button_,
+      *use_button_;
   QProgressBar* progress_;
   QPlainTextEdit* log_;
   QTextEdit* summary_;

@@ -13,6 +13,7 @@
 #include <QToolBar>
 
 #include "gui/models/app_options.h"
+#include "gui/models/attach_profile.h"
 #include "gui/models/plan_export.h"
 
 namespace trainsim::gui {
@@ -77,6 +78,7 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
   connect(this, &MainWindow::plannedChanged, scaling_page_, &ScalingPage::setPlanned);
   connect(this, &MainWindow::plannedChanged, launch_page_, &LaunchPage::setPlanned);
   connect(this, &MainWindow::plannedChanged, plan_page_, &PlanPage::setPlanned);
+  connect(calibration_page_, &CalibrationPage::useInScenario, this, &MainWindow::useProfile);
   connect(plan_page_, &PlanPage::candidateSelected, this, [this](int confirmed) {
     timeline_page_->showCandidate(planned_, confirmed);
     scaling_page_->showCandidate(planned_, confirmed);
@@ -153,6 +155,24 @@ bool MainWindow::savePlan(const QString& path) {
   showStatus(st.ok() ? QStringLiteral("plan written to %1").arg(path)
                      : QString::fromStdString(st.message()));
   return st.ok();
+}
+
+bool MainWindow::useProfile(const QString& profile) {
+  if (document_->text().isEmpty()) {
+    showStatus(QStringLiteral("Open or create a scenario first, then use the profile in it."));
+    return false;
+  }
+  Expected<QString> text = AttachProfileToScenario(document_->text(), document_->path(), profile);
+  if (!text.ok()) {
+    showStatus(QString::fromStdString(text.status().message()));
+    return false;
+  }
+  document_->setText(*text);
+  tabs_->setCurrentWidget(scenario_page_);
+  showStatus(
+      QStringLiteral("The scenario's cluster.profile is now %1; Plan uses it (Save keeps it).")
+          .arg(profile));
+  return true;
 }
 
 bool MainWindow::saveScreenshots(const QString& dir, QString* error) {

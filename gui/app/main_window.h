@@ -41,6 +41,9 @@ class MainWindow : public QMainWindow {
   bool openScenario(const QString& path);  // false: a message is shown in the status line
   // Writes the plan JSON (as `trainsim plan --out`); false: a message is shown.
   bool savePlan(const QString& path);
+  // Sets the scenario's cluster.profile to `profile` (the Calibration page's
+  // "Use in scenario"); false: a message is shown.
+  bool useProfile(const QString& profile);
   // Shows every page in turn, waits while a page says it is busy (a "busy"
   // property), and saves DIR/<page>.png. False and *error on a failure.
   bool saveScreenshots(const QString& dir, QString* error);

@@ -3,8 +3,10 @@
 // display, byte-identical to `trainsim plan --out`), the window's Save plan,
 // and --screenshots (a PNG of every page).
 #include <QAction>
+#include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -121,7 +123,7 @@ class AppTest : public QObject {
     nlohmann::json scenario = nlohmann::json::parse(small);
     scenario["cluster"]["instance"] = "lab-a100";
     scenario["search"]["instances"] = {"lab-a100"};
-    scenario["search"].erase("budget_usd");  // the reference system has no price:
+    scenario["search"].erase("budget_usd");        // the reference system has no price:
     scenario["search"]["objective"] = "min-time";  // plan it by time
     const QString path = dir.filePath(QStringLiteral("lab-scenario.json"));
     std::ofstream(path.toStdString()) << scenario.dump(2);
@@ -223,6 +225,42 @@ class AppTest : public QObject {
     QVERIFY(w.openScenario(SmallScenarioPath()));
     QVERIFY(!w.planned());
     QVERIFY(!w.savePlanAction()->isEnabled());
+  }
+
+  // The Calibration page's "Use in scenario": cluster.profile is written
+  // relative to the scenario's folder, and the scenario then parses with the
+  // profile (here a cpu profile, whose own catalog entry makes local-cpu known).
+  void useProfileAttachesItToTheScenario() {
+    QTemporaryDir dir;
+    const QString scenario = dir.filePath(QStringLiteral("cpu.json"));
+    QVERIFY(QFile::copy(QStringLiteral(TRAINSIM_SOURCE_DIR "/scenarios/local/cpu-transformer.json"),
+                        scenario));
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("profiles")));
+    const QString profile = dir.filePath(QStringLiteral("profiles/cpu-profile.json"));
+    QVERIFY(QFile::copy(CpuProfilePath(), profile));
+
+    MainWindow w;
+    QVERIFY(!w.useProfile(profile));  // no scenario yet
+    QVERIFY(w.statusText().startsWith(QStringLiteral("Open or create a scenario first")));
+    QVERIFY(w.openScenario(scenario));
+    QVERIFY(!w.document()->parse(*TheCatalog()));  // local-cpu comes with the profile
+    QVERIFY(w.calibrationPage()->loadProfile(profile));
+    QVERIFY(w.calibrationPage()->useButton()->isEnabled());
+    w.calibrationPage()->useButton()->click();
+    const nlohmann::json doc = nlohmann::json::parse(w.document()->text().toStdString());
+    QCOMPARE(QString::fromStdString(doc["cluster"]["profile"].get<std::string>()),
+             QStringLiteral("profiles/cpu-profile.json"));
+    QCOMPARE(doc["cluster"]["instance"], "local-cpu");  // the rest is kept
+    QVERIFY(w.document()->modified());
+    QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.scenarioPage()));
+    QVERIFY2(w.document()->parse(*TheCatalog()), qPrintable(w.document()->error().message));
+    QVERIFY(w.document()->scenario()->profile != nullptr);
+
+    // Not JSON: the message says so and the text stays.
+    w.document()->setText(QStringLiteral("{ not json"));
+    QVERIFY(!w.useProfile(profile));
+    QVERIFY2(w.statusText().contains(QStringLiteral("not valid JSON")), qPrintable(w.statusText()));
+    QCOMPARE(w.document()->text(), QStringLiteral("{ not json"));
   }
 
   // --screenshots: the real binary plans in the (offscreen) window and saves every page.
