@@ -1,4 +1,4 @@
-// The main window: a toolbar (Open scenario, Plan, Cancel, progress) over
+// The main window: a toolbar (Open scenario, Plan, Cancel, Save plan, progress) over
 // one tab per page. The window owns what the pages share -- the catalog, the
 // scenario document, the plan and the selected candidate -- and runs the
 // planner in a PlanWorker on its own thread; the pages show and connect.
