@@ -61,21 +61,12 @@ LaunchPage::LaunchPage(QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(main);
 
-  worker_->moveToThread(&thread_);
-  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(this, &LaunchPage::runRequested, worker_, &LocalRunWorker::run);
-  connect(worker_, &LocalRunWorker::starting, this, &LaunchPage::onStarting);
-  connect(worker_, &LocalRunWorker::step, this, &LaunchPage::onStep);
-  connect(worker_, &LocalRunWorker::finished, this, &LaunchPage::onFinished);
-  connect(worker_, &LocalRunWorker::failed, this, &LaunchPage::onFailed);
-  thread_.start();
+  connect(this, &LaunchPage::runRequested, worker_.get(), &LocalRunWorker::run);
+  connect(worker_.get(), &LocalRunWorker::starting, this, &LaunchPage::onStarting);
+  connect(worker_.get(), &LocalRunWorker::step, this, &LaunchPage::onStep);
+  connect(worker_.get(), &LocalRunWorker::finished, this, &LaunchPage::onFinished);
+  connect(worker_.get(), &LocalRunWorker::failed, this, &LaunchPage::onFailed);
   rebuildPlan();
-}
-
-LaunchPage::~LaunchPage() {
-  worker_->cancel();  // the trainer stops after its step; the wait is that step
-  thread_.quit();
-  thread_.wait();
 }
 
 QWidget* LaunchPage::makeForm() {

@@ -6,13 +6,13 @@
 // beside the simulator's prediction.
 #pragma once
 
-#include <QThread>
 #include <QWidget>
 #include <memory>
 
 #include "gui/models/bundle_model.h"
 #include "gui/models/local_run_worker.h"
 #include "gui/models/planned.h"
+#include "gui/models/worker_thread.h"
 
 class QCheckBox;
 class QChartView;
@@ -32,7 +32,6 @@ class LaunchPage : public QWidget {
 
  public:
   explicit LaunchPage(QWidget* parent = nullptr);
-  ~LaunchPage() override;
 
   // Writes the shown bundle to `dir` (WriteBundle); false: the message is in the status line.
   bool writeBundle(const QString& dir);
@@ -92,8 +91,7 @@ class LaunchPage : public QWidget {
   int confirmed_ = -1;
   std::shared_ptr<const launch::LaunchPlan> plan_;
   BundleModel* bundle_;
-  QThread thread_;
-  LocalRunWorker* worker_;
+  WorkerThread<LocalRunWorker> worker_;  // on its own thread
   bool running_ = false;
 
   QLabel *candidate_, *form_error_, *warnings_, *status_, *summary_;

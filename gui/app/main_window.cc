@@ -86,19 +86,16 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
   });
 
   // The worker on its thread.
-  worker_->moveToThread(&thread_);
-  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(this, &MainWindow::planRequested, worker_, &PlanWorker::run);
-  connect(worker_, &PlanWorker::estimated, this, [this](qint64 n) {
+  connect(this, &MainWindow::planRequested, worker_.get(), &PlanWorker::run);
+  connect(worker_.get(), &PlanWorker::estimated, this, [this](qint64 n) {
     showStatus(QStringLiteral("%1 candidates estimated; simulating the best…").arg(n));
   });
-  connect(worker_, &PlanWorker::progress, this, [this](int done, int total) {
+  connect(worker_.get(), &PlanWorker::progress, this, [this](int done, int total) {
     progress_->setRange(0, total);
     progress_->setValue(done);
   });
-  connect(worker_, &PlanWorker::finished, this, &MainWindow::onFinished);
-  connect(worker_, &PlanWorker::failed, this, &MainWindow::onFailed);
-  thread_.start();
+  connect(worker_.get(), &PlanWorker::finished, this, &MainWindow::onFinished);
+  connect(worker_.get(), &PlanWorker::failed, this, &MainWindow::onFailed);
 
   connect(open_action_, &QAction::triggered, this, &MainWindow::openDialog);
   connect(plan_action_, &QAction::triggered, this, &MainWindow::startPlan);
@@ -109,12 +106,6 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
     showStatus(QStringLiteral("cannot load the instance catalog: ") + catalog_error);
   else
     showStatus(QStringLiteral("Open a scenario to plan."));
-}
-
-MainWindow::~MainWindow() {
-  worker_->cancel();
-  thread_.quit();
-  thread_.wait();
 }
 
 QString MainWindow::statusText() const { return status_->text(); }

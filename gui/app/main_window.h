@@ -5,7 +5,6 @@
 #pragma once
 
 #include <QMainWindow>
-#include <QThread>
 #include <memory>
 #include <optional>
 
@@ -18,6 +17,7 @@
 #include "gui/models/plan_worker.h"
 #include "gui/models/planned.h"
 #include "gui/models/scenario_document.h"
+#include "gui/models/worker_thread.h"
 
 class QAction;
 class QLabel;
@@ -34,7 +34,6 @@ class MainWindow : public QMainWindow {
   // pages pick instances from (trainsim-gui --catalog adds a file); null: the
   // built-in one.
   explicit MainWindow(std::shared_ptr<const Catalog> catalog = nullptr, QWidget* parent = nullptr);
-  ~MainWindow() override;
 
   // A hardware profile attached to every scenario (trainsim-gui --profile).
   void setProfile(const QString& path) { document_->setProfile(path); }
@@ -89,8 +88,7 @@ class MainWindow : public QMainWindow {
   ScenarioDocument* document_;
   std::shared_ptr<const PlannedScenario> planned_;
   std::optional<Scenario> planning_scenario_;  // the scenario the running plan was asked for
-  QThread thread_;
-  PlanWorker* worker_;
+  WorkerThread<PlanWorker> worker_;            // on its own thread
   bool planning_ = false;
 
   QAction *open_action_, *plan_action_, *cancel_action_, *save_plan_action_;

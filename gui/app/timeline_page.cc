@@ -52,18 +52,9 @@ TimelinePage::TimelinePage(QWidget* parent)
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(split);
 
-  worker_->moveToThread(&thread_);
-  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(worker_, &TimelineWorker::finished, this, &TimelinePage::onFinished);
-  connect(worker_, &TimelineWorker::failed, this, &TimelinePage::onFailed);
+  connect(worker_.get(), &TimelineWorker::finished, this, &TimelinePage::onFinished);
+  connect(worker_.get(), &TimelineWorker::failed, this, &TimelinePage::onFailed);
   connect(model_, &QAbstractItemModel::modelReset, this, &TimelinePage::rebuildBreakdown);
-  thread_.start();
-}
-
-TimelinePage::~TimelinePage() {
-  worker_->cancel();
-  thread_.quit();
-  thread_.wait();  // a running simulation finishes first (its child cannot be stopped)
 }
 
 QWidget* TimelinePage::makeToolbar() {

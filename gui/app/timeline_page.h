@@ -7,7 +7,6 @@
 // runs it cannot be stopped, sim/isolate.h).
 #pragma once
 
-#include <QThread>
 #include <QWidget>
 #include <memory>
 
@@ -15,6 +14,7 @@
 #include "gui/models/planned.h"
 #include "gui/models/timeline_model.h"
 #include "gui/models/timeline_worker.h"
+#include "gui/models/worker_thread.h"
 
 class QChartView;
 class QHorizontalStackedBarSeries;
@@ -31,7 +31,6 @@ class TimelinePage : public QWidget {
 
  public:
   explicit TimelinePage(QWidget* parent = nullptr);
-  ~TimelinePage() override;
 
   // For the tests.
   GanttView* gantt() const { return gantt_; }
@@ -69,8 +68,7 @@ class TimelinePage : public QWidget {
   void rebuildBreakdown();
   QString describe(int confirmed) const;
 
-  QThread thread_;
-  TimelineWorker* worker_;
+  WorkerThread<TimelineWorker> worker_;  // on its own thread
   std::shared_ptr<const PlannedScenario> planned_;
   int wanted_ = -1;       // the candidate to show
   bool pending_ = false;  // wanted_ waits for the page to be shown

@@ -29,6 +29,7 @@
 #include "gui/models/bundle_model.h"
 #include "gui/models/chosen_plan.h"
 #include "gui/models/local_run_worker.h"
+#include "gui/models/worker_thread.h"
 #include "gui/tests/support.h"
 #include "gui/tests/tests.h"
 #include "launch/bundle_writer.h"
@@ -143,7 +144,7 @@ class LaunchTest : public QObject {
   Q_OBJECT
 
  private:
-  QThread thread_;
+  std::unique_ptr<WorkerThread<LocalRunWorker>> thread_;
   LocalRunWorker* worker_ = nullptr;
   QTemporaryDir run_dir_;
 
@@ -176,14 +177,10 @@ class LaunchTest : public QObject {
  private slots:
   void init() {
     worker_ = new LocalRunWorker;
-    worker_->moveToThread(&thread_);
-    thread_.start();
+    thread_ = std::make_unique<WorkerThread<LocalRunWorker>>(worker_);
   }
   void cleanup() {
-    worker_->cancel();
-    QMetaObject::invokeMethod(worker_, "deleteLater");
-    thread_.quit();
-    QVERIFY(thread_.wait(60000));
+    thread_.reset();  // cancels, ends the thread, deletes the worker
     worker_ = nullptr;
   }
 

@@ -5,6 +5,7 @@
 #include <QThread>
 #include <QtTest>
 
+#include "gui/models/worker_thread.h"
 #include "gui/tests/support.h"
 #include "gui/tests/tests.h"
 
@@ -14,7 +15,7 @@ class PlanWorkerTest : public QObject {
   Q_OBJECT
 
  private:
-  QThread thread_;
+  std::unique_ptr<WorkerThread<PlanWorker>> thread_;
   PlanWorker* worker_ = nullptr;
 
   void start(const Scenario& s) {
@@ -26,14 +27,10 @@ class PlanWorkerTest : public QObject {
   void init() {
     worker_ = new PlanWorker;
     worker_->setJobs(2);
-    worker_->moveToThread(&thread_);
-    thread_.start();
+    thread_ = std::make_unique<WorkerThread<PlanWorker>>(worker_);
   }
   void cleanup() {
-    worker_->cancel();
-    QMetaObject::invokeMethod(worker_, "deleteLater");
-    thread_.quit();
-    QVERIFY(thread_.wait(60000));
+    thread_.reset();  // cancels, ends the thread, deletes the worker
     worker_ = nullptr;
   }
 

@@ -12,6 +12,7 @@
 
 #include "gui/models/timeline_model.h"
 #include "gui/models/timeline_worker.h"
+#include "gui/models/worker_thread.h"
 #include "gui/tests/support.h"
 #include "gui/tests/tests.h"
 
@@ -39,19 +40,16 @@ class TimelineTest : public QObject {
   Q_OBJECT
 
  private:
-  QThread thread_;
+  std::unique_ptr<WorkerThread<TimelineWorker>> thread_;
   TimelineWorker* worker_ = nullptr;
 
  private slots:
   void init() {
     worker_ = new TimelineWorker;
-    worker_->moveToThread(&thread_);
-    thread_.start();
+    thread_ = std::make_unique<WorkerThread<TimelineWorker>>(worker_);
   }
   void cleanup() {
-    QMetaObject::invokeMethod(worker_, "deleteLater");
-    thread_.quit();
-    QVERIFY(thread_.wait(60000));
+    thread_.reset();  // cancels, ends the thread, deletes the worker
     worker_ = nullptr;
   }
 
