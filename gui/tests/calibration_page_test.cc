@@ -127,16 +127,7 @@ class CalibrationPageTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY(w.calibrationPage()->loadProfile(CpuProfilePath()));
     QTest::qWait(100);  // let the charts lay out
-    const QPixmap shot = w.grab();
-    const QString dir = QStringLiteral(TRAINSIM_SCREENSHOT_DIR);
-    QVERIFY(QDir().mkpath(dir));
-    const QString path = dir + QStringLiteral("/calibration.png");
-    QVERIFY(shot.save(path));
-    QVERIFY(QFileInfo(path).size() > 10000);
-    if (qEnvironmentVariableIsSet("TRAINSIM_UPDATE_DOCS_SCREENSHOTS")) {
-      QVERIFY(QDir().mkpath(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images")));
-      QVERIFY(shot.save(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images/gui-calibration.png")));
-    }
+    QCOMPARE(SaveScreenshot(w, QStringLiteral("calibration")), QString());
   }
 };
 

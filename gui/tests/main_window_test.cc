@@ -136,18 +136,7 @@ class MainWindowTest : public QObject {
     w.startPlan();
     QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
     QTest::qWait(100);  // let the chart lay out
-    const QPixmap shot = w.grab();
-    QCOMPARE(shot.size(), w.size() * shot.devicePixelRatio());
-    const QString dir = QStringLiteral(TRAINSIM_SCREENSHOT_DIR);
-    QVERIFY(QDir().mkpath(dir));
-    const QString path = dir + QStringLiteral("/plan.png");
-    QVERIFY(shot.save(path));
-    QVERIFY(QFileInfo(path).size() > 10000);
-    // The image in the docs: refreshed on request only (it is tracked by git).
-    if (qEnvironmentVariableIsSet("TRAINSIM_UPDATE_DOCS_SCREENSHOTS")) {
-      QVERIFY(QDir().mkpath(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images")));
-      QVERIFY(shot.save(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images/gui-plan.png")));
-    }
+    QCOMPARE(SaveScreenshot(w, QStringLiteral("plan")), QString());
   }
 };
 

@@ -1,6 +1,9 @@
 #include "gui/tests/support.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QPixmap>
 #include <cstdlib>
 
 namespace trainsim::gui::test {
@@ -72,6 +75,26 @@ std::shared_ptr<const PlannedScenario> MakePlanned(const Scenario& s,
   planned->catalog = TheCatalog();
   planned->plan = std::move(plan);
   return planned;
+}
+
+QString SaveScreenshot(QWidget& w, const QString& page) {
+  const QPixmap shot = w.grab();
+  if (shot.size() != w.size() * shot.devicePixelRatio()) {
+    return QStringLiteral("grab: %1x%2 pixels for a %3x%4 window")
+        .arg(shot.width())
+        .arg(shot.height())
+        .arg(w.width())
+        .arg(w.height());
+  }
+  const QString dir = QStringLiteral(TRAINSIM_SCREENSHOT_DIR);
+  const QString path = dir + QStringLiteral("/%1.png").arg(page);
+  if (!QDir().mkpath(dir) || !shot.save(path)) return path + QStringLiteral(": cannot write");
+  if (QFileInfo(path).size() <= 10000) return path + QStringLiteral(": looks empty");
+  if (!qEnvironmentVariableIsSet("TRAINSIM_UPDATE_DOCS_SCREENSHOTS")) return QString();
+  const QString docs = QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images");
+  const QString doc = docs + QStringLiteral("/gui-%1.png").arg(page);
+  if (!QDir().mkpath(docs) || !shot.save(doc)) return doc + QStringLiteral(": cannot write");
+  return QString();
 }
 
 }  // namespace trainsim::gui::test

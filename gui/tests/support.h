@@ -7,6 +7,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QWidget>
 #include <memory>
 
 #include "core/catalog.h"
@@ -31,5 +32,10 @@ std::shared_ptr<const PlannedScenario> MakePlanned(const Scenario& s,
 // machine (gui/tests/data/cpu-profile.json).
 QString CpuProfilePath();
 QByteArray ReadFile(const QString& path);  // empty when unreadable
+
+// Grabs `w` and saves it as TRAINSIM_SCREENSHOT_DIR/<page>.png and, when
+// TRAINSIM_UPDATE_DOCS_SCREENSHOTS is set, docs/images/gui-<page>.png (tracked
+// by git, so refreshed on request only). "" on success, else what failed.
+QString SaveScreenshot(QWidget& w, const QString& page);
 
 }  // namespace trainsim::gui::test

@@ -47,19 +47,6 @@ void SelectConfirmed(MainWindow& w, int confirmed) {
   w.planPage()->tableView()->selectRow(w.planPage()->proxy()->mapFromSource(source).row());
 }
 
-void Save(QWidget& w, const QString& page) {
-  const QPixmap shot = w.grab();
-  const QString dir = QStringLiteral(TRAINSIM_SCREENSHOT_DIR);
-  QVERIFY(QDir().mkpath(dir));
-  const QString path = dir + QStringLiteral("/%1.png").arg(page);
-  QVERIFY(shot.save(path));
-  QVERIFY(QFileInfo(path).size() > 10000);
-  if (qEnvironmentVariableIsSet("TRAINSIM_UPDATE_DOCS_SCREENSHOTS")) {
-    QVERIFY(QDir().mkpath(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images")));
-    QVERIFY(shot.save(QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images/gui-%1.png").arg(page)));
-  }
-}
-
 }  // namespace
 
 class TimelineWindowTest : public QObject {
@@ -254,10 +241,10 @@ class TimelineWindowTest : public QObject {
     QVERIFY(PlanAndWait(w, PipelineScenarioPath(), /*show_timeline=*/true));
     QVERIFY(w.planned()->plan->confirmed[w.planned()->plan->best].candidate.pp > 1);
     QTest::qWait(100);  // let the charts lay out
-    Save(w, QStringLiteral("timeline"));
+    QCOMPARE(SaveScreenshot(w, QStringLiteral("timeline")), QString());
     w.tabs()->setCurrentWidget(w.scalingPage());
     QTest::qWait(100);
-    Save(w, QStringLiteral("scaling"));
+    QCOMPARE(SaveScreenshot(w, QStringLiteral("scaling")), QString());
   }
 };
 
