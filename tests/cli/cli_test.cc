@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "calibrate/calibration.h"
+#include "tests/test_util.h"
 
 #ifndef TRAINSIM_SOURCE_DIR
 #define TRAINSIM_SOURCE_DIR "."
@@ -33,6 +34,9 @@
 #endif
 
 namespace trainsim {
+
+using trainsim::test::Lines;
+using trainsim::test::ReadFile;
 namespace {
 
 using nlohmann::json;
@@ -48,20 +52,6 @@ struct RunResult {
   std::string out;
   std::string err;
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // Runs `binary args...` in the repository root, stdout and stderr into files under `dir`.
 RunResult RunBinary(const std::string& binary, const std::string& dir,

@@ -10,7 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/test_util.h"
+
 namespace trainsim::launch {
+
+using trainsim::test::ReadFile;
 namespace {
 
 using nlohmann::json;
@@ -27,13 +31,6 @@ const std::string kSmall = kData + "small.plan.json";
 // micro batch 2, full recompute, interleaved x2, sagemaker-spot.
 const std::string kTpPpSpot = kData + "tp-pp-spot.plan.json";
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 LaunchPlan Load(const std::string& path) {
   Expected<LaunchPlan> p = LoadPlanFile(path, TheCatalog());
   EXPECT_TRUE(p.ok()) << p.status().message();
@@ -46,7 +43,7 @@ json& Config(json& plan) {
 
 // The small plan with `edit` applied to its JSON.
 LaunchPlan Variant(const std::function<void(json&)>& edit) {
-  json j = json::parse(Read(kSmall));
+  json j = json::parse(ReadFile(kSmall));
   edit(j);
   Expected<LaunchPlan> p = ParsePlan(j.dump(), "p.json", TheCatalog());
   EXPECT_TRUE(p.ok()) << p.status().message();

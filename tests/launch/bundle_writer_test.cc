@@ -8,18 +8,14 @@
 #include <sstream>
 
 #include "launch/hosts.h"
+#include "tests/test_util.h"
 
 namespace trainsim::launch {
+
+using trainsim::test::ReadFile;
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class WriterTest : public ::testing::Test {
  protected:
@@ -41,9 +37,9 @@ const Bundle kBundle = {"job",
 TEST_F(WriterTest, WritesFilesModesAndTheManifest) {
   const fs::path dir = fs::path(root_) / "a b" / "out";  // parents are created
   ASSERT_TRUE(WriteBundle(dir.string(), kBundle).ok());
-  EXPECT_EQ(Read(dir / "README.md"), "read me\n");
-  EXPECT_EQ(Read(dir / "sagemaker/launch.py"), "print(1)\n");
-  EXPECT_EQ(Read(dir / kManifestName), "README.md\nsagemaker/launch.py\nhostfile\n");
+  EXPECT_EQ(ReadFile(dir / "README.md"), "read me\n");
+  EXPECT_EQ(ReadFile(dir / "sagemaker/launch.py"), "print(1)\n");
+  EXPECT_EQ(ReadFile(dir / kManifestName), "README.md\nsagemaker/launch.py\nhostfile\n");
   EXPECT_NE(fs::status(dir / "sagemaker/launch.py").permissions() & fs::perms::owner_exec,
             fs::perms::none);
   EXPECT_EQ(fs::status(dir / "hostfile").permissions() & fs::perms::owner_exec, fs::perms::none);
@@ -56,11 +52,11 @@ TEST_F(WriterTest, RewritesItsOwnFolderAndRemovesWhatTheNewBundleLacks) {
   std::ofstream(dir / "notes.txt") << "mine\n";  // not in the manifest: kept
   const Bundle smaller = {"job", {{"README.md", "new\n", false}}, {}};
   ASSERT_TRUE(WriteBundle(dir.string(), smaller).ok());
-  EXPECT_EQ(Read(dir / "README.md"), "new\n");
+  EXPECT_EQ(ReadFile(dir / "README.md"), "new\n");
   EXPECT_FALSE(fs::exists(dir / "hostfile"));
   EXPECT_FALSE(fs::exists(dir / "sagemaker"));  // emptied, removed
-  EXPECT_EQ(Read(dir / "notes.txt"), "mine\n");
-  EXPECT_EQ(Read(dir / kManifestName), "README.md\n");
+  EXPECT_EQ(ReadFile(dir / "notes.txt"), "mine\n");
+  EXPECT_EQ(ReadFile(dir / kManifestName), "README.md\n");
 }
 
 TEST_F(WriterTest, AManifestCannotRemoveFilesOutsideTheFolder) {

@@ -13,22 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 extern char** environ;
 
 namespace trainsim {
+
+using trainsim::test::ReadFile;
 namespace {
 
 namespace fs = std::filesystem;
 
 const std::string kPlan =
     std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/tp-pp-spot.plan.json";
-
-std::string Read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct RunResult {
   int exit_code = -1;
@@ -56,7 +53,7 @@ class LaunchCliTest : public ::testing::Test {
                         << ".args'\nexit " << status << "\n";
     fs::permissions(path, fs::perms::owner_all);
   }
-  std::string Recorded(const std::string& tool) { return Read(root_ / (tool + ".args")); }
+  std::string Recorded(const std::string& tool) { return ReadFile(root_ / (tool + ".args")); }
   bool Ran(const std::string& tool) { return fs::exists(root_ / (tool + ".args")); }
 
   // Runs trainsim with `args` in root/work, PATH = path_.
@@ -89,8 +86,8 @@ class LaunchCliTest : public ::testing::Test {
     waitpid(pid, &status, 0);
     RunResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = Read(out);
-    r.err = Read(err);
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
     return r;
   }
 
@@ -122,9 +119,9 @@ TEST_F(LaunchCliTest, WritesTheBundleAndPrintsTheSubmitCommands) {
     EXPECT_TRUE(fs::exists(Work("launch-out") / f)) << f;
   }
   // Again into the same folder: the same bytes.
-  const std::string request = Read(Work("launch-out/sagemaker/create_training_job.json"));
+  const std::string request = ReadFile(Work("launch-out/sagemaker/create_training_job.json"));
   ASSERT_EQ(Run({"launch", kPlan, "--s3", "s3://my-bucket/runs"}).exit_code, 0);
-  EXPECT_EQ(Read(Work("launch-out/sagemaker/create_training_job.json")), request);
+  EXPECT_EQ(ReadFile(Work("launch-out/sagemaker/create_training_job.json")), request);
 }
 
 TEST_F(LaunchCliTest, ErrorsExitOneWithTheExactFirstLineAndWriteNothing) {

@@ -14,17 +14,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace trainsim {
+
+using trainsim::test::ReadFile;
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 int Count(const std::string& text, const std::string& what) {
   int n = 0;
@@ -85,8 +82,8 @@ class LocalCliTest : public ::testing::Test {
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-  std::string Out() const { return Read(dir_ / "stdout"); }
-  std::string Err() const { return Read(dir_ / "stderr"); }
+  std::string Out() const { return ReadFile(dir_ / "stdout"); }
+  std::string Err() const { return ReadFile(dir_ / "stderr"); }
 
   fs::path dir_;
   std::string profile_;

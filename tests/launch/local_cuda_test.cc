@@ -21,6 +21,7 @@
 #include "launch/local/ops.h"
 #include "launch/local/run_config.h"
 #include "launch/local/trainer.h"
+#include "tests/test_util.h"
 
 namespace trainsim::local {
 namespace {
@@ -232,14 +233,8 @@ int Shell(const std::string& command, const std::filesystem::path& dir, std::str
           std::string* err) {
   const int status = std::system(
       (command + " > " + (dir / "out").string() + " 2> " + (dir / "err").string()).c_str());
-  auto read = [](const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  };
-  *out = read(dir / "out");
-  *err = read(dir / "err");
+  *out = trainsim::test::ReadFile(dir / "out");
+  *err = trainsim::test::ReadFile(dir / "err");
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

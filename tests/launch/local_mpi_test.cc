@@ -19,7 +19,11 @@
 #include <thread>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace trainsim::local {
+
+using trainsim::test::ReadFile;
 namespace {
 
 #ifdef TRAINSIM_TRAIN_BINARY
@@ -29,13 +33,6 @@ constexpr char kBinary[] = "";
 #endif
 
 using Clock = std::chrono::steady_clock;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The first mpirun on PATH, or "".
 std::string FindMpirun() {

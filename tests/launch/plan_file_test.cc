@@ -5,7 +5,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/test_util.h"
+
 namespace trainsim::launch {
+
+using trainsim::test::ReadFile;
 namespace {
 
 const Catalog& TheCatalog() {
@@ -14,13 +18,6 @@ const Catalog& TheCatalog() {
 }
 
 const std::string kPlan = std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/small.plan.json";
-
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // tests/launch/data/small.plan.json: `trainsim plan tests/cli/data/plan-small.json`.
 TEST(LoadPlanFile, RebuildsTheRecommendedScenario) {
@@ -44,7 +41,7 @@ TEST(LoadPlanFile, RebuildsTheRecommendedScenario) {
 }
 
 TEST(ParsePlan, ErrorsNameTheFileAndField) {
-  const std::string good = Read(kPlan);
+  const std::string good = ReadFile(kPlan);
   auto without = [&](const std::string& key) {
     nlohmann::json j = nlohmann::json::parse(good);
     j.erase(key);

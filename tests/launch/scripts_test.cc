@@ -15,6 +15,7 @@
 
 #include "launch/bundle.h"
 #include "launch/bundle_writer.h"
+#include "tests/test_util.h"
 
 namespace trainsim::launch {
 namespace {
@@ -151,12 +152,7 @@ TEST_F(ScriptsTest, AHostsFileWithASpaceInItsPathIsOneArgument) {
   ASSERT_GE(mpirun.size(), 5u);
   EXPECT_EQ(mpirun[3], "[--hostfile]");
   EXPECT_EQ(mpirun[4], "[" + root_ + "/my hosts, v2]");
-  const std::string text = [&] {
-    std::ifstream in(dir + "/mpirun.sh");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }();
+  const std::string text = trainsim::test::ReadFile(dir + "/mpirun.sh");
   EXPECT_NE(text.find("  '--hostfile' '" + root_ + "/my hosts, v2' \\\n"), std::string::npos);
   const std::vector<std::string> torchrun = Run(dir + "/torchrun.sh");
   ASSERT_GE(torchrun.size(), 9u);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "planner/sweep_world.h"
+#include "tests/test_util.h"
 
 #ifndef TRAINSIM_SOURCE_DIR
 #define TRAINSIM_SOURCE_DIR "."
@@ -31,6 +32,8 @@
 #endif
 
 namespace trainsim {
+
+using trainsim::test::ReadFile;
 namespace {
 
 namespace fs = std::filesystem;
@@ -41,13 +44,6 @@ const std::vector<std::string> kScenarios = {
     "scenarios/llama2-13b-p4d-fsdp.json", "scenarios/llama2-7b-p4d-dp.json",
     "scenarios/resnet50-p3.json",         "scenarios/bert-large-p3.json",
     "tests/cli/data/gpt-1.7b-small.json", "tests/cli/data/gpt3-175b-one-node.json"};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 size_t CountLines(const std::string& text) { return std::count(text.begin(), text.end(), '\n'); }
 

@@ -17,25 +17,15 @@
 #include <thread>
 
 #include "planner/sweep_journal.h"
+#include "tests/test_util.h"
 
 namespace trainsim::planner {
+
+using trainsim::test::Lines;
+using trainsim::test::ReadFile;
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // Points 0..n-1, given in reverse order (the results must sort them).
 std::vector<SweepPoint> Points(int n) {
