@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/args.h"
 #include "cli/local_cmd.h"
 #include "core/catalog.h"
 #include "launch/bundle.h"
@@ -68,14 +69,6 @@ int* CountOption(LaunchArgs& a, const std::string& arg) {
   return nullptr;
 }
 
-bool ParseVolume(const std::string& text, int* out) {
-  char* end = nullptr;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end || v < 1 || v > 16384) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
 // The option's string field in `a`, or null for an unknown option.
 std::string* StringOption(LaunchArgs& a, const std::string& arg) {
   if (arg == "--out") return &a.out;
@@ -113,20 +106,22 @@ Status ParseOne(LaunchArgs& a, const std::string& arg, const char* value, bool* 
   if (!value) return Status::InvalidInput(arg + " needs a value");
   *used_value = true;
   if (arg == "--volume-gb") {
-    if (ParseVolume(value, &a.options.volume_gb)) return Status::Ok();
+    if (const std::optional<int> gb = ParseIntInRange(value, 1, 16384)) {
+      a.options.volume_gb = *gb;
+      return Status::Ok();
+    }
     return Status::InvalidInput(std::string("--volume-gb: expected a size in GB from 1 to 16384, "
                                             "got \"") +
                                 value + "\"");
   }
   if (int* count = CountOption(a, arg)) {
-    char* end = nullptr;
-    const long v = std::strtol(value, &end, 10);
-    const long min = arg == "--checkpoint-every" ? 0 : 1;
-    if (!*value || *end || v < min || v > 1000000) {
+    const int min = arg == "--checkpoint-every" ? 0 : 1;
+    const std::optional<int> v = ParseIntInRange(value, min, 1000000);
+    if (!v) {
       return Status::InvalidInput(arg + ": expected a whole number from " + std::to_string(min) +
                                   " to 1000000, got \"" + value + "\"");
     }
-    *count = static_cast<int>(v);
+    *count = *v;
     a.local_option = true;
     return Status::Ok();
   }

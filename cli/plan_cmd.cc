@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "cli/args.h"
 #include "core/catalog.h"
 #include "core/scenario.h"
 #include "planner/plan.h"
@@ -30,14 +31,6 @@ struct PlanArgs {
   bool json = false;
 };
 
-bool ParseCount(const char* text, int* out) {
-  char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (!*text || *end || v < 1 || v > 100000) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
 Expected<PlanArgs> ParsePlanArgs(int argc, char** argv) {
   PlanArgs a;
   for (int i = 1; i < argc; ++i) {
@@ -53,10 +46,12 @@ Expected<PlanArgs> ParsePlanArgs(int argc, char** argv) {
       a.json = true;
     } else if (arg == "--top" || arg == "--jobs") {
       if (!(st = need("a count from 1 to 100000")).ok()) return st;
-      if (!ParseCount(value, arg == "--top" ? &a.top : &a.jobs)) {
+      const std::optional<int> count = ParseIntInRange(value, 1, 100000);
+      if (!count) {
         return Status::InvalidInput(arg + ": expected a count from 1 to 100000, got \"" + value +
                                     "\"");
       }
+      (arg == "--top" ? a.top : a.jobs) = *count;
     } else if (arg == "--out" || arg == "--catalog" || arg == "--profile") {
       if (!(st = need("a file name")).ok()) return st;
       (arg == "--out" ? a.out : arg == "--catalog" ? a.catalog : a.profile) = value;

@@ -7,12 +7,13 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
+#include "cli/args.h"
 #include "core/catalog.h"
 #include "planner/sweep.h"
 #include "planner/sweep_eval.h"
@@ -50,11 +51,12 @@ Expected<SweepArgs> ParseSweepArgs(const std::vector<std::string>& args) {
       (arg == "--out" ? a.out : a.catalog) = args[++i];
     } else if (arg == "--jobs") {
       const std::string v = has_value ? args[++i] : "";
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), a.jobs);
-      if (v.empty() || ec != std::errc() || end != v.data() + v.size() || a.jobs < 1) {
+      const std::optional<int> jobs = ParseIntInRange(v, 1, std::numeric_limits<int>::max());
+      if (!jobs) {
         return Status::InvalidInput("--jobs needs a whole number of threads >= 1, got \"" + v +
                                     "\"");
       }
+      a.jobs = *jobs;
     } else if (arg.rfind("--", 0) == 0) {
       return Status::InvalidInput("unknown option " + arg);
     } else {
