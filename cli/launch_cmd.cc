@@ -191,11 +191,8 @@ Status ReadHosts(LaunchArgs& a) {
 }
 
 Expected<launch::LaunchPlan> LoadPlan(const LaunchArgs& a) {
-  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
-  if (!catalog.ok()) return Status::Internal("built-in catalog: " + catalog.status().message());
-  if (!a.catalog.empty()) {
-    if (Status st = catalog->AddFile(a.catalog); !st.ok()) return st;
-  }
+  Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+  if (!catalog.ok()) return catalog.status();
   return launch::LoadPlanFile(a.plan, *catalog);
 }
 

@@ -94,15 +94,7 @@ Expected<Args> ParseArgs(int argc, char** argv) {
   return a;
 }
 
-Expected<Catalog> LoadCatalog(const Args& a) {
-  Expected<Catalog> c = Catalog::LoadBuiltin(Catalog::DefaultDir());
-  if (!c.ok()) return Status::Internal("built-in catalog: " + c.status().message());
-  if (!a.catalog.empty()) {
-    Status s = c->AddFile(a.catalog);
-    if (!s.ok()) return s;
-  }
-  return c;
-}
+Expected<Catalog> LoadCatalog(const Args& a) { return Catalog::LoadDefault(a.catalog); }
 
 std::string Fixed(double v, int digits) {
   char buf[64];

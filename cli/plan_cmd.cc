@@ -164,12 +164,8 @@ int PlanCommand(int argc, char** argv) {
     return 1;
   }
   const PlanArgs& a = *args;
-  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
-  if (!catalog.ok())
-    return Fail(Status::Internal("built-in catalog: " + catalog.status().message()));
-  if (!a.catalog.empty()) {
-    if (Status st = catalog->AddFile(a.catalog); !st.ok()) return Fail(st);
-  }
+  Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+  if (!catalog.ok()) return Fail(catalog.status());
   Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
   if (!s.ok()) return Fail(s.status());
   if (a.top > 0) s->search.confirm_top = a.top;

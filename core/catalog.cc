@@ -623,6 +623,15 @@ std::string Catalog::DefaultDir() {
   return TRAINSIM_SOURCE_CATALOG_DIR;
 }
 
+Expected<Catalog> Catalog::LoadDefault(const std::string& extra_file) {
+  Expected<Catalog> c = LoadBuiltin(DefaultDir());
+  if (!c.ok()) return Status::Internal("built-in catalog: " + c.status().message());
+  if (!extra_file.empty()) {
+    if (Status s = c->AddFile(extra_file); !s.ok()) return s;
+  }
+  return c;
+}
+
 Status Catalog::AddFile(const std::string& path) {
   return AddDocument(ParseJsonFile(path), path, /*builtin=*/false, &gpus_, &types_, &source_text_);
 }

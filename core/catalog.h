@@ -20,6 +20,9 @@ class Catalog {
   // The directory of the built-in catalog: $TRAINSIM_CATALOG_DIR if set, else
   // the source tree's instance-catalog/ (compiled in).
   static std::string DefaultDir();
+  // The built-in catalog (DefaultDir) plus `extra_file` when it is not empty:
+  // what every command's --catalog option loads.
+  static Expected<Catalog> LoadDefault(const std::string& extra_file = "");
 
   // Adds entries from an extra catalog file (same format as aws.json); an
   // entry may name a GPU from gpus.json. Re-defining a type is an error.

@@ -55,11 +55,8 @@ Expected<AppOptions> ParseAppOptions(const QStringList& arguments) {
 }
 
 Expected<std::shared_ptr<const Catalog>> LoadCatalog(const QString& extra_file) {
-  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
-  if (!catalog.ok()) return Status::Internal("built-in catalog: " + catalog.status().message());
-  if (!extra_file.isEmpty()) {
-    if (Status st = catalog->AddFile(extra_file.toStdString()); !st.ok()) return st;
-  }
+  Expected<Catalog> catalog = Catalog::LoadDefault(extra_file.toStdString());
+  if (!catalog.ok()) return catalog.status();
   return std::make_shared<const Catalog>(std::move(*catalog));
 }
 

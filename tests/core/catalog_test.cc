@@ -337,6 +337,27 @@ TEST(CatalogExtra, AddFileReadsFromDisk) {
             "/nonexistent/extra.json: cannot open file: No such file or directory");
 }
 
+// What every command's --catalog loads: the built-in catalog, plus the file.
+TEST(CatalogExtra, LoadDefaultAddsTheExtraFile) {
+  Expected<Catalog> plain = Catalog::LoadDefault();
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->Names(), Builtin().Names());
+
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "trainsim_default_test.json";
+  std::ofstream(path) << kExtra;
+  Expected<Catalog> extra = Catalog::LoadDefault(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(extra.ok()) << extra.status().message();
+  EXPECT_NE(extra->Find("lab-node"), nullptr);
+  EXPECT_NE(extra->Find("p4d.24xlarge"), nullptr);
+
+  Expected<Catalog> missing = Catalog::LoadDefault("/nonexistent/extra.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "/nonexistent/extra.json: cannot open file: No such file or directory");
+}
+
 TEST(CatalogExtra, AFailedFileAddsNothing) {
   Catalog c = Builtin();
   std::string text = kExtra;
