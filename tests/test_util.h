@@ -1,13 +1,31 @@
 // Small helpers shared by the GoogleTest suites.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/catalog.h"
+
 namespace trainsim::test {
+
+// The built-in catalog (Catalog::LoadDefault), loaded once per test program.
+// Without it no test could run: the loader's message, then abort.
+inline const Catalog& BuiltinCatalog() {
+  static const Catalog catalog = [] {
+    Expected<Catalog> c = Catalog::LoadDefault();
+    if (!c.ok()) {
+      std::fprintf(stderr, "built-in catalog: %s\n", c.status().message().c_str());
+      std::abort();
+    }
+    return std::move(*c);
+  }();
+  return catalog;
+}
 
 // The file's bytes; "" when it cannot be read (the test's checks then fail).
 inline std::string ReadFile(const std::filesystem::path& path) {

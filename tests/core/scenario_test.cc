@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/model_zoo.h"
+#include "tests/test_util.h"
 
 #ifndef TRAINSIM_SOURCE_DIR
 #define TRAINSIM_SOURCE_DIR "."
@@ -19,21 +20,8 @@
 namespace trainsim {
 namespace {
 
-const Catalog& TestCatalog() {
-  static const Catalog* const catalog = [] {
-    Expected<Catalog> loaded =
-        Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
-    if (!loaded.ok()) {
-      ADD_FAILURE() << loaded.status().message();
-      return new Catalog();
-    }
-    return new Catalog(std::move(loaded).value());
-  }();
-  return *catalog;
-}
-
 Expected<Scenario> Parse(const std::string& text) {
-  return ParseScenario(text, "x.json", TestCatalog());
+  return ParseScenario(text, "x.json", test::BuiltinCatalog());
 }
 
 // One section per line, so that positions are easy to read off: the model value starts at
@@ -194,7 +182,8 @@ std::string ZooNames() {
 
 std::string CatalogNames() {
   std::string names;
-  for (const std::string& n : TestCatalog().Names()) names += (names.empty() ? "" : ", ") + n;
+  for (const std::string& n : test::BuiltinCatalog().Names())
+    names += (names.empty() ? "" : ", ") + n;
   return names;
 }
 
@@ -495,7 +484,7 @@ TEST(ScenarioTest, BadClustersFailAtTheValue) { ExpectAllFail(ClusterCases()); }
 TEST(ScenarioTest, StragglersSlowTheirGpus) {
   Expected<Scenario> s =
       ParseScenario(WithStragglers(R"([{"node": 1, "slowdown": 1.25}, {"gpu": 9, "slowdown": 2}])"),
-                    "x.json", TestCatalog());
+                    "x.json", test::BuiltinCatalog());
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->Slowdown(0), 1.0);
   EXPECT_EQ(s->Slowdown(8), 1.25);
@@ -506,9 +495,10 @@ TEST(ScenarioTest, ImpossibleParallelismFailsAtTheValue) { ExpectAllFail(Paralle
 
 TEST(ScenarioTest, NameDefaultsToTheFileStem) {
   const std::string text = Doc(kGpt3, kBatch1536, kP4dX128, kTp8Pp8);
-  EXPECT_EQ(ParseScenario(text, "dir/gpt3-175b-p4d.json", TestCatalog())->name, "gpt3-175b-p4d");
-  EXPECT_EQ(ParseScenario(text, "<string>", TestCatalog())->name, "scenario");
-  EXPECT_EQ(ParseScenario(text, "", TestCatalog())->name, "scenario");
+  EXPECT_EQ(ParseScenario(text, "dir/gpt3-175b-p4d.json", test::BuiltinCatalog())->name,
+            "gpt3-175b-p4d");
+  EXPECT_EQ(ParseScenario(text, "<string>", test::BuiltinCatalog())->name, "scenario");
+  EXPECT_EQ(ParseScenario(text, "", test::BuiltinCatalog())->name, "scenario");
 }
 
 TEST(ScenarioTest, TotalWorkIsKept) {
@@ -532,7 +522,7 @@ TEST(ScenarioTest, NicOverrideReplacesTheCatalogCount) {
   Expected<Scenario> plain = Parse(Doc(kGpt3, kBatch1536, kP4dX128, kTp8Pp8));
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_FALSE(plain->cluster.nics.has_value());
-  EXPECT_EQ(plain->instance.nics, TestCatalog().Find("p4d.24xlarge")->nics);
+  EXPECT_EQ(plain->instance.nics, test::BuiltinCatalog().Find("p4d.24xlarge")->nics);
   Expected<Scenario> two = Parse(
       Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "nodes": 128, "nics": 2})", kTp8Pp8));
   ASSERT_TRUE(two.ok()) << two.status().message();
@@ -609,7 +599,7 @@ TEST(ScenarioTest, ToStringUsesTheFileSpelling) {
 std::string ScenarioDir() { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios"; }
 
 TEST(ScenarioFileTest, MissingFileIsNotFound) {
-  Expected<Scenario> s = LoadScenarioFile("/nonexistent/x.json", TestCatalog());
+  Expected<Scenario> s = LoadScenarioFile("/nonexistent/x.json", test::BuiltinCatalog());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(s.status().message(),
@@ -619,7 +609,7 @@ TEST(ScenarioFileTest, MissingFileIsNotFound) {
 TEST(ScenarioFileTest, ErrorsNameTheFilePath) {
   const std::string path = ::testing::TempDir() + "/scenario_test_bad.json";
   std::ofstream(path) << Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 5})");
-  Expected<Scenario> s = LoadScenarioFile(path, TestCatalog());
+  Expected<Scenario> s = LoadScenarioFile(path, test::BuiltinCatalog());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().message(), path + ":4:21: parallel.tp = 5 does not divide model.heads = 96");
   std::filesystem::remove(path);
@@ -635,7 +625,7 @@ TEST(ScenarioFileTest, ProfilePathIsRelativeToTheScenarioFile) {
       R"({"instance": "p4d.24xlarge", "nodes": 128, "profile": "../profiles/p4d.json"})", kTp8Pp8);
   // The profile is looked for beside the scenario's folder (and loaded: here
   // it is missing, which is an error naming the resolved path).
-  Expected<Scenario> s = LoadScenarioFile(path, TestCatalog());
+  Expected<Scenario> s = LoadScenarioFile(path, test::BuiltinCatalog());
   ASSERT_FALSE(s.ok());
   const std::string resolved = (dir.parent_path() / "profiles/p4d.json").lexically_normal();
   EXPECT_EQ(s.status().message().rfind(resolved + ": cannot open file", 0), 0u)
@@ -648,7 +638,7 @@ TEST(ScenarioFileTest, EveryReadyScenarioParses) {
   for (const auto& entry : std::filesystem::directory_iterator(ScenarioDir())) {
     if (entry.path().extension() != ".json") continue;
     SCOPED_TRACE(entry.path().string());
-    Expected<Scenario> s = LoadScenarioFile(entry.path().string(), TestCatalog());
+    Expected<Scenario> s = LoadScenarioFile(entry.path().string(), test::BuiltinCatalog());
     EXPECT_TRUE(s.ok()) << s.status().message();
     ++files;
   }
@@ -656,7 +646,8 @@ TEST(ScenarioFileTest, EveryReadyScenarioParses) {
 }
 
 TEST(ScenarioFileTest, DefaultScenarioIsGpt3On128P4d) {
-  Expected<Scenario> s = LoadScenarioFile(ScenarioDir() + "/gpt3-175b-p4d.json", TestCatalog());
+  Expected<Scenario> s =
+      LoadScenarioFile(ScenarioDir() + "/gpt3-175b-p4d.json", test::BuiltinCatalog());
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(Summary(*s),
             "gpt3-175b-p4d | gpt3-175b L96 h12288 a96/96 f49152 s2048 v50257 gelu bias1 tied1 "

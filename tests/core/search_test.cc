@@ -12,6 +12,7 @@
 
 #include "core/scenario.h"
 #include "core/sweep_grid.h"
+#include "tests/test_util.h"
 
 #ifndef TRAINSIM_SOURCE_DIR
 #define TRAINSIM_SOURCE_DIR "."
@@ -20,22 +21,10 @@
 namespace trainsim {
 namespace {
 
-const Catalog& TestCatalog() {
-  static const Catalog* const catalog = [] {
-    Expected<Catalog> loaded =
-        Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
-    if (!loaded.ok()) {
-      ADD_FAILURE() << loaded.status().message();
-      return new Catalog();
-    }
-    return new Catalog(std::move(loaded).value());
-  }();
-  return *catalog;
-}
-
 std::string CatalogNames() {
   std::string names;
-  for (const std::string& n : TestCatalog().Names()) names += (names.empty() ? "" : ", ") + n;
+  for (const std::string& n : test::BuiltinCatalog().Names())
+    names += (names.empty() ? "" : ", ") + n;
   return names;
 }
 
@@ -53,7 +42,7 @@ std::string WithSearch(const std::string& search) { return WithSection("search",
 std::string WithSweep(const std::string& sweep) { return WithSection("sweep", sweep); }
 
 Expected<Scenario> Parse(const std::string& text) {
-  return ParseScenario(text, "x.json", TestCatalog());
+  return ParseScenario(text, "x.json", test::BuiltinCatalog());
 }
 
 template <typename T>
@@ -169,7 +158,7 @@ TEST(SearchTest, AbsentSectionLeavesTheDefaults) {
   Expected<Scenario> s = ParseScenario(
       "{\"model\": \"gpt3-175b\", \"training\": {\"global_batch\": 2048},"
       " \"cluster\": {\"instance\": \"p4d.24xlarge\", \"nodes\": 128}}",
-      "x.json", TestCatalog());
+      "x.json", test::BuiltinCatalog());
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_FALSE(s->has_search);
   EXPECT_EQ(Summary(s->search),
@@ -379,7 +368,7 @@ TEST(SweepTest, ModelSweepsOnlyOverAPresetName) {
       ParseScenario(R"({"model": {"preset": "gpt3-175b"}, "training": {"global_batch": 2048},)"
                     R"( "cluster": {"instance": "p4d.24xlarge", "nodes": 128},)"
                     R"( "sweep": {"grid": {"model": ["gpt3-175b"]}}})",
-                    "x.json", TestCatalog());
+                    "x.json", test::BuiltinCatalog());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().message(),
             "x.json:1:146: sweep.grid: \"model\" can be swept only where the scenario's model is "
@@ -399,7 +388,7 @@ TEST(SweepTest, GridOfMoreThanTheLimitFails) {
 }
 
 Expected<std::vector<Scenario>> Expand(const std::string& text) {
-  return ExpandSweepGridString(text, "x.json", TestCatalog());
+  return ExpandSweepGridString(text, "x.json", test::BuiltinCatalog());
 }
 
 std::vector<std::string> Names(const std::vector<Scenario>& points) {
@@ -507,12 +496,12 @@ TEST(SweepFileTest, PointsNameTheFileStemAndErrorsThePath) {
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "gpt3-nodes.json").string();
   std::ofstream(path) << WithSweep(R"({"grid": {"cluster.nodes": [64, 128]}})");
-  Expected<std::vector<Scenario>> points = ExpandSweepGrid(path, TestCatalog());
+  Expected<std::vector<Scenario>> points = ExpandSweepGrid(path, test::BuiltinCatalog());
   ASSERT_TRUE(points.ok()) << points.status().message();
   EXPECT_EQ(Names(*points), (std::vector<std::string>{"gpt3-nodes[cluster.nodes=64]",
                                                       "gpt3-nodes[cluster.nodes=128]"}));
   std::ofstream(path) << WithSweep(R"({"grid": {"parallel.tp": [8, 5]}})");
-  points = ExpandSweepGrid(path, TestCatalog());
+  points = ExpandSweepGrid(path, test::BuiltinCatalog());
   ASSERT_FALSE(points.ok());
   EXPECT_EQ(points.status().message(),
             path +
@@ -526,7 +515,7 @@ TEST(SweepFileTest, ErrorWithoutAPositionStillNamesThePoint) {
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "profiles.json").string();
   std::ofstream(path) << WithSweep(R"({"grid": {"cluster.profile": ["missing.json"]}})");
-  Expected<std::vector<Scenario>> points = ExpandSweepGrid(path, TestCatalog());
+  Expected<std::vector<Scenario>> points = ExpandSweepGrid(path, test::BuiltinCatalog());
   ASSERT_FALSE(points.ok());
   EXPECT_EQ(points.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(points.status().message(),
@@ -541,7 +530,8 @@ TEST(SweepFileTest, ReadySweepsExpand) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;
     SCOPED_TRACE(entry.path().string());
-    Expected<std::vector<Scenario>> points = ExpandSweepGrid(entry.path().string(), TestCatalog());
+    Expected<std::vector<Scenario>> points =
+        ExpandSweepGrid(entry.path().string(), test::BuiltinCatalog());
     ASSERT_TRUE(points.ok()) << points.status().message();
     EXPECT_GE(points->size(), 2u);
     ++files;
@@ -554,7 +544,7 @@ TEST(SweepFileTest, ReadyPlansHaveABudgetOrADeadline) {
        {"gpt3-175b-p4d", "llama2-70b-p5", "bert-large-p3", "resnet50-p3", "llama2-7b-finetune"}) {
     SCOPED_TRACE(name);
     Expected<Scenario> s = LoadScenarioFile(
-        std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", TestCatalog());
+        std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", test::BuiltinCatalog());
     ASSERT_TRUE(s.ok()) << s.status().message();
     EXPECT_TRUE(s->has_search);
     EXPECT_TRUE(s->search.budget_usd || s->search.deadline_hours);

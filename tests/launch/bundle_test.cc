@@ -19,11 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-const Catalog& TheCatalog() {
-  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
-  return catalog;
-}
-
 const std::string kData = std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/";
 // small.plan.json: gpt-like 8 layers on 1 x p4d.24xlarge, tp 1 pp 1 dp 8, ZeRO-1, EC2 spot.
 const std::string kSmall = kData + "small.plan.json";
@@ -32,7 +27,7 @@ const std::string kSmall = kData + "small.plan.json";
 const std::string kTpPpSpot = kData + "tp-pp-spot.plan.json";
 
 LaunchPlan Load(const std::string& path) {
-  Expected<LaunchPlan> p = LoadPlanFile(path, TheCatalog());
+  Expected<LaunchPlan> p = LoadPlanFile(path, test::BuiltinCatalog());
   EXPECT_TRUE(p.ok()) << p.status().message();
   return p.ok() ? *p : LaunchPlan();
 }
@@ -45,7 +40,7 @@ json& Config(json& plan) {
 LaunchPlan Variant(const std::function<void(json&)>& edit) {
   json j = json::parse(ReadFile(kSmall));
   edit(j);
-  Expected<LaunchPlan> p = ParsePlan(j.dump(), "p.json", TheCatalog());
+  Expected<LaunchPlan> p = ParsePlan(j.dump(), "p.json", test::BuiltinCatalog());
   EXPECT_TRUE(p.ok()) << p.status().message();
   return p.ok() ? *p : LaunchPlan();
 }

@@ -9,18 +9,14 @@
 #include <filesystem>
 
 #include "launch/trainer_process.h"
+#include "tests/test_util.h"
 
 namespace trainsim::launch {
 namespace {
 
-const Catalog& TheCatalog() {
-  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
-  return catalog;
-}
-
 LaunchPlan Plan(const std::string& file) {
-  Expected<LaunchPlan> p =
-      LoadPlanFile(std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/" + file, TheCatalog());
+  Expected<LaunchPlan> p = LoadPlanFile(
+      std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/" + file, test::BuiltinCatalog());
   EXPECT_TRUE(p.ok()) << p.status().message();
   return *p;
 }
@@ -75,14 +71,15 @@ TEST(PredictionScenario, UsesTheCpuProfileAndChecksItsCores) {
   ASSERT_TRUE(cores.ok()) << cores.status().message();
   LocalRunConfig c;
   c.dp = *cores;
-  Expected<Scenario> s =
-      PredictionScenario(c, profile, "local-cpu", dir + "/local/scenario.json", TheCatalog());
+  Expected<Scenario> s = PredictionScenario(c, profile, "local-cpu", dir + "/local/scenario.json",
+                                            test::BuiltinCatalog());
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->instance.name, "local-cpu");
   EXPECT_EQ(s->total_gpus(), *cores);
   EXPECT_NE(s->profile, nullptr);
   c.dp = *cores + 1;
-  EXPECT_EQ(PredictionScenario(c, profile, "local-cpu", dir + "/local/scenario.json", TheCatalog())
+  EXPECT_EQ(PredictionScenario(c, profile, "local-cpu", dir + "/local/scenario.json",
+                               test::BuiltinCatalog())
                 .status()
                 .message(),
             profile + ": the profile measured " + std::to_string(*cores) + " cores, the run uses " +

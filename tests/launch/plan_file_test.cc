@@ -12,16 +12,11 @@ namespace trainsim::launch {
 using trainsim::test::ReadFile;
 namespace {
 
-const Catalog& TheCatalog() {
-  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
-  return catalog;
-}
-
 const std::string kPlan = std::string(TRAINSIM_SOURCE_DIR) + "/tests/launch/data/small.plan.json";
 
 // tests/launch/data/small.plan.json: `trainsim plan tests/cli/data/plan-small.json`.
 TEST(LoadPlanFile, RebuildsTheRecommendedScenario) {
-  Expected<LaunchPlan> p = LoadPlanFile(kPlan, TheCatalog());
+  Expected<LaunchPlan> p = LoadPlanFile(kPlan, test::BuiltinCatalog());
   ASSERT_TRUE(p.ok()) << p.status().message();
   const nlohmann::json& config = p->plan["recommendation"]["config"];
   const Scenario& s = p->scenario;
@@ -63,9 +58,9 @@ TEST(ParsePlan, ErrorsNameTheFileAndField) {
       {bad_index.dump(), "p.json: recommendation.candidate: 99 is not a candidate index"},
   };
   for (const auto& c : kCases) {
-    EXPECT_EQ(ParsePlan(c.text, "p.json", TheCatalog()).status().message(), c.message);
+    EXPECT_EQ(ParsePlan(c.text, "p.json", test::BuiltinCatalog()).status().message(), c.message);
   }
-  EXPECT_EQ(LoadPlanFile("/nonexistent.plan.json", TheCatalog()).status().message(),
+  EXPECT_EQ(LoadPlanFile("/nonexistent.plan.json", test::BuiltinCatalog()).status().message(),
             "/nonexistent.plan.json: cannot read the plan");
 }
 

@@ -37,8 +37,7 @@ class ScriptsTest : public ::testing::Test {
       Fake(tool, std::string("printf '[%s]\\n' ") + tool + " \"$@\"\n");
     }
     Fake("scontrol", "printf 'host-a\\nhost-b\\n'\n");
-    Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
-    plan_ = *LoadPlanFile(kPlan, catalog);
+    plan_ = *LoadPlanFile(kPlan, test::BuiltinCatalog());
   }
   void TearDown() override { fs::remove_all(root_); }
 

@@ -6,6 +6,7 @@
 
 #include "core/catalog.h"
 #include "sim/simulate.h"
+#include "tests/test_util.h"
 
 namespace trainsim::planner {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 // within 10% (docs/planner.md records the figures); a change that breaks that
 // breaks the ranking.
 TEST(Estimator, AgreesWithTheSimulatorOnTheReadyScenarios) {
-  const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
+  const Catalog& catalog = test::BuiltinCatalog();
   for (const char* name : {"gpt3-175b-p4d", "llama2-70b-p5", "llama2-13b-p4d-fsdp",
                            "llama2-7b-p4d-dp", "bert-large-p3", "resnet50-p3"}) {
     SCOPED_TRACE(name);

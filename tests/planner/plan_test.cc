@@ -5,14 +5,10 @@
 #include <atomic>
 
 #include "core/catalog.h"
+#include "tests/test_util.h"
 
 namespace trainsim::planner {
 namespace {
-
-const Catalog& TheCatalog() {
-  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
-  return catalog;
-}
 
 // A small transformer on two instance types, 1..2 nodes: a whole plan in seconds.
 Scenario Small(const std::string& search) {
@@ -23,7 +19,7 @@ Scenario Small(const std::string& search) {
           "cluster": {"instance": "p4d.24xlarge"},
           "search": )" +
           search + "}",
-      "small.json", TheCatalog());
+      "small.json", test::BuiltinCatalog());
   EXPECT_TRUE(s.ok()) << s.status().message();
   return *s;
 }
@@ -36,7 +32,7 @@ const char kSearch[] =
 Plan MustPlan(const Scenario& s) {
   PlanOptions options;
   options.jobs = 2;
-  Expected<Plan> p = MakePlan(s, TheCatalog(), options);
+  Expected<Plan> p = MakePlan(s, test::BuiltinCatalog(), options);
   EXPECT_TRUE(p.ok()) << p.status().message();
   return *p;
 }
@@ -146,11 +142,11 @@ TEST(MakePlan, ReferenceSystemsArePlannedByTimeWithoutCost) {
 TEST(MakePlan, Errors) {
   Scenario s = Small(kSearch);
   s.training.tokens = 0;
-  EXPECT_EQ(MakePlan(s, TheCatalog(), {}).status().message(),
+  EXPECT_EQ(MakePlan(s, test::BuiltinCatalog(), {}).status().message(),
             "small: planning needs the amount of work: training.tokens, training.samples or "
             "training.epochs");
   s = Small(R"({"instances": ["p4d.24xlarge"], "nodes": {"min": 1, "max": 1}, "tp": [16]})");
-  const Status st = MakePlan(s, TheCatalog(), {}).status();
+  const Status st = MakePlan(s, test::BuiltinCatalog(), {}).status();
   EXPECT_EQ(st.message().rfind("small: no configuration survives pruning (tp-node: ", 0), 0u)
       << st.message();
 }
@@ -159,7 +155,7 @@ TEST(MakePlan, APresetCancelFlagStopsBeforeAnySimulation) {
   std::atomic<bool> cancel{true};
   PlanOptions options;
   options.cancel = &cancel;
-  const Status st = MakePlan(Small(kSearch), TheCatalog(), options).status();
+  const Status st = MakePlan(Small(kSearch), test::BuiltinCatalog(), options).status();
   EXPECT_EQ(st.code(), Status::Code::kCancelled);
   EXPECT_EQ(st.message(), "small: planning cancelled");
 }
@@ -176,7 +172,7 @@ TEST(MakePlan, CancelBetweenRankingAndSimulation) {
   options.jobs = 2;
   options.observer = &observer;
   options.cancel = &observer.cancel;
-  const Status st = MakePlan(Small(kSearch), TheCatalog(), options).status();
+  const Status st = MakePlan(Small(kSearch), test::BuiltinCatalog(), options).status();
   EXPECT_EQ(st.code(), Status::Code::kCancelled);
   EXPECT_EQ(observer.simulated, 0);
 }

@@ -3,14 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "core/catalog.h"
+#include "tests/test_util.h"
 
 namespace trainsim::planner {
 namespace {
-
-const Catalog& TheCatalog() {
-  static const Catalog catalog = *Catalog::LoadBuiltin(Catalog::DefaultDir());
-  return catalog;
-}
 
 // A 4-layer, 4-head transformer: small enough to count the space by hand.
 Scenario Tiny() {
@@ -19,7 +15,7 @@ Scenario Tiny() {
                     "vocab": 1000},
           "training": {"global_batch": 8, "tokens": 1e9},
           "cluster": {"instance": "p4d.24xlarge"}})",
-      "tiny.json", TheCatalog());
+      "tiny.json", test::BuiltinCatalog());
   EXPECT_TRUE(s.ok()) << s.status().message();
   SearchConfig& q = s->search;
   q.instances = {"p4d.24xlarge"};
@@ -41,7 +37,7 @@ struct Walked {
 
 Walked Walk(const Scenario& s) {
   Walked w;
-  Expected<SearchSpace> space = ResolveSpace(s, TheCatalog());
+  Expected<SearchSpace> space = ResolveSpace(s, test::BuiltinCatalog());
   EXPECT_TRUE(space.ok()) << space.status().message();
   SpaceVisitor visit;
   visit.on_candidate = [&](const Candidate& c, const Scenario&, const sim::MemoryBreakdown&) {
@@ -79,7 +75,7 @@ TEST(WalkSpace, PrunesWithReasonsAndCountsEveryCandidateOnce) {
 
 TEST(WalkSpace, MemoryPruningSaysWhatDoesNotFit) {
   Expected<Scenario> s =
-      LoadScenarioFile(TRAINSIM_SOURCE_DIR "/scenarios/gpt3-175b-p4d.json", TheCatalog());
+      LoadScenarioFile(TRAINSIM_SOURCE_DIR "/scenarios/gpt3-175b-p4d.json", test::BuiltinCatalog());
   ASSERT_TRUE(s.ok()) << s.status().message();
   s->search = SearchConfig();
   s->search.instances = {"p4d.24xlarge"};
@@ -116,7 +112,7 @@ TEST(WalkSpace, ZeroTwoAndThreeNeedNoPipeline) {
 TEST(ResolveSpace, DefaultsAndRestrictions) {
   Scenario s = Tiny();
   s.search = SearchConfig();
-  Expected<SearchSpace> space = ResolveSpace(s, TheCatalog());
+  Expected<SearchSpace> space = ResolveSpace(s, test::BuiltinCatalog());
   ASSERT_TRUE(space.ok());
   EXPECT_EQ(space->tp, (std::vector<int>{1, 2, 4, 8}));
   EXPECT_EQ(space->pp, (std::vector<int>{1, 2, 4}));
@@ -126,10 +122,10 @@ TEST(ResolveSpace, DefaultsAndRestrictions) {
     EXPECT_GT(t->gpus, 0);
   }
   s.search.spot_allowed = false;
-  space = ResolveSpace(s, TheCatalog());
+  space = ResolveSpace(s, test::BuiltinCatalog());
   EXPECT_EQ(space->pricing, (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSagemaker}));
   s.search.instances = {"p9.huge"};
-  EXPECT_EQ(ResolveSpace(s, TheCatalog()).status().message(),
+  EXPECT_EQ(ResolveSpace(s, test::BuiltinCatalog()).status().message(),
             "search.instances: unknown instance type \"p9.huge\"");
 }
 

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "tests/test_util.h"
+
 #ifndef TRAINSIM_SOURCE_DIR
 #define TRAINSIM_SOURCE_DIR "."
 #endif
@@ -14,11 +16,6 @@ namespace trainsim::planner {
 namespace {
 
 const std::string kSource = TRAINSIM_SOURCE_DIR;
-
-const Catalog& BuiltinCatalog() {
-  static const Catalog catalog = Catalog::LoadBuiltin(Catalog::DefaultDir()).value();
-  return catalog;
-}
 
 TEST(Fnv1a64Hex, KnownValues) {
   EXPECT_EQ(Fnv1a64Hex(""), "cbf29ce484222325");
@@ -29,7 +26,7 @@ TEST(Fnv1a64Hex, KnownValues) {
 TEST(LoadScenarioSweep, OnePointPerFileFingerprintedByItsBytes) {
   const std::string a = kSource + "/scenarios/resnet50-p3.json";
   const std::string b = kSource + "/scenarios/bert-large-p3.json";
-  Expected<ScenarioSweep> sweep = LoadScenarioSweep({a, b}, BuiltinCatalog(), "");
+  Expected<ScenarioSweep> sweep = LoadScenarioSweep({a, b}, test::BuiltinCatalog(), "");
   ASSERT_TRUE(sweep.ok()) << sweep.status().message();
   ASSERT_EQ(sweep->points.size(), 2u);
   EXPECT_EQ(sweep->points[1].index, 1);
@@ -37,27 +34,27 @@ TEST(LoadScenarioSweep, OnePointPerFileFingerprintedByItsBytes) {
   EXPECT_EQ(sweep->scenarios[1].name, "bert-large-p3");
   EXPECT_NE(sweep->points[0].fingerprint, sweep->points[1].fingerprint);
   // What else the results depend on changes every fingerprint.
-  Expected<ScenarioSweep> other = LoadScenarioSweep({a}, BuiltinCatalog(), "catalog bytes");
+  Expected<ScenarioSweep> other = LoadScenarioSweep({a}, test::BuiltinCatalog(), "catalog bytes");
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->points[0].fingerprint, sweep->points[0].fingerprint);
-  Expected<ScenarioSweep> same = LoadScenarioSweep({a}, BuiltinCatalog(), "");
+  Expected<ScenarioSweep> same = LoadScenarioSweep({a}, test::BuiltinCatalog(), "");
   EXPECT_EQ(same->points[0].fingerprint, sweep->points[0].fingerprint);
 }
 
 TEST(LoadScenarioSweep, AFileThatCannotBeReadOrParsedFailsTheSweep) {
   Expected<ScenarioSweep> missing =
-      LoadScenarioSweep({kSource + "/scenarios/nope.json"}, BuiltinCatalog(), "");
+      LoadScenarioSweep({kSource + "/scenarios/nope.json"}, test::BuiltinCatalog(), "");
   EXPECT_EQ(missing.status().message(),
             kSource + "/scenarios/nope.json: cannot read: No such file or directory");
   Expected<ScenarioSweep> malformed =
-      LoadScenarioSweep({kSource + "/tests/cli/data/malformed.json"}, BuiltinCatalog(), "");
+      LoadScenarioSweep({kSource + "/tests/cli/data/malformed.json"}, test::BuiltinCatalog(), "");
   ASSERT_FALSE(malformed.ok());
   EXPECT_EQ(malformed.status().message().rfind(kSource + "/tests/cli/data/malformed.json:", 0), 0u)
       << malformed.status().message();
 }
 
 Scenario Load(const std::string& file) {
-  return LoadScenarioFile(kSource + "/" + file, BuiltinCatalog()).value();
+  return LoadScenarioFile(kSource + "/" + file, test::BuiltinCatalog()).value();
 }
 
 TEST(SimulateScenarioRow, AFittingScenarioHasItsFiguresAndCost) {

@@ -9,6 +9,7 @@
 #include "core/catalog.h"
 #include "core/scenario.h"
 #include "sim/workload.h"
+#include "tests/test_util.h"
 
 namespace trainsim::sim {
 namespace {
@@ -21,8 +22,7 @@ constexpr double kV100Fp16Peak = 125e12, kV100Fp32Peak = 15.7e12, kV100HbmBps = 
 constexpr int kBatch = 8;
 
 Scenario Parse(const std::string& json) {
-  static const Catalog catalog =
-      *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+  const Catalog& catalog = test::BuiltinCatalog();
   Expected<Scenario> s = ParseScenario(json, "test.json", catalog);
   EXPECT_TRUE(s.ok()) << s.status().message();
   return *s;

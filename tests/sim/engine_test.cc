@@ -11,6 +11,7 @@
 #include "core/scenario.h"
 #include "sim/simulate.h"
 #include "sim/workload.h"
+#include "tests/test_util.h"
 
 namespace trainsim::sim {
 namespace {
@@ -19,18 +20,8 @@ namespace {
 #define TRAINSIM_SOURCE_DIR "."
 #endif
 
-const Catalog& TestCatalog() {
-  static const Catalog catalog = [] {
-    Expected<Catalog> c =
-        Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
-    EXPECT_TRUE(c.ok()) << c.status().message();
-    return *c;
-  }();
-  return catalog;
-}
-
 Scenario Parse(const std::string& json) {
-  Expected<Scenario> s = ParseScenario(json, "test.json", TestCatalog());
+  Expected<Scenario> s = ParseScenario(json, "test.json", test::BuiltinCatalog());
   EXPECT_TRUE(s.ok()) << s.status().message();
   return *s;
 }

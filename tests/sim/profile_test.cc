@@ -13,6 +13,7 @@
 #include "core/scenario.h"
 #include "sim/simulate.h"
 #include "sim/workload.h"
+#include "tests/test_util.h"
 
 namespace trainsim::sim {
 namespace {
@@ -21,17 +22,11 @@ namespace {
 #define TRAINSIM_SOURCE_DIR "."
 #endif
 
-const Catalog& Builtin() {
-  static const Catalog catalog =
-      *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
-  return catalog;
-}
-
 Scenario Gpt() {
   Expected<Scenario> s = ParseScenario(
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "micro_batch": 2},
           "cluster": {"instance": "p4d.24xlarge"}, "parallel": {"tp": 1}})",
-      "test.json", Builtin());
+      "test.json", test::BuiltinCatalog());
   EXPECT_TRUE(s.ok()) << s.status().message();
   return *s;
 }
@@ -147,14 +142,14 @@ TEST(ProfileTest, ScenarioFileNamesItsProfileRelativeToItsFolder) {
   std::ofstream(dir / "profiles" / "a100.json") << HardwareProfileToJson(*p);
   std::ofstream(dir / "s.json") << R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
             "cluster": {"instance": "p4d.24xlarge", "profile": "profiles/a100.json"}})";
-  Expected<Scenario> s = LoadScenarioFile((dir / "s.json").string(), Builtin());
+  Expected<Scenario> s = LoadScenarioFile((dir / "s.json").string(), test::BuiltinCatalog());
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_NE(s->profile, nullptr);
   EXPECT_DOUBLE_EQ(*s->profile->memory_GBps, 1000);
   EXPECT_EQ(s->cluster.profile, (dir / "profiles" / "a100.json").string());
   // A broken profile is reported with its own file and position.
   std::ofstream(dir / "profiles" / "a100.json") << "{\"version\": 1, \"memory_GBps\": -1}";
-  Expected<Scenario> bad = LoadScenarioFile((dir / "s.json").string(), Builtin());
+  Expected<Scenario> bad = LoadScenarioFile((dir / "s.json").string(), test::BuiltinCatalog());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("a100.json:1:31: memory_GBps: expected a number"),
             std::string::npos)

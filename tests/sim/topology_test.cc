@@ -11,6 +11,7 @@
 #include "sim/collectives.h"
 #include "sim/isolate.h"
 #include "sim/platform.h"
+#include "tests/test_util.h"
 
 namespace trainsim::sim {
 namespace {
@@ -20,8 +21,7 @@ namespace {
 #endif
 
 const InstanceType& Type(const std::string& name) {
-  static const Catalog catalog =
-      *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+  const Catalog& catalog = test::BuiltinCatalog();
   const InstanceType* t = catalog.Find(name);
   EXPECT_NE(t, nullptr) << name;
   return *t;

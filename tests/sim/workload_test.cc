@@ -10,6 +10,7 @@
 #include "core/model_spec.h"
 #include "core/scenario.h"
 #include "sim/memory_model.h"
+#include "tests/test_util.h"
 
 namespace trainsim::sim {
 namespace {
@@ -19,8 +20,7 @@ namespace {
 #endif
 
 Scenario Parse(const std::string& json) {
-  static const Catalog catalog =
-      *Catalog::LoadBuiltin(std::string(TRAINSIM_SOURCE_DIR) + "/instance-catalog");
+  const Catalog& catalog = test::BuiltinCatalog();
   Expected<Scenario> s = ParseScenario(json, "test.json", catalog);
   EXPECT_TRUE(s.ok()) << s.status().message();
   return *s;
