@@ -14,10 +14,6 @@
 namespace trainsim::sim {
 namespace {
 
-#ifndef TRAINSIM_SOURCE_DIR
-#define TRAINSIM_SOURCE_DIR "."
-#endif
-
 constexpr double kV100Fp16Peak = 125e12, kV100Fp32Peak = 15.7e12, kV100HbmBps = 900e9;
 constexpr int kBatch = 8;
 

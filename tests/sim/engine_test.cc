@@ -16,10 +16,6 @@
 namespace trainsim::sim {
 namespace {
 
-#ifndef TRAINSIM_SOURCE_DIR
-#define TRAINSIM_SOURCE_DIR "."
-#endif
-
 Scenario Parse(const std::string& json) {
   Expected<Scenario> s = ParseScenario(json, "test.json", test::BuiltinCatalog());
   EXPECT_TRUE(s.ok()) << s.status().message();

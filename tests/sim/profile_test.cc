@@ -18,10 +18,6 @@
 namespace trainsim::sim {
 namespace {
 
-#ifndef TRAINSIM_SOURCE_DIR
-#define TRAINSIM_SOURCE_DIR "."
-#endif
-
 Scenario Gpt() {
   Expected<Scenario> s = ParseScenario(
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "micro_batch": 2},

@@ -16,10 +16,6 @@
 namespace trainsim::sim {
 namespace {
 
-#ifndef TRAINSIM_SOURCE_DIR
-#define TRAINSIM_SOURCE_DIR "."
-#endif
-
 const InstanceType& Type(const std::string& name) {
   const Catalog& catalog = test::BuiltinCatalog();
   const InstanceType* t = catalog.Find(name);

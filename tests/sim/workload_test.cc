@@ -15,10 +15,6 @@
 namespace trainsim::sim {
 namespace {
 
-#ifndef TRAINSIM_SOURCE_DIR
-#define TRAINSIM_SOURCE_DIR "."
-#endif
-
 Scenario Parse(const std::string& json) {
   const Catalog& catalog = test::BuiltinCatalog();
   Expected<Scenario> s = ParseScenario(json, "test.json", catalog);
