@@ -77,7 +77,7 @@ int RunExport(const AppOptions& options) {
   std::shared_ptr<const planner::Plan> plan;
   std::string error;
   QObject::connect(&worker, &PlanWorker::estimated, [](qint64 n) {
-    std::cerr << n << " candidates estimated; simulating the best\n";
+    std::cerr << n << " candidates estimated\n";
   });
   QObject::connect(&worker, &PlanWorker::progress, [](int done, int total) {
     std::cerr << "simulated " << done << "/" << total << "\n";
