@@ -1,0 +1,387 @@
+#include "bench/corpus.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sim/collectives.h"
+#include "sim/isolate.h"
+#include "sim/platform.h"
+#include "sim/simulate.h"
+
+namespace trainsim::bench {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+Status Bad(const std::string& where, const std::string& what) {
+  return Status::InvalidInput(where + ": " + what);
+}
+
+std::optional<Quantity> QuantityNamed(const std::string& name) {
+  if (name == "tokens_per_s_per_gpu") return Quantity::kTokensPerSPerGpu;
+  if (name == "tokens_per_s") return Quantity::kTokensPerS;
+  if (name == "samples_per_s") return Quantity::kSamplesPerS;
+  if (name == "step_time_s") return Quantity::kStepTimeS;
+  if (name == "busbw_GBps") return Quantity::kBusbwGBps;
+  return std::nullopt;
+}
+
+// The comparable quantity and value: `compare` when present, else `metric`.
+Status ReadMeasurement(const json& point, const std::string& where, CorpusPoint* p) {
+  const json* m = point.contains("compare") ? &point.at("compare") : nullptr;
+  if (m == nullptr) m = point.contains("metric") ? &point.at("metric") : nullptr;
+  if (m == nullptr || !m->is_object()) return Bad(where, "needs a `metric` object");
+  if (!m->contains("name") || !m->at("name").is_string() || !m->contains("value") ||
+      !m->at("value").is_number()) {
+    return Bad(where, "`metric`/`compare` needs a string `name` and a number `value`");
+  }
+  const std::string name = m->at("name");
+  const std::optional<Quantity> q = QuantityNamed(name);
+  if (!q) {
+    return Bad(where, "metric \"" + name +
+                          "\" is not comparable: give `compare` as tokens_per_s_per_gpu, "
+                          "tokens_per_s, samples_per_s, step_time_s or busbw_GBps");
+  }
+  p->quantity = *q;
+  p->measured = m->at("value");
+  if (!(p->measured > 0)) return Bad(where, "the measured value must be > 0");
+  return Status::Ok();
+}
+
+Status ReadCollective(const json& c, const std::string& where, CorpusPoint* p) {
+  if (!c.is_object() || !c.contains("op") || !c.contains("bytes") || !c.contains("instance") ||
+      !c.contains("nodes")) {
+    return Bad(where, "`collective` needs op, bytes, instance and nodes");
+  }
+  CollectivePoint cp;
+  cp.op = c.at("op");
+  if (cp.op != "all_reduce" && cp.op != "all_gather" && cp.op != "reduce_scatter") {
+    return Bad(where, "collective.op \"" + cp.op +
+                          "\": expected all_reduce, all_gather or reduce_scatter");
+  }
+  cp.bytes = c.at("bytes");
+  cp.instance = c.at("instance");
+  cp.nodes = c.at("nodes");
+  cp.gpus_per_node = c.value("gpus_per_node", 0);
+  if (!(cp.bytes > 0) || cp.nodes < 1 || cp.gpus_per_node < 0) {
+    return Bad(where, "collective.bytes and nodes must be > 0, gpus_per_node >= 0");
+  }
+  p->collective = cp;
+  return Status::Ok();
+}
+
+Status ReadPoint(const json& point, const json* file_source, const std::string& file,
+                 const std::string& split, int index, CorpusPoint* p) {
+  std::string where = file + ": points[" + std::to_string(index) + "]";
+  if (!point.is_object() || !point.contains("id") || !point.at("id").is_string()) {
+    return Bad(where, "needs a string `id`");
+  }
+  p->id = point.at("id");
+  where += " (" + p->id + ")";
+  const json* source = point.contains("source") ? &point.at("source") : file_source;
+  if (source == nullptr || !source->is_object() || !source->contains("id")) {
+    return Bad(where, "needs a `source` with an `id` (on the point or the file)");
+  }
+  p->source_id = source->at("id");
+  p->file = file;
+  p->split = split;
+  p->read_from_figure = point.value("read_from_figure", false);
+  if (Status st = ReadMeasurement(point, where, p); !st.ok()) return st;
+  const bool is_collective = p->quantity == Quantity::kBusbwGBps;
+  if (is_collective) {
+    if (!point.contains("collective")) return Bad(where, "a busbw point needs `collective`");
+    return ReadCollective(point.at("collective"), where, p);
+  }
+  if (!point.contains("scenario") || !point.at("scenario").is_object()) {
+    return Bad(where, "needs a `scenario` object");
+  }
+  p->scenario = point.at("scenario");
+  return Status::Ok();
+}
+
+Expected<json> ReadJsonFile(const fs::path& path, const std::string& name) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(name + ": cannot open");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    return Status::InvalidInput(name + ": " + e.what());
+  }
+}
+
+std::vector<fs::path> JsonFiles(const fs::path& dir) {
+  std::vector<fs::path> files;
+  if (!fs::is_directory(dir)) return files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Status ReadFitSpec(const json& doc, const std::string& name, FitSpec* fit) {
+  if (!doc.contains("parameter") || !doc.at("parameter").is_string()) {
+    return Bad(name, "a fit file needs a string `parameter`");
+  }
+  static const std::set<std::string> kKnown = {"gemm_efficiency", "conv_efficiency",
+                                               "nvlink_efficiency", "network_efficiency",
+                                               "protocol_latency_scale"};
+  fit->file = name;
+  fit->parameter = doc.at("parameter");
+  if (!kKnown.count(fit->parameter)) {
+    return Bad(name, "unknown parameter \"" + fit->parameter + "\"");
+  }
+  std::stringstream targets(doc.value("target", std::string()));
+  for (std::string t; std::getline(targets, t, ',');) {
+    if (!t.empty()) fit->targets.push_back(t);
+  }
+  if (fit->targets.empty() && fit->parameter != "protocol_latency_scale") {
+    return Bad(name, "`target` names the GPU(s) or instance the parameter belongs to");
+  }
+  fit->minimax = doc.value("criterion", std::string("mean")) == "minimax";
+  return Status::Ok();
+}
+
+Status LoadFolder(const fs::path& dir, const std::string& sub, Corpus* corpus) {
+  for (const fs::path& path : JsonFiles(dir / sub)) {
+    const std::string name = sub + "/" + path.filename().string();
+    Expected<json> doc = ReadJsonFile(path, name);
+    if (!doc.ok()) return doc.status();
+    std::string split = "evaluate";
+    if (sub == "fit") {
+      FitSpec fit;
+      if (Status st = ReadFitSpec(*doc, name, &fit); !st.ok()) return st;
+      split = fit.parameter;
+      corpus->fits.push_back(fit);
+    }
+    if (!doc->contains("points") || !doc->at("points").is_array()) {
+      return Bad(name, "needs a `points` array");
+    }
+    const json* source = doc->contains("source") ? &doc->at("source") : nullptr;
+    int index = 0;
+    for (const json& point : doc->at("points")) {
+      CorpusPoint p;
+      if (Status st = ReadPoint(point, source, name, split, index++, &p); !st.ok()) return st;
+      corpus->points.push_back(std::move(p));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string Generation(const std::string& gpu) {
+  const auto dash = gpu.find('-');
+  return dash == std::string::npos ? gpu : gpu.substr(0, dash);
+}
+
+std::string Strategy(const json& scenario) {
+  const json par = scenario.value("parallel", json::object());
+  const int tp = par.value("tp", 1), pp = par.value("pp", 1), zero = par.value("zero_stage", 0);
+  const bool model_parallel = tp > 1 || pp > 1;
+  if (zero == 3 || par.contains("shard_group")) return model_parallel ? "zero3+tp-pp" : "zero3";
+  return model_parallel ? "tp-pp" : "dp";
+}
+
+// Sets the catalog's fitted figures of `type` from the overrides.
+void ApplyToInstance(const ParamOverrides& o, InstanceType* type) {
+  GpuSpec& gpu = type->gpu;
+  if (auto it = o.gemm_efficiency.find(gpu.name); it != o.gemm_efficiency.end()) {
+    gpu.gemm_efficiency = it->second;
+  }
+  if (auto it = o.conv_efficiency.find(gpu.name); it != o.conv_efficiency.end()) {
+    gpu.conv_efficiency = it->second;
+  }
+  if (auto it = o.nvlink_efficiency.find(gpu.name); it != o.nvlink_efficiency.end()) {
+    gpu.nvlink_efficiency = it->second;
+  }
+  if (auto it = o.network_efficiency.find(type->name); it != o.network_efficiency.end()) {
+    type->network_efficiency = it->second;
+  }
+  for (const auto& [parameter, targets] : o.unfitted) {
+    for (const std::string& t : targets) {
+      if (parameter == "gemm_efficiency" && t == gpu.name) gpu.gemm_efficiency.reset();
+      if (parameter == "conv_efficiency" && t == gpu.name) gpu.conv_efficiency.reset();
+      if (parameter == "nvlink_efficiency" && t == gpu.name) gpu.nvlink_efficiency.reset();
+      if (parameter == "network_efficiency" && t == type->name) type->network_efficiency.reset();
+    }
+  }
+}
+
+sim::ModelParams ParamsWith(const ParamOverrides& o) {
+  sim::ModelParams params;
+  if (o.protocol_latency_scale) params.protocol_latency_scale = *o.protocol_latency_scale;
+  if (o.unfitted.count("protocol_latency_scale")) params.protocol_latency_scale = 1.0;
+  return params;
+}
+
+// nccl-tests PERFORMANCE.md: busbw = algbw x 2(n-1)/n for all-reduce, (n-1)/n
+// for all-gather and reduce-scatter; algbw = bytes / time.
+double BusFactor(const std::string& op, int ranks) {
+  const double n = ranks;
+  return op == "all_reduce" ? 2 * (n - 1) / n : (n - 1) / n;
+}
+
+Prediction PredictCollective(const CollectivePoint& c, const Catalog& catalog,
+                             const ParamOverrides& o) {
+  Prediction out;
+  const InstanceType* found = catalog.Find(c.instance);
+  if (found == nullptr) {
+    out.error = "instance " + c.instance + " is not in the catalog";
+    return out;
+  }
+  InstanceType type = *found;
+  ApplyToInstance(o, &type);
+  const sim::ModelParams params = ParamsWith(o);
+  const int per_node = c.gpus_per_node > 0 ? c.gpus_per_node : type.gpus;
+  if (per_node > type.gpus) {
+    out.error = "collective.gpus_per_node exceeds the GPUs of " + c.instance;
+    return out;
+  }
+  const int ranks = c.nodes * per_node;
+  std::fflush(stdout);  // the child flushes what it inherits
+  Expected<std::string> seconds = sim::RunIsolated([&]() {
+    sim::ConfigureNetworkModel();
+    sim::Platform p = sim::BuildPlatform(sim::ClusterShape{type, c.nodes, 1.0, 32}, params);
+    std::vector<int> group;  // the first per_node GPUs of every node (Platform numbering)
+    for (int node = 0; node < c.nodes; ++node) {
+      for (int g = 0; g < per_node; ++g) group.push_back(node * type.gpus + g);
+    }
+    const sim::CollKind kind = c.op == "all_reduce"   ? sim::CollKind::kAllReduce
+                               : c.op == "all_gather" ? sim::CollKind::kAllGather
+                                                      : sim::CollKind::kReduceScatter;
+    sim::CollectiveCall call{kind, sim::CollAlgo::kRing, c.bytes, group, "coll"};
+    sim::CollAlgo algo = sim::CollAlgo::kRing;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", sim::MeasureFastest(p, params, {call}, &algo));
+    return std::string(text);
+  });
+  if (!seconds.ok()) {
+    out.error = seconds.status().message();
+    return out;
+  }
+  out.value = c.bytes / std::stod(*seconds) * BusFactor(c.op, ranks) / 1e9;
+  return out;
+}
+
+std::string GiB(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+}  // namespace
+
+Expected<Corpus> LoadCorpus(const std::string& dir) {
+  if (!fs::is_directory(dir)) return Status::NotFound(dir + ": no such corpus folder");
+  Corpus corpus;
+  if (Status st = LoadFolder(dir, "fit", &corpus); !st.ok()) return st;
+  if (Status st = LoadFolder(dir, "evaluate", &corpus); !st.ok()) return st;
+  std::set<std::string> ids;
+  for (const CorpusPoint& p : corpus.points) {
+    if (!ids.insert(p.id).second) {
+      return Status::InvalidInput(p.file + ": point id \"" + p.id + "\" appears twice");
+    }
+  }
+  return corpus;
+}
+
+void SetFitted(const FitSpec& fit, double value, ParamOverrides* o) {
+  if (fit.parameter == "protocol_latency_scale") {
+    o->protocol_latency_scale = value;
+    return;
+  }
+  auto& table = fit.parameter == "gemm_efficiency"     ? o->gemm_efficiency
+                : fit.parameter == "conv_efficiency"   ? o->conv_efficiency
+                : fit.parameter == "nvlink_efficiency" ? o->nvlink_efficiency
+                                                       : o->network_efficiency;
+  for (const std::string& t : fit.targets) table[t] = value;
+}
+
+Expected<Scenario> PointScenario(const CorpusPoint& p, const Catalog& catalog) {
+  return ParseScenario(p.scenario.dump(1), p.file + " (" + p.id + ")", catalog);
+}
+
+std::string FamilyOf(const CorpusPoint& p, const Catalog& catalog) {
+  if (p.collective) {
+    const InstanceType* type = catalog.Find(p.collective->instance);
+    const std::string net = p.collective->nodes == 1 ? "NVLink"
+                            : type && type->is_aws   ? "EFA"
+                                                     : "IB";
+    return p.collective->op + " / " + net + " / busbw";
+  }
+  const std::string instance =
+      p.scenario.value("cluster", json::object()).value("instance", std::string());
+  const InstanceType* type = catalog.Find(instance);
+  const std::string gpu = type ? Generation(type->gpu.name) : "unknown GPU";
+  return Strategy(p.scenario) + " / " + gpu + " / throughput";
+}
+
+Prediction Predict(const CorpusPoint& p, const Catalog& catalog, const ParamOverrides& o) {
+  if (p.collective) return PredictCollective(*p.collective, catalog, o);
+  Prediction out;
+  Expected<Scenario> s = PointScenario(p, catalog);
+  if (!s.ok()) {
+    out.error = "not expressible: " + s.status().message();
+    return out;
+  }
+  ApplyToInstance(o, &s->instance);
+  sim::SimulateOptions options;
+  options.params = ParamsWith(o);
+  std::fflush(stdout);
+  Expected<sim::SimulationResult> r = sim::Simulate(*s, options);
+  if (!r.ok()) {
+    out.error = "failed: " + r.status().message();
+    return out;
+  }
+  if (!r->simulated) {
+    out.error = "does not fit: needs " + GiB(r->memory.total_bytes) + " per GPU of " +
+                GiB(r->memory.capacity_bytes);
+    return out;
+  }
+  const double gpus = static_cast<double>(s->cluster.nodes) * s->instance.gpus;
+  switch (p.quantity) {
+    case Quantity::kTokensPerSPerGpu:
+      out.value = r->tokens_per_s / gpus;
+      break;
+    case Quantity::kTokensPerS:
+      out.value = r->tokens_per_s;
+      break;
+    case Quantity::kSamplesPerS:
+      out.value = r->samples_per_s;
+      break;
+    case Quantity::kStepTimeS:
+      out.value = r->step.step_time_s;
+      break;
+    case Quantity::kBusbwGBps:
+      out.error = "busbw needs a collective";
+      break;
+  }
+  return out;
+}
+
+double ThroughputErrorPercent(const CorpusPoint& p, double predicted) {
+  if (p.quantity == Quantity::kStepTimeS) return (p.measured / predicted - 1) * 100;
+  return (predicted / p.measured - 1) * 100;
+}
+
+const char* ToString(Quantity q) {
+  switch (q) {
+    case Quantity::kTokensPerSPerGpu:
+      return "tokens/s/GPU";
+    case Quantity::kTokensPerS:
+      return "tokens/s";
+    case Quantity::kSamplesPerS:
+      return "samples/s";
+    case Quantity::kStepTimeS:
+      return "step s";
+    case Quantity::kBusbwGBps:
+      return "busbw GB/s";
+  }
+  return "?";
+}
+
+}  // namespace trainsim::bench

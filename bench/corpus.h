@@ -1,0 +1,104 @@
+// The validation corpus (bench/data/validation/, its README): published
+// measurements, each with the configuration it was measured on, split into
+// `fit/<parameter>.json` files (the points each fitted model parameter is
+// fitted to) and `evaluate/<source>.json` files (never read by a fit).
+//
+// This header loads and checks the corpus (every error names the file and the
+// point), sorts points into families, and simulates a point with a set of
+// parameter values (the catalog's, or a fit's trial values). The bench program
+// `validate` prints the tables; tests check that the corpus loads.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "core/status.h"
+#include "sim/model_params.h"
+
+namespace trainsim::bench {
+
+// The quantity a point is compared on (the point's `compare`, else its `metric`).
+enum class Quantity { kTokensPerSPerGpu, kTokensPerS, kSamplesPerS, kStepTimeS, kBusbwGBps };
+
+struct CollectivePoint {
+  std::string op;  // all_reduce | all_gather | reduce_scatter
+  double bytes = 0;
+  std::string instance;
+  int nodes = 1;
+  int gpus_per_node = 0;  // GPUs of each node in the group; 0 = all of them
+};
+
+struct CorpusPoint {
+  std::string id;
+  std::string source_id;
+  std::string file;  // relative to the corpus folder, e.g. "evaluate/zero3-mics.json"
+  // "evaluate", or the parameter a fit file names ("gemm_efficiency").
+  std::string split;
+  nlohmann::json scenario;                    // null for collective points
+  std::optional<CollectivePoint> collective;  // set for collective points
+  Quantity quantity = Quantity::kTokensPerSPerGpu;
+  double measured = 0;
+  bool read_from_figure = false;
+};
+
+// A fit file: which parameter, for which GPUs or instance, by which criterion.
+struct FitSpec {
+  std::string file;
+  std::string parameter;             // gemm_efficiency | conv_efficiency | nvlink_efficiency |
+                                     // network_efficiency | protocol_latency_scale
+  std::vector<std::string> targets;  // GPU names, or an instance name; empty for the scale
+  bool minimax = false;              // false: minimise the mean |error|
+};
+
+struct Corpus {
+  std::vector<CorpusPoint> points;  // fit files first, then evaluate files, each sorted by name
+  std::vector<FitSpec> fits;
+};
+
+// Loads every `fit/*.json` and `evaluate/*.json` under `dir`. Fails with the
+// file and the point's index or id on a malformed point, a duplicate id, or a
+// metric without a comparable quantity.
+Expected<Corpus> LoadCorpus(const std::string& dir);
+
+// Trial values for fitted parameters, applied over the catalog's.
+struct ParamOverrides {
+  std::map<std::string, double> gemm_efficiency;     // by GPU name
+  std::map<std::string, double> conv_efficiency;     // by GPU name
+  std::map<std::string, double> nvlink_efficiency;   // by GPU name
+  std::map<std::string, double> network_efficiency;  // by instance name
+  std::optional<double> protocol_latency_scale;
+  // Parameters whose fit had no points: back to the assumption of
+  // sim/model_params.h (the catalog's fitted value is dropped).
+  std::map<std::string, std::vector<std::string>> unfitted;  // parameter -> targets
+};
+
+// Sets `value` for every target of `fit` in `o`.
+void SetFitted(const FitSpec& fit, double value, ParamOverrides* o);
+
+// Scenario points: the parsed scenario (catalog + the corpus's own catalog.json).
+Expected<Scenario> PointScenario(const CorpusPoint& p, const Catalog& catalog);
+
+// Family of a point: strategy x GPU generation x quantity class, e.g.
+// "zero3 / A100 / throughput", "tp-pp / H100 / throughput", "all_gather / EFA / busbw".
+std::string FamilyOf(const CorpusPoint& p, const Catalog& catalog);
+
+struct Prediction {
+  double value = 0;   // in the point's quantity
+  std::string error;  // non-empty: not simulated, and why
+};
+
+// Simulates the point (in a child process) with `o` applied.
+Prediction Predict(const CorpusPoint& p, const Catalog& catalog, const ParamOverrides& o);
+
+// Signed error in percent as throughput: positive when the simulator is faster
+// than the measurement (for step times the ratio is inverted).
+double ThroughputErrorPercent(const CorpusPoint& p, double predicted);
+
+const char* ToString(Quantity q);
+
+}  // namespace trainsim::bench

@@ -1,0 +1,360 @@
+// Accuracy of the simulator on the validation corpus (bench/data/validation/,
+// docs/validation.md): prints markdown tables, not pass/fail.
+//
+//   validate [--fit] [--loso] [--jobs N] [--match TEXT] [CORPUS_DIR]
+//
+// Default: every point simulated with the catalog's fitted parameters; a
+// table of points, the error per family on the evaluate part and on each fit
+// part, and every ordering of two configurations that a source measured at
+// the same GPU count. --fit: each fitted parameter's grid search over its own
+// fit file (the catalog is not changed: a person copies the value with its
+// provenance). --loso: leave one source out: every fit that reads a source's
+// points is redone without them, and that source's points are judged with
+// the refitted values. --match: only points whose id contains TEXT. --jobs:
+// simulations run at once (default 1).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/corpus.h"
+#include "core/catalog.h"
+
+namespace trainsim::bench {
+namespace {
+
+constexpr char kCorpusDir[] = TRAINSIM_SOURCE_DIR "/bench/data/validation";
+// Two measurements closer than this are a tie: the ordering is not judged.
+constexpr double kTiePercent = 3.0;
+
+struct Outcome {
+  const CorpusPoint* point = nullptr;
+  Prediction prediction;
+  double error_percent = 0;  // throughput error, valid when prediction.error is empty
+  bool ok() const { return prediction.error.empty(); }
+};
+
+Outcome Run(const CorpusPoint& p, const Catalog& catalog, const ParamOverrides& o) {
+  Outcome out{&p, Predict(p, catalog, o), 0};
+  if (out.ok()) out.error_percent = ThroughputErrorPercent(p, out.prediction.value);
+  return out;
+}
+
+int g_jobs = 1;  // --jobs: simulations at once (each in its own child process)
+
+// Every point simulated, `g_jobs` at a time; results in the order of `points`.
+std::vector<Outcome> RunAll(const std::vector<const CorpusPoint*>& points, const Catalog& catalog,
+                            const ParamOverrides& o) {
+  std::vector<Outcome> out(points.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  auto worker = [&]() {
+    for (std::size_t i = next++; i < points.size(); i = next++) {
+      out[i] = Run(*points[i], catalog, o);
+      std::fprintf(stderr, "\r%zu/%zu points simulated", ++done, points.size());
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < g_jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  std::fprintf(stderr, "\n");
+  return out;
+}
+
+struct Stats {
+  int points = 0, simulated = 0;
+  double sum_abs = 0, sum = 0, worst = 0;
+  void Add(const Outcome& o) {
+    ++points;
+    if (!o.ok()) return;
+    ++simulated;
+    sum_abs += std::abs(o.error_percent);
+    sum += o.error_percent;
+    if (std::abs(o.error_percent) > std::abs(worst)) worst = o.error_percent;
+  }
+  double mean_abs() const { return simulated ? sum_abs / simulated : 0; }
+  double mean() const { return simulated ? sum / simulated : 0; }
+};
+
+void PrintStatsRow(const std::string& name, const Stats& s) {
+  if (s.simulated == 0) {
+    std::printf("| %s | %d | 0 | - | - | - |\n", name.c_str(), s.points);
+    return;
+  }
+  std::printf("| %s | %d | %d | %.1f | %+.1f | %+.1f |\n", name.c_str(), s.points, s.simulated,
+              s.mean_abs(), s.worst, s.mean());
+}
+
+void PrintPoints(const std::vector<Outcome>& outcomes, const Catalog& catalog) {
+  std::printf(
+      "## Points\n\n| point | family | split | quantity | measured | predicted | error %% |\n"
+      "|---|---|---|---|---:|---:|---:|\n");
+  for (const Outcome& o : outcomes) {
+    const CorpusPoint& p = *o.point;
+    std::printf("| %s%s | %s | %s | %s | %.4g | ", p.id.c_str(),
+                p.read_from_figure ? " (figure)" : "", FamilyOf(p, catalog).c_str(),
+                p.split.c_str(), ToString(p.quantity), p.measured);
+    if (o.ok()) {
+      std::printf("%.4g | %+.1f |\n", o.prediction.value, o.error_percent);
+    } else {
+      std::printf("- | %s |\n", o.prediction.error.c_str());
+    }
+  }
+}
+
+void PrintFamilies(const std::vector<Outcome>& outcomes, const Catalog& catalog) {
+  std::map<std::string, Stats> evaluate, fit;
+  Stats all_evaluate;
+  for (const Outcome& o : outcomes) {
+    if (o.point->split == "evaluate") {
+      evaluate[FamilyOf(*o.point, catalog)].Add(o);
+      all_evaluate.Add(o);
+    } else {
+      fit[o.point->split + " (" + o.point->file + ")"].Add(o);
+    }
+  }
+  const char* header =
+      "| %s | points | simulated | mean abs error %% | worst %% | mean signed %% |\n"
+      "|---|---:|---:|---:|---:|---:|\n";
+  std::printf("\n## Evaluate part, per family (error as throughput: + = simulator faster)\n\n");
+  std::printf(header, "family");
+  for (const auto& [family, s] : evaluate) PrintStatsRow(family, s);
+  PrintStatsRow("**all evaluate points**", all_evaluate);
+  std::printf("\n## Fit part, per fitted parameter\n\n");
+  std::printf(header, "parameter (file)");
+  for (const auto& [name, s] : fit) PrintStatsRow(name, s);
+}
+
+// Points of one source that differ only in configuration: same model, GPU
+// count and quantity.
+std::string ComparisonKey(const CorpusPoint& p, const Catalog& catalog) {
+  if (p.collective) return "";
+  Expected<Scenario> s = PointScenario(p, catalog);
+  const std::string gpus =
+      s.ok()
+          ? std::to_string(s->cluster.nodes * s->instance.gpus)
+          : std::to_string(p.scenario.value("cluster", nlohmann::json::object()).value("nodes", 0));
+  return p.source_id + " | " + p.scenario.value("model", nlohmann::json()).dump() + " | " + gpus +
+         " GPUs | " + ToString(p.quantity);
+}
+
+void PrintOrderings(const std::vector<Outcome>& outcomes, const Catalog& catalog) {
+  std::map<std::string, std::vector<const Outcome*>> groups;
+  for (const Outcome& o : outcomes) {
+    const std::string key = ComparisonKey(*o.point, catalog);
+    if (!key.empty()) groups[key].push_back(&o);
+  }
+  std::printf(
+      "\n## Orderings: pairs a source measured at the same GPU count (faster first)\n\n"
+      "| faster (measured) | slower (measured) | measured gap %% | predicted gap %% | verdict |\n"
+      "|---|---|---:|---:|---|\n");
+  int agree = 0, disagree = 0, ties = 0, unknown = 0;
+  for (const auto& [key, members] : groups) {
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      for (std::size_t j = i + 1; j < members.size(); ++j) {
+        const Outcome* a = members[i];
+        const Outcome* b = members[j];
+        // Throughput ratio a/b, measured and predicted (step times invert).
+        const bool time = a->point->quantity == Quantity::kStepTimeS;
+        auto rate = [&](double v) { return time ? 1 / v : v; };
+        double measured = rate(a->point->measured) / rate(b->point->measured);
+        if (measured < 1) std::swap(a, b), measured = 1 / measured;
+        const double gap = (measured - 1) * 100;
+        std::printf("| %s | %s | %.1f | ", a->point->id.c_str(), b->point->id.c_str(), gap);
+        if (!a->ok() || !b->ok()) {
+          std::printf("- | not simulated |\n");
+          ++unknown;
+          continue;
+        }
+        const double predicted = (rate(a->prediction.value) / rate(b->prediction.value) - 1) * 100;
+        const char* verdict = gap < kTiePercent ? "tie (not judged)"
+                              : predicted > 0   ? "agrees"
+                                                : "**reversed**";
+        std::printf("%+.1f | %s |\n", predicted, verdict);
+        if (gap < kTiePercent) {
+          ++ties;
+        } else if (predicted > 0) {
+          ++agree;
+        } else {
+          ++disagree;
+        }
+      }
+    }
+  }
+  std::printf(
+      "\nOrderings: %d agree, %d reversed, %d ties (measured gap < %.0f%%), %d not simulated\n",
+      agree, disagree, ties, kTiePercent, unknown);
+}
+
+// --- Fits ---------------------------------------------------------------------------------------
+
+struct Grid {
+  double lo, hi, coarse, fine;
+};
+
+Grid GridFor(const std::string& parameter) {
+  if (parameter == "protocol_latency_scale") return {0.0, 8.0, 1.0, 0.25};
+  if (parameter == "gemm_efficiency" || parameter == "conv_efficiency") {
+    return {0.30, 1.00, 0.05, 0.01};
+  }
+  return {0.60, 1.00, 0.05, 0.01};  // link efficiencies
+}
+
+double Objective(const std::vector<Outcome>& outcomes, bool minimax) {
+  double worst = 0, sum = 0;
+  int n = 0;
+  for (const Outcome& o : outcomes) {
+    if (!o.ok()) continue;
+    worst = std::max(worst, std::abs(o.error_percent));
+    sum += std::abs(o.error_percent);
+    ++n;
+  }
+  if (n == 0) return 1e9;
+  return minimax ? worst : sum / n;
+}
+
+// Grid search of `fit` over `points` (coarse, then fine around the best), the
+// other parameters as in `base`. Prints every probe when `verbose`.
+double FitOne(const FitSpec& fit, const std::vector<const CorpusPoint*>& points,
+              const Catalog& catalog, const ParamOverrides& base, bool verbose) {
+  const Grid g = GridFor(fit.parameter);
+  double best = g.lo, best_err = 1e18;
+  auto probe = [&](double x) {
+    ParamOverrides o = base;
+    SetFitted(fit, x, &o);
+    const double err = Objective(RunAll(points, catalog, o), fit.minimax);
+    if (verbose) std::printf("| %s | %.3f | %.2f |\n", fit.file.c_str(), x, err);
+    std::fflush(stdout);
+    if (err < best_err - 1e-9) best = x, best_err = err;
+  };
+  for (double x = g.lo; x <= g.hi + 1e-9; x += g.coarse) probe(x);
+  const double center = best;
+  for (double x = center - g.coarse + g.fine; x < center + g.coarse - 1e-9; x += g.fine) {
+    if (std::abs(x - center) > 1e-9 && x >= g.lo - 1e-9 && x <= g.hi + 1e-9) probe(x);
+  }
+  if (verbose) {
+    std::printf("| **%s best** (%s) | **%.3f** | **%.2f** |\n", fit.file.c_str(),
+                fit.minimax ? "worst" : "mean", best, best_err);
+  }
+  return best;
+}
+
+std::vector<const CorpusPoint*> FitPoints(const Corpus& corpus, const FitSpec& fit,
+                                          const std::string& without_source = "") {
+  std::vector<const CorpusPoint*> out;
+  for (const CorpusPoint& p : corpus.points) {
+    if (p.file == fit.file && p.source_id != without_source) out.push_back(&p);
+  }
+  return out;
+}
+
+void RunFits(const Corpus& corpus, const Catalog& catalog) {
+  std::printf(
+      "## Fits: each parameter over its own fit file (others at the catalog's values)\n\n"
+      "| fit file | value | objective %% |\n|---|---:|---:|\n");
+  for (const FitSpec& fit : corpus.fits) {
+    FitOne(fit, FitPoints(corpus, fit), catalog, ParamOverrides(), true);
+  }
+}
+
+void RunLeaveOneSourceOut(const Corpus& corpus, const Catalog& catalog) {
+  std::map<std::string, std::vector<const CorpusPoint*>> by_source;
+  for (const CorpusPoint& p : corpus.points) by_source[p.source_id].push_back(&p);
+  std::printf(
+      "\n## Leave one source out (refit without source S, judge S)\n\n"
+      "| source | points | fits redone | mean abs error %% (all fits) | mean abs error %% (S left "
+      "out) |\n|---|---:|---|---:|---:|\n");
+  for (const auto& [source, points] : by_source) {
+    ParamOverrides o;
+    std::string redone;
+    for (const FitSpec& fit : corpus.fits) {
+      if (FitPoints(corpus, fit).size() == FitPoints(corpus, fit, source).size()) continue;
+      const auto remaining = FitPoints(corpus, fit, source);
+      redone += (redone.empty() ? "" : ", ") + fit.file;
+      if (remaining.empty()) {
+        o.unfitted[fit.parameter].insert(o.unfitted[fit.parameter].end(), fit.targets.begin(),
+                                         fit.targets.end());
+        redone += " (no points left: assumption)";
+      } else {
+        SetFitted(fit, FitOne(fit, remaining, catalog, ParamOverrides(), false), &o);
+      }
+    }
+    Stats with_all, left_out;
+    for (const Outcome& out : RunAll(points, catalog, ParamOverrides())) with_all.Add(out);
+    if (redone.empty()) {
+      left_out = with_all;
+      redone = "none (no fit reads it)";
+    } else {
+      for (const Outcome& out : RunAll(points, catalog, o)) left_out.Add(out);
+    }
+    std::printf("| %s | %d | %s | %.1f | %.1f |\n", source.c_str(), with_all.simulated,
+                redone.c_str(), with_all.mean_abs(), left_out.mean_abs());
+    std::fflush(stdout);
+  }
+}
+
+int Main(int argc, char** argv) {
+  bool fit = false, loso = false;
+  std::string dir = kCorpusDir, match;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--fit") {
+      fit = true;
+    } else if (arg == "--loso") {
+      loso = true;
+    } else if (arg == "--jobs" && i + 1 < argc) {
+      g_jobs = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--match" && i + 1 < argc) {
+      match = argv[++i];
+    } else if (!arg.empty() && arg[0] != '-') {
+      dir = arg;
+    } else {
+      std::fprintf(stderr,
+                   "usage: validate [--fit] [--loso] [--jobs N] [--match TEXT] [CORPUS_DIR]\n");
+      return 2;
+    }
+  }
+  Expected<Catalog> catalog = Catalog::LoadDefault(dir + "/catalog.json");
+  if (!catalog.ok()) {
+    std::fprintf(stderr, "validate: %s\n", catalog.status().message().c_str());
+    return 1;
+  }
+  Expected<Corpus> corpus = LoadCorpus(dir);
+  if (!corpus.ok()) {
+    std::fprintf(stderr, "validate: %s\n", corpus.status().message().c_str());
+    return 1;
+  }
+  if (!match.empty()) {
+    std::erase_if(corpus->points,
+                  [&](const CorpusPoint& p) { return p.id.find(match) == std::string::npos; });
+  }
+  const auto start = std::chrono::steady_clock::now();
+  if (fit) {
+    RunFits(*corpus, *catalog);
+  } else if (loso) {
+    RunLeaveOneSourceOut(*corpus, *catalog);
+  } else {
+    std::vector<const CorpusPoint*> all;
+    for (const CorpusPoint& p : corpus->points) all.push_back(&p);
+    const std::vector<Outcome> outcomes = RunAll(all, *catalog, ParamOverrides());
+    PrintPoints(outcomes, *catalog);
+    PrintFamilies(outcomes, *catalog);
+    PrintOrderings(outcomes, *catalog);
+  }
+  std::printf("\n(%zu points, %.0f s)\n", corpus->points.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+}  // namespace
+}  // namespace trainsim::bench
+
+int main(int argc, char** argv) { return trainsim::bench::Main(argc, argv); }

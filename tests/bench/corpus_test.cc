@@ -1,0 +1,148 @@
+// The validation corpus (bench/data/validation/) loads, every training point
+// is a scenario the parser accepts, and a malformed corpus is refused with a
+// message naming the file and the point.
+#include "bench/corpus.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "tests/test_util.h"
+
+namespace trainsim::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDir = TRAINSIM_SOURCE_DIR "/bench/data/validation";
+
+const Catalog& CorpusCatalog() {
+  static const Catalog catalog = [] {
+    Expected<Catalog> c = Catalog::LoadDefault(kDir + "/catalog.json");
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return c.ok() ? std::move(*c) : Catalog();
+  }();
+  return catalog;
+}
+
+TEST(CorpusTest, LoadsWithFitAndEvaluatePartsFromManySources) {
+  Expected<Corpus> corpus = LoadCorpus(kDir);
+  ASSERT_TRUE(corpus.ok()) << corpus.status().message();
+  std::set<std::string> sources;
+  int evaluate = 0;
+  for (const CorpusPoint& p : corpus->points) {
+    sources.insert(p.source_id);
+    evaluate += p.split == "evaluate";
+  }
+  EXPECT_GE(corpus->points.size(), 60u);
+  EXPECT_GE(sources.size(), 8u);
+  EXPECT_GT(evaluate, 0);
+  EXPECT_FALSE(corpus->fits.empty());
+}
+
+// Fields a point may carry that the simulator cannot express yet: the point
+// says what was run and is reported "not expressible" (docs/validation.md).
+// parallel.shard_group: hybrid sharding (FSDP HYBRID_SHARD, MiCS), issue 15.
+const char* const kNotYetExpressible[] = {"parallel.shard_group"};
+
+bool NamesANotYetExpressibleField(const std::string& message) {
+  for (const char* field : kNotYetExpressible) {
+    if (message.find(field) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(CorpusTest, EveryTrainingPointIsAValidScenario) {
+  Expected<Corpus> corpus = LoadCorpus(kDir);
+  ASSERT_TRUE(corpus.ok()) << corpus.status().message();
+  for (const CorpusPoint& p : corpus->points) {
+    if (p.collective) {
+      EXPECT_NE(CorpusCatalog().Find(p.collective->instance), nullptr) << p.id;
+      continue;
+    }
+    Expected<Scenario> s = PointScenario(p, CorpusCatalog());
+    EXPECT_TRUE(s.ok() || NamesANotYetExpressibleField(s.status().message()))
+        << s.status().message();
+  }
+}
+
+TEST(CorpusTest, FitPointsAreNamedByTheirParameter) {
+  Expected<Corpus> corpus = LoadCorpus(kDir);
+  ASSERT_TRUE(corpus.ok()) << corpus.status().message();
+  for (const CorpusPoint& p : corpus->points) {
+    if (p.split == "evaluate") {
+      EXPECT_EQ(p.file.rfind("evaluate/", 0), 0u) << p.id;
+    } else {
+      EXPECT_EQ(p.file.rfind("fit/" + p.split, 0), 0u) << p.id << " in " << p.file;
+    }
+  }
+}
+
+TEST(CorpusTest, FamiliesSayStrategyGpuAndQuantity) {
+  CorpusPoint zero3;
+  zero3.scenario = nlohmann::json::parse(
+      R"({"cluster": {"instance": "p4d.24xlarge"}, "parallel": {"zero_stage": 3}})");
+  EXPECT_EQ(FamilyOf(zero3, CorpusCatalog()), "zero3 / A100 / throughput");
+  CorpusPoint megatron;
+  megatron.scenario =
+      nlohmann::json::parse(R"({"cluster": {"instance": "dgx-h100"}, "parallel": {"tp": 8}})");
+  EXPECT_EQ(FamilyOf(megatron, CorpusCatalog()), "tp-pp / H100 / throughput");
+  CorpusPoint coll;
+  coll.collective = CollectivePoint{"all_gather", 1 << 30, "p5.48xlarge", 4};
+  EXPECT_EQ(FamilyOf(coll, CorpusCatalog()), "all_gather / EFA / busbw");
+}
+
+TEST(CorpusTest, StepTimeErrorsAreThroughputErrors) {
+  CorpusPoint p;
+  p.quantity = Quantity::kStepTimeS;
+  p.measured = 2.0;
+  EXPECT_DOUBLE_EQ(ThroughputErrorPercent(p, 1.0), 100.0);  // predicted twice as fast
+  p.quantity = Quantity::kTokensPerSPerGpu;
+  EXPECT_DOUBLE_EQ(ThroughputErrorPercent(p, 1.0), -50.0);
+}
+
+// A corpus folder with one evaluate file holding `text`.
+std::string CorpusWith(const std::string& text) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("trainsim-corpus-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "evaluate");
+  std::ofstream(dir / "evaluate" / "x.json") << text;
+  return dir.string();
+}
+
+TEST(CorpusTest, MalformedPointsAreRefusedWithFileAndPoint) {
+  const std::string ok_point =
+      R"({"id": "a", "metric": {"name": "step_time_s", "value": 1}, "scenario": {}})";
+  const struct {
+    std::string text, message;
+  } cases[] = {
+      {R"({"points": [{"metric": {"name": "step_time_s", "value": 1}}]})",
+       "evaluate/x.json: points[0]: needs a string `id`"},
+      {R"({"points": [)" + ok_point + "]}",
+       "evaluate/x.json: points[0] (a): needs a `source` with an `id` (on the point or the file)"},
+      {R"({"source": {"id": "s"}, "points": [{"id": "a", "metric": {"name": "mfu", "value": 0.5}}]})",
+       "evaluate/x.json: points[0] (a): metric \"mfu\" is not comparable: give `compare` as "
+       "tokens_per_s_per_gpu, tokens_per_s, samples_per_s, step_time_s or busbw_GBps"},
+      {R"({"source": {"id": "s"}, "points": [{"id": "a", "metric": {"name": "busbw_GBps",
+         "value": 9}, "collective": {"op": "broadcast", "bytes": 8, "instance": "p5.48xlarge",
+         "nodes": 2}}]})",
+       "evaluate/x.json: points[0] (a): collective.op \"broadcast\": expected all_reduce, "
+       "all_gather or reduce_scatter"},
+      {R"({"source": {"id": "s"}, "points": [)" + ok_point + "," + ok_point + "]}",
+       "evaluate/x.json: point id \"a\" appears twice"},
+      {R"({"source": {"id": "s"}, "points": [{"id": "a", "metric": {"name": "step_time_s",
+         "value": 0}, "scenario": {}}]})",
+       "evaluate/x.json: points[0] (a): the measured value must be > 0"},
+  };
+  for (const auto& c : cases) {
+    Expected<Corpus> corpus = LoadCorpus(CorpusWith(c.text));
+    ASSERT_FALSE(corpus.ok()) << c.text;
+    EXPECT_EQ(corpus.status().message(), c.message);
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::bench
