@@ -10,7 +10,7 @@
 // fit file (the catalog is not changed: a person copies the value with its
 // provenance). --loso: leave one source out: every fit that reads a source's
 // points is redone without them, and that source's points are judged with
-// the refitted values. --match: only points whose id contains TEXT. --jobs:
+// the refitted values. --match: only points whose id or file name contains TEXT. --jobs:
 // simulations run at once (default 1).
 #include <algorithm>
 #include <atomic>
@@ -261,7 +261,8 @@ void RunFits(const Corpus& corpus, const Catalog& catalog) {
       "## Fits: each parameter over its own fit file (others at the catalog's values)\n\n"
       "| fit file | value | objective %% |\n|---|---:|---:|\n");
   for (const FitSpec& fit : corpus.fits) {
-    FitOne(fit, FitPoints(corpus, fit), catalog, ParamOverrides(), true);
+    const std::vector<const CorpusPoint*> points = FitPoints(corpus, fit);
+    if (!points.empty()) FitOne(fit, points, catalog, ParamOverrides(), true);
   }
 }
 
@@ -333,8 +334,9 @@ int Main(int argc, char** argv) {
     return 1;
   }
   if (!match.empty()) {
-    std::erase_if(corpus->points,
-                  [&](const CorpusPoint& p) { return p.id.find(match) == std::string::npos; });
+    std::erase_if(corpus->points, [&](const CorpusPoint& p) {
+      return p.id.find(match) == std::string::npos && p.file.find(match) == std::string::npos;
+    });
   }
   const auto start = std::chrono::steady_clock::now();
   if (fit) {
