@@ -48,6 +48,10 @@ struct ModelSpec {
   bool tied_embeddings = true;    // output head shares the input embedding
   bool learned_positions = true;  // learned position table (GPT/BERT) vs rotary (Llama)
   int token_types = 0;            // rows of a segment (token-type) embedding: BERT 2, else 0
+  // The default of training.flash_attention for this model: whether its published training
+  // used a fused attention that does not store the score matrix. The zoo decides it per
+  // preset; explicit dimensions take true (docs/formats.md, "flash_attention").
+  bool flash_attention_default = true;
 
   // Layer list (kind == kLayerList).
   std::vector<LayerSpec> layer_list;

@@ -31,6 +31,9 @@ ModelSpec Gpt(std::string name, int layers, int hidden, int heads, int vocab, do
   m.vocab = vocab;
   m.published_params = published;
   m.source = std::move(source);
+  // Megatron-LM's SC'21 runs (2021) and GPT-3 (2020) predate flash attention (2022): their
+  // published figures are for attention that stores the score matrix.
+  m.flash_attention_default = false;
   return m;
 }
 
@@ -56,6 +59,10 @@ ModelSpec Llama2(std::string name, int layers, int hidden, int heads, int kv_hea
   m.learned_positions = false;
   m.published_params = published;
   m.source = kLlama2Source;
+  // Llama 2 keeps Llama 1's training setup (Llama 2 Sec. 2.2), whose attention is xformers'
+  // memory-efficient causal attention with FlashAttention's backward, which does not store
+  // the attention weights (Touvron et al. 2023, arXiv:2302.13971, Sec. 2.4).
+  m.flash_attention_default = true;
   return m;
 }
 
@@ -74,6 +81,7 @@ ModelSpec BertLarge() {
   m.seq_len = 512;
   m.vocab = 30522;
   m.token_types = 2;
+  m.flash_attention_default = false;  // 2018-2019, before flash attention (2022)
   m.published_params = 340e6;
   m.source =
       "Devlin et al., 'BERT: Pre-training of Deep Bidirectional Transformers for Language "
@@ -170,6 +178,7 @@ ModelSpec ResNet50() {
   ModelSpec m;
   m.name = "resnet50";
   m.kind = ModelKind::kLayerList;
+  m.flash_attention_default = false;  // no attention
   m.layer_list = net.Take();
   m.sample_elems = 3 * 224 * 224;
   m.published_params = 25557032;

@@ -292,6 +292,7 @@ class ScenarioParser {
     ReadEnum(&r, "optimizer", 2, &t.optimizer);
     ReadEnum(&r, "recompute", 3, &t.recompute);
     r.Bool("sequence_parallel", &t.sequence_parallel)
+        .Bool("flash_attention", &t.flash_attention)
         .Double("tokens", &t.tokens, 1, kInf)
         .Double("samples", &t.samples, 1, kInf)
         .Double("epochs", &t.epochs, 0, kInf)
@@ -300,7 +301,8 @@ class ScenarioParser {
         .Int("input_prefetch_microbatches", &t.input_prefetch_microbatches, 0, kMaxInt)
         .Bool("offload_activations", &t.offload_activations)
         .Bool("offload_optimizer", &t.offload_optimizer);
-    return FinishRequiring(&r, *training_, {"global_batch"});
+    if (Status s = FinishRequiring(&r, *training_, {"global_batch"}); !s.ok()) return s;
+    return CheckFlashAttention();
   }
 
   // tokens | samples | epochs (with dataset_samples): at most one way to give the total work.
@@ -593,6 +595,23 @@ class ScenarioParser {
       return ErrorAt(file_, act->pos,
                      "training.offload_activations needs a transformer model (layer-list models "
                      "are not split into offloadable layers)");
+    }
+    return Status::Ok();
+  }
+
+  // Not given: the model's default (the zoo's per preset, true for explicit dimensions).
+  Status CheckFlashAttention() {
+    const ModelSpec& m = out_.model;
+    const JsonValue* given = training_->Find("flash_attention");
+    if (!given) {
+      out_.training.flash_attention =
+          m.kind == ModelKind::kTransformer && m.flash_attention_default;
+      return Status::Ok();
+    }
+    if (out_.training.flash_attention && m.kind == ModelKind::kLayerList) {
+      return ErrorAt(file_, given->pos,
+                     "training.flash_attention needs a transformer model (a layer-list model "
+                     "has no attention)");
     }
     return Status::Ok();
   }

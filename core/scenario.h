@@ -37,6 +37,10 @@ struct TrainingConfig {
   Optimizer optimizer = Optimizer::kAdam;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
+  // Fused attention that keeps the score matrix on chip (FlashAttention, Dao et al. 2022;
+  // FlashAttention-2, Dao 2023). Not given in the file: the model's
+  // flash_attention_default (the parser sets it; false for a layer-list model).
+  bool flash_attention = false;
   // Total work; at most one of these is set (0 = not given).
   double tokens = 0;
   double samples = 0;

@@ -209,6 +209,7 @@ const std::vector<std::string>& SweepableFields() {
       "training.optimizer",
       "training.recompute",
       "training.sequence_parallel",
+      "training.flash_attention",
       "training.tokens",
       "training.samples",
       "training.epochs",

@@ -128,7 +128,8 @@ Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string
         {"micro_batch", c.micro_batch},
         {"precision", "fp32"},
         {"optimizer", "adam"},
-        {"recompute", "none"}}},
+        {"recompute", "none"},
+        {"flash_attention", false}}},  // the local layer stores its softmax (layer.cc)
       {"cluster",
        {{"instance", instance},
         {"profile", std::filesystem::absolute(profile).lexically_normal().string()}}},

@@ -136,7 +136,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
         mb.recompute_s = mb.fwd_s;
         blocks = 6;
       } else if (s.training.recompute == Recompute::kSelective) {
-        mb.recompute_s = layers * c.core_fwd_s;
+        mb.recompute_s = layers * c.selective_recompute_s;
       }
       mb.tp_s = tp > 1 ? layers * blocks * tp_block : 0;
       if (stage == 0) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;

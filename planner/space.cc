@@ -219,6 +219,14 @@ class Walker {
         return std::string("recompute ") + ToString(r) + " applies to transformer layers only";
       });
     }
+    if (r == Recompute::kSelective && s_.training.flash_attention &&
+        std::find(space_.recompute.begin(), space_.recompute.end(), Recompute::kNone) !=
+            space_.recompute.end()) {
+      return Prune(tally_, "recompute-flash", static_cast<int64_t>(picks_.size()), [] {
+        return std::string(
+            "selective recompute with flash attention is the same as none (no stored scores)");
+      });
+    }
     c_.recompute = s_.training.recompute = r;
     for (const SchedulePick& pick : picks_) Schedule(pick);
   }

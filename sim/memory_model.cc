@@ -123,12 +123,27 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode) {
   const double replicated = 10 * sb * h;
   // Split by tp: Q, K, V and the output projection input (8sbh); MLP intermediates:
   // GELU input + fc2 input (4sbf), or SwiGLU's fused gate/up input + fc2 input (6sbf).
+  // Flash attention takes K and V at their own width (grouped-query attention is not
+  // expanded to the query heads), so they are 2sb kv each there.
+  const bool flash = s.training.flash_attention;
+  const double kv = flash ? h / m.heads * (m.kv_heads > 0 ? m.kv_heads : m.heads) : h;
   const double mlp_inner = (m.mlp == MlpKind::kSwiGlu ? 6 : 4) * sb * f;
-  const double split = 8 * sb * h + mlp_inner;
+  const double split = 2 * sb * (h + 2 * kv + h) + mlp_inner;
   // Attention scores: softmax output (2as^2b), its dropout mask (as^2b), dropout output
-  // (2as^2b). Dropped by selective recompute.
-  const double scores = mode == Recompute::kNone ? 5.0 * m.heads * m.seq_len * sb : 0;
+  // (2as^2b). Dropped by selective recompute; never stored with flash attention.
+  const double scores = mode == Recompute::kNone && !flash ? 5.0 * m.heads * m.seq_len * sb : 0;
   return replicated / sp_divisor + (split + scores) / t;
+}
+
+// Bytes one layer stores for one microbatch in `mode`, at the scenario's precision. Flash
+// attention adds its softmax statistics: one fp32 logsumexp per head and query, 4 a s b / t
+// (FlashAttention-2, Algorithm 1, output L), kept unless the whole layer is recomputed.
+double LayerBytes(const Scenario& s, Recompute mode) {
+  const ModelSpec& m = s.model;
+  const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch;
+  const bool stats = s.training.flash_attention && mode != Recompute::kFull;
+  const double logsumexp = stats ? 4.0 * m.heads * sb / TensorParallel(s) : 0;
+  return LayerActivationBytes16(s, mode) * ActivationScale(s.training.precision) + logsumexp;
 }
 
 // Layers whose activations a GPU holds at once with activation offload: two
@@ -144,7 +159,7 @@ double TransformerStageActivations(const Scenario& s, int stage, double inflight
                      : layers * LayerActivationBytes(s) * inflight;
   if (s.training.recompute == Recompute::kFull && layers > 0) {
     // The layer being recomputed materialises all of its activations for one microbatch.
-    bytes += LayerActivationBytes16(s, Recompute::kNone) * scale;
+    bytes += LayerBytes(s, Recompute::kNone);
   }
   const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch;
   const double sp_divisor = s.training.sequence_parallel ? TensorParallel(s) : 1;
@@ -240,7 +255,7 @@ std::string CapacityGib(double bytes) {
 
 double LayerActivationBytes(const Scenario& s) {
   if (s.model.kind != ModelKind::kTransformer) return 0;
-  return LayerActivationBytes16(s, s.training.recompute) * ActivationScale(s.training.precision);
+  return LayerBytes(s, s.training.recompute);
 }
 
 double StageParameterCount(const Scenario& s, int stage) {

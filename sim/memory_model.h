@@ -3,7 +3,7 @@
 // Weights, gradients and optimizer state follow mixed-precision training
 // practice (DESIGN.md section 3); activations follow Korthikanti et al. 2022
 // ("Reducing Activation Recomputation in Large Transformer Models"), with and
-// without recompute and sequence parallelism; the pipeline schedule sets how
+// without recompute, sequence parallelism and flash attention; the pipeline schedule sets how
 // many microbatches are in flight; ZeRO-1/2/3 shard the optimizer state,
 // gradients and weights over dp; offload moves optimizer state and stored
 // activations to host memory.
@@ -33,7 +33,8 @@ struct MemoryBreakdown {
 };
 
 // Activation bytes one transformer layer stores for one microbatch
-// (Korthikanti et al. 2022, section 4, equations for t, SP and recompute).
+// (Korthikanti et al. 2022, section 4, equations for t, SP and recompute; with
+// flash attention no score matrix, and the fp32 softmax statistics instead).
 // Includes the fp32 doubling; 0 for layer-list models.
 double LayerActivationBytes(const Scenario& s);
 

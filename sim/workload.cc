@@ -22,8 +22,9 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const double proj = 2 * tokens * h * h / t;
   const double mlp = 2 * tokens * h * f * (m.mlp == MlpKind::kSwiGlu ? 3 : 2) / t;
   // Memory-bound kernels, bytes read + written: norm (r+w of b*s*h), softmax
-  // and dropout over the score matrix (2 passes, r+w), dropout + residual
-  // (3 tensors), activation function over the FFN width (r+w).
+  // and dropout over the score matrix (2 passes, r+w; none with flash
+  // attention), dropout + residual (3 tensors), activation function over the
+  // FFN width (r+w).
   const double norm = 2 * tokens * h * e;
   const double softmax = 4 * b * (a / t) * seq * seq * e;
   const double residual = 3 * tokens * h * e;
@@ -34,14 +35,31 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const double proj_s = cm.GemmSeconds({{tokens, h, h / t}});
   const double mlp_s = cm.GemmSeconds({{tokens, up / t, h}, {tokens, h, f / t}});
   LayerCost c;
-  c.core_fwd_s = cm.GemmSeconds(scores) + cm.GemmSeconds(av) + cm.MemorySeconds(softmax);
+  double flash_bwd_s = 0;
+  if (s.training.flash_attention) {
+    // FlashAttention (Dao et al. 2022; FlashAttention-2, Dao 2023): forward and backward are
+    // one kernel each that keep the score matrix on chip. Forward: the QK^T and AV GEMMs,
+    // reading Q, K, V and writing O and the fp32 logsumexp. Backward: 5 GEMMs of the size of
+    // one forward GEMM (QK^T again, dV, dP, dQ, dK: 2.5x the forward's FLOPs, FlashAttention-2
+    // Sec. 4.1), reading Q, K, V, O, dO and the logsumexp and writing dQ, dK, dV.
+    const double q = tokens * h / t * e, k_v = 2 * tokens * kv / t * e;
+    const double logsumexp = 4 * b * (a / t) * seq;
+    c.core_fwd_s = cm.FusedSeconds(scores + av, q + k_v + q + logsumexp);
+    flash_bwd_s = cm.FusedSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
+  } else {
+    c.core_fwd_s = cm.GemmSeconds(scores) + cm.GemmSeconds(av) + cm.MemorySeconds(softmax);
+    c.selective_recompute_s = c.core_fwd_s;
+  }
   c.attn_fwd_s =
       cm.MemorySeconds(norm) + qkv_s + c.core_fwd_s + proj_s + cm.MemorySeconds(residual);
   c.mlp_fwd_s = cm.MemorySeconds(norm) + mlp_s + cm.MemorySeconds(act) + cm.MemorySeconds(residual);
   // Backward: input and weight gradients, each a GEMM the size of the forward one.
-  c.attn_bwd_s = cm.MemorySeconds(2 * norm) +
-                 2 * (qkv_s + cm.GemmSeconds(scores) + cm.GemmSeconds(av) + proj_s) +
-                 cm.MemorySeconds(2 * softmax + 2 * residual);
+  c.attn_bwd_s = s.training.flash_attention
+                     ? cm.MemorySeconds(2 * norm) + 2 * (qkv_s + proj_s) + flash_bwd_s +
+                           cm.MemorySeconds(2 * residual)
+                     : cm.MemorySeconds(2 * norm) +
+                           2 * (qkv_s + cm.GemmSeconds(scores) + cm.GemmSeconds(av) + proj_s) +
+                           cm.MemorySeconds(2 * softmax + 2 * residual);
   c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * mlp_s + cm.MemorySeconds(2 * act + 2 * residual);
   c.fwd_flops = qkv + scores + av + proj + mlp;
   c.core_flops = scores + av;
@@ -370,7 +388,7 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& 
         Block(em, s, OpPhase::kRecompute, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
         Block(em, s, OpPhase::kRecompute, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
       } else if (s.training.recompute == Recompute::kSelective) {
-        em.Compute(OpPhase::kRecompute, mb, sm.layer.core_fwd_s);
+        em.Compute(OpPhase::kRecompute, mb, sm.layer.selective_recompute_s);
       }
       Block(em, s, OpPhase::kBackward, mb, sm.layer.mlp_bwd_s, sm.layer.tp_bytes);
       Block(em, s, OpPhase::kBackward, mb, sm.layer.attn_bwd_s, sm.layer.tp_bytes);
@@ -578,6 +596,10 @@ double ComputeModel::MemorySeconds(double bytes) const {
   return params_.kernel_overhead_s + bytes / (params_.hbm_efficiency * hbm_Bps_);
 }
 
+double ComputeModel::FusedSeconds(double flops, double bytes) const {
+  return std::max(GemmSeconds(flops), MemorySeconds(bytes));
+}
+
 double ComputeModel::ConvSeconds(double flops, double operand_bytes) const {
   const double efficiency = params_.conv_efficiency.value_or(params_.gemm_efficiency);
   return params_.kernel_overhead_s + std::max(flops / (efficiency * peak_flops_),
@@ -641,11 +663,14 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
   const double fwd = ForwardFlopsPerSample(m) * prog.samples;
   prog.model_flops = 3 * fwd;
   double recompute = 0;
-  if (m.kind == ModelKind::kTransformer && s.training.recompute != Recompute::kNone) {
+  if (m.kind == ModelKind::kTransformer) {
     const double seq = m.seq_len, h = m.hidden;
     const double logits = 2 * seq * h * m.vocab * prog.samples;
-    const double core = 4 * seq * seq * h * m.layers * prog.samples;
-    recompute = s.training.recompute == Recompute::kFull ? fwd - logits : core;
+    const double scores = 2 * seq * seq * h * m.layers * prog.samples;  // QK^T of every layer
+    const bool flash = s.training.flash_attention;
+    if (s.training.recompute == Recompute::kFull) recompute = fwd - logits;
+    if (s.training.recompute == Recompute::kSelective && !flash) recompute = 2 * scores;
+    if (flash) recompute += scores;  // the flash backward computes QK^T again
   }
   prog.hardware_flops = prog.model_flops + recompute;
   return prog;

@@ -41,6 +41,10 @@ class ComputeModel {
   // GemmSeconds of their total FLOPs (the model counts a block as one kernel).
   double GemmSeconds(std::initializer_list<GemmDims> gemms) const;
   double MemorySeconds(double bytes) const;
+  // A fused kernel (flash attention) that does `flops` of GEMM work and moves
+  // `bytes` to and from device memory: the slower of GemmSeconds(flops) and
+  // MemorySeconds(bytes), a roofline (docs/model.md section 2).
+  double FusedSeconds(double flops, double bytes) const;
   const ModelParams& params() const { return params_; }
   // A convolution that does `flops` and moves `operand_bytes` (inputs, weights,
   // output): the slower of its compute at the conv efficiency and its traffic.
@@ -68,7 +72,10 @@ double ActivationBytesPerElem(Precision p);
 struct LayerCost {
   double attn_fwd_s = 0, mlp_fwd_s = 0;  // forward blocks (GEMMs + memory-bound ops)
   double attn_bwd_s = 0, mlp_bwd_s = 0;
-  double core_fwd_s = 0;  // attention core (scores, softmax, AV): selective recompute
+  double core_fwd_s = 0;  // attention core forward (scores, softmax, AV), in attn_fwd_s
+  // What selective recompute re-runs before the backward: core_fwd_s, or nothing with flash
+  // attention (whose backward kernel recomputes the scores itself, inside attn_bwd_s).
+  double selective_recompute_s = 0;
   double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
   double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
 };

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model_zoo.h"
@@ -70,10 +71,10 @@ std::string Summary(const Scenario& s) {
   std::ostringstream os;
   os << s.name << " | " << ModelSummary(s.model) << " | gb" << t.global_batch << " mb"
      << t.micro_batch << " " << ToString(t.precision) << " " << ToString(t.optimizer) << " "
-     << ToString(t.recompute) << " sp" << t.sequence_parallel << " | " << c.instance << " x"
-     << c.nodes << " " << ToString(c.pricing) << " over" << c.oversubscription << " leaf"
-     << c.nodes_per_leaf << " nics" << s.instance.nics << " profile=" << c.profile << " | tp"
-     << p.tp << " pp" << p.pp << " dp" << p.dp << " z" << p.zero_stage << " "
+     << ToString(t.recompute) << " sp" << t.sequence_parallel << " fa" << t.flash_attention << " | "
+     << c.instance << " x" << c.nodes << " " << ToString(c.pricing) << " over" << c.oversubscription
+     << " leaf" << c.nodes_per_leaf << " nics" << s.instance.nics << " profile=" << c.profile
+     << " | tp" << p.tp << " pp" << p.pp << " dp" << p.dp << " z" << p.zero_stage << " "
      << ToString(p.schedule) << " " << ToString(p.dp_algorithm) << " bucket"
      << p.bucket_bytes / (1024 * 1024) << "MiB overlap" << p.overlap_dp;
   return os.str();
@@ -90,33 +91,33 @@ std::vector<ValidCase> ValidCases() {
   const std::string defaults = "on-demand over1 leaf32";
   return {
       {"preset with derived dp and every default", Doc(kGpt3, kBatch1536, kP4dX128, kTp8Pp8),
-       "x | gpt3-175b " + gpt3 + " | gb1536 mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
+       "x | gpt3-175b " + gpt3 + " | gb1536 mb1 bf16 adam none sp0 fa0 | p4d.24xlarge x128 " +
            defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b auto bucket25MiB overlap1"},
       {"no parallel section: pure data parallel",
        R"({"model": "llama2-7b", "training": {"global_batch": 64},)"
        R"( "cluster": {"instance": "p4d.24xlarge"}})",
        "x | llama2-7b L32 h4096 a32/32 f11008 s4096 v32000 swiglu bias0 tied0 pos0 tt0 | gb64 "
-       "mb1 bf16 adam none sp0 | p4d.24xlarge x1 " +
+       "mb1 bf16 adam none sp0 fa1 | p4d.24xlarge x1 " +
            defaults + " nics4 profile= | tp1 pp1 dp8 z0 1f1b auto bucket25MiB overlap1"},
       {"preset with a seq_len override keeps grouped-query heads",
        Doc(R"({"preset": "llama2-70b", "seq_len": 2048})", R"({"global_batch": 64})",
            R"({"instance": "p5.48xlarge", "nodes": 16})", R"({"tp": 8, "pp": 4, "dp": 4})"),
        "x | llama2-70b L80 h8192 a64/8 f28672 s2048 v32000 swiglu bias0 tied0 pos0 tt0 | gb64 "
-       "mb1 bf16 adam none sp0 | p5.48xlarge x16 " +
+       "mb1 bf16 adam none sp0 fa1 | p5.48xlarge x16 " +
            defaults + " nics32 profile= | tp8 pp4 dp4 z0 1f1b auto bucket25MiB overlap1"},
       {"heads override on a multi-head preset moves kv_heads along",
        Doc(R"({"preset": "gpt3-175b", "heads": 64, "layers": 64})", kBatch1536, kP4dX128, kTp8Pp8),
        "x | gpt3-175b L64 h12288 a64/64 f49152 s2048 v50257 gelu bias1 tied1 pos1 tt0 | gb1536 "
-       "mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
+       "mb1 bf16 adam none sp0 fa0 | p4d.24xlarge x128 " +
            defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b auto bucket25MiB overlap1"},
       {"hidden override on a preset with ffn = 4 * hidden moves ffn_hidden along",
        Doc(R"({"preset": "gpt3-175b", "hidden": 6144})", kBatch1536, kP4dX128, kTp8Pp8),
        "x | gpt3-175b L96 h6144 a96/96 f24576 s2048 v50257 gelu bias1 tied1 pos1 tt0 | gb1536 "
-       "mb1 bf16 adam none sp0 | p4d.24xlarge x128 " +
+       "mb1 bf16 adam none sp0 fa0 | p4d.24xlarge x128 " +
            defaults + " nics4 profile= | tp8 pp8 dp16 z0 1f1b auto bucket25MiB overlap1"},
       {"explicit dimensions with defaults", Doc(Explicit(""), R"({"global_batch": 8})", kP4d),
        "x | custom L16 h1024 a16/16 f4096 s512 v1000 gelu bias1 tied1 pos1 tt0 | gb8 mb1 bf16 "
-       "adam none sp0 | p4d.24xlarge x1 " +
+       "adam none sp0 fa1 | p4d.24xlarge x1 " +
            defaults + " nics4 profile= | tp1 pp1 dp8 z0 1f1b auto bucket25MiB overlap1"},
       {"explicit dimensions, every field",
        Doc(Explicit(R"(, "name": "mini", "kv_heads": 4, "ffn_hidden": 2816, "mlp": "swiglu",)"
@@ -124,29 +125,30 @@ std::vector<ValidCase> ValidCases() {
                     R"( "token_types": 2)"),
            R"({"global_batch": 8})", kP4d, R"({"tp": 4})"),
        "x | mini L16 h1024 a16/4 f2816 s512 v1000 swiglu bias0 tied0 pos0 tt2 | gb8 mb1 bf16 "
-       "adam none sp0 | p4d.24xlarge x1 " +
+       "adam none sp0 fa1 | p4d.24xlarge x1 " +
            defaults + " nics4 profile= | tp4 pp1 dp2 z0 1f1b auto bucket25MiB overlap1"},
       {"layer list split over two pipeline stages",
        Doc(kTwoLayers, R"({"global_batch": 8, "precision": "fp16", "optimizer": "sgd"})", kP3,
            R"({"pp": 2})"),
-       "x | custom list of 2 sample_elems 3 | gb8 mb1 fp16 sgd none sp0 | p3.16xlarge x1 " +
+       "x | custom list of 2 sample_elems 3 | gb8 mb1 fp16 sgd none sp0 fa0 | p3.16xlarge x1 " +
            defaults + " nics1 profile= | tp1 pp2 dp4 z0 1f1b auto bucket25MiB overlap1"},
       {"layer-list preset on V100 in fp32",
        Doc(R"("resnet50")", R"({"global_batch": 2048, "micro_batch": 256, "precision": "fp32"})",
            kP3),
-       "x | resnet50 list of 54 sample_elems 150528 | gb2048 mb256 fp32 adam none sp0 | "
+       "x | resnet50 list of 54 sample_elems 150528 | gb2048 mb256 fp32 adam none sp0 fa0 | "
        "p3.16xlarge x1 " +
            defaults + " nics1 profile= | tp1 pp1 dp8 z0 1f1b auto bucket25MiB overlap1"},
       {"every optional field given",
        Doc(kGpt3,
            R"({"global_batch": 1536, "micro_batch": 2, "precision": "fp16", "optimizer": "sgd",)"
-           R"( "recompute": "selective", "sequence_parallel": true, "samples": 1e6})",
+           R"( "recompute": "selective", "sequence_parallel": true, "flash_attention": true,)"
+           R"( "samples": 1e6})",
            R"({"instance": "p4d.24xlarge", "nodes": 128, "pricing": "sagemaker-spot",)"
            R"( "oversubscription": 2.5, "nodes_per_leaf": 16, "nics": 2, "profile": "p.json"})",
            R"({"tp": 8, "pp": 8, "dp": 16, "zero_stage": 1, "schedule": "gpipe",)"
            R"( "dp_algorithm": "hierarchical", "bucket_mb": 50, "overlap_dp": false})"),
        "x | gpt3-175b " + gpt3 +
-           " | gb1536 mb2 fp16 sgd selective sp1 | p4d.24xlarge x128 sagemaker-spot over2.5 "
+           " | gb1536 mb2 fp16 sgd selective sp1 fa1 | p4d.24xlarge x128 sagemaker-spot over2.5 "
            "leaf16 nics2 profile=p.json | tp8 pp8 dp16 z1 gpipe hierarchical bucket50MiB "
            "overlap0"},
       {"version and name",
@@ -154,7 +156,7 @@ std::vector<ValidCase> ValidCases() {
        R"( "precision": "tf32", "recompute": "full"}, "cluster": {"instance": "p4d.24xlarge",)"
        R"( "pricing": "spot"}, "parallel": {"dp_algorithm": "tree"}})",
        "run-1 | bert-large L24 h1024 a16/16 f4096 s512 v30522 gelu bias1 tied1 pos1 tt2 | gb32 "
-       "mb1 tf32 adam full sp0 | p4d.24xlarge x1 spot over1 leaf32 nics4 profile= | tp1 pp1 "
+       "mb1 tf32 adam full sp0 fa0 | p4d.24xlarge x1 spot over1 leaf32 nics4 profile= | tp1 pp1 "
        "dp8 z0 1f1b tree bucket25MiB overlap1"},
   };
 }
@@ -166,6 +168,40 @@ TEST(ScenarioTest, ValidInputsParseToTheExpectedFields) {
     ASSERT_TRUE(s.ok()) << s.status().message();
     EXPECT_EQ(Summary(*s), c.expected);
   }
+}
+
+// The zoo decides the default (core/model_zoo.cc, docs/formats.md): off for the presets whose
+// published runs predate flash attention, on for Llama 2 and for explicit dimensions.
+TEST(ScenarioTest, FlashAttentionDefaultsToTheModels) {
+  const std::pair<std::string, bool> cases[] = {
+      {R"("gpt-1.7b")", false},
+      {R"("gpt-1t")", false},
+      {R"("gpt3-175b")", false},
+      {R"("bert-large")", false},
+      {R"("llama2-7b")", true},
+      {R"("llama2-13b")", true},
+      {R"("llama2-70b")", true},
+      {R"("resnet50")", false},
+      {R"({"preset": "llama2-7b", "seq_len": 2048})", true},
+      {R"({"preset": "gpt-1.7b", "seq_len": 4096})", false},
+      {Explicit(""), true},
+      {kTwoLayers, false},
+  };
+  for (const auto& [model, expected] : cases) {
+    SCOPED_TRACE(model);
+    Expected<Scenario> s = Parse(Doc(model, R"({"global_batch": 8})", kP4d));
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ(s->training.flash_attention, expected);
+    // Given, the field wins (false is allowed for every model, true for transformers).
+    Expected<Scenario> off =
+        Parse(Doc(model, R"({"global_batch": 8, "flash_attention": false})", kP4d));
+    ASSERT_TRUE(off.ok()) << off.status().message();
+    EXPECT_FALSE(off->training.flash_attention);
+  }
+  Expected<Scenario> on =
+      Parse(Doc(kGpt3, R"({"global_batch": 8, "flash_attention": true})", kP4d));
+  ASSERT_TRUE(on.ok()) << on.status().message();
+  EXPECT_TRUE(on->training.flash_attention);
 }
 
 struct FailCase {
@@ -294,9 +330,16 @@ std::vector<FailCase> TrainingCases() {
        "x.json:2:55: training.sequence_parallel: expected true or false, got \"yes\""},
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
-       "precision, optimizer, recompute, sequence_parallel, tokens, samples, epochs, "
-       "dataset_samples, input_samples_per_s_per_node, input_prefetch_microbatches, "
+       "precision, optimizer, recompute, sequence_parallel, flash_attention, tokens, samples, "
+       "epochs, dataset_samples, input_samples_per_s_per_node, input_prefetch_microbatches, "
        "offload_activations, offload_optimizer)"},
+      {"flash_attention not a boolean",
+       Doc(kGpt3, R"({"global_batch": 8, "flash_attention": "yes"})", kP4dX128),
+       "x.json:2:53: training.flash_attention: expected true or false, got \"yes\""},
+      {"flash_attention with a layer list",
+       Doc(kTwoLayers, R"({"global_batch": 8, "precision": "fp16", "flash_attention": true})", kP3),
+       "x.json:2:74: training.flash_attention needs a transformer model (a layer-list model has "
+       "no attention)"},
       {"tokens and samples both given",
        Doc(kGpt3, R"({"global_batch": 8, "tokens": 3e11, "samples": 1e6})", kP4dX128),
        "x.json:2:61: training.samples: give at most one of training.tokens, training.samples "
@@ -651,8 +694,8 @@ TEST(ScenarioFileTest, DefaultScenarioIsGpt3On128P4d) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(Summary(*s),
             "gpt3-175b-p4d | gpt3-175b L96 h12288 a96/96 f49152 s2048 v50257 gelu bias1 tied1 "
-            "pos1 tt0 | gb1536 mb1 bf16 adam full sp0 | p4d.24xlarge x128 on-demand over1 leaf32 "
-            "nics4 profile= | tp8 pp8 dp16 z1 1f1b auto bucket25MiB overlap1");
+            "pos1 tt0 | gb1536 mb1 bf16 adam full sp0 fa0 | p4d.24xlarge x128 on-demand over1 "
+            "leaf32 nics4 profile= | tp8 pp8 dp16 z1 1f1b auto bucket25MiB overlap1");
   EXPECT_EQ(s->training.tokens, 300e9);
 }
 

@@ -77,6 +77,7 @@ TEST(PredictionScenario, UsesTheCpuProfileAndChecksItsCores) {
   EXPECT_EQ(s->instance.name, "local-cpu");
   EXPECT_EQ(s->total_gpus(), *cores);
   EXPECT_NE(s->profile, nullptr);
+  EXPECT_FALSE(s->training.flash_attention);  // the local layer stores its scores
   c.dp = *cores + 1;
   EXPECT_EQ(PredictionScenario(c, profile, "local-cpu", dir + "/local/scenario.json",
                                test::BuiltinCatalog())

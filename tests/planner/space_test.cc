@@ -109,6 +109,29 @@ TEST(WalkSpace, ZeroTwoAndThreeNeedNoPipeline) {
             "ZeRO-1 only");
 }
 
+TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
+  Scenario s = Tiny();  // explicit dimensions: flash attention by default
+  ASSERT_TRUE(s.training.flash_attention);
+  s.search.tp = {1};
+  s.search.pp = {1};
+  s.search.micro_batch = {1};
+  s.search.zero_stages = {0};
+  s.search.max_nodes = 1;
+  s.search.recompute = {Recompute::kNone, Recompute::kSelective};
+  Walked w = Walk(s);
+  ASSERT_EQ(w.candidates.size(), 1u);
+  EXPECT_EQ(w.candidates[0].recompute, Recompute::kNone);
+  EXPECT_EQ(w.tally.at("recompute-flash").count, 1);
+  EXPECT_EQ(w.tally.at("recompute-flash").example,
+            "selective recompute with flash attention is the same as none (no stored scores)");
+  // Asked for alone, selective stays; without flash attention both do.
+  s.search.recompute = {Recompute::kSelective};
+  EXPECT_EQ(Walk(s).candidates.size(), 1u);
+  s.search.recompute = {Recompute::kNone, Recompute::kSelective};
+  s.training.flash_attention = false;
+  EXPECT_EQ(Walk(s).candidates.size(), 2u);
+}
+
 TEST(ResolveSpace, DefaultsAndRestrictions) {
   Scenario s = Tiny();
   s.search = SearchConfig();

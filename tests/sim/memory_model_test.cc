@@ -8,6 +8,7 @@
 #include "core/model_spec.h"
 #include "core/model_zoo.h"
 #include "core/scenario.h"
+#include "tests/test_util.h"
 
 namespace trainsim::sim {
 namespace {
@@ -138,6 +139,90 @@ TEST(MemoryModelTest, SwiGluStoresTheFusedGateAndUpInput) {
 
 TEST(MemoryModelTest, LayerListHasNoTransformerLayer) {
   EXPECT_EQ(LayerActivationBytes(OnOneGpu(LayerList({10}))), 0);
+}
+
+// --- Flash attention (docs/memory.md section 3) -------------------------------------------
+
+// GPT-3 layer as above: the 5as^2b/t scores go, 4asb/t bytes of fp32 logsumexp come
+// (4 * 96 * 2048 / 8 = 98,304), and selective recompute has nothing left to drop.
+TEST(MemoryModelTest, FlashAttentionStoresTheLogsumexpInsteadOfTheScores) {
+  const LayerCase cases[] = {
+      {Recompute::kNone, false, 327155712 + 98304.0},
+      {Recompute::kNone, true, 106954752 + 98304.0},
+      {Recompute::kSelective, false, 327155712 + 98304.0},
+      {Recompute::kSelective, true, 106954752 + 98304.0},
+      {Recompute::kFull, false, 50331648},
+      {Recompute::kFull, true, 6291456},
+  };
+  for (const LayerCase& c : cases) {
+    Scenario s = Gpt3Layer(c.recompute, c.sequence_parallel);
+    s.training.flash_attention = true;
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(s), c.expected_bytes)
+        << "recompute " << static_cast<int>(c.recompute) << " sp " << c.sequence_parallel;
+  }
+}
+
+// TinyGpt (s 4, h 8, a 2, f 32, b 1, t 1), by hand: replicated 10sbh = 320, split
+// 8sbh + 4sbf = 256 + 512 = 768, scores 5as^2b = 160: 1248 without flash attention;
+// with it the scores give way to the logsumexp 4asb = 32: 1120, 128 less.
+TEST(MemoryModelTest, FlashAttentionDropsExactlyTheScoreTermOfTinyGpt) {
+  Scenario off = OnOneGpu(TinyGpt());
+  Scenario on = off;
+  on.training.flash_attention = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(off), 1248);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(on), 1120);
+  // The stage: 2 layers x 1 microbatch in flight + embedding output 2sbh (64) + fp32 logits
+  // 4sbv (160).
+  EXPECT_DOUBLE_EQ(ComputeMemory(off).activations_bytes, 2 * 1248 + 64 + 160);
+  EXPECT_DOUBLE_EQ(ComputeMemory(on).activations_bytes, 2 * 1120 + 64 + 160);
+  // Full recompute: stored inputs 2sbh (64) per layer, plus one layer's working set, which
+  // with flash attention holds the logsumexp instead of the scores.
+  off.training.recompute = on.training.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(ComputeMemory(off).activations_bytes, 2 * 64 + 1248 + 64 + 160);
+  EXPECT_DOUBLE_EQ(ComputeMemory(on).activations_bytes, 2 * 64 + 1120 + 64 + 160);
+}
+
+TEST(MemoryModelTest, FlashAttentionKeepsGroupedKeysAndValuesNarrow) {
+  // kv_heads 1 of 2: K and V are 2sb kv = 32 bytes each instead of 64, so the split term is
+  // 2sb(2h + 2kv) + 4sbf = 192 + 512; without flash attention they are expanded (1248).
+  ModelSpec m = TinyGpt();
+  m.kv_heads = 1;
+  Scenario s = OnOneGpu(m);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 1248);
+  s.training.flash_attention = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 320 + 192 + 512 + 32);
+}
+
+TEST(MemoryModelTest, Fp32DoublesAllButTheFp32Logsumexp) {
+  Scenario s = OnOneGpu(TinyGpt());
+  s.training.flash_attention = true;
+  s.training.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 2 * (1120 - 32) + 32);
+}
+
+// Issue 14: GPT 1.7B dimensions (24 layers, h 2048, 16 heads, s 4096, v 51200) on one
+// DGX H100, dp 8, micro batch 2, no recompute, bf16. Each layer's scores are
+// 5 x 16 x 4096^2 x 2 = 2.5 GiB: 60 GiB for the 24 layers, which do not fit in 80 GiB.
+TEST(MemoryModelTest, Gpt17bOnDgxH100FitsOnlyWithFlashAttention) {
+  auto parse = [](const std::string& flash) {
+    Expected<Scenario> s = ParseScenario(
+        R"({"model": {"layers": 24, "hidden": 2048, "heads": 16, "seq_len": 4096, "vocab": 51200},)"
+        R"( "training": {"global_batch": 16, "micro_batch": 2, "precision": "bf16",)"
+        R"( "recompute": "none", "flash_attention": )" +
+            flash +
+            R"(},)"
+            R"( "cluster": {"instance": "dgx-h100"}, "parallel": {"dp": 8}})",
+        "issue14.json", test::BuiltinCatalog());
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return *s;
+  };
+  const MemoryBreakdown off = ComputeMemory(parse("false"));
+  const MemoryBreakdown on = ComputeMemory(parse("true"));
+  EXPECT_FALSE(off.fits) << off.total_bytes / kGiB;
+  EXPECT_TRUE(on.fits) << on.total_bytes / kGiB;
+  // 24 layers x (5as^2b - 4asb), the only difference.
+  EXPECT_DOUBLE_EQ(off.activations_bytes - on.activations_bytes,
+                   24 * (5.0 * 16 * 4096 * 4096 * 2 - 4.0 * 16 * 4096 * 2));
 }
 
 // --- Parameters and bytes per parameter --------------------------------------------------

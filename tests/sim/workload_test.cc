@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/catalog.h"
@@ -161,6 +162,83 @@ TEST(WorkloadTest, FullRecomputeAddsOneForwardOfTheLayers) {
   // The layers' forward: all of it but the embedding lookup and the logits.
   EXPECT_GT(added, 0.9 * forward);
   EXPECT_LT(added, forward);
+}
+
+// --- Flash attention (docs/model.md section 2) --------------------------------------------
+
+// One layer with b 1, h 1024, 8 heads, tp 1, bf16 (e 2) on a GPU of 1 PFLOP/s and 1 TB/s:
+// GEMMs take 4 us + F / 0.75e15, memory-bound kernels 4 us + B / 0.8e12 (ModelParams).
+Scenario FlashLayer(int seq, bool flash) {
+  Scenario s;
+  s.model.layers = 1;
+  s.model.hidden = 1024;
+  s.model.heads = s.model.kv_heads = 8;
+  s.model.ffn_hidden = 4096;
+  s.model.seq_len = seq;
+  s.model.vocab = 1000;
+  s.training.micro_batch = 1;
+  s.training.flash_attention = flash;
+  return s;
+}
+
+TEST(WorkloadTest, FlashAttentionCoreIsOneFusedKernelEachWay) {
+  const ComputeModel cm(1e15, 1e12, ModelParams());
+  auto gemm = [](double flops) { return 4e-6 + flops / 0.75e15; };
+  auto memory = [](double bytes) { return 4e-6 + bytes / 0.8e12; };
+  // s 1024: the kernels are memory-bound on this GPU; s 8192: compute-bound.
+  for (int seq : {1024, 8192}) {
+    SCOPED_TRACE(seq);
+    const double s = seq, h = 1024, a = 8, e = 2;
+    const double score = 2 * s * s * h;  // QK^T, and AV the same
+    const double q = s * h * e;          // one of Q, K, V, O, dO (kv = h)
+    const double logsumexp = 4 * a * s;
+    const double softmax = 4 * a * s * s * e, residual = 3 * s * h * e;
+    const LayerCost off = TransformerLayerCost(FlashLayer(seq, false), cm);
+    const LayerCost on = TransformerLayerCost(FlashLayer(seq, true), cm);
+    // Forward: two GEMMs and the softmax/dropout passes, against one kernel reading Q, K, V and
+    // writing O and the logsumexp.
+    const double off_fwd = gemm(score) + gemm(score) + memory(softmax);
+    const double on_fwd = std::max(gemm(2 * score), memory(4 * q + logsumexp));
+    EXPECT_NEAR(off.core_fwd_s, off_fwd, 1e-9 * off_fwd);
+    EXPECT_NEAR(on.core_fwd_s, on_fwd, 1e-9 * on_fwd);
+    EXPECT_NEAR(on.attn_fwd_s - off.attn_fwd_s, on_fwd - off_fwd, 1e-9 * off.attn_fwd_s);
+    // Backward: unfused, 4 GEMMs and the softmax passes twice (one kernel with the residual's);
+    // flash, 5 GEMMs (2.5x the forward's FLOPs) reading Q, K, V, O, dO, the logsumexp and
+    // writing dQ, dK, dV, and the residual's pass alone.
+    const double off_bwd = 2 * (gemm(score) + gemm(score)) + memory(2 * softmax + 2 * residual);
+    const double on_bwd =
+        std::max(gemm(2.5 * 2 * score), memory(8 * q + logsumexp)) + memory(2 * residual);
+    EXPECT_NEAR(on.attn_bwd_s - off.attn_bwd_s, on_bwd - off_bwd, 1e-9 * off.attn_bwd_s);
+    // Selective recompute re-runs the unfused core only.
+    EXPECT_DOUBLE_EQ(off.selective_recompute_s, off.core_fwd_s);
+    EXPECT_EQ(on.selective_recompute_s, 0);
+    // The MLP and the reported FLOPs do not change.
+    EXPECT_DOUBLE_EQ(on.mlp_fwd_s, off.mlp_fwd_s);
+    EXPECT_DOUBLE_EQ(on.mlp_bwd_s, off.mlp_bwd_s);
+    EXPECT_DOUBLE_EQ(on.fwd_flops, off.fwd_flops);
+  }
+}
+
+TEST(WorkloadTest, FlashAttentionRecomputesScoresOnlyInHardwareFlops) {
+  const std::string flash = R"(, "flash_attention": true)";
+  const Scenario s = Gpt(R"("pp": 1)", flash);
+  const ModelSpec& m = s.model;
+  const double fwd = ForwardFlopsPerSample(m) * 16;
+  const double scores = 2.0 * m.seq_len * m.seq_len * m.hidden * m.layers * 16;  // QK^T
+  const double logits = 2.0 * m.seq_len * m.hidden * m.vocab * 16;
+  const StepProgram none = Build(s);
+  EXPECT_DOUBLE_EQ(none.model_flops, 3 * fwd);
+  EXPECT_NEAR(none.hardware_flops, 3 * fwd + scores, 1e-9 * none.hardware_flops);
+  // Selective recompute has nothing to re-run: the same step as none.
+  const StepProgram selective = Build(Gpt(R"("pp": 1)", flash + R"(, "recompute": "selective")"));
+  EXPECT_DOUBLE_EQ(selective.hardware_flops, none.hardware_flops);
+  EXPECT_DOUBLE_EQ(selective.stages[0].compute_per_microbatch_s,
+                   none.stages[0].compute_per_microbatch_s);
+  const StepProgram full = Build(Gpt(R"("pp": 1)", flash + R"(, "recompute": "full")"));
+  EXPECT_NEAR(full.hardware_flops, 4 * fwd - logits + scores, 1e-9 * full.hardware_flops);
+  // Without flash attention, selective recompute re-runs both score GEMMs.
+  const StepProgram unfused = Build(Gpt(R"("pp": 1)", R"(, "recompute": "selective")"));
+  EXPECT_NEAR(unfused.hardware_flops, 3 * fwd + 2 * scores, 1e-9 * unfused.hardware_flops);
 }
 
 // A GPU's fitted GEMM efficiency (catalog) replaces the assumed one.
