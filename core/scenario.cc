@@ -300,7 +300,8 @@ class ScenarioParser {
         .Double("input_samples_per_s_per_node", &t.input_samples_per_s_per_node, 0, kInf)
         .Int("input_prefetch_microbatches", &t.input_prefetch_microbatches, 0, kMaxInt)
         .Bool("offload_activations", &t.offload_activations)
-        .Bool("offload_optimizer", &t.offload_optimizer);
+        .Bool("offload_optimizer", &t.offload_optimizer)
+        .Bool("offload_params", &t.offload_params);
     if (Status s = FinishRequiring(&r, *training_, {"global_batch"}); !s.ok()) return s;
     return CheckFlashAttention();
   }
@@ -589,13 +590,30 @@ class ScenarioParser {
   }
 
   // Activation offload moves whole transformer layers' stored activations.
+  // Parameter offload moves ZeRO-3 shards, and with them the optimizer step.
   Status CheckOffload() {
+    TrainingConfig& t = out_.training;
     const JsonValue* act = training_->Find("offload_activations");
-    if (act && out_.training.offload_activations && out_.model.kind == ModelKind::kLayerList) {
+    if (act && t.offload_activations && out_.model.kind == ModelKind::kLayerList) {
       return ErrorAt(file_, act->pos,
                      "training.offload_activations needs a transformer model (layer-list models "
                      "are not split into offloadable layers)");
     }
+    if (!t.offload_params) return Status::Ok();
+    const JsonValue* params = training_->Find("offload_params");
+    if (out_.parallel.zero_stage != 3) {
+      return ErrorAt(file_, params->pos,
+                     Cat("training.offload_params needs parallel.zero_stage = 3 (got ",
+                         out_.parallel.zero_stage,
+                         "): the parameters offloaded are ZeRO-3 / FSDP FULL_SHARD shards"));
+    }
+    if (const JsonValue* opt = training_->Find("offload_optimizer"); opt && !t.offload_optimizer) {
+      return ErrorAt(file_, opt->pos,
+                     "training.offload_optimizer = false contradicts training.offload_params = "
+                     "true: with the parameters in host memory the optimizer step runs on the "
+                     "CPU (leave offload_optimizer out or set it to true)");
+    }
+    t.offload_optimizer = true;
     return Status::Ok();
   }
 

@@ -56,6 +56,13 @@ struct TrainingConfig {
   // the optimizer (gradients out, the step on the CPU, weights back).
   bool offload_activations = false;
   bool offload_optimizer = false;
+  // Parameter offload (FSDP CPUOffload(offload_params=True), ZeRO-Infinity
+  // offload_param to the CPU): the GPU's ZeRO-3 shard of weights, gradients
+  // and optimizer state lives in host memory; each layer's shard is copied in
+  // before its all-gather and its gradient shard out after its
+  // reduce-scatter. Needs zero_stage 3; implies offload_optimizer (the step
+  // runs on the CPU, where the parameters are).
+  bool offload_params = false;
 };
 
 // A slower node or GPU: its compute takes `slowdown` times as long.

@@ -218,6 +218,7 @@ const std::vector<std::string>& SweepableFields() {
       "training.input_prefetch_microbatches",
       "training.offload_activations",
       "training.offload_optimizer",
+      "training.offload_params",
       "cluster.instance",
       "cluster.nodes",
       "cluster.pricing",

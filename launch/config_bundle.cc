@@ -77,6 +77,9 @@ BundleFile DeepSpeedConfig(const JobFacts& f) {
   if (s.training.offload_optimizer) {
     c["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}};
   }
+  if (s.training.offload_params) {  // ZeRO-Infinity's parameter offload (stage 3)
+    c["zero_optimization"]["offload_param"] = {{"device", "cpu"}};
+  }
   const Precision p = s.training.precision;
   c["bf16"] = {{"enabled", p == Precision::kBf16 || p == Precision::kFp8}};
   c["fp16"] = {{"enabled", p == Precision::kFp16}};

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/memory_model.h"
+#include "sim/topology.h"
 
 namespace trainsim::planner {
 namespace {
@@ -205,7 +206,26 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const double opt_bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
   const double opt_params = par.zero_stage >= 1 ? params / dp : params;
   e.optimizer_s = cm_.MemorySeconds(opt_params * opt_bytes_per_param);
-  e.step_s = e.compute_s + e.tp_comm_s + e.pp_bubble_s + e.dp_exposed_s + e.optimizer_s;
+  if (s.training.offload_optimizer) {
+    // As sim/workload.cc: the node's CPU sweeps every GPU's state; the GPUs
+    // behind one PCIe switch copy through its root link at once.
+    e.optimizer_s = opt_params * opt_bytes_per_param * gpn / (params_.host_optimizer_GBps * 1e9);
+    const double pcie = s.instance.pcie_GBps_per_dir > 0 ? s.instance.pcie_GBps_per_dir
+                                                         : params_.unknown_pcie_GBps_per_dir;
+    const double copy_Bps = pcie * 1e9 * sim::PcieSwitchCount(s.instance) / gpn;
+    if (s.training.offload_params) {
+      // The shards of the first unit of every pass (its gather cannot start
+      // before them) and the last unit's gradients before the CPU step; the
+      // rest overlaps compute. Unit and copy sizes as in workload.cc.
+      const int layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
+      const double shard = params / layers * sim::kHostShardBytesPerParam / dp;
+      e.offload_s = (2 * m + 1) * shard / copy_Bps;
+    } else {  // gradients out and weights back, the GPU's optimizer shard each way
+      e.offload_s = 2 * opt_params * eb / copy_Bps;
+    }
+  }
+  e.step_s =
+      e.compute_s + e.tp_comm_s + e.pp_bubble_s + e.dp_exposed_s + e.optimizer_s + e.offload_s;
   if (s.training.input_samples_per_s_per_node > 0) {
     const double input_s =
         s.training.global_batch / (s.cluster.nodes * s.training.input_samples_per_s_per_node);

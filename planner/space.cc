@@ -194,8 +194,17 @@ class Walker {
 
   void Layouts() {
     const int64_t per_zero = static_cast<int64_t>(space_.recompute.size() * picks_.size());
+    const bool offload_params = s_.training.offload_params;
     for (int zero : space_.zero_stages) {
-      if (zero > 0 && c_.dp == 1) {
+      if (offload_params && zero != 3) {
+        Prune(tally_, "offload-params-zero", per_zero, [&] {
+          return "ZeRO-" + std::to_string(zero) +
+                 ": training.offload_params offloads ZeRO-3 shards (needs ZeRO-3)";
+        });
+        continue;
+      }
+      // ZeRO-3 over one replica still offloads whole layers with offload_params.
+      if (zero > 0 && c_.dp == 1 && !offload_params) {
         Prune(tally_, "zero-dp", per_zero, [&] {
           return "ZeRO-" + std::to_string(zero) + " shards over dp, and dp is 1 (same as ZeRO-0)";
         });

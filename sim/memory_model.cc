@@ -214,10 +214,17 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
   if (zero >= 2) mem.gradients_bytes /= dp;
   if (zero >= 3) {
     // Each GPU keeps its shard; a gathered unit and the prefetched next one
-    // are whole, and so is the unit whose gradients are being reduced.
+    // are whole, and so is the unit whose gradients are being reduced. With
+    // parameter offload the shards of weights and gradients live in host
+    // memory (FSDP keeps the sharded flat parameter and its gradient there).
     const double unit = LargestUnitParams(s, stage) * WeightBytesPerParam(p);
-    mem.weights_bytes = mem.weights_bytes / dp + 2 * unit;
-    mem.gradients_bytes += unit;
+    double weight_shard = mem.weights_bytes / dp, grad_shard = mem.gradients_bytes;
+    if (s.training.offload_params) {
+      mem.host_bytes += weight_shard + grad_shard;
+      weight_shard = grad_shard = 0;
+    }
+    mem.weights_bytes = weight_shard + 2 * unit;
+    mem.gradients_bytes = grad_shard + unit;
   }
   if (s.training.offload_optimizer) {
     mem.host_bytes += mem.optimizer_bytes;

@@ -5,8 +5,8 @@
 // ("Reducing Activation Recomputation in Large Transformer Models"), with and
 // without recompute, sequence parallelism and flash attention; the pipeline schedule sets how
 // many microbatches are in flight; ZeRO-1/2/3 shard the optimizer state,
-// gradients and weights over dp; offload moves optimizer state and stored
-// activations to host memory.
+// gradients and weights over dp; offload moves optimizer state, stored
+// activations and (ZeRO-3) the weight and gradient shards to host memory.
 // The worst pipeline stage is reported.
 #pragma once
 

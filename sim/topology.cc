@@ -20,13 +20,6 @@ void AddLink(NodeGraph& g, Vertex a, Vertex b, double GBps, double latency_s, st
   boost::add_edge(a, b, TopoEdge{GBps * kGB, latency_s, std::move(name)}, g);
 }
 
-// NICs hang off PCIe switches; GPUs share a switch (and so a NIC group) in
-// consecutive pairs, quads, ... as on p4d (2 GPUs per NIC) or p3dn (8 per NIC).
-int PcieSwitchCount(const InstanceType& t) {
-  if (t.nics <= 0) return 1;
-  return std::max(1, std::min(t.gpus, t.nics));
-}
-
 // Achievable fractions of the line rates: the catalog's figure when it has
 // one, else the parameters' assumption.
 double NvlinkEfficiency(const InstanceType& t, const ModelParams& p) {
@@ -66,6 +59,13 @@ double NicLatency(const InstanceType& t, const ModelParams& p) {
 }
 
 }  // namespace
+
+// NICs hang off PCIe switches; GPUs share a switch (and so a NIC group) in
+// consecutive pairs, quads, ... as on p4d (2 GPUs per NIC) or p3dn (8 per NIC).
+int PcieSwitchCount(const InstanceType& t) {
+  if (t.nics <= 0) return 1;
+  return std::max(1, std::min(t.gpus, t.nics));
+}
 
 NodeTopology BuildNodeTopology(const InstanceType& t, const ModelParams& p) {
   NodeTopology topo;

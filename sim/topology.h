@@ -51,6 +51,11 @@ struct Hop {
 
 NodeTopology BuildNodeTopology(const InstanceType& type, const ModelParams& params);
 
+// PCIe switches of a node: one per NIC group (at most one per GPU; one when the
+// instance has no NICs). The node's GPUs share them in consecutive groups, and
+// each switch reaches host memory through one root link.
+int PcieSwitchCount(const InstanceType& t);
+
 // Shortest route (by transfer time of a large message) from `from` to `to`,
 // not passing through any GPU other than the endpoints. Empty if from == to.
 std::vector<Hop> Route(const NodeTopology& topo, Vertex from, Vertex to);

@@ -1,9 +1,12 @@
 #include "sim/workload.h"
 
 #include <algorithm>
+#include <deque>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <numeric>
+#include <utility>
 
 #include "sim/memory_model.h"
 
@@ -220,9 +223,10 @@ struct StageModel {
   double activation_bytes = 0;  // one layer's stored activations, one microbatch (offload)
   LayerCost layer;              // transformer only
   bool transformer = true;
-  double optimizer_s = 0;             // on the GPU
-  double host_optimizer_s = 0;        // with offload_optimizer: on the node's CPU
-  double optimizer_state_params = 0;  // parameters whose optimizer step this GPU owns
+  double optimizer_s = 0;               // on the GPU
+  double host_optimizer_s = 0;          // with offload_optimizer: on the node's CPU
+  double optimizer_state_params = 0;    // parameters whose optimizer step this GPU owns
+  double host_shard_per_unit_byte = 0;  // with offload_params: HostShardBytes / UnitBytes
 
   // Bytes of weights (= gradients) of the sharding unit of layer l: the layer,
   // with the embedding joined to the stage's first layer and the output head
@@ -233,6 +237,9 @@ struct StageModel {
     if (l == layers - 1) bytes += head_grad_bytes;
     return bytes;
   }
+  // Parameter offload: bytes of this GPU's shard of unit l that cross PCIe,
+  // in (weights before each gather) and out (gradients after each reduce-scatter).
+  double HostShardBytes(int l) const { return UnitBytes(l) * host_shard_per_unit_byte; }
 };
 
 // One forward or backward pass of a microbatch through one model chunk of
@@ -286,20 +293,32 @@ class BucketFiller {
 //  - Activation offload: the layer's stored activations go to host memory
 //    after its forward (at most two layers' copies in flight) and come back
 //    before its backward (the next layer's fetched one layer ahead).
+//  - Parameter offload (ZeRO-3 shards in host memory): before a layer's
+//    gather its shard comes from host memory, fetched two layers ahead; the
+//    gather starts once the shard is on the GPU (with dp 1 the copy is the
+//    whole unit, fetched one layer ahead). After a layer's
+//    reduce-scatter its gradient shard goes to host memory, launched at the
+//    compute stream's next wait that covers the reduce-scatter (the compute
+//    stream is what hands work to the copy engines).
 class LayerTraffic {
  public:
   LayerTraffic(Emitter& em, const Scenario& s, const StageModel& sm)
       : em_(em),
         sm_(sm),
         gather_(s.parallel.zero_stage == 3 && s.parallel.dp > 1),
-        offload_(s.training.offload_activations && sm.activation_bytes > 0) {}
+        offload_(s.training.offload_activations && sm.activation_bytes > 0),
+        params_(s.training.offload_params) {}
 
   // Layers [first, last) of a chunk, walked forward.
   void BeforeForward(int l, int first, int last) {
-    if (!gather_) return;
-    if (l == first) gathered_[l] = Gather(l);
-    if (l + 1 < last) gathered_[l + 1] = Gather(l + 1);
-    em_.Wait(kDpStream, gathered_[l]);
+    if (!gather_ && !params_) return;
+    if (l == first) {
+      for (int k = l; k < std::min(last, l + Ahead()); ++k) FetchShard(k);
+      Unshard(l);
+    }
+    if (l + Ahead() < last) FetchShard(l + Ahead());
+    if (l + 1 < last) Unshard(l + 1);
+    WaitUnit(l);
   }
   void AfterForward(int l, int first) {
     if (!offload_) return;
@@ -317,19 +336,65 @@ class LayerTraffic {
       if (l - 1 >= first) fetched_[l - 1] = Fetch();
       em_.Wait(kFromHostStream, fetched_[l]);
     }
-    if (gather_) {
-      if (l == last - 1) gathered_[l] = Gather(l);
-      if (l - 1 >= first) gathered_[l - 1] = Gather(l - 1);
-      em_.Wait(kDpStream, gathered_[l]);
+    if (gather_ || params_) {
+      if (l == last - 1) {
+        for (int k = l; k > std::max(first - 1, l - Ahead()); --k) FetchShard(k);
+        Unshard(l);
+      }
+      if (l - Ahead() >= first) FetchShard(l - Ahead());
+      if (l - 1 >= first) Unshard(l - 1);
+      WaitUnit(l);
     }
   }
   void AfterBackward(int l) {
-    if (gather_) em_.DpLaunch(CollKind::kReduceScatter, sm_.UnitBytes(l));
+    if (gather_) {
+      const int reduced = em_.DpLaunch(CollKind::kReduceScatter, sm_.UnitBytes(l));
+      if (params_) grads_out_.push_back({reduced, sm_.HostShardBytes(l)});
+    } else if (params_) {  // dp 1: the whole gradient is ready after the backward
+      CopyGradientOut(sm_.HostShardBytes(l));
+    }
   }
+  // After the compute stream has waited for every DP item: the last gradient
+  // shards go to host memory.
+  void AllReduced() { CopyGradientsReducedBy(std::numeric_limits<int>::max()); }
   bool reduces_per_layer() const { return gather_; }
 
  private:
   int Gather(int l) { return em_.DpLaunch(CollKind::kAllGather, sm_.UnitBytes(l)); }
+  // How many layers ahead a shard is fetched: two when a gather (one layer
+  // ahead) follows the copy, one when the copy is the whole unit (dp 1).
+  int Ahead() const { return gather_ ? 2 : 1; }
+  void FetchShard(int l) {
+    if (params_) {
+      shards_[l] = em_.Launch(kFromHostStream, AsyncItem{CollKind::kSendRecv, sm_.HostShardBytes(l),
+                                                         "weight shard from host"});
+    }
+  }
+  // Unit l's gather, once its shard is on the GPU (offloaded parameters).
+  void Unshard(int l) {
+    if (!gather_) return;
+    if (params_) em_.Wait(kFromHostStream, shards_[l]);
+    gathered_[l] = Gather(l);
+  }
+  // The compute stream waits until unit l's weights are whole on the GPU.
+  void WaitUnit(int l) {
+    if (!gather_) {
+      em_.Wait(kFromHostStream, shards_[l]);
+      return;
+    }
+    em_.Wait(kDpStream, gathered_[l]);
+    CopyGradientsReducedBy(gathered_[l]);
+  }
+  void CopyGradientOut(double bytes) {
+    em_.Launch(kToHostStream, AsyncItem{CollKind::kSendRecv, bytes, "gradient shard to host"});
+  }
+  // Gradient shards whose reduce-scatter is among the first `dp_done` DP items.
+  void CopyGradientsReducedBy(int dp_done) {
+    while (!grads_out_.empty() && grads_out_.front().first <= dp_done) {
+      CopyGradientOut(grads_out_.front().second);
+      grads_out_.pop_front();
+    }
+  }
   int Fetch() {
     return em_.Launch(kFromHostStream, AsyncItem{CollKind::kSendRecv, sm_.activation_bytes,
                                                  "activations from host"});
@@ -337,8 +402,9 @@ class LayerTraffic {
 
   Emitter& em_;
   const StageModel& sm_;
-  bool gather_, offload_;
-  std::map<int, int> gathered_, copied_out_, fetched_;  // layer -> Wait() count
+  bool gather_, offload_, params_;
+  std::map<int, int> gathered_, copied_out_, fetched_, shards_;  // layer -> Wait() count
+  std::deque<std::pair<int, double>> grads_out_;  // (reduce-scatter's Wait() count, shard bytes)
 };
 
 void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p,
@@ -497,14 +563,20 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   // all the node's GPUs share: each GPU's step waits for the whole node's.
   sm.host_optimizer_s = sm.optimizer_state_params * bytes_per_param * s.instance.gpus /
                         (cm.params().host_optimizer_GBps * 1e9);
+  if (s.training.offload_params) {
+    sm.host_shard_per_unit_byte = kHostShardBytesPerParam / gb / std::max(1, s.parallel.dp);
+  }
   sm.activation_bytes = LayerActivationBytes(s);
   return sm;
 }
 
 // After the last backward pass: the remaining gradient reduction, the
 // optimizer (on the GPU, or with offload on the host between two copies of
-// the GPU's shard), and ZeRO-1/2's gather of the updated weights.
-void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketFiller& buckets) {
+// the GPU's shard; with offloaded parameters after the last gradient shards
+// reach the host, and nothing comes back: the next gathers fetch the shards),
+// and ZeRO-1/2's gather of the updated weights.
+void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketFiller& buckets,
+                   LayerTraffic& traffic) {
   const ParallelConfig& par = s.parallel;
   if (!par.overlap_dp && par.zero_stage < 2) {  // all gradients at once after the backward pass
     double total = sm.embed_grad_bytes + sm.head_grad_bytes;
@@ -514,7 +586,11 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketF
   buckets.Flush();
   em.Wait(kDpStream);
   const double e = ActivationBytesPerElem(s.training.precision);
-  if (s.training.offload_optimizer) {
+  if (s.training.offload_params) {
+    traffic.AllReduced();
+    em.Wait(kToHostStream);
+    em.Compute(OpPhase::kOptimizer, -1, sm.host_optimizer_s);
+  } else if (s.training.offload_optimizer) {
     em.Launch(kToHostStream,
               AsyncItem{CollKind::kSendRecv, sm.optimizer_state_params * e, "gradients to host"});
     em.Wait(kToHostStream);
@@ -553,7 +629,7 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
       }
     }
   }
-  OptimizerStep(em, s, sm, buckets);
+  OptimizerStep(em, s, sm, buckets, traffic);
   // Every microbatch does the same work: take the first one's.
   for (const Op& op : prog.ops) {
     if (op.kind == OpKind::kCompute && op.microbatch == 0) {

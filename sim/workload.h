@@ -66,6 +66,14 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
 // Bytes per element of activations (and of gradients) in `p`.
 double ActivationBytesPerElem(Precision p);
 
+// Parameter offload (training.offload_params) copies the ZeRO-3 shards in the
+// dtype FSDP keeps on the CPU, whatever the training precision: the sharded
+// flat parameter stays fp32 there and is cast to the 16-bit param_dtype on the
+// GPU after the copy (FlatParamHandle._use_low_precision_shard); the reduced
+// gradient shard is cast to fp32 before _offload_grad copies it out
+// (torch/distributed/fsdp/_runtime_utils.py).
+inline constexpr double kHostShardBytesPerParam = 4;
+
 // Costs of one transformer layer for one microbatch on one GPU (tp and
 // sequence parallelism of `s` applied). The step program is built from these;
 // the planner's estimator reads them directly.

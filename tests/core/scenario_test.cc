@@ -332,7 +332,7 @@ std::vector<FailCase> TrainingCases() {
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
        "precision, optimizer, recompute, sequence_parallel, flash_attention, tokens, samples, "
        "epochs, dataset_samples, input_samples_per_s_per_node, input_prefetch_microbatches, "
-       "offload_activations, offload_optimizer)"},
+       "offload_activations, offload_optimizer, offload_params)"},
       {"flash_attention not a boolean",
        Doc(kGpt3, R"({"global_batch": 8, "flash_attention": "yes"})", kP4dX128),
        "x.json:2:53: training.flash_attention: expected true or false, got \"yes\""},
@@ -362,6 +362,24 @@ std::vector<FailCase> TrainingCases() {
            R"({"global_batch": 8, "precision": "fp16", "offload_activations": true})", kP3),
        "x.json:2:78: training.offload_activations needs a transformer model (layer-list models "
        "are not split into offloadable layers)"},
+      {"parameter offload without ZeRO-3",
+       Doc(kGpt3, R"({"global_batch": 1536, "offload_params": true})", kP4dX128, kTp8Pp8),
+       "x.json:2:55: training.offload_params needs parallel.zero_stage = 3 (got 0): the "
+       "parameters offloaded are ZeRO-3 / FSDP FULL_SHARD shards"},
+      {"parameter offload with ZeRO-2",
+       Doc(kGpt3, R"({"global_batch": 1536, "offload_params": true})", kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 2})"),
+       "x.json:2:55: training.offload_params needs parallel.zero_stage = 3 (got 2): the "
+       "parameters offloaded are ZeRO-3 / FSDP FULL_SHARD shards"},
+      {"parameter offload with the optimizer kept on the GPU",
+       Doc(kGpt3, R"({"global_batch": 16, "offload_params": true, "offload_optimizer": false})",
+           kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 3})"),
+       "x.json:2:80: training.offload_optimizer = false contradicts training.offload_params = "
+       "true: with the parameters in host memory the optimizer step runs on the CPU (leave "
+       "offload_optimizer out or set it to true)"},
+      {"parameter offload not a boolean",
+       Doc(kGpt3, R"({"global_batch": 8, "offload_params": 1})", kP4dX128),
+       "x.json:2:52: training.offload_params: expected true or false, got 1"},
       {"precision the GPU lacks",
        Doc(R"("resnet50")", R"({"global_batch": 8, "precision": "bf16"})", kP3),
        "x.json:2:47: training.precision: bf16 is not supported by V100-SXM2-16GB (no peak "
@@ -590,6 +608,24 @@ TEST(ScenarioTest, LayerListKeepsEachLayer) {
   EXPECT_EQ(layers[1].input_bytes, 0);
   EXPECT_EQ(layers[1].epilogue, Epilogue::kBnRelu);  // the default
   EXPECT_EQ(s->model.sample_elems, 3);
+}
+
+// FSDP's CPUOffload(offload_params=True) runs the optimizer on the CPU too:
+// parameter offload implies optimizer offload; neither is on by default.
+TEST(ScenarioTest, ParameterOffloadImpliesOptimizerOffload) {
+  Expected<Scenario> plain = Parse(Doc(kGpt3, kBatch1536, kP4dX128, kTp8Pp8));
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_FALSE(plain->training.offload_params);
+  EXPECT_FALSE(plain->training.offload_optimizer);
+  for (const char* training : {R"({"global_batch": 1536, "offload_params": true})",
+                               R"({"global_batch": 1536, "offload_params": true,)"
+                               R"( "offload_optimizer": true})"}) {
+    Expected<Scenario> s =
+        Parse(Doc(kGpt3, training, kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 3})"));
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_TRUE(s->training.offload_params);
+    EXPECT_TRUE(s->training.offload_optimizer);
+  }
 }
 
 TEST(ScenarioTest, DerivedQuantities) {

@@ -328,6 +328,21 @@ TEST(Configs, DeepSpeedMatchesTheLayout) {
                 small["gradient_accumulation_steps"].get<int>() * 8);
 }
 
+// ZeRO-Infinity's parameter offload goes with the optimizer's, which it implies.
+TEST(Configs, DeepSpeedOffloadsParametersWhenTheScenarioDoes) {
+  const LaunchPlan plan = Variant([](json& j) {
+    j["scenario_json"]["training"]["offload_params"] = true;
+    j["scenario_json"]["parallel"] = {{"zero_stage", 3}};
+    Config(j)["zero_stage"] = 3;
+  });
+  const json ds = json::parse(File(Make(plan), "deepspeed_config.json"));
+  EXPECT_EQ(ds["zero_optimization"]["stage"], 3);
+  EXPECT_EQ(ds["zero_optimization"]["offload_param"]["device"], "cpu");
+  EXPECT_EQ(ds["zero_optimization"]["offload_optimizer"]["device"], "cpu");
+  const json plain = json::parse(File(Make(Load(kSmall)), "deepspeed_config.json"));
+  EXPECT_FALSE(plain["zero_optimization"].contains("offload_param"));
+}
+
 TEST(Configs, MegatronArguments) {
   const std::string m = File(Make(Load(kTpPpSpot)), "megatron_args.sh");
   for (const char* line :

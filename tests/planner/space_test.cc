@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/catalog.h"
 #include "tests/test_util.h"
 
@@ -130,6 +132,40 @@ TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
   s.search.recompute = {Recompute::kNone, Recompute::kSelective};
   s.training.flash_attention = false;
   EXPECT_EQ(Walk(s).candidates.size(), 2u);
+}
+
+// Issue 14: with the scenario's offload_params the planner keeps it, walks
+// ZeRO-3 only, and its memory pruning uses the offloaded model: GPT-3 175B
+// with FSDP on 16 p4d (dp 128) survives with parameter offload, not without.
+TEST(WalkSpace, ParameterOffloadKeepsZeroThreeAndFitsGpt3On16P4d) {
+  auto walk = [](bool offload) {
+    Expected<Scenario> s = ParseScenario(
+        std::string(R"({"model": "gpt3-175b", "training": {"global_batch": 128,
+            "recompute": "full", "offload_params": )") +
+            (offload ? "true" : "false") + R"(}, "cluster": {"instance": "p4d.24xlarge",
+            "nodes": 16}, "parallel": {"zero_stage": 3}})",
+        "x.json", test::BuiltinCatalog());
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    SearchConfig& q = s->search;
+    q.instances = {"p4d.24xlarge"};
+    q.min_nodes = q.max_nodes = 16;
+    q.tp = {1};
+    q.pp = {1};
+    q.micro_batch = {1};
+    q.zero_stages = {0, 1, 2, 3};
+    q.recompute = {Recompute::kFull};
+    q.schedules = {Schedule::k1F1B};
+    return Walk(*s);
+  };
+  const Walked off = walk(true);
+  ASSERT_EQ(off.candidates.size(), 1u);
+  EXPECT_EQ(off.candidates[0].zero_stage, 3);
+  EXPECT_EQ(off.tally.at("offload-params-zero").count, 3);
+  EXPECT_EQ(off.tally.at("offload-params-zero").example,
+            "ZeRO-0: training.offload_params offloads ZeRO-3 shards (needs ZeRO-3)");
+  const Walked on = walk(false);
+  EXPECT_TRUE(on.candidates.empty());
+  EXPECT_EQ(on.tally.at("memory").count, 4);
 }
 
 TEST(ResolveSpace, DefaultsAndRestrictions) {

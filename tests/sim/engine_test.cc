@@ -9,6 +9,7 @@
 #include "core/catalog.h"
 #include "core/model_spec.h"
 #include "core/scenario.h"
+#include "sim/memory_model.h"
 #include "sim/simulate.h"
 #include "sim/workload.h"
 #include "tests/test_util.h"
@@ -143,6 +144,11 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
                                              "offload_optimizer": true},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"tp": 2, "pp": 2, "zero_stage": 1}})",
+      // Parameter offload (FSDP CPU offload): each layer's shard from host memory
+      // before its gather, its gradient shard to host memory after its reduce-scatter.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "offload_params": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "zero_stage": 3}})",
       // Sequence parallelism, GPipe, hierarchical DP all-reduce.
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "sequence_parallel": true},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
@@ -230,6 +236,43 @@ TEST(EngineTest, OptimizerOffloadCostsCopiesAndTheHostStep) {
   const double pcie = s.instance.pcie_GBps_per_dir * 1e9 / 2;
   const double copies = 2 * (shard * 2 / pcie);
   EXPECT_NEAR(r.breakdown.offload_exposed_s, copies, 0.01 * copies);
+}
+
+// Parameter offload over one replica (tp 8 on one p4d, dp 1): each layer's
+// weights (its tp slice) come whole from host memory, 4 bytes per parameter,
+// at the PCIe rate / 2 (two GPUs share a switch's root link). A layer computes
+// longer than a copy takes, so what shows is what nothing hides: the first
+// layer's copy of each pass (unit 0 holds the embedding, the last unit only
+// its layer) and unit 0's gradient going out before the CPU step, less the
+// embedding's backward, which runs after unit 0's gradient copy starts.
+TEST(EngineTest, ParameterOffloadExposesTheFirstCopyOfEachPass) {
+  auto scenario = [](const std::string& offload) {
+    return Parse(R"({"model": {"layers": 2, "hidden": 4096, "heads": 32, "seq_len": 2048,
+        "vocab": 1024}, "training": {"global_batch": 32, "micro_batch": 32)" +
+                 offload + R"(}, "cluster": {"instance": "p4d.24xlarge"},
+        "parallel": {"tp": 8, "zero_stage": 3}})");
+  };
+  const Scenario s = scenario(R"(, "offload_params": true)");
+  const Traced r = RunTraced(s);
+  EXPECT_TRUE(r.names.at(kTrackHostCopy).count("weight shard from host"));
+  EXPECT_TRUE(r.names.at(kTrackHostCopy).count("gradient shard to host"));
+  const double rate = s.instance.pcie_GBps_per_dir * 1e9 / 2;
+  auto copy = [&](double params) { return params * 4 / rate; };
+  const double layer = LayerParameterCount(s.model) / 8;
+  const double unit0 = StageParameterCount(s, 0) - layer;
+  Expected<ComputeModel> cm = MakeComputeModel(s, ModelParams());
+  ASSERT_TRUE(cm.ok());
+  const double embed_bwd = cm->MemorySeconds(2 * 32 * 2048 * 4096 * 2.0);
+  const double exposed = copy(unit0) + copy(layer) + copy(unit0) - embed_bwd;
+  const Breakdown& b = r.step.breakdown;
+  EXPECT_NEAR(b.offload_exposed_s, exposed, 0.01 * exposed);
+  // Against optimizer offload alone (the same CPU step, whose copies come at
+  // the end), the step differs by exactly the difference in exposed copies.
+  const StepResult opt =
+      RunScenario(scenario(R"(, "offload_optimizer": true)"), SimMode::kReduced).step;
+  EXPECT_NEAR(opt.breakdown.optimizer_s, b.optimizer_s, 1e-9);
+  EXPECT_NEAR(r.step.step_time_s - opt.step_time_s,
+              b.offload_exposed_s - opt.breakdown.offload_exposed_s, 1e-6 * opt.step_time_s);
 }
 
 // With one parameter server for four nodes, its node's NIC carries every

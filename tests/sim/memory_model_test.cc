@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model_spec.h"
@@ -357,6 +358,61 @@ TEST(MemoryModelTest, OffloadMovesOptimizerStateAndActivationsToTheHost) {
   const MemoryBreakdown small = ComputeMemory(s);
   EXPECT_FALSE(small.fits);
   EXPECT_NE(DescribeShortfall(small, s).find("GiB of host memory per node"), std::string::npos);
+}
+
+// Parameter offload (FSDP CPUOffload(offload_params=True)): the GPU keeps the
+// gathered units only; the persistent shards of weights and gradients join
+// the optimizer state in host memory. GPT-3 175B, tp 8, pp 1, dp 128.
+TEST(MemoryModelTest, ParameterOffloadMovesTheShardsToTheHost) {
+  Scenario s = Gpt3OnP4d(3);
+  s.parallel.pp = 1;
+  s.parallel.dp = 128;
+  s.instance.ram_gib = 1152;  // p4d.24xlarge
+  s.training.offload_optimizer = true;
+  const MemoryBreakdown opt = ComputeMemory(s);
+  s.training.offload_params = true;
+  const MemoryBreakdown par = ComputeMemory(s);
+  const double params = StageParameterCount(s, 0);
+  const double shard = 2 * params / 128;  // bf16 weights (and gradients) over dp 128
+  const double layer = LayerParameterCount(s.model) / 8;
+  const double unit = 2 * (params - 95 * layer);  // a layer + the embedding and final norm
+  EXPECT_NEAR(opt.weights_bytes - par.weights_bytes, shard, 1.0);
+  EXPECT_NEAR(opt.gradients_bytes - par.gradients_bytes, shard, 1.0);
+  EXPECT_NEAR(par.weights_bytes, 2 * unit, 1.0);  // the unit computing and the prefetched one
+  EXPECT_NEAR(par.gradients_bytes, unit, 1.0);    // the unit being reduced
+  EXPECT_EQ(opt.optimizer_bytes, 0);
+  EXPECT_EQ(par.optimizer_bytes, 0);
+  EXPECT_EQ(par.activations_bytes, opt.activations_bytes);
+  EXPECT_NEAR(opt.total_bytes - par.total_bytes, 1.05 * 2 * shard, 1.0);  // with the 5% reserve
+  // Host: 16 bytes per parameter of each GPU's shard (FSDP: fp32 weights 4,
+  // fp32 gradients 4, Adam's m and v 8; the GPU accounting's 2 + 2 + 12), 8 GPUs.
+  EXPECT_NEAR(par.host_bytes_per_node, 8 * 16 * params / 128, 1.0);
+  EXPECT_NEAR(par.host_bytes_per_node - opt.host_bytes_per_node, 8 * 2 * shard, 1.0);
+}
+
+// Issue 14: GPT-3 175B with FSDP (ZeRO-3) and full recompute on 16
+// p4d.24xlarge (dp 128, micro batch 1, global batch 128) fits with its
+// parameters offloaded, and not with everything on the GPUs.
+TEST(MemoryModelTest, Gpt3On16P4dFitsWithParameterOffload) {
+  auto memory = [](const std::string& offload) {
+    Expected<Scenario> s = ParseScenario(
+        R"({"model": "gpt3-175b", "training": {"global_batch": 128, "micro_batch": 1,
+            "recompute": "full")" +
+            offload + R"(},
+            "cluster": {"instance": "p4d.24xlarge", "nodes": 16},
+            "parallel": {"dp": 128, "zero_stage": 3}})",
+        "x.json", test::BuiltinCatalog());
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return std::make_pair(ComputeMemory(*s), *s);
+  };
+  const auto [off, s_off] = memory(R"(, "offload_params": true)");
+  EXPECT_TRUE(off.fits) << DescribeShortfall(off, s_off);
+  EXPECT_LT(off.total_bytes, 40 * kGiB);
+  EXPECT_GT(off.host_bytes_per_node, 100 * kGiB);  // 8 x 16 B x 175e9 / 128 = 163 GiB
+  EXPECT_LT(off.host_bytes_per_node, off.host_capacity_bytes);
+  const auto [on, s_on] = memory("");
+  EXPECT_FALSE(on.fits);
+  EXPECT_EQ(DescribeShortfall(on, s_on).rfind("needs ", 0), 0u) << DescribeShortfall(on, s_on);
 }
 
 // --- Pipeline in-flight microbatches (Narayanan et al. 2021) -----------------------------

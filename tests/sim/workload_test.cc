@@ -122,6 +122,37 @@ TEST(WorkloadTest, OffloadCopiesEveryLayersActivationsOutAndBack) {
   EXPECT_NEAR(in, acts + 2 * ParameterCount(s.model), 1.0);
 }
 
+// Parameter offload: each layer's shard comes from host memory before each of
+// its gathers (forward and backward, every microbatch) and its gradient shard
+// goes out after each reduce-scatter, 4 bytes per parameter (FSDP keeps the
+// shards in fp32 on the CPU). The optimizer's weights stay on the host.
+TEST(WorkloadTest, ParameterOffloadCopiesEveryShardInAndEveryGradientShardOut) {
+  Scenario s = Gpt(R"("zero_stage": 3)", R"(, "offload_params": true)");  // dp 8, m = 2
+  StepProgram p = Build(s);
+  const StageProgram& st = p.stages[0];
+  const size_t m = 2, layers = s.model.layers;
+  double out = 0, in = 0;
+  for (const AsyncItem& c : st.async[kToHostStream]) out += c.bytes;
+  for (const AsyncItem& c : st.async[kFromHostStream]) in += c.bytes;
+  const double shard = ParameterCount(s.model) * kHostShardBytesPerParam / 8;
+  EXPECT_NEAR(in, 2 * m * shard, 1.0);
+  EXPECT_NEAR(out, m * shard, 1.0);
+  EXPECT_EQ(st.async[kFromHostStream].size(), 2 * m * layers);
+  EXPECT_EQ(st.async[kToHostStream].size(), m * layers);
+  // Every gather waits for its shard to be on the GPU.
+  int gathers = 0;
+  for (size_t i = 1; i < st.ops.size(); ++i) {
+    const Op& op = st.ops[i];
+    if (op.kind != OpKind::kLaunch || op.stream != kDpStream || op.coll != CollKind::kAllGather) {
+      continue;
+    }
+    ++gathers;
+    EXPECT_EQ(st.ops[i - 1].kind, OpKind::kWait);
+    EXPECT_EQ(st.ops[i - 1].stream, kFromHostStream);
+  }
+  EXPECT_EQ(gathers, static_cast<int>(2 * m * layers));
+}
+
 TEST(WorkloadTest, BucketsAreLaunchedDuringBackwardOnlyWhenOverlapping) {
   // Backward kernels that still run after the first bucket was launched.
   auto backward_after_first_launch = [](const StepProgram& p) {
