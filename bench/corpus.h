@@ -6,7 +6,7 @@
 // This header loads and checks the corpus (every error names the file and the
 // point), sorts points into families, and simulates a point with a set of
 // parameter values (the catalog's, or a fit's trial values). The bench program
-// `validate` prints the tables; tests check that the corpus loads.
+// `accuracy` prints the tables; tests check that the corpus loads.
 #pragma once
 
 #include <map>

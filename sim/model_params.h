@@ -50,7 +50,7 @@ struct ModelParams {
   // hwLat 3.4 us, network hwLat 9.6 us; NCCL 2.9 tuning.cc) scaled by
   // protocol_latency_scale, fitted to the all-reduce rows below 128 MiB of
   // bench/data/validation/fit/protocol_latency_scale.json by
-  // `bench/validate --fit` (2026-11-25: 2.75, mean error 32.8%; 1.75 before,
+  // `bench/accuracy --fit` (2026-11-25: 2.75, mean error 32.8%; 1.75 before,
   // when the fit also read rows of a source reserved for the held-out check).
   double protocol_base_latency_s = 8.4e-6;
   double protocol_intra_step_latency_s = 3.4e-6;
