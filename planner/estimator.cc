@@ -101,7 +101,7 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
   f.layer = sim::TransformerLayerCost(s, cm_);
   f.embed_fwd_s = f.embed_bwd_s = cm_.MemorySeconds(2 * tokens * m.hidden * e);
   const double loss = 2 * tokens * m.vocab / t * 4;
-  const double logits_s = cm_.GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
+  const double logits_s = cm_.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
   f.logits_fwd_s = logits_s + cm_.MemorySeconds(loss);
   f.logits_bwd_s = 2 * logits_s + cm_.MemorySeconds(loss);
   f.p2p_bytes = tokens * m.hidden * e / t;

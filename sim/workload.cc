@@ -37,6 +37,8 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const double qkv_s = cm.GemmSeconds({{tokens, (h + 2 * kv) / t, h}});
   const double proj_s = cm.GemmSeconds({{tokens, h, h / t}});
   const double mlp_s = cm.GemmSeconds({{tokens, up / t, h}, {tokens, h, f / t}});
+  // The attention core stays in 16 bits under FP8 training (ComputeModel::SixteenBit).
+  const ComputeModel core = cm.SixteenBit();
   LayerCost c;
   double flash_bwd_s = 0;
   if (s.training.flash_attention) {
@@ -47,10 +49,10 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
     // Sec. 4.1), reading Q, K, V, O, dO and the logsumexp and writing dQ, dK, dV.
     const double q = tokens * h / t * e, k_v = 2 * tokens * kv / t * e;
     const double logsumexp = 4 * b * (a / t) * seq;
-    c.core_fwd_s = cm.FusedSeconds(scores + av, q + k_v + q + logsumexp);
-    flash_bwd_s = cm.FusedSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
+    c.core_fwd_s = core.FusedSeconds(scores + av, q + k_v + q + logsumexp);
+    flash_bwd_s = core.FusedSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
   } else {
-    c.core_fwd_s = cm.GemmSeconds(scores) + cm.GemmSeconds(av) + cm.MemorySeconds(softmax);
+    c.core_fwd_s = core.GemmSeconds(scores) + core.GemmSeconds(av) + cm.MemorySeconds(softmax);
     c.selective_recompute_s = c.core_fwd_s;
   }
   c.attn_fwd_s =
@@ -61,7 +63,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
                      ? cm.MemorySeconds(2 * norm) + 2 * (qkv_s + proj_s) + flash_bwd_s +
                            cm.MemorySeconds(2 * residual)
                      : cm.MemorySeconds(2 * norm) +
-                           2 * (qkv_s + cm.GemmSeconds(scores) + cm.GemmSeconds(av) + proj_s) +
+                           2 * (qkv_s + core.GemmSeconds(scores) + core.GemmSeconds(av) + proj_s) +
                            cm.MemorySeconds(2 * softmax + 2 * residual);
   c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * mlp_s + cm.MemorySeconds(2 * act + 2 * residual);
   c.fwd_flops = qkv + scores + av + proj + mlp;
@@ -528,7 +530,8 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     }
     if (stage == s.parallel.pp - 1) {
       const double loss = 2 * tokens * m.vocab / t * 4;  // fp32 softmax + cross-entropy, r+w
-      const double logits_s = cm.GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
+      const double logits_s =  // the output layer stays in 16 bits under FP8
+          cm.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
       sm.logits_fwd_s = logits_s + cm.MemorySeconds(loss);
       sm.logits_bwd_s = 2 * logits_s + cm.MemorySeconds(loss);
     }
@@ -646,8 +649,17 @@ double ActivationBytesPerElem(Precision p) {
 }
 
 ComputeModel::ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params,
-                           MeasuredGemms measured)
-    : peak_flops_(peak_flops), hbm_Bps_(hbm_Bps), params_(params), measured_(std::move(measured)) {}
+                           MeasuredGemms measured, double sixteen_bit_peak_flops)
+    : peak_flops_(peak_flops),
+      hbm_Bps_(hbm_Bps),
+      params_(params),
+      measured_(std::move(measured)),
+      sixteen_bit_peak_flops_(sixteen_bit_peak_flops) {}
+
+ComputeModel ComputeModel::SixteenBit() const {
+  if (sixteen_bit_peak_flops_ <= 0) return *this;
+  return ComputeModel(sixteen_bit_peak_flops_, hbm_Bps_, params_);
+}
 
 double ComputeModel::GemmSeconds(double flops) const {
   if (measured_.table) return flops / InterpolateTable(*measured_.table, flops);
@@ -721,9 +733,13 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
   if (gpu.conv_efficiency && params.use_catalog_conv_efficiency && sixteen_bit) {
     effective.conv_efficiency = *gpu.conv_efficiency;
   }
+  // FP8 recipes keep the attention core and the output layer in 16 bits (SixteenBit()).
+  const double sixteen_bit_peak =
+      s.training.precision == Precision::kFp8 ? gpu.PeakFlops(Precision::kBf16).value_or(0) : 0;
   return ComputeModel(
       *peak, *memory_Bps, effective,
-      MeasuredGemms{gemm_table, gemm_table ? profile : nullptr, ToString(s.training.precision)});
+      MeasuredGemms{gemm_table, gemm_table ? profile : nullptr, ToString(s.training.precision)},
+      sixteen_bit_peak);
 }
 
 Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& params) {

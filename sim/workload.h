@@ -33,8 +33,9 @@ class ComputeModel {
  public:
   // `measured.table` (a profile's table for the scenario's precision), when
   // given, replaces kernel_overhead_s + the efficiency x peak model.
+  // `sixteen_bit_peak_flops` (fp8 scenarios): the 16-bit peak of SixteenBit().
   ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params,
-               MeasuredGemms measured = {});
+               MeasuredGemms measured = {}, double sixteen_bit_peak_flops = 0);
   double GemmSeconds(double flops) const;
   // The weight GEMMs of one block. With a profile: each at the measured rate
   // of its exact shape, else at the table's rate for its FLOPs. Without one:
@@ -49,12 +50,18 @@ class ComputeModel {
   // A convolution that does `flops` and moves `operand_bytes` (inputs, weights,
   // output): the slower of its compute at the conv efficiency and its traffic.
   double ConvSeconds(double flops, double operand_bytes) const;
+  // The model of the GEMMs that FP8 training keeps in 16 bits: Transformer
+  // Engine and torchao's float8 convert the linear layers only, so the
+  // attention core and the output layer run at the 16-bit peak (same
+  // efficiency, no measured table). *this unless the precision is fp8.
+  ComputeModel SixteenBit() const;
 
  private:
   double peak_flops_;
   double hbm_Bps_;
   ModelParams params_;
   MeasuredGemms measured_;
+  double sixteen_bit_peak_flops_ = 0;  // 0: the same as peak_flops_
 };
 
 // The compute model of a scenario's GPU and precision: the catalog peak and

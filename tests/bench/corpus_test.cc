@@ -44,8 +44,9 @@ TEST(CorpusTest, LoadsWithFitAndEvaluatePartsFromManySources) {
 
 // Fields a point may carry that the simulator cannot express yet: the point
 // says what was run and is reported "not expressible" (docs/validation.md).
-// parallel.shard_group: hybrid sharding (FSDP HYBRID_SHARD, MiCS), issue 15.
-const char* const kNotYetExpressible[] = {"parallel.shard_group"};
+// parallel.shard_group: hybrid sharding (FSDP HYBRID_SHARD, MiCS), issue 15;
+// an uneven pipeline split (torchtitan's 126 layers over 8 stages).
+const char* const kNotYetExpressible[] = {"parallel.shard_group", "does not divide model.layers"};
 
 bool NamesANotYetExpressibleField(const std::string& message) {
   for (const char* field : kNotYetExpressible) {

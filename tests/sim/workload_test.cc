@@ -272,6 +272,35 @@ TEST(WorkloadTest, FlashAttentionRecomputesScoresOnlyInHardwareFlops) {
   EXPECT_NEAR(unfused.hardware_flops, 3 * fwd + 2 * scores, 1e-9 * unfused.hardware_flops);
 }
 
+// FP8 training converts the linear layers only: the attention core (flash or
+// not) and the output layer run at the 16-bit peak, the weight GEMMs at the
+// fp8 peak. On H100 (989 / 1979 TFLOP/s) the core is the bf16 core exactly.
+TEST(WorkloadTest, Fp8KeepsTheAttentionCoreAndOutputLayerInSixteenBits) {
+  for (bool flash : {false, true}) {
+    SCOPED_TRACE(flash);
+    auto h100 = [&](const char* precision) {
+      return Parse(std::string(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
+          "precision": ")") +
+                   precision + R"(", "flash_attention": )" + (flash ? "true" : "false") +
+                   R"(}, "cluster": {"instance": "p5.48xlarge"}, "parallel": {"tp": 8}})");
+    };
+    const Scenario fp8 = h100("fp8"), bf16 = h100("bf16");
+    Expected<ComputeModel> cm8 = MakeComputeModel(fp8, ModelParams());
+    Expected<ComputeModel> cm16 = MakeComputeModel(bf16, ModelParams());
+    ASSERT_TRUE(cm8.ok() && cm16.ok());
+    const LayerCost c8 = TransformerLayerCost(fp8, *cm8), c16 = TransformerLayerCost(bf16, *cm16);
+    EXPECT_DOUBLE_EQ(c8.core_fwd_s, c16.core_fwd_s);
+    // The rest of the forward: the weight GEMMs at twice the rate, the memory-bound kernels the
+    // same (fp8 activations are stored as 16-bit).
+    const double gemm_flops = c16.fwd_flops - c16.core_flops;  // QKV, projection, MLP
+    const double e = 0.75;                                     // the assumed efficiency
+    const double saved = gemm_flops / (e * 989.4e12) - gemm_flops / (e * 1978.9e12);
+    EXPECT_NEAR(c16.attn_fwd_s + c16.mlp_fwd_s - (c8.attn_fwd_s + c8.mlp_fwd_s), saved,
+                1e-6 * saved);
+    EXPECT_DOUBLE_EQ(cm8->SixteenBit().GemmSeconds(1e12), cm16->GemmSeconds(1e12));
+  }
+}
+
 // A GPU's fitted GEMM efficiency (catalog) replaces the assumed one.
 TEST(WorkloadTest, CatalogGemmEfficiencyReplacesTheAssumption) {
   Scenario s = Gpt(R"("pp": 1)");
