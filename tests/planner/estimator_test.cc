@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "core/catalog.h"
@@ -11,6 +12,22 @@
 
 namespace trainsim::planner {
 namespace {
+
+struct EstimateAndStep {
+  StepEstimate estimate;
+  sim::StepResult step;
+};
+
+// The estimator's step and the simulator's for `s`; nullopt (with the test's
+// failure recorded) when either cannot run or the scenario does not fit.
+std::optional<EstimateAndStep> EstimateAndSimulate(const Scenario& s) {
+  Expected<Estimator> e = Estimator::Create(s, sim::ModelParams());
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  Expected<sim::SimulationResult> r = sim::Simulate(s, sim::SimulateOptions());
+  EXPECT_TRUE(r.ok() && r->simulated);
+  if (!e.ok() || !r.ok() || !r->simulated) return std::nullopt;
+  return EstimateAndStep{e->Step(s, e->Figures(s)), r->step};
+}
 
 // The estimator ranks; the simulator decides. On the ready scenarios (data,
 // tensor, pipeline parallel, ZeRO-3/FSDP, a layer-list model) the two agree
@@ -24,15 +41,13 @@ TEST(Estimator, AgreesWithTheSimulatorOnTheReadyScenarios) {
     Expected<Scenario> s = LoadScenarioFile(
         std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", catalog);
     ASSERT_TRUE(s.ok()) << s.status().message();
-    Expected<Estimator> e = Estimator::Create(*s, sim::ModelParams());
-    ASSERT_TRUE(e.ok()) << e.status().message();
-    const StepEstimate est = e->Step(*s, e->Figures(*s));
-    Expected<sim::SimulationResult> r = sim::Simulate(*s, sim::SimulateOptions());
-    ASSERT_TRUE(r.ok() && r->simulated);
-    EXPECT_NEAR(est.step_s / r->step.step_time_s, 1.0, 0.10);
+    const std::optional<EstimateAndStep> both = EstimateAndSimulate(*s);
+    ASSERT_TRUE(both.has_value());
+    EXPECT_NEAR(both->estimate.step_s / both->step.step_time_s, 1.0, 0.10);
     // Compute is the simulator's own figure: the same to rounding.
-    const sim::Breakdown& b = r->step.breakdown;
-    EXPECT_NEAR(est.compute_s, b.compute_s + b.recompute_s, 0.03 * est.compute_s);
+    const sim::Breakdown& b = both->step.breakdown;
+    EXPECT_NEAR(both->estimate.compute_s, b.compute_s + b.recompute_s,
+                0.03 * both->estimate.compute_s);
   }
 }
 
@@ -49,14 +64,11 @@ TEST(Estimator, AgreesWithTheSimulatorWithOffload) {
             "parallel": {"dp": 128, "zero_stage": 3}})",
                       "x.json", test::BuiltinCatalog());
     ASSERT_TRUE(s.ok()) << s.status().message();
-    Expected<Estimator> e = Estimator::Create(*s, sim::ModelParams());
-    ASSERT_TRUE(e.ok()) << e.status().message();
-    const StepEstimate est = e->Step(*s, e->Figures(*s));
-    Expected<sim::SimulationResult> r = sim::Simulate(*s, sim::SimulateOptions());
-    ASSERT_TRUE(r.ok() && r->simulated);
-    EXPECT_NEAR(est.step_s / r->step.step_time_s, 1.0, 0.10);
-    const sim::Breakdown& b = r->step.breakdown;
-    EXPECT_NEAR(est.optimizer_s, b.optimizer_s, 1e-6 * b.optimizer_s);  // the CPU step
+    const std::optional<EstimateAndStep> both = EstimateAndSimulate(*s);
+    ASSERT_TRUE(both.has_value());
+    EXPECT_NEAR(both->estimate.step_s / both->step.step_time_s, 1.0, 0.10);
+    const double cpu_step_s = both->step.breakdown.optimizer_s;
+    EXPECT_NEAR(both->estimate.optimizer_s, cpu_step_s, 1e-6 * cpu_step_s);
   }
 }
 
