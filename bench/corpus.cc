@@ -75,8 +75,8 @@ Status ReadCollective(const json& c, const std::string& where, CorpusPoint* p) {
   return Status::Ok();
 }
 
-Status ReadPoint(const json& point, const json* file_source, const std::string& file,
-                 const std::string& split, int index, CorpusPoint* p) {
+Status ReadPointFields(const json& point, const json* file_source, const std::string& file,
+                       const std::string& split, int index, CorpusPoint* p) {
   std::string where = file + ": points[" + std::to_string(index) + "]";
   if (!point.is_object() || !point.contains("id") || !point.at("id").is_string()) {
     return Bad(where, "needs a string `id`");
@@ -104,6 +104,18 @@ Status ReadPoint(const json& point, const json* file_source, const std::string& 
   return Status::Ok();
 }
 
+// ReadPointFields, with a value of the wrong type (a number where a string
+// belongs) reported as an error of the point instead of an exception.
+Status ReadPoint(const json& point, const json* file_source, const std::string& file,
+                 const std::string& split, int index, CorpusPoint* p) {
+  try {
+    return ReadPointFields(point, file_source, file, split, index, p);
+  } catch (const json::exception& e) {
+    return Bad(file + ": points[" + std::to_string(index) + "]",
+               std::string("a field has the wrong type: ") + e.what());
+  }
+}
+
 Expected<json> ReadJsonFile(const fs::path& path, const std::string& name) {
   std::ifstream in(path);
   if (!in) return Status::NotFound(name + ": cannot open");
@@ -125,6 +137,13 @@ std::vector<fs::path> JsonFiles(const fs::path& dir) {
 }
 
 Status ReadFitSpec(const json& doc, const std::string& name, FitSpec* fit) {
+  if (!doc.is_object()) return Bad(name, "a fit file is an object with `parameter` and `points`");
+  if (doc.contains("target") && !doc.at("target").is_string()) {
+    return Bad(name, "`target` is a string: GPU or instance names, comma-separated");
+  }
+  if (doc.contains("criterion") && !doc.at("criterion").is_string()) {
+    return Bad(name, "`criterion` is \"mean\" or \"minimax\"");
+  }
   if (!doc.contains("parameter") || !doc.at("parameter").is_string()) {
     return Bad(name, "a fit file needs a string `parameter`");
   }
@@ -159,7 +178,7 @@ Status LoadFolder(const fs::path& dir, const std::string& sub, Corpus* corpus) {
       split = fit.parameter;
       corpus->fits.push_back(fit);
     }
-    if (!doc->contains("points") || !doc->at("points").is_array()) {
+    if (!doc->is_object() || !doc->contains("points") || !doc->at("points").is_array()) {
       return Bad(name, "needs a `points` array");
     }
     const json* source = doc->contains("source") ? &doc->at("source") : nullptr;

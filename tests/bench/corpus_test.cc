@@ -137,6 +137,12 @@ TEST(CorpusTest, MalformedPointsAreRefusedWithFileAndPoint) {
       {R"({"source": {"id": "s"}, "points": [{"id": "a", "metric": {"name": "step_time_s",
          "value": 0}, "scenario": {}}]})",
        "evaluate/x.json: points[0] (a): the measured value must be > 0"},
+      {R"({"source": {"id": "s"}, "points": [{"id": "a", "metric": {"name": "busbw_GBps",
+         "value": 9}, "collective": {"op": 5, "bytes": 8, "instance": "p5.48xlarge",
+         "nodes": 2}}]})",
+       "evaluate/x.json: points[0]: a field has the wrong type: [json.exception.type_error.302] "
+       "type must be string, but is number"},
+      {R"([1, 2])", "evaluate/x.json: needs a `points` array"},
   };
   for (const auto& c : cases) {
     Expected<Corpus> corpus = LoadCorpus(CorpusWith(c.text));
