@@ -106,14 +106,19 @@ TEST(WorkloadTest, ZeroThreePrefetchesTheNextLayersWeights) {
   EXPECT_EQ(not_prefetched, 2);
 }
 
+// Bytes of every item of one async stream of a stage.
+double StreamBytes(const StageProgram& stage, AsyncStream stream) {
+  double bytes = 0;
+  for (const AsyncItem& item : stage.async[stream]) bytes += item.bytes;
+  return bytes;
+}
+
 TEST(WorkloadTest, OffloadCopiesEveryLayersActivationsOutAndBack) {
   Scenario s = Gpt(R"("pp": 1)", R"(, "offload_activations": true, "offload_optimizer": true)");
   StepProgram p = Build(s);
   const StageProgram& st = p.stages[0];
   const double m = 2, layers = s.model.layers;
-  double out = 0, in = 0;
-  for (const AsyncItem& c : st.async[kToHostStream]) out += c.bytes;
-  for (const AsyncItem& c : st.async[kFromHostStream]) in += c.bytes;
+  const double out = StreamBytes(st, kToHostStream), in = StreamBytes(st, kFromHostStream);
   // Activations of every layer and microbatch, plus the optimizer's
   // gradients out and weights back (bf16, the whole model: no ZeRO).
   const double acts = m * layers * LayerActivationBytes(s);
@@ -131,9 +136,7 @@ TEST(WorkloadTest, ParameterOffloadCopiesEveryShardInAndEveryGradientShardOut) {
   StepProgram p = Build(s);
   const StageProgram& st = p.stages[0];
   const size_t m = 2, layers = s.model.layers;
-  double out = 0, in = 0;
-  for (const AsyncItem& c : st.async[kToHostStream]) out += c.bytes;
-  for (const AsyncItem& c : st.async[kFromHostStream]) in += c.bytes;
+  const double out = StreamBytes(st, kToHostStream), in = StreamBytes(st, kFromHostStream);
   const double shard = ParameterCount(s.model) * kHostShardBytesPerParam / 8;
   EXPECT_NEAR(in, 2 * m * shard, 1.0);
   EXPECT_NEAR(out, m * shard, 1.0);
