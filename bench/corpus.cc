@@ -147,7 +147,8 @@ Status ReadFitSpec(const json& doc, const std::string& name, FitSpec* fit) {
   if (!doc.contains("parameter") || !doc.at("parameter").is_string()) {
     return Bad(name, "a fit file needs a string `parameter`");
   }
-  static const std::set<std::string> kKnown = {"gemm_efficiency", "conv_efficiency",
+  static const std::set<std::string> kKnown = {"gemm_efficiency", "attention_efficiency",
+                                               "conv_efficiency",
                                                "nvlink_efficiency", "network_efficiency",
                                                "protocol_latency_scale"};
   fit->file = name;
@@ -211,6 +212,9 @@ void ApplyToInstance(const ParamOverrides& o, InstanceType* type) {
   if (auto it = o.gemm_efficiency.find(gpu.name); it != o.gemm_efficiency.end()) {
     gpu.gemm_efficiency = it->second;
   }
+  if (auto it = o.attention_efficiency.find(gpu.name); it != o.attention_efficiency.end()) {
+    gpu.attention_efficiency = it->second;
+  }
   if (auto it = o.conv_efficiency.find(gpu.name); it != o.conv_efficiency.end()) {
     gpu.conv_efficiency = it->second;
   }
@@ -223,6 +227,7 @@ void ApplyToInstance(const ParamOverrides& o, InstanceType* type) {
   for (const auto& [parameter, targets] : o.unfitted) {
     for (const std::string& t : targets) {
       if (parameter == "gemm_efficiency" && t == gpu.name) gpu.gemm_efficiency.reset();
+      if (parameter == "attention_efficiency" && t == gpu.name) gpu.attention_efficiency.reset();
       if (parameter == "conv_efficiency" && t == gpu.name) gpu.conv_efficiency.reset();
       if (parameter == "nvlink_efficiency" && t == gpu.name) gpu.nvlink_efficiency.reset();
       if (parameter == "network_efficiency" && t == type->name) type->network_efficiency.reset();
@@ -313,7 +318,8 @@ void SetFitted(const FitSpec& fit, double value, ParamOverrides* o) {
     o->protocol_latency_scale = value;
     return;
   }
-  auto& table = fit.parameter == "gemm_efficiency"     ? o->gemm_efficiency
+  auto& table = fit.parameter == "gemm_efficiency"        ? o->gemm_efficiency
+                : fit.parameter == "attention_efficiency" ? o->attention_efficiency
                 : fit.parameter == "conv_efficiency"   ? o->conv_efficiency
                 : fit.parameter == "nvlink_efficiency" ? o->nvlink_efficiency
                                                        : o->network_efficiency;

@@ -49,8 +49,9 @@ struct CorpusPoint {
 // A fit file: which parameter, for which GPUs or instance, by which criterion.
 struct FitSpec {
   std::string file;
-  std::string parameter;             // gemm_efficiency | conv_efficiency | nvlink_efficiency |
-                                     // network_efficiency | protocol_latency_scale
+  std::string parameter;             // gemm_efficiency | attention_efficiency | conv_efficiency |
+                                     // nvlink_efficiency | network_efficiency |
+                                     // protocol_latency_scale
   std::vector<std::string> targets;  // GPU names, or an instance name; empty for the scale
   bool minimax = false;              // false: minimise the mean |error|
 };
@@ -67,7 +68,8 @@ Expected<Corpus> LoadCorpus(const std::string& dir);
 
 // Trial values for fitted parameters, applied over the catalog's.
 struct ParamOverrides {
-  std::map<std::string, double> gemm_efficiency;     // by GPU name
+  std::map<std::string, double> gemm_efficiency;       // by GPU name
+  std::map<std::string, double> attention_efficiency;  // by GPU name
   std::map<std::string, double> conv_efficiency;     // by GPU name
   std::map<std::string, double> nvlink_efficiency;   // by GPU name
   std::map<std::string, double> network_efficiency;  // by instance name

@@ -243,6 +243,12 @@ int CatalogCommand(const Args& a) {
                                          : Fixed(sim::ModelParams().gemm_efficiency, 2) +
                                                " (the simulator's assumption, docs/model.md)")
               << "\n"
+              << "  attention eff.   "
+              << (t->gpu.attention_efficiency
+                      ? Fixed(*t->gpu.attention_efficiency, 2) + " (" +
+                            t->gpu.attention_efficiency_provenance + ")"
+                      : std::string("the GEMM efficiency (no fitted figure)"))
+              << "\n"
               << "  conv efficiency  "
               << (t->gpu.conv_efficiency ? Fixed(*t->gpu.conv_efficiency, 2) + " in fp16/bf16 (" +
                                                t->gpu.conv_efficiency_provenance + ")"

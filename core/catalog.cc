@@ -303,6 +303,8 @@ class FileReader {
     f.OptPositive("hbm_GBps", &g.hbm_GBps);
     f.OptFraction("gemm_efficiency", &g.gemm_efficiency);
     f.r().String("gemm_efficiency_provenance", &g.gemm_efficiency_provenance);
+    f.OptFraction("attention_efficiency", &g.attention_efficiency);
+    f.r().String("attention_efficiency_provenance", &g.attention_efficiency_provenance);
     f.OptFraction("conv_efficiency", &g.conv_efficiency);
     f.r().String("conv_efficiency_provenance", &g.conv_efficiency_provenance);
     f.OptFraction("nvlink_efficiency", &g.nvlink_efficiency);
@@ -322,6 +324,7 @@ class FileReader {
     };
     for (const Fitted& e :
          {Fitted{"gemm_efficiency", g.gemm_efficiency, g.gemm_efficiency_provenance},
+          Fitted{"attention_efficiency", g.attention_efficiency, g.attention_efficiency_provenance},
           Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
           Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance}}) {
       if (Status s = CheckEfficiency(v, path, e.key, e.value, e.provenance); !s.ok()) return s;

@@ -28,6 +28,11 @@ struct GpuSpec {
   // stated assumption applies (sim/model_params.h).
   std::optional<double> gemm_efficiency;
   std::string gemm_efficiency_provenance;
+  // Fraction of the peak that fused (flash) attention kernels reach, when
+  // fitted for this part; else the GEMM efficiency stands for it
+  // (sim/model_params.h).
+  std::optional<double> attention_efficiency;
+  std::string attention_efficiency_provenance;
   // Fraction of the 16-bit (fp16/bf16) tensor-core peak that convolutions
   // reach where they are compute-bound, when fitted or measured for this part;
   // else (and in fp32/tf32) they run at the GEMM efficiency (sim/model_params.h).

@@ -67,11 +67,14 @@ struct ModelParams {
   bool use_catalog_gemm_efficiency = true;
   double kernel_overhead_s = 4.0e-6;
   // Flash-attention kernels (training.flash_attention; workload.cc) take
-  // max(GEMM time of their FLOPs, memory-bound time of their bytes): the GEMM
-  // efficiency above stands for theirs. Assumption: attention kernels do not
-  // reach GEMM efficiency in general (FlashAttention-2, Dao 2023, reports
-  // 50-73% of the A100's peak forward), but none has been measured or fitted
-  // here, so no separate number is invented.
+  // max(compute time of their FLOPs, memory-bound time of their bytes). Their
+  // compute runs at this fraction of the peak when set: a GPU's catalog entry
+  // may carry a fitted one (GpuSpec::attention_efficiency), applied with the
+  // catalog's GEMM efficiency (use_catalog_gemm_efficiency). Unset (the
+  // default, and every GPU without a fit), the GEMM efficiency stands for it:
+  // no figure is invented. FLOPs are counted over the whole score matrix
+  // (causal masking not subtracted), so a fitted figure is per such FLOP.
+  std::optional<double> attention_efficiency;
   // Convolutions (layer-list models) are rooflines: kernel_overhead_s +
   // max(flops / (conv_efficiency * peak), operand bytes / (hbm_efficiency *
   // HBM bandwidth)). A GPU's catalog entry may carry a fitted conv efficiency

@@ -49,8 +49,8 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
     // Sec. 4.1), reading Q, K, V, O, dO and the logsumexp and writing dQ, dK, dV.
     const double q = tokens * h / t * e, k_v = 2 * tokens * kv / t * e;
     const double logsumexp = 4 * b * (a / t) * seq;
-    c.core_fwd_s = core.FusedSeconds(scores + av, q + k_v + q + logsumexp);
-    flash_bwd_s = core.FusedSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
+    c.core_fwd_s = core.AttentionSeconds(scores + av, q + k_v + q + logsumexp);
+    flash_bwd_s = core.AttentionSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
   } else {
     c.core_fwd_s = core.GemmSeconds(scores) + core.GemmSeconds(av) + cm.MemorySeconds(softmax);
     c.selective_recompute_s = c.core_fwd_s;
@@ -684,8 +684,12 @@ double ComputeModel::MemorySeconds(double bytes) const {
   return params_.kernel_overhead_s + bytes / (params_.hbm_efficiency * hbm_Bps_);
 }
 
-double ComputeModel::FusedSeconds(double flops, double bytes) const {
-  return std::max(GemmSeconds(flops), MemorySeconds(bytes));
+double ComputeModel::AttentionSeconds(double flops, double bytes) const {
+  const double compute =
+      params_.attention_efficiency
+          ? params_.kernel_overhead_s + flops / (*params_.attention_efficiency * peak_flops_)
+          : GemmSeconds(flops);
+  return std::max(compute, MemorySeconds(bytes));
 }
 
 double ComputeModel::ConvSeconds(double flops, double operand_bytes) const {
@@ -725,6 +729,9 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
   }
   if (gpu.gemm_efficiency && params.use_catalog_gemm_efficiency) {
     effective.gemm_efficiency = *gpu.gemm_efficiency;
+  }
+  if (gpu.attention_efficiency && params.use_catalog_gemm_efficiency) {
+    effective.attention_efficiency = *gpu.attention_efficiency;
   }
   // The catalog's conv efficiency is a 16-bit tensor-core figure (fitted to
   // mixed-precision rows); fp32/tf32 convolutions keep the GEMM efficiency.

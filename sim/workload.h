@@ -42,10 +42,12 @@ class ComputeModel {
   // GemmSeconds of their total FLOPs (the model counts a block as one kernel).
   double GemmSeconds(std::initializer_list<GemmDims> gemms) const;
   double MemorySeconds(double bytes) const;
-  // A fused kernel (flash attention) that does `flops` of GEMM work and moves
-  // `bytes` to and from device memory: the slower of GemmSeconds(flops) and
-  // MemorySeconds(bytes), a roofline (docs/model.md section 2).
-  double FusedSeconds(double flops, double bytes) const;
+  // A fused attention kernel (flash attention) that does `flops` of matrix
+  // work and moves `bytes` to and from device memory: the slower of its compute
+  // and MemorySeconds(bytes), a roofline (docs/model.md section 2). Its compute
+  // runs at ModelParams::attention_efficiency when set (the GPU's fitted
+  // figure), else as GemmSeconds(flops).
+  double AttentionSeconds(double flops, double bytes) const;
   const ModelParams& params() const { return params_; }
   // A convolution that does `flops` and moves `operand_bytes` (inputs, weights,
   // output): the slower of its compute at the conv efficiency and its traffic.

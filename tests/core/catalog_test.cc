@@ -158,7 +158,11 @@ TEST(CatalogBuiltin, FittedGemmEfficiencyCarriesItsProvenance) {
   EXPECT_GT(*a100.gemm_efficiency, 0.3);
   EXPECT_LT(*a100.gemm_efficiency, 0.95);
   EXPECT_EQ(a100.gemm_efficiency_provenance.rfind("fitted to", 0), 0u);
-  EXPECT_EQ(Builtin().Find("p5.48xlarge")->gpu.gemm_efficiency, std::nullopt);
+  const GpuSpec& h100 = Builtin().Find("p5.48xlarge")->gpu;
+  ASSERT_TRUE(h100.gemm_efficiency && h100.attention_efficiency);
+  EXPECT_EQ(h100.attention_efficiency_provenance.rfind("fitted to", 0), 0u);
+  EXPECT_EQ(a100.attention_efficiency, std::nullopt);  // no fit: the GEMM efficiency stands
+  EXPECT_EQ(Builtin().Find("g4dn.12xlarge")->gpu.gemm_efficiency, std::nullopt);
 }
 
 // The conv efficiencies are fitted (V100, A100) or carried over from a fit of the
@@ -500,6 +504,10 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 0.7})"}}),
        "extra.json:3:58: instances[0].gpu.gemm_efficiency: needs gemm_efficiency_provenance "
        "(where the figure comes from)"},
+      {"attention efficiency without provenance",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "attention_efficiency": 0.4})"}}),
+       "extra.json:3:63: instances[0].gpu.attention_efficiency: needs "
+       "attention_efficiency_provenance (where the figure comes from)"},
       {"gemm efficiency of zero",
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 0})"}}),
        "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in (0, 1], got 0"},

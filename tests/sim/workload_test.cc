@@ -253,6 +253,41 @@ TEST(WorkloadTest, FlashAttentionCoreIsOneFusedKernelEachWay) {
   }
 }
 
+// With an attention efficiency (a GPU's fitted figure), the two flash kernels run their
+// FLOPs at it instead of the GEMM efficiency; the weight GEMMs and unfused cores do not change.
+TEST(WorkloadTest, FlashKernelsRunAtTheAttentionEfficiency) {
+  ModelParams params;
+  params.attention_efficiency = 0.4;
+  const ComputeModel plain(1e15, 1e12, ModelParams()), fitted(1e15, 1e12, params);
+  const double s = 8192, h = 1024, a = 8, e = 2;
+  const double score = 2 * s * s * h, q = s * h * e, logsumexp = 4 * a * s;
+  // Compute-bound at s 8192: 4 us + F / (0.4 x 1e15).
+  const double fwd = std::max(4e-6 + 2 * score / 0.4e15, 4e-6 + (4 * q + logsumexp) / 0.8e12);
+  const double bwd = std::max(4e-6 + 5 * score / 0.4e15, 4e-6 + (8 * q + logsumexp) / 0.8e12);
+  const LayerCost base = TransformerLayerCost(FlashLayer(8192, true), plain);
+  const LayerCost on = TransformerLayerCost(FlashLayer(8192, true), fitted);
+  EXPECT_NEAR(on.core_fwd_s, fwd, 1e-9 * fwd);
+  EXPECT_NEAR(on.attn_bwd_s - base.attn_bwd_s, bwd - (4e-6 + 5 * score / 0.75e15), 1e-9 * bwd);
+  EXPECT_DOUBLE_EQ(on.mlp_fwd_s, base.mlp_fwd_s);
+  const LayerCost unfused = TransformerLayerCost(FlashLayer(8192, false), fitted);
+  EXPECT_DOUBLE_EQ(unfused.core_fwd_s,
+                   TransformerLayerCost(FlashLayer(8192, false), plain).core_fwd_s);
+}
+
+// The catalog's fitted attention efficiency reaches the compute model with the GEMM one, and
+// use_catalog_gemm_efficiency = false drops both (fitting, the assumption).
+TEST(WorkloadTest, CatalogAttentionEfficiencyReachesTheComputeModel) {
+  const Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
+      "precision": "bf16", "flash_attention": true}, "cluster": {"instance": "p5.48xlarge"}})");
+  ASSERT_TRUE(s.instance.gpu.attention_efficiency.has_value());
+  Expected<ComputeModel> cm = MakeComputeModel(s, ModelParams());
+  ASSERT_TRUE(cm.ok());
+  EXPECT_EQ(cm->params().attention_efficiency, s.instance.gpu.attention_efficiency);
+  ModelParams assumed;
+  assumed.use_catalog_gemm_efficiency = false;
+  EXPECT_FALSE(MakeComputeModel(s, assumed)->params().attention_efficiency.has_value());
+}
+
 TEST(WorkloadTest, FlashAttentionRecomputesScoresOnlyInHardwareFlops) {
   const std::string flash = R"(, "flash_attention": true)";
   const Scenario s = Gpt(R"("pp": 1)", flash);
@@ -296,7 +331,7 @@ TEST(WorkloadTest, Fp8KeepsTheAttentionCoreAndOutputLayerInSixteenBits) {
     // The rest of the forward: the weight GEMMs at twice the rate, the memory-bound kernels the
     // same (fp8 activations are stored as 16-bit).
     const double gemm_flops = c16.fwd_flops - c16.core_flops;  // QKV, projection, MLP
-    const double e = 0.75;                                     // the assumed efficiency
+    const double e = cm16->params().gemm_efficiency;            // H100's, from the catalog
     const double saved = gemm_flops / (e * 989.4e12) - gemm_flops / (e * 1978.9e12);
     EXPECT_NEAR(c16.attn_fwd_s + c16.mlp_fwd_s - (c8.attn_fwd_s + c8.mlp_fwd_s), saved,
                 1e-6 * saved);
