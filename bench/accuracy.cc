@@ -220,7 +220,9 @@ Grid GridFor(const std::string& parameter) {
   if (parameter == "protocol_latency_scale") return {0.0, 8.0, 1.0, 0.25};
   if (parameter == "gemm_efficiency") return {0.50, 0.95, 0.05, 0.01};
   if (parameter == "attention_efficiency") return {0.10, 0.95, 0.05, 0.01};
-  if (parameter == "conv_efficiency") return {0.30, 0.90, 0.05, 0.01};
+  if (parameter == "conv_efficiency" || parameter == "tf32_conv_efficiency") {
+    return {0.20, 0.90, 0.05, 0.01};
+  }
   return {0.60, 1.00, 0.05, 0.01};  // link efficiencies
 }
 

@@ -148,7 +148,7 @@ Status ReadFitSpec(const json& doc, const std::string& name, FitSpec* fit) {
     return Bad(name, "a fit file needs a string `parameter`");
   }
   static const std::set<std::string> kKnown = {"gemm_efficiency", "attention_efficiency",
-                                               "conv_efficiency",
+                                               "conv_efficiency", "tf32_conv_efficiency",
                                                "nvlink_efficiency", "network_efficiency",
                                                "protocol_latency_scale"};
   fit->file = name;
@@ -218,6 +218,9 @@ void ApplyToInstance(const ParamOverrides& o, InstanceType* type) {
   if (auto it = o.conv_efficiency.find(gpu.name); it != o.conv_efficiency.end()) {
     gpu.conv_efficiency = it->second;
   }
+  if (auto it = o.tf32_conv_efficiency.find(gpu.name); it != o.tf32_conv_efficiency.end()) {
+    gpu.tf32_conv_efficiency = it->second;
+  }
   if (auto it = o.nvlink_efficiency.find(gpu.name); it != o.nvlink_efficiency.end()) {
     gpu.nvlink_efficiency = it->second;
   }
@@ -229,6 +232,7 @@ void ApplyToInstance(const ParamOverrides& o, InstanceType* type) {
       if (parameter == "gemm_efficiency" && t == gpu.name) gpu.gemm_efficiency.reset();
       if (parameter == "attention_efficiency" && t == gpu.name) gpu.attention_efficiency.reset();
       if (parameter == "conv_efficiency" && t == gpu.name) gpu.conv_efficiency.reset();
+      if (parameter == "tf32_conv_efficiency" && t == gpu.name) gpu.tf32_conv_efficiency.reset();
       if (parameter == "nvlink_efficiency" && t == gpu.name) gpu.nvlink_efficiency.reset();
       if (parameter == "network_efficiency" && t == type->name) type->network_efficiency.reset();
     }
@@ -321,6 +325,7 @@ void SetFitted(const FitSpec& fit, double value, ParamOverrides* o) {
   auto& table = fit.parameter == "gemm_efficiency"        ? o->gemm_efficiency
                 : fit.parameter == "attention_efficiency" ? o->attention_efficiency
                 : fit.parameter == "conv_efficiency"   ? o->conv_efficiency
+                : fit.parameter == "tf32_conv_efficiency" ? o->tf32_conv_efficiency
                 : fit.parameter == "nvlink_efficiency" ? o->nvlink_efficiency
                                                        : o->network_efficiency;
   for (const std::string& t : fit.targets) table[t] = value;

@@ -50,8 +50,8 @@ struct CorpusPoint {
 struct FitSpec {
   std::string file;
   std::string parameter;             // gemm_efficiency | attention_efficiency | conv_efficiency |
-                                     // nvlink_efficiency | network_efficiency |
-                                     // protocol_latency_scale
+                                     // tf32_conv_efficiency | nvlink_efficiency |
+                                     // network_efficiency | protocol_latency_scale
   std::vector<std::string> targets;  // GPU names, or an instance name; empty for the scale
   bool minimax = false;              // false: minimise the mean |error|
 };
@@ -70,7 +70,8 @@ Expected<Corpus> LoadCorpus(const std::string& dir);
 struct ParamOverrides {
   std::map<std::string, double> gemm_efficiency;       // by GPU name
   std::map<std::string, double> attention_efficiency;  // by GPU name
-  std::map<std::string, double> conv_efficiency;     // by GPU name
+  std::map<std::string, double> conv_efficiency;       // by GPU name
+  std::map<std::string, double> tf32_conv_efficiency;  // by GPU name
   std::map<std::string, double> nvlink_efficiency;   // by GPU name
   std::map<std::string, double> network_efficiency;  // by instance name
   std::optional<double> protocol_latency_scale;

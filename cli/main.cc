@@ -253,6 +253,10 @@ int CatalogCommand(const Args& a) {
               << (t->gpu.conv_efficiency ? Fixed(*t->gpu.conv_efficiency, 2) + " in fp16/bf16 (" +
                                                t->gpu.conv_efficiency_provenance + ")"
                                          : std::string("the GEMM efficiency (no fitted figure)"))
+              << (t->gpu.tf32_conv_efficiency
+                      ? ", " + Fixed(*t->gpu.tf32_conv_efficiency, 2) + " in tf32 (" +
+                            t->gpu.tf32_conv_efficiency_provenance + ")"
+                      : std::string())
               << "\n"
               << "  topology         " << TopologyName(t->topology) << "\n"
               << "  network          " << t->nics << " x " << t->nic_gbps << " Gb/s"

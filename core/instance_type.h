@@ -38,6 +38,10 @@ struct GpuSpec {
   // else (and in fp32/tf32) they run at the GEMM efficiency (sim/model_params.h).
   std::optional<double> conv_efficiency;
   std::string conv_efficiency_provenance;
+  // The same for TF32 convolutions (fp32 training on Ampere and later, where
+  // cuDNN runs convolutions on TF32 tensor cores), a fraction of the TF32 peak.
+  std::optional<double> tf32_conv_efficiency;
+  std::string tf32_conv_efficiency_provenance;
   // Fraction of the NVLink line rate that collectives reach on this part
   // (protocol, flow control, kernel copy limits), when fitted or measured,
   // with where it comes from; else ModelParams::nvlink_efficiency applies.

@@ -740,6 +740,10 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
   if (gpu.conv_efficiency && params.use_catalog_conv_efficiency && sixteen_bit) {
     effective.conv_efficiency = *gpu.conv_efficiency;
   }
+  if (gpu.tf32_conv_efficiency && params.use_catalog_conv_efficiency &&
+      s.training.precision == Precision::kTf32) {
+    effective.conv_efficiency = *gpu.tf32_conv_efficiency;
+  }
   // FP8 recipes keep the attention core and the output layer in 16 bits (SixteenBit()).
   const double sixteen_bit_peak =
       s.training.precision == Precision::kFp8 ? gpu.PeakFlops(Precision::kBf16).value_or(0) : 0;

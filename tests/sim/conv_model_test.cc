@@ -121,6 +121,27 @@ TEST(ConvModelTest, CatalogConvEfficiencyAppliesToSixteenBitOnly) {
   EXPECT_NE(PassSeconds(fp16).fwd, PassSeconds(fp16, no_catalog).fwd);
 }
 
+// TF32 convolutions (A100) run at the GPU's TF32 conv efficiency times the TF32 peak; fp16 keeps
+// the 16-bit figure, and `use_catalog_conv_efficiency: false` drops both.
+TEST(ConvModelTest, Tf32ConvolutionsRunAtTheirOwnEfficiency) {
+  auto a100 = [](const std::string& precision) {
+    return Parse(R"({"model": {"layer_list": [)" + Layer(1e12, 0, 0, "none") +
+                 R"(]}, "training": {"global_batch": 64, "micro_batch": 8, "precision": ")" +
+                 precision + R"(", "optimizer": "sgd"}, "cluster": {"instance": "p4d.24xlarge"}})");
+  };
+  const Scenario tf32 = a100("tf32"), fp16 = a100("fp16");
+  const GpuSpec& gpu = tf32.instance.gpu;
+  ASSERT_TRUE(gpu.tf32_conv_efficiency && gpu.conv_efficiency && gpu.gemm_efficiency);
+  const double overhead = ModelParams().kernel_overhead_s, work = 1e12 * kBatch;
+  EXPECT_NEAR(PassSeconds(tf32).fwd, overhead + work / (*gpu.tf32_conv_efficiency * 156e12),
+              1e-12);
+  EXPECT_NEAR(PassSeconds(fp16).fwd, overhead + work / (*gpu.conv_efficiency * 312e12), 1e-12);
+  ModelParams no_catalog;
+  no_catalog.use_catalog_conv_efficiency = false;
+  EXPECT_NEAR(PassSeconds(tf32, no_catalog).fwd,
+              overhead + work / (*gpu.gemm_efficiency * 156e12), 1e-12);
+}
+
 // The conv efficiency does not touch transformers (A100 has both figures).
 TEST(ConvModelTest, ConvEfficiencyLeavesTransformersAlone) {
   const Scenario gpt = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
