@@ -244,7 +244,8 @@ class ScenarioParser {
           &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
           &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
           &ScenarioParser::CheckInterleaving, &ScenarioParser::CheckDataParallel,
-          &ScenarioParser::CheckOffload, &ScenarioParser::ReadPlanning}) {
+          &ScenarioParser::CheckOffload, &ScenarioParser::CheckTpOverlap,
+          &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);
@@ -430,6 +431,7 @@ class ScenarioParser {
     r.Double("bucket_mb", &bucket_mb, 0, kInf)
         .Double("cycle_ms", &cycle_ms, 0, kInf)
         .Bool("overlap_dp", &p.overlap_dp)
+        .Bool("tp_overlap", &p.tp_overlap)
         .Int("parameter_servers", &p.parameter_servers, 1, kMaxNodes);
     if (Status s = r.Finish(); !s.ok()) return s;
     for (auto [key, value] : {std::pair{"bucket_mb", bucket_mb}, std::pair{"cycle_ms", cycle_ms}}) {
@@ -614,6 +616,23 @@ class ScenarioParser {
                      "CPU (leave offload_optimizer out or set it to true)");
     }
     t.offload_optimizer = true;
+    return Status::Ok();
+  }
+
+  // Transformer Engine overlaps the all-gather and reduce-scatter of sequence
+  // parallelism with the GEMMs beside them; there is nothing to overlap
+  // without tensor parallelism, and it has no all-reduce mode.
+  Status CheckTpOverlap() {
+    if (!out_.parallel.tp_overlap) return Status::Ok();
+    const SourcePos at = PosOf(*parallel_, "tp_overlap");
+    if (out_.parallel.tp == 1) {
+      return ErrorAt(file_, at, "parallel.tp_overlap needs parallel.tp > 1");
+    }
+    if (!out_.training.sequence_parallel) {
+      return ErrorAt(file_, at,
+                     "parallel.tp_overlap needs training.sequence_parallel = true (the overlapped "
+                     "collectives are its all-gathers and reduce-scatters)");
+    }
     return Status::Ok();
   }
 

@@ -99,6 +99,10 @@ struct ParallelConfig {
   DpFusion dp_fusion = DpFusion::kDdp;
   double cycle_s = 1e-3;   // Horovod's cycle time (HOROVOD_CYCLE_TIME, 1 ms since 0.21)
   bool overlap_dp = true;  // launch DP buckets during backward
+  // Tensor-parallel communication pipelined with the GEMMs beside it
+  // (Transformer Engine's userbuffers, NeMo `ub_tp_comm_overlap`, Megatron-LM
+  // `--tp-comm-overlap`); needs sequence parallelism. docs/model.md section 2.
+  bool tp_overlap = false;
   // dp_algorithm parameter_server: server processes, one on the host of each
   // of the first `parameter_servers` nodes (0 in the file = one per node;
   // always set after parsing).

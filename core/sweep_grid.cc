@@ -238,6 +238,7 @@ const std::vector<std::string>& SweepableFields() {
       "parallel.bucket_mb",
       "parallel.cycle_ms",
       "parallel.overlap_dp",
+      "parallel.tp_overlap",
   };
   return fields;
 }

@@ -121,15 +121,24 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // parallel) an all-gather plus a reduce-scatter, inside one node.
   const Group tp_group{tp, tp};
   const bool sp = s.training.sequence_parallel;
-  const double tp_block = sp ? 2 * RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, false)
-                             : RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, true);
+  const double tp_one = RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, !sp);
+  const double tp_block = sp ? 2 * tp_one : tp_one;
+  // With tp_overlap, what each pass's collectives add beyond the GEMMs they are
+  // pipelined with (sim/workload.cc Block; the GEMMs stay in compute).
+  const sim::LayerCost& c = f.layer;
+  auto beyond = [&](double gemm_s) { return sim::PipelinedSeconds(gemm_s, tp_one, tp) - gemm_s; };
+  const double tp_fwd_overlapped = beyond(c.attn_in_gemm_s) + beyond(c.attn_out_gemm_s) +
+                                   beyond(c.mlp_in_gemm_s) + beyond(c.mlp_out_gemm_s);
+  const double tp_bwd_overlapped =
+      beyond(2 * c.attn_in_gemm_s) + beyond(2 * c.attn_out_gemm_s) +
+      beyond(2 * c.mlp_in_gemm_s) + beyond(2 * c.mlp_out_gemm_s);
+  const bool tp_overlap = tp > 1 && par.tp_overlap;
   auto stage_mb = [&](int stage) {
     StageMicrobatch mb;
     const int layers = StageLayerCount(n_layers, pp, stage);
     int first = 0;
     for (int i = 0; i < stage; ++i) first += StageLayerCount(n_layers, pp, i);
     if (transformer) {
-      const sim::LayerCost& c = f.layer;
       mb.fwd_s = layers * (c.attn_fwd_s + c.mlp_fwd_s);
       mb.bwd_s = layers * (c.attn_bwd_s + c.mlp_bwd_s);
       int blocks = 4;  // forward and backward, attention and MLP
@@ -140,6 +149,9 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
         mb.recompute_s = layers * c.selective_recompute_s;
       }
       mb.tp_s = tp > 1 ? layers * blocks * tp_block : 0;
+      if (tp_overlap) {
+        mb.tp_s = layers * ((blocks == 6 ? 2 : 1) * tp_fwd_overlapped + tp_bwd_overlapped);
+      }
       if (stage == 0) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
       if (stage == pp - 1) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;
     } else {

@@ -391,10 +391,18 @@ class StepRun {
           sg4::this_actor::sleep_for(op.seconds * g.slowdown);
           Account(g, op, Now() - t0);
           break;
-        case OpKind::kTpColl:
+        case OpKind::kTpColl: {
           TpCollective(g, op);
-          g.spent.tp_comm_s += Now() - t0;
+          if (op.seconds > 0) {  // pipelined with a GEMM (parallel.tp_overlap)
+            const double gemm = op.seconds * g.slowdown, comm = Now() - t0;
+            sg4::this_actor::sleep_for(PipelinedSeconds(gemm, comm, L_.tp) - comm);
+            Account(g, op, gemm);
+            g.spent.tp_comm_s += Now() - t0 - gemm;
+          } else {
+            g.spent.tp_comm_s += Now() - t0;
+          }
           break;
+        }
         case OpKind::kSend:
           g.send_ready[op.dir]->release();
           break;

@@ -66,6 +66,11 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
                            2 * (qkv_s + core.GemmSeconds(scores) + core.GemmSeconds(av) + proj_s) +
                            cm.MemorySeconds(2 * softmax + 2 * residual);
   c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * mlp_s + cm.MemorySeconds(2 * act + 2 * residual);
+  c.attn_in_gemm_s = qkv_s;
+  c.attn_out_gemm_s = proj_s;
+  const double up_share = up / (up + f);  // the MLP's GEMMs are timed as one (GemmSeconds)
+  c.mlp_in_gemm_s = mlp_s * up_share;
+  c.mlp_out_gemm_s = mlp_s * (1 - up_share);
   c.fwd_flops = qkv + scores + av + proj + mlp;
   c.core_flops = scores + av;
   c.tp_bytes = tokens * h * e;
@@ -142,9 +147,10 @@ class Emitter {
     ops.push_back(
         Op{OpKind::kCompute, phase, seconds, 0, CollKind::kAllReduce, 0, mb, PhaseLabel(phase)});
   }
-  void Tp(OpPhase phase, int mb, CollKind kind, double bytes) {
-    out_->ops.push_back(
-        Op{OpKind::kTpColl, phase, 0, bytes, kind, 0, mb, std::string("tp ") + ToString(kind)});
+  // `overlap_s` > 0: pipelined with a GEMM of that many seconds (parallel.tp_overlap).
+  void Tp(OpPhase phase, int mb, CollKind kind, double bytes, double overlap_s = 0) {
+    out_->ops.push_back(Op{OpKind::kTpColl, phase, overlap_s, bytes, kind, 0, mb,
+                           std::string("tp ") + ToString(kind)});
   }
   void P2p(OpKind kind, int dir, int mb, double bytes) {
     std::string what = dir == 0 ? "activation" : "gradient";
@@ -202,12 +208,34 @@ class Emitter {
 };
 
 // One transformer block's TP exchange: an all-reduce, or with sequence
-// parallelism an all-gather before and a reduce-scatter after the block.
-void Block(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds, double tp_bytes) {
+// parallelism an all-gather before and a reduce-scatter after the block. With
+// parallel.tp_overlap, the all-gather is pipelined with the block's first GEMM
+// (`in_gemm_s`) and the reduce-scatter with its last (`out_gemm_s`); those
+// seconds move from the compute op into the collectives'.
+void Block(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds, double tp_bytes,
+           double in_gemm_s = 0, double out_gemm_s = 0) {
   const bool tp = s.parallel.tp > 1, sp = s.training.sequence_parallel;
-  if (tp && sp) em.Tp(phase, mb, CollKind::kAllGather, tp_bytes);
-  em.Compute(phase, mb, seconds);
-  if (tp) em.Tp(phase, mb, sp ? CollKind::kReduceScatter : CollKind::kAllReduce, tp_bytes);
+  const bool overlap = tp && s.parallel.tp_overlap;
+  if (!overlap) in_gemm_s = out_gemm_s = 0;
+  if (tp && sp) em.Tp(phase, mb, CollKind::kAllGather, tp_bytes, in_gemm_s);
+  em.Compute(phase, mb, seconds - in_gemm_s - out_gemm_s);
+  if (tp) {
+    em.Tp(phase, mb, sp ? CollKind::kReduceScatter : CollKind::kAllReduce, tp_bytes, out_gemm_s);
+  }
+}
+
+// Forward (and recompute) and backward blocks of a layer. Backward runs each GEMM twice
+// (input and weight gradients) in reverse: the all-gather of the output gradient comes
+// before the last GEMM's backward, the reduce-scatter after the first's.
+void ForwardBlocks(Emitter& em, const Scenario& s, OpPhase phase, int mb, const LayerCost& c) {
+  Block(em, s, phase, mb, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
+  Block(em, s, phase, mb, c.mlp_fwd_s, c.tp_bytes, c.mlp_in_gemm_s, c.mlp_out_gemm_s);
+}
+void BackwardBlocks(Emitter& em, const Scenario& s, int mb, const LayerCost& c) {
+  Block(em, s, OpPhase::kBackward, mb, c.mlp_bwd_s, c.tp_bytes, 2 * c.mlp_out_gemm_s,
+        2 * c.mlp_in_gemm_s);
+  Block(em, s, OpPhase::kBackward, mb, c.attn_bwd_s, c.tp_bytes, 2 * c.attn_out_gemm_s,
+        2 * c.attn_in_gemm_s);
 }
 
 // Stage-specific pieces of the step, shared by the schedule walker.
@@ -421,8 +449,7 @@ void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p
   for (int l = first; l < last; ++l) {
     traffic.BeforeForward(l, first, last);
     if (sm.transformer) {
-      Block(em, s, OpPhase::kForward, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
-      Block(em, s, OpPhase::kForward, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
+      ForwardBlocks(em, s, OpPhase::kForward, mb, sm.layer);
     } else {
       em.Compute(OpPhase::kForward, mb, sm.fwd_s[l]);
     }
@@ -453,13 +480,11 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& 
     traffic.BeforeBackward(l, first, last);
     if (sm.transformer) {
       if (s.training.recompute == Recompute::kFull) {
-        Block(em, s, OpPhase::kRecompute, mb, sm.layer.attn_fwd_s, sm.layer.tp_bytes);
-        Block(em, s, OpPhase::kRecompute, mb, sm.layer.mlp_fwd_s, sm.layer.tp_bytes);
+        ForwardBlocks(em, s, OpPhase::kRecompute, mb, sm.layer);
       } else if (s.training.recompute == Recompute::kSelective) {
         em.Compute(OpPhase::kRecompute, mb, sm.layer.selective_recompute_s);
       }
-      Block(em, s, OpPhase::kBackward, mb, sm.layer.mlp_bwd_s, sm.layer.tp_bytes);
-      Block(em, s, OpPhase::kBackward, mb, sm.layer.attn_bwd_s, sm.layer.tp_bytes);
+      BackwardBlocks(em, s, mb, sm.layer);
     } else {
       em.Compute(OpPhase::kBackward, mb, sm.bwd_s[l]);
     }
@@ -633,9 +658,10 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
     }
   }
   OptimizerStep(em, s, sm, buckets, traffic);
-  // Every microbatch does the same work: take the first one's.
+  // Every microbatch does the same work: take the first one's (with the GEMMs that
+  // tp_overlap moved into TP collectives).
   for (const Op& op : prog.ops) {
-    if (op.kind == OpKind::kCompute && op.microbatch == 0) {
+    if ((op.kind == OpKind::kCompute || op.kind == OpKind::kTpColl) && op.microbatch == 0) {
       prog.compute_per_microbatch_s += op.seconds;
     }
   }
@@ -678,6 +704,10 @@ double ComputeModel::GemmSeconds(std::initializer_list<GemmDims> gemms) const {
     seconds += exact ? flops / *exact : measured_.table ? GemmSeconds(flops) : 0;
   }
   return measured_.table ? seconds : GemmSeconds(total_flops);
+}
+
+double PipelinedSeconds(double gemm_s, double comm_s, int chunks) {
+  return std::max(gemm_s, comm_s) + std::min(gemm_s, comm_s) / std::max(1, chunks);
 }
 
 double ComputeModel::MemorySeconds(double bytes) const {

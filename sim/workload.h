@@ -95,8 +95,19 @@ struct LayerCost {
   double selective_recompute_s = 0;
   double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
   double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
+  // Forward seconds of the weight GEMMs beside each block's TP collectives: the
+  // first one after the all-gather (QKV; the MLP's up projection) and the last
+  // one before the reduce-scatter (attention projection; down projection).
+  // Parts of attn_fwd_s / mlp_fwd_s; the windows of parallel.tp_overlap.
+  double attn_in_gemm_s = 0, attn_out_gemm_s = 0, mlp_in_gemm_s = 0, mlp_out_gemm_s = 0;
 };
 LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm);
+
+// A TP collective of `comm_s` pipelined with the GEMM of `gemm_s` beside it, both
+// split in `chunks` pieces (parallel.tp_overlap: Transformer Engine splits the GEMM
+// by the TP group's size): the longer of the two plus one piece of the shorter,
+// max(gemm, comm) + min(gemm, comm) / chunks. docs/model.md section 2.
+double PipelinedSeconds(double gemm_s, double comm_s, int chunks);
 
 // Forward and backward seconds of one layer of a layer-list model for `b`
 // samples at `e` bytes per element (docs/model.md section 2).
@@ -107,7 +118,9 @@ LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const Comp
 
 enum class OpKind {
   kCompute,    // seconds on the compute stream
-  kTpColl,     // TP collective of `bytes` (blocking, on the compute stream)
+  kTpColl,     // TP collective of `bytes` (blocking, on the compute stream); with
+               // `seconds` > 0, pipelined with a GEMM of that many seconds
+               // (PipelinedSeconds, parallel.tp_overlap)
   kSend,       // hand an activation/gradient to the send stream (`dir`), non-blocking
   kRecv,       // wait for an activation/gradient from the neighbour stage (`dir`)
   kLaunch,     // let async stream `stream` start its next item
@@ -125,7 +138,7 @@ enum AsyncStream { kDpStream = 0, kToHostStream = 1, kFromHostStream = 2, kAsync
 struct Op {
   OpKind kind = OpKind::kCompute;
   OpPhase phase = OpPhase::kOther;
-  double seconds = 0;                    // kCompute
+  double seconds = 0;                    // kCompute; kTpColl: the GEMM it overlaps
   double bytes = 0;                      // kTpColl, kSend, kRecv (message size)
   CollKind coll = CollKind::kAllReduce;  // kTpColl; kWait: the kind of the item waited for
   int dir = 0;  // kSend/kRecv: 0 forward (stage i -> i+1), 1 backward (i -> i-1)

@@ -486,8 +486,16 @@ std::vector<FailCase> ParallelCases() {
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
        "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, schedule, "
-       "virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, "
+       "virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, tp_overlap, "
        "parameter_servers)"},
+      {"tp overlap without tensor parallelism",
+       Doc(kGpt3, R"({"global_batch": 1536, "sequence_parallel": true})", kP4dX128,
+           R"({"tp": 1, "pp": 8, "tp_overlap": true})"),
+       "x.json:4:47: parallel.tp_overlap needs parallel.tp > 1"},
+      {"tp overlap without sequence parallelism",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "tp_overlap": true})"),
+       "x.json:4:47: parallel.tp_overlap needs training.sequence_parallel = true (the overlapped "
+       "collectives are its all-gathers and reduce-scatters)"},
       {"cycle time without horovod",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "cycle_ms": 2})"),
        "x.json:4:45: parallel.cycle_ms applies only to parallel.dp_fusion = \"horovod\""},

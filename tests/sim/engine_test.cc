@@ -153,6 +153,11 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "sequence_parallel": true},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"tp": 4, "pp": 2, "schedule": "gpipe", "dp_algorithm": "hierarchical"}})",
+      // TP communication pipelined with the GEMMs beside it, with full recompute.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "sequence_parallel": true,
+                                             "recompute": "full"},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 4, "pp": 2, "tp_overlap": true}})",
   };
   for (const char* json : cases) {
     Scenario s = Parse(json);
@@ -182,6 +187,36 @@ TEST(EngineTest, BreakdownAddsUpToTheStep) {
   EXPECT_GT(b.recompute_s, 0);
   EXPECT_GT(b.tp_comm_s, 0);
   EXPECT_GT(b.pipeline_bubble_s, 0);
+}
+
+// parallel.tp_overlap: each all-gather / reduce-scatter of sequence parallelism runs
+// pipelined with the GEMM beside it, max(G, d) + min(G, d) / tp, so the step's TP time is
+// what exceeds those GEMMs; compute is unchanged. One stage, one microbatch: every TP
+// collective is the same size and takes d (measured without overlap), and the windows are
+// the layer's GEMMs (forward in, out; backward twice each).
+TEST(EngineTest, TpOverlapPipelinesEachCollectiveWithItsGemm) {
+  const std::string base = R"({"model": "gpt-1.7b", "training": {"global_batch": 1,
+      "sequence_parallel": true}, "cluster": {"instance": "p4d.24xlarge"},
+      "parallel": {"tp": 8)";
+  const Scenario plain = Parse(base + "}}"), overlapped = Parse(base + R"(, "tp_overlap": true}})");
+  const Breakdown a = RunScenario(plain, SimMode::kReduced).step.breakdown;
+  const Breakdown b = RunScenario(overlapped, SimMode::kReduced).step.breakdown;
+  const int layers = plain.model.layers, collectives = layers * 2 * 2 * 2;  // blocks, AG+RS, passes
+  const double d = a.tp_comm_s / collectives;
+  Expected<ComputeModel> cm = MakeComputeModel(plain, ModelParams());
+  ASSERT_TRUE(cm.ok());
+  const LayerCost c = TransformerLayerCost(plain, *cm);
+  double expected = 0;
+  for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, c.mlp_in_gemm_s, c.mlp_out_gemm_s}) {
+    expected += PipelinedSeconds(g, d, 8) - g;          // forward
+    expected += PipelinedSeconds(2 * g, d, 8) - 2 * g;  // backward
+  }
+  expected *= layers;
+  EXPECT_NEAR(b.tp_comm_s, expected, 1e-6 * a.tp_comm_s);
+  EXPECT_LT(b.tp_comm_s, a.tp_comm_s);
+  EXPECT_NEAR(b.compute_s, a.compute_s, 1e-9 * a.compute_s);
+  EXPECT_DOUBLE_EQ(PipelinedSeconds(3, 1, 4), 3.25);  // the GEMM hides all but a quarter
+  EXPECT_DOUBLE_EQ(PipelinedSeconds(1, 3, 4), 3.25);
 }
 
 // Each kind of activity has its own track; the compute stream's waits (the
