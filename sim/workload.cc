@@ -66,6 +66,19 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
                            2 * (qkv_s + core.GemmSeconds(scores) + core.GemmSeconds(av) + proj_s) +
                            cm.MemorySeconds(2 * softmax + 2 * residual);
   c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * mlp_s + cm.MemorySeconds(2 * act + 2 * residual);
+  if (s.training.precision == Precision::kFp8) {
+    // FP8 linear layers quantize their 16-bit activations in memory-bound kernels (Transformer
+    // Engine; torchao float8): forward each GEMM's input (read 2 bytes, write 1; the amax of the
+    // scaling is fused into the cast), backward the output gradient the same way and the fp8
+    // input transposed for the weight-gradient GEMM (read 1, write 1). Weights are cast once per
+    // step (Transformer Engine caches them across microbatches), so not counted here.
+    const double attn_in = tokens * (h + h / t), mlp_in = tokens * (h + f / t);
+    const double attn_out = tokens * ((h + 2 * kv) / t + h), mlp_out = tokens * (up / t + h);
+    c.attn_fwd_s += cm.MemorySeconds(3 * attn_in);
+    c.mlp_fwd_s += cm.MemorySeconds(3 * mlp_in);
+    c.attn_bwd_s += cm.MemorySeconds(3 * attn_out + 2 * attn_in);
+    c.mlp_bwd_s += cm.MemorySeconds(3 * mlp_out + 2 * mlp_in);
+  }
   c.attn_in_gemm_s = qkv_s;
   c.attn_out_gemm_s = proj_s;
   const double up_share = up / (up + f);  // the MLP's GEMMs are timed as one (GemmSeconds)

@@ -329,12 +329,27 @@ TEST(WorkloadTest, Fp8KeepsTheAttentionCoreAndOutputLayerInSixteenBits) {
     const LayerCost c8 = TransformerLayerCost(fp8, *cm8), c16 = TransformerLayerCost(bf16, *cm16);
     EXPECT_DOUBLE_EQ(c8.core_fwd_s, c16.core_fwd_s);
     // The rest of the forward: the weight GEMMs at twice the rate, the memory-bound kernels the
-    // same (fp8 activations are stored as 16-bit).
+    // same (fp8 activations are stored as 16-bit), plus the casts of the GEMMs' inputs to fp8
+    // (read 2 bytes, write 1 per element): QKV and MLP-up read b s h, the projection b s h / t,
+    // MLP-down b s f / t.
     const double gemm_flops = c16.fwd_flops - c16.core_flops;  // QKV, projection, MLP
     const double e = cm16->params().gemm_efficiency;            // H100's, from the catalog
     const double saved = gemm_flops / (e * 989.4e12) - gemm_flops / (e * 1978.9e12);
-    EXPECT_NEAR(c16.attn_fwd_s + c16.mlp_fwd_s - (c8.attn_fwd_s + c8.mlp_fwd_s), saved,
+    const ModelSpec& m = fp8.model;
+    const double tokens = fp8.training.micro_batch * m.seq_len, t = 8;
+    const double cast = cm8->MemorySeconds(3 * tokens * (m.hidden + m.hidden / t)) +
+                        cm8->MemorySeconds(3 * tokens * (m.hidden + m.ffn_hidden / t));
+    EXPECT_NEAR(c16.attn_fwd_s + c16.mlp_fwd_s - (c8.attn_fwd_s + c8.mlp_fwd_s), saved - cast,
                 1e-6 * saved);
+    // MLP backward: both gradient GEMMs at the fp8 rate, the output gradient (b s h) and the
+    // up projection's (b s f / t) cast to fp8, the two inputs' fp8 copies transposed (read 1,
+    // write 1).
+    const double mlp_flops = 2 * tokens * m.hidden * m.ffn_hidden * 2 / t;
+    const double mlp_saved = 2 * (mlp_flops / (e * 989.4e12) - mlp_flops / (e * 1978.9e12));
+    const double mlp_in = tokens * (m.hidden + m.ffn_hidden / t);
+    const double mlp_out = tokens * (m.ffn_hidden / t + m.hidden);
+    EXPECT_NEAR(c16.mlp_bwd_s - c8.mlp_bwd_s,
+                mlp_saved - cm8->MemorySeconds(3 * mlp_out + 2 * mlp_in), 1e-6 * mlp_saved);
     EXPECT_DOUBLE_EQ(cm8->SixteenBit().GemmSeconds(1e12), cm16->GemmSeconds(1e12));
   }
 }
