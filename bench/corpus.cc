@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "planner/estimator.h"
 #include "sim/collectives.h"
 #include "sim/isolate.h"
 #include "sim/platform.h"
@@ -371,6 +372,10 @@ Prediction Predict(const CorpusPoint& p, const Catalog& catalog, const ParamOver
     out.error = "does not fit: needs " + GiB(r->memory.total_bytes) + " per GPU of " +
                 GiB(r->memory.capacity_bytes);
     return out;
+  }
+  out.step_s = r->step.step_time_s;
+  if (Expected<planner::Estimator> e = planner::Estimator::Create(*s, options.params); e.ok()) {
+    out.estimate_step_s = e->Step(*s, e->Figures(*s)).step_s;
   }
   const double gpus = static_cast<double>(s->cluster.nodes) * s->instance.gpus;
   switch (p.quantity) {

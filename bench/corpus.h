@@ -93,6 +93,10 @@ std::string FamilyOf(const CorpusPoint& p, const Catalog& catalog);
 struct Prediction {
   double value = 0;   // in the point's quantity
   std::string error;  // non-empty: not simulated, and why
+  // Training points: the simulated step and the planner's estimate of it (the
+  // estimator's agreement with the simulator, issue 14 section 4); 0 when the
+  // estimator fails or for collectives.
+  double step_s = 0, estimate_step_s = 0;
 };
 
 // Simulates the point (in a child process) with `o` applied.

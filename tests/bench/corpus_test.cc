@@ -95,6 +95,28 @@ TEST(CorpusTest, FamiliesSayStrategyGpuAndQuantity) {
   EXPECT_EQ(FamilyOf(coll, CorpusCatalog()), "all_gather / EFA / busbw");
 }
 
+// A training point's prediction carries the simulated step and the planner's estimate of the
+// same scenario (the estimator-against-simulator table of bench/accuracy): the step is the
+// predicted quantity's, and the estimate is within 10% of it on a Megatron-LM row.
+TEST(CorpusTest, PredictionCarriesTheStepAndTheEstimatorsStep) {
+  Expected<Corpus> corpus = LoadCorpus(kDir);
+  ASSERT_TRUE(corpus.ok()) << corpus.status().message();
+  const CorpusPoint* row = nullptr;
+  for (const CorpusPoint& p : corpus->points) {
+    if (p.id == "narayanan2021-table1/gpt-1.7b") row = &p;
+  }
+  ASSERT_NE(row, nullptr);
+  const Prediction pr = Predict(*row, CorpusCatalog(), ParamOverrides());
+  ASSERT_TRUE(pr.error.empty()) << pr.error;
+  ASSERT_GT(pr.step_s, 0);
+  Expected<Scenario> s = PointScenario(*row, CorpusCatalog());
+  ASSERT_TRUE(s.ok());
+  const double tokens = static_cast<double>(s->training.global_batch) * s->model.seq_len;
+  const double gpus = static_cast<double>(s->cluster.nodes) * s->instance.gpus;
+  EXPECT_NEAR(pr.value, tokens / pr.step_s / gpus, 1e-9 * pr.value);  // tokens/s per GPU
+  EXPECT_NEAR(pr.estimate_step_s / pr.step_s, 1.0, 0.10);
+}
+
 TEST(CorpusTest, StepTimeErrorsAreThroughputErrors) {
   CorpusPoint p;
   p.quantity = Quantity::kStepTimeS;
