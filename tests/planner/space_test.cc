@@ -111,6 +111,31 @@ TEST(WalkSpace, ZeroTwoAndThreeNeedNoPipeline) {
             "ZeRO-1 only");
 }
 
+// ZeRO-3 without model parallelism is not put forward beyond what the corpus measured (512
+// GPUs, 70B parameters) while the search offers tp or pp; restricted to tp = pp = 1 it stays.
+TEST(WalkSpace, ZeroThreeBeyondTheValidatedRangeIsNotPutForward) {
+  Expected<Scenario> big = ParseScenario(R"({"model": "gpt3-175b", "training": {"global_batch": 64},
+      "cluster": {"instance": "p4d.24xlarge", "nodes": 4},
+      "search": {"instances": ["p4d.24xlarge"], "tp": [1, 8], "pp": [1], "zero_stages": [3],
+                 "micro_batch": [1], "recompute": ["full"], "nodes": {"min": 4, "max": 4}}})",
+                                         "x.json", test::BuiltinCatalog());
+  ASSERT_TRUE(big.ok()) << big.status().message();
+  const Walked w = Walk(*big);
+  ASSERT_EQ(w.tally.count("zero3-unvalidated"), 1u);
+  EXPECT_EQ(w.tally.at("zero3-unvalidated").count, 3);  // tp 1: 1f1b, interleaved x2 and x4
+  EXPECT_EQ(w.tally.at("zero3-unvalidated").example,
+            "ZeRO-3 without model parallelism on 32 GPUs for a 175B-parameter model, where the "
+            "search also offers tp/pp: no measurement supports that choice beyond 512 GPUs or 70B "
+            "parameters (docs/validation.md section 0.4)");
+  Scenario only_dp = *big;
+  only_dp.search.tp = {1};
+  EXPECT_EQ(Walk(only_dp).tally.count("zero3-unvalidated"), 0u);
+  Scenario small = Tiny();  // a small model on few GPUs: inside the range
+  small.search.tp = {1, 2};
+  small.search.zero_stages = {3};
+  EXPECT_EQ(Walk(small).tally.count("zero3-unvalidated"), 0u);
+}
+
 TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
   Scenario s = Tiny();  // explicit dimensions: flash attention by default
   ASSERT_TRUE(s.training.flash_attention);
