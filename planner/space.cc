@@ -215,10 +215,12 @@ class Walker {
         Prune(tally_, "zero3-unvalidated", per_zero, [&] {
           char what[64];
           std::snprintf(what, sizeof what, "%.0f", ParameterCount(s_.model) / 1e9);
-          return "ZeRO-3 without model parallelism on " + std::to_string(c_.dp) + " GPUs for a " +
-                 what + "B-parameter model, where the search also offers tp/pp: no measurement " +
-                 "supports that choice beyond " + std::to_string(kValidatedZeroThreeGpus) +
-                 " GPUs or " + std::to_string(kValidatedZeroThreeBillions) +
+          return "ZeRO-3 with tp " + std::to_string(c_.tp) + ", pp " + std::to_string(c_.pp) +
+                 " on " + std::to_string(c_.tp * c_.pp * c_.dp) + " GPUs for a " + what +
+                 "B-parameter model, where the search offers other layouts: no measurement "
+                 "supports ZeRO-3 beyond " +
+                 std::to_string(kValidatedZeroThreeGpus) + " GPUs, nor without model parallelism "
+                 "beyond " + std::to_string(kValidatedZeroThreeBillions) +
                  "B parameters (docs/validation.md section 0.4)";
         });
         continue;
@@ -235,20 +237,23 @@ class Walker {
     }
   }
 
-  // The validation corpus measures ZeRO-3 / FSDP without model parallelism up to 512 GPUs and
-  // 70B parameters (docs/validation.md section 0.4), and holds no comparison of it with tp/pp;
-  // the held-out results of issue 14 found it far slower than simulated for 175B-530B models
-  // at 384-2240 GPUs. Beyond that range, while the search offers tp or pp, the planner does not
-  // put ZeRO-3 forward: a search restricted to tp = pp = 1 keeps it.
+  // The validation corpus measures ZeRO-3 / FSDP on up to 512 GPUs (with tensor parallelism
+  // up to 405B parameters, without it up to 70B; docs/validation.md section 0.4) and holds no
+  // comparison of it with tp/pp; the held-out results of issue 14 found it far slower than
+  // simulated for 175B-530B models at 384-2240 GPUs. Beyond that range the planner does not put
+  // ZeRO-3 forward while the search offers other layouts; a search that fixes ZeRO-3 and the
+  // layout (one zero stage, one tp, one pp) keeps it.
   static constexpr int kValidatedZeroThreeGpus = 512;
   static constexpr int kValidatedZeroThreeBillions = 70;
   bool ZeroThreeUnvalidated() const {
-    const bool model_parallel_offered =
-        std::any_of(space_.tp.begin(), space_.tp.end(), [](int t) { return t > 1; }) ||
-        std::any_of(space_.pp.begin(), space_.pp.end(), [](int p) { return p > 1; });
-    return c_.tp == 1 && c_.pp == 1 && model_parallel_offered &&
-           (c_.dp > kValidatedZeroThreeGpus ||
-            ParameterCount(s_.model) > kValidatedZeroThreeBillions * 1e9);
+    // With offload_params the scenario itself commits to ZeRO-3 shards.
+    const bool others_offered =
+        !s_.training.offload_params &&
+        (space_.zero_stages.size() > 1 || space_.tp.size() > 1 || space_.pp.size() > 1);
+    const bool beyond =
+        c_.tp * c_.pp * c_.dp > kValidatedZeroThreeGpus ||
+        (c_.tp == 1 && c_.pp == 1 && ParameterCount(s_.model) > kValidatedZeroThreeBillions * 1e9);
+    return others_offered && beyond;
   }
 
   void RecomputeChoice(Recompute r) {

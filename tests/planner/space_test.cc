@@ -111,8 +111,9 @@ TEST(WalkSpace, ZeroTwoAndThreeNeedNoPipeline) {
             "ZeRO-1 only");
 }
 
-// ZeRO-3 without model parallelism is not put forward beyond what the corpus measured (512
-// GPUs, 70B parameters) while the search offers tp or pp; restricted to tp = pp = 1 it stays.
+// ZeRO-3 is not put forward beyond what the corpus measured (512 GPUs; without model
+// parallelism 70B parameters) while the search offers other layouts; a search that fixes ZeRO-3
+// and the layout keeps it.
 TEST(WalkSpace, ZeroThreeBeyondTheValidatedRangeIsNotPutForward) {
   Expected<Scenario> big = ParseScenario(R"({"model": "gpt3-175b", "training": {"global_batch": 64},
       "cluster": {"instance": "p4d.24xlarge", "nodes": 4},
@@ -124,9 +125,9 @@ TEST(WalkSpace, ZeroThreeBeyondTheValidatedRangeIsNotPutForward) {
   ASSERT_EQ(w.tally.count("zero3-unvalidated"), 1u);
   EXPECT_EQ(w.tally.at("zero3-unvalidated").count, 3);  // tp 1: 1f1b, interleaved x2 and x4
   EXPECT_EQ(w.tally.at("zero3-unvalidated").example,
-            "ZeRO-3 without model parallelism on 32 GPUs for a 175B-parameter model, where the "
-            "search also offers tp/pp: no measurement supports that choice beyond 512 GPUs or 70B "
-            "parameters (docs/validation.md section 0.4)");
+            "ZeRO-3 with tp 1, pp 1 on 32 GPUs for a 175B-parameter model, where the search offers "
+            "other layouts: no measurement supports ZeRO-3 beyond 512 GPUs, nor without model "
+            "parallelism beyond 70B parameters (docs/validation.md section 0.4)");
   Scenario only_dp = *big;
   only_dp.search.tp = {1};
   EXPECT_EQ(Walk(only_dp).tally.count("zero3-unvalidated"), 0u);
@@ -134,6 +135,15 @@ TEST(WalkSpace, ZeroThreeBeyondTheValidatedRangeIsNotPutForward) {
   small.search.tp = {1, 2};
   small.search.zero_stages = {3};
   EXPECT_EQ(Walk(small).tally.count("zero3-unvalidated"), 0u);
+  // Beyond 512 GPUs ZeRO-3 goes even with tensor parallelism (tp 8 on 65 nodes: 520 GPUs).
+  Scenario wide = *big;
+  wide.cluster.nodes = 65;
+  wide.search.min_nodes = wide.search.max_nodes = 65;
+  wide.training.global_batch = 65;
+  const Walked w_wide = Walk(wide);
+  ASSERT_EQ(w_wide.tally.count("zero3-unvalidated"), 1u);
+  EXPECT_NE(w_wide.tally.at("zero3-unvalidated").example.find("tp 8, pp 1 on 520 GPUs"),
+            std::string::npos);
 }
 
 TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
@@ -190,7 +200,9 @@ TEST(WalkSpace, ParameterOffloadKeepsZeroThreeAndFitsGpt3On16P4d) {
             "ZeRO-0: training.offload_params offloads ZeRO-3 shards (needs ZeRO-3)");
   const Walked on = walk(false);
   EXPECT_TRUE(on.candidates.empty());
-  EXPECT_EQ(on.tally.at("memory").count, 4);
+  EXPECT_EQ(on.tally.at("memory").count, 3);  // ZeRO-0, 1, 2
+  // ZeRO-3 for 175B without model parallelism, with other stages on offer: not put forward.
+  EXPECT_EQ(on.tally.at("zero3-unvalidated").count, 1);
 }
 
 TEST(ResolveSpace, DefaultsAndRestrictions) {
