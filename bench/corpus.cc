@@ -137,6 +137,25 @@ std::vector<fs::path> JsonFiles(const fs::path& dir) {
   return files;
 }
 
+// The fitted figures of a GPU's catalog entry, by the parameter name that fit files use.
+struct GpuFigure {
+  const char* parameter;
+  std::optional<double> GpuSpec::*field;
+};
+constexpr GpuFigure kGpuFigures[] = {
+    {"gemm_efficiency", &GpuSpec::gemm_efficiency},
+    {"attention_efficiency", &GpuSpec::attention_efficiency},
+    {"conv_efficiency", &GpuSpec::conv_efficiency},
+    {"tf32_conv_efficiency", &GpuSpec::tf32_conv_efficiency},
+    {"nvlink_efficiency", &GpuSpec::nvlink_efficiency},
+};
+
+bool KnownParameter(const std::string& parameter) {
+  if (parameter == "network_efficiency" || parameter == "protocol_latency_scale") return true;
+  return std::any_of(std::begin(kGpuFigures), std::end(kGpuFigures),
+                     [&](const GpuFigure& f) { return parameter == f.parameter; });
+}
+
 Status ReadFitSpec(const json& doc, const std::string& name, FitSpec* fit) {
   if (!doc.is_object()) return Bad(name, "a fit file is an object with `parameter` and `points`");
   if (doc.contains("target") && !doc.at("target").is_string()) {
@@ -148,13 +167,9 @@ Status ReadFitSpec(const json& doc, const std::string& name, FitSpec* fit) {
   if (!doc.contains("parameter") || !doc.at("parameter").is_string()) {
     return Bad(name, "a fit file needs a string `parameter`");
   }
-  static const std::set<std::string> kKnown = {"gemm_efficiency", "attention_efficiency",
-                                               "conv_efficiency", "tf32_conv_efficiency",
-                                               "nvlink_efficiency", "network_efficiency",
-                                               "protocol_latency_scale"};
   fit->file = name;
   fit->parameter = doc.at("parameter");
-  if (!kKnown.count(fit->parameter)) {
+  if (!KnownParameter(fit->parameter)) {
     return Bad(name, "unknown parameter \"" + fit->parameter + "\"");
   }
   std::stringstream targets(doc.value("target", std::string()));
@@ -207,37 +222,22 @@ std::string Strategy(const json& scenario) {
   return model_parallel ? "tp-pp" : "dp";
 }
 
-// Sets the catalog's fitted figures of `type` from the overrides.
+// Sets the catalog's fitted figures of `type` from the overrides: a value for its GPU (or,
+// network_efficiency, its instance) replaces the catalog's; an unfitted parameter drops it.
 void ApplyToInstance(const ParamOverrides& o, InstanceType* type) {
-  GpuSpec& gpu = type->gpu;
-  if (auto it = o.gemm_efficiency.find(gpu.name); it != o.gemm_efficiency.end()) {
-    gpu.gemm_efficiency = it->second;
-  }
-  if (auto it = o.attention_efficiency.find(gpu.name); it != o.attention_efficiency.end()) {
-    gpu.attention_efficiency = it->second;
-  }
-  if (auto it = o.conv_efficiency.find(gpu.name); it != o.conv_efficiency.end()) {
-    gpu.conv_efficiency = it->second;
-  }
-  if (auto it = o.tf32_conv_efficiency.find(gpu.name); it != o.tf32_conv_efficiency.end()) {
-    gpu.tf32_conv_efficiency = it->second;
-  }
-  if (auto it = o.nvlink_efficiency.find(gpu.name); it != o.nvlink_efficiency.end()) {
-    gpu.nvlink_efficiency = it->second;
-  }
-  if (auto it = o.network_efficiency.find(type->name); it != o.network_efficiency.end()) {
-    type->network_efficiency = it->second;
-  }
-  for (const auto& [parameter, targets] : o.unfitted) {
-    for (const std::string& t : targets) {
-      if (parameter == "gemm_efficiency" && t == gpu.name) gpu.gemm_efficiency.reset();
-      if (parameter == "attention_efficiency" && t == gpu.name) gpu.attention_efficiency.reset();
-      if (parameter == "conv_efficiency" && t == gpu.name) gpu.conv_efficiency.reset();
-      if (parameter == "tf32_conv_efficiency" && t == gpu.name) gpu.tf32_conv_efficiency.reset();
-      if (parameter == "nvlink_efficiency" && t == gpu.name) gpu.nvlink_efficiency.reset();
-      if (parameter == "network_efficiency" && t == type->name) type->network_efficiency.reset();
+  auto apply = [&](const std::string& parameter, const std::string& target,
+                   std::optional<double>* figure) {
+    if (auto p = o.values.find(parameter); p != o.values.end()) {
+      if (auto v = p->second.find(target); v != p->second.end()) *figure = v->second;
     }
-  }
+    if (auto u = o.unfitted.find(parameter); u != o.unfitted.end()) {
+      if (std::find(u->second.begin(), u->second.end(), target) != u->second.end()) {
+        figure->reset();
+      }
+    }
+  };
+  for (const GpuFigure& f : kGpuFigures) apply(f.parameter, type->gpu.name, &(type->gpu.*f.field));
+  apply("network_efficiency", type->name, &type->network_efficiency);
 }
 
 sim::ModelParams ParamsWith(const ParamOverrides& o) {
@@ -323,13 +323,7 @@ void SetFitted(const FitSpec& fit, double value, ParamOverrides* o) {
     o->protocol_latency_scale = value;
     return;
   }
-  auto& table = fit.parameter == "gemm_efficiency"        ? o->gemm_efficiency
-                : fit.parameter == "attention_efficiency" ? o->attention_efficiency
-                : fit.parameter == "conv_efficiency"   ? o->conv_efficiency
-                : fit.parameter == "tf32_conv_efficiency" ? o->tf32_conv_efficiency
-                : fit.parameter == "nvlink_efficiency" ? o->nvlink_efficiency
-                                                       : o->network_efficiency;
-  for (const std::string& t : fit.targets) table[t] = value;
+  for (const std::string& t : fit.targets) o->values[fit.parameter][t] = value;
 }
 
 Expected<Scenario> PointScenario(const CorpusPoint& p, const Catalog& catalog) {

@@ -68,12 +68,9 @@ Expected<Corpus> LoadCorpus(const std::string& dir);
 
 // Trial values for fitted parameters, applied over the catalog's.
 struct ParamOverrides {
-  std::map<std::string, double> gemm_efficiency;       // by GPU name
-  std::map<std::string, double> attention_efficiency;  // by GPU name
-  std::map<std::string, double> conv_efficiency;       // by GPU name
-  std::map<std::string, double> tf32_conv_efficiency;  // by GPU name
-  std::map<std::string, double> nvlink_efficiency;   // by GPU name
-  std::map<std::string, double> network_efficiency;  // by instance name
+  // parameter -> target -> value: the GPU efficiencies (gemm_efficiency, ...) by GPU
+  // name, network_efficiency by instance name.
+  std::map<std::string, std::map<std::string, double>> values;
   std::optional<double> protocol_latency_scale;
   // Parameters whose fit had no points: back to the assumption of
   // sim/model_params.h (the catalog's fitted value is dropped).

@@ -328,8 +328,7 @@ class FileReader {
          {Fitted{"gemm_efficiency", g.gemm_efficiency, g.gemm_efficiency_provenance},
           Fitted{"attention_efficiency", g.attention_efficiency, g.attention_efficiency_provenance},
           Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
-          Fitted{"tf32_conv_efficiency", g.tf32_conv_efficiency,
-                 g.tf32_conv_efficiency_provenance},
+          Fitted{"tf32_conv_efficiency", g.tf32_conv_efficiency, g.tf32_conv_efficiency_provenance},
           Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance}}) {
       if (Status s = CheckEfficiency(v, path, e.key, e.value, e.provenance); !s.ok()) return s;
     }

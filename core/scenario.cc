@@ -237,15 +237,14 @@ class ScenarioParser {
 
   Expected<Scenario> Run() {
     using Step = Status (ScenarioParser::*)();
-    for (Step step :
-         {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
-          &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
-          &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
-          &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
-          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
-          &ScenarioParser::CheckInterleaving, &ScenarioParser::CheckDataParallel,
-          &ScenarioParser::CheckOffload, &ScenarioParser::CheckTpOverlap,
-          &ScenarioParser::ReadPlanning}) {
+    for (Step step : {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
+                      &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork,
+                      &ScenarioParser::ReadCluster, &ScenarioParser::CheckPrecision,
+                      &ScenarioParser::ReadParallel, &ScenarioParser::CheckTensorParallel,
+                      &ScenarioParser::CheckPipeline, &ScenarioParser::CheckGpuCount,
+                      &ScenarioParser::CheckBatch, &ScenarioParser::CheckInterleaving,
+                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckOffload,
+                      &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);

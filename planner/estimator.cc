@@ -123,16 +123,20 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const bool sp = s.training.sequence_parallel;
   const double tp_one = RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, !sp);
   const double tp_block = sp ? 2 * tp_one : tp_one;
-  // With tp_overlap, what each pass's collectives add beyond the GEMMs they are
-  // pipelined with (sim/workload.cc Block; the GEMMs stay in compute).
+  // With tp_overlap, what a layer's collectives add beyond the GEMMs they are pipelined
+  // with, per forward and per backward pass (sim/workload.cc Block; the GEMMs stay in
+  // compute; backward pairs each with both gradient GEMMs).
   const sim::LayerCost& c = f.layer;
-  auto beyond = [&](double gemm_s) { return sim::PipelinedSeconds(gemm_s, tp_one, tp) - gemm_s; };
-  const double tp_fwd_overlapped = beyond(c.attn_in_gemm_s) + beyond(c.attn_out_gemm_s) +
-                                   beyond(c.mlp_in_gemm_s) + beyond(c.mlp_out_gemm_s);
-  const double tp_bwd_overlapped =
-      beyond(2 * c.attn_in_gemm_s) + beyond(2 * c.attn_out_gemm_s) +
-      beyond(2 * c.mlp_in_gemm_s) + beyond(2 * c.mlp_out_gemm_s);
   const bool tp_overlap = tp > 1 && par.tp_overlap;
+  auto beyond = [&](double passes) {
+    double s = 0;
+    for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, c.mlp_in_gemm_s, c.mlp_out_gemm_s}) {
+      s += sim::PipelinedSeconds(passes * g, tp_one, tp) - passes * g;
+    }
+    return s;
+  };
+  const double tp_fwd_overlapped = tp_overlap ? beyond(1) : 0;
+  const double tp_bwd_overlapped = tp_overlap ? beyond(2) : 0;
   auto stage_mb = [&](int stage) {
     StageMicrobatch mb;
     const int layers = StageLayerCount(n_layers, pp, stage);
@@ -141,16 +145,17 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     if (transformer) {
       mb.fwd_s = layers * (c.attn_fwd_s + c.mlp_fwd_s);
       mb.bwd_s = layers * (c.attn_bwd_s + c.mlp_bwd_s);
-      int blocks = 4;  // forward and backward, attention and MLP
-      if (s.training.recompute == Recompute::kFull) {
+      const bool full = s.training.recompute == Recompute::kFull;
+      if (full) {
         mb.recompute_s = mb.fwd_s;
-        blocks = 6;
       } else if (s.training.recompute == Recompute::kSelective) {
         mb.recompute_s = layers * c.selective_recompute_s;
       }
-      mb.tp_s = tp > 1 ? layers * blocks * tp_block : 0;
+      const int forward_passes = full ? 2 : 1;  // full recompute runs the forward again
       if (tp_overlap) {
-        mb.tp_s = layers * ((blocks == 6 ? 2 : 1) * tp_fwd_overlapped + tp_bwd_overlapped);
+        mb.tp_s = layers * (forward_passes * tp_fwd_overlapped + tp_bwd_overlapped);
+      } else if (tp > 1) {  // two blocks (attention, MLP) per pass
+        mb.tp_s = layers * 2 * (forward_passes + 1) * tp_block;
       }
       if (stage == 0) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
       if (stage == pp - 1) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;

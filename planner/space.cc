@@ -213,15 +213,15 @@ class Walker {
       }
       if (zero == 3 && ZeroThreeUnvalidated()) {
         Prune(tally_, "zero3-unvalidated", per_zero, [&] {
-          char what[64];
-          std::snprintf(what, sizeof what, "%.0f", ParameterCount(s_.model) / 1e9);
-          return "ZeRO-3 with tp " + std::to_string(c_.tp) + ", pp " + std::to_string(c_.pp) +
-                 " on " + std::to_string(c_.tp * c_.pp * c_.dp) + " GPUs for a " + what +
-                 "B-parameter model, where the search offers other layouts: no measurement "
-                 "supports ZeRO-3 beyond " +
-                 std::to_string(kValidatedZeroThreeGpus) + " GPUs, nor without model parallelism "
-                 "beyond " + std::to_string(kValidatedZeroThreeBillions) +
-                 "B parameters (docs/validation.md section 0.4)";
+          char text[320];
+          std::snprintf(text, sizeof text,
+                        "ZeRO-3 with tp %d, pp %d on %d GPUs for a %.0fB-parameter model, where "
+                        "the search offers other layouts: no measurement supports ZeRO-3 beyond "
+                        "%d GPUs, nor without model parallelism beyond %dB parameters "
+                        "(docs/validation.md section 0.4)",
+                        c_.tp, c_.pp, c_.tp * c_.pp * c_.dp, ParameterCount(s_.model) / 1e9,
+                        kValidatedZeroThreeGpus, kValidatedZeroThreeBillions);
+          return std::string(text);
         });
         continue;
       }

@@ -133,13 +133,12 @@ TEST(ConvModelTest, Tf32ConvolutionsRunAtTheirOwnEfficiency) {
   const GpuSpec& gpu = tf32.instance.gpu;
   ASSERT_TRUE(gpu.tf32_conv_efficiency && gpu.conv_efficiency && gpu.gemm_efficiency);
   const double overhead = ModelParams().kernel_overhead_s, work = 1e12 * kBatch;
-  EXPECT_NEAR(PassSeconds(tf32).fwd, overhead + work / (*gpu.tf32_conv_efficiency * 156e12),
-              1e-12);
+  EXPECT_NEAR(PassSeconds(tf32).fwd, overhead + work / (*gpu.tf32_conv_efficiency * 156e12), 1e-12);
   EXPECT_NEAR(PassSeconds(fp16).fwd, overhead + work / (*gpu.conv_efficiency * 312e12), 1e-12);
   ModelParams no_catalog;
   no_catalog.use_catalog_conv_efficiency = false;
-  EXPECT_NEAR(PassSeconds(tf32, no_catalog).fwd,
-              overhead + work / (*gpu.gemm_efficiency * 156e12), 1e-12);
+  EXPECT_NEAR(PassSeconds(tf32, no_catalog).fwd, overhead + work / (*gpu.gemm_efficiency * 156e12),
+              1e-12);
 }
 
 // The conv efficiency does not touch transformers (A100 has both figures).

@@ -333,7 +333,7 @@ TEST(WorkloadTest, Fp8KeepsTheAttentionCoreAndOutputLayerInSixteenBits) {
     // (read 2 bytes, write 1 per element): QKV and MLP-up read b s h, the projection b s h / t,
     // MLP-down b s f / t.
     const double gemm_flops = c16.fwd_flops - c16.core_flops;  // QKV, projection, MLP
-    const double e = cm16->params().gemm_efficiency;            // H100's, from the catalog
+    const double e = cm16->params().gemm_efficiency;           // H100's, from the catalog
     const double saved = gemm_flops / (e * 989.4e12) - gemm_flops / (e * 1978.9e12);
     const ModelSpec& m = fp8.model;
     const double tokens = fp8.training.micro_batch * m.seq_len, t = 8;
