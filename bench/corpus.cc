@@ -150,8 +150,25 @@ constexpr GpuFigure kGpuFigures[] = {
     {"nvlink_efficiency", &GpuSpec::nvlink_efficiency},
 };
 
+// The simulator's own fitted figures (sim/model_params.h): one value for every scenario, no
+// target; `unfitted` is the value when a fit has no points (leave one source out).
+struct GlobalFigure {
+  const char* parameter;
+  double sim::ModelParams::*field;
+  double unfitted;
+};
+constexpr GlobalFigure kGlobalFigures[] = {
+    {"protocol_latency_scale", &sim::ModelParams::protocol_latency_scale, 1.0},  // NCCL's own
+    {"comm_compute_share", &sim::ModelParams::comm_compute_share, 0.0},          // free overlap
+};
+
+bool IsGlobal(const std::string& parameter) {
+  return std::any_of(std::begin(kGlobalFigures), std::end(kGlobalFigures),
+                     [&](const GlobalFigure& f) { return parameter == f.parameter; });
+}
+
 bool KnownParameter(const std::string& parameter) {
-  if (parameter == "network_efficiency" || parameter == "protocol_latency_scale") return true;
+  if (parameter == "network_efficiency" || IsGlobal(parameter)) return true;
   return std::any_of(std::begin(kGpuFigures), std::end(kGpuFigures),
                      [&](const GpuFigure& f) { return parameter == f.parameter; });
 }
@@ -176,8 +193,10 @@ Status ReadFitSpec(const json& doc, const std::string& name, FitSpec* fit) {
   for (std::string t; std::getline(targets, t, ',');) {
     if (!t.empty()) fit->targets.push_back(t);
   }
-  if (fit->targets.empty() && fit->parameter != "protocol_latency_scale") {
-    return Bad(name, "`target` names the GPU(s) or instance the parameter belongs to");
+  if (fit->targets.empty() != IsGlobal(fit->parameter)) {
+    return Bad(name, IsGlobal(fit->parameter)
+                         ? "`" + fit->parameter + "` is one figure for every scenario: no `target`"
+                         : "`target` names the GPU(s) or instance the parameter belongs to");
   }
   fit->minimax = doc.value("criterion", std::string("mean")) == "minimax";
   return Status::Ok();
@@ -242,8 +261,11 @@ void ApplyToInstance(const ParamOverrides& o, InstanceType* type) {
 
 sim::ModelParams ParamsWith(const ParamOverrides& o) {
   sim::ModelParams params;
-  if (o.protocol_latency_scale) params.protocol_latency_scale = *o.protocol_latency_scale;
-  if (o.unfitted.count("protocol_latency_scale")) params.protocol_latency_scale = 1.0;
+  for (const GlobalFigure& f : kGlobalFigures) {
+    if (auto p = o.values.find(f.parameter); p != o.values.end())
+      params.*f.field = p->second.at("");
+    if (o.unfitted.count(f.parameter)) params.*f.field = f.unfitted;
+  }
   return params;
 }
 
@@ -319,10 +341,7 @@ Expected<Corpus> LoadCorpus(const std::string& dir) {
 }
 
 void SetFitted(const FitSpec& fit, double value, ParamOverrides* o) {
-  if (fit.parameter == "protocol_latency_scale") {
-    o->protocol_latency_scale = value;
-    return;
-  }
+  if (fit.targets.empty()) o->values[fit.parameter][""] = value;  // a global figure
   for (const std::string& t : fit.targets) o->values[fit.parameter][t] = value;
 }
 

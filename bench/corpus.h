@@ -51,8 +51,10 @@ struct FitSpec {
   std::string file;
   std::string parameter;             // gemm_efficiency | attention_efficiency | conv_efficiency |
                                      // tf32_conv_efficiency | nvlink_efficiency |
-                                     // network_efficiency | protocol_latency_scale
-  std::vector<std::string> targets;  // GPU names, or an instance name; empty for the scale
+                                     // network_efficiency | protocol_latency_scale |
+                                     // comm_compute_share
+  std::vector<std::string> targets;  // GPU names, or an instance name; empty for the
+                                     // simulator's own figures (the last two)
   bool minimax = false;              // false: minimise the mean |error|
 };
 
@@ -69,9 +71,9 @@ Expected<Corpus> LoadCorpus(const std::string& dir);
 // Trial values for fitted parameters, applied over the catalog's.
 struct ParamOverrides {
   // parameter -> target -> value: the GPU efficiencies (gemm_efficiency, ...) by GPU
-  // name, network_efficiency by instance name.
+  // name, network_efficiency by instance name, the simulator's own figures
+  // (protocol_latency_scale, comm_compute_share) under the target "".
   std::map<std::string, std::map<std::string, double>> values;
-  std::optional<double> protocol_latency_scale;
   // Parameters whose fit had no points: back to the assumption of
   // sim/model_params.h (the catalog's fitted value is dropped).
   std::map<std::string, std::vector<std::string>> unfitted;  // parameter -> targets

@@ -191,22 +191,38 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const Group dp_group{dp, std::max(1, std::min(dp, gpn / tp))};
   const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
   const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(grad_bytes, 1.0));
+  // A collective running beside `hidden_by` of compute takes comm_compute_share of the GPU
+  // (ModelParams; sim/engine.cc Occupying): the compute goes at 1 - share while it is in
+  // flight, so it lasts `slowed` longer, which hides that much more of the collective.
+  // Gradient reduction runs beside compute only with overlap_dp; ZeRO-3's gathers always do.
+  const double share = params_.comm_compute_share;
+  auto slowed = [&](double comm, double hidden_by) {
+    return share * std::min(comm, hidden_by / (1 - share));
+  };
+  auto reduce_slowed = [&](double comm, double hidden_by) {
+    return par.overlap_dp ? slowed(comm, hidden_by) : 0.0;
+  };
   auto exposed = [&](double comm, double hidden_by) {
     if (!par.overlap_dp) return comm;
-    return std::max(comm * bucket_share, comm - hidden_by);
+    return std::max(comm * bucket_share, comm - hidden_by - slowed(comm, hidden_by));
   };
   if (dp > 1) {
     const double gather = RingSeconds(links, dp_group, gpn, grad_bytes, false);  // ZeRO-1/2
     const double scatter = gather;  // same bytes through the same links
     switch (par.zero_stage) {
-      case 0:
-        e.dp_exposed_s = exposed(RingSeconds(links, dp_group, gpn, grad_bytes, true), overlap);
+      case 0: {
+        const double reduce = RingSeconds(links, dp_group, gpn, grad_bytes, true);
+        e.dp_exposed_s = exposed(reduce, overlap);
+        e.compute_s += reduce_slowed(reduce, overlap);
         break;
+      }
       case 1:
         e.dp_exposed_s = exposed(scatter, overlap) + gather;
+        e.compute_s += reduce_slowed(scatter, overlap);
         break;
       case 2:
         e.dp_exposed_s = m * exposed(scatter, overlap) + gather;
+        e.compute_s += m * reduce_slowed(scatter, overlap);
         break;
       default: {  // 3: each layer's weights gathered for its forward and its backward
                   // (prefetched one layer ahead), its gradients scattered after it
@@ -215,8 +231,10 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
         const double per_layer = 2 * RingSeconds(links, dp_group, gpn, unit, false) +
                                  RingSeconds(links, dp_group, gpn, unit, false);
         const double compute_per_layer = worst.total() / layers;
-        e.dp_exposed_s =
-            m * (layers * std::max(0.0, per_layer - compute_per_layer) + per_layer / 3);
+        const double layer_slowed = slowed(per_layer, compute_per_layer);
+        e.dp_exposed_s = m * (layers * std::max(0.0, per_layer - compute_per_layer - layer_slowed) +
+                              per_layer / 3);
+        e.compute_s += m * layers * layer_slowed;
       }
     }
   }

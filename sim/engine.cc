@@ -15,6 +15,9 @@ namespace {
 
 int kPayload = 0;
 
+// Work of an execution that only cancel() ends (Occupying).
+constexpr double kNeverDone = 1e30;
+
 struct Layout {
   int tp = 1, dp = 1, pp = 1;
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
@@ -376,6 +379,29 @@ class StepRun {
     return L_.Rank(L_.NextStage(g.stage, dir), g.d, g.t);
   }
 
+  // Compute work of `seconds` at the GPU's full rate. While a DP collective of
+  // the same GPU is in flight (Occupying), the work runs at 1 -
+  // comm_compute_share of that rate: both are executions on the GPU's host,
+  // shared max-min fairly with the collective's bounded at the share
+  // (docs/model.md section 2, "Communication takes compute").
+  void Work(double seconds) {
+    if (params_.comm_compute_share <= 0) return sg4::this_actor::sleep_for(seconds);
+    sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
+  }
+
+  // Runs `collective` (a DP-stream collective of this GPU) while it occupies
+  // comm_compute_share of the GPU's compute rate.
+  template <class Collective>
+  void Occupying(Collective&& collective) {
+    const double share = params_.comm_compute_share;
+    if (share <= 0) return collective();
+    sg4::Host* host = sg4::this_actor::get_host();
+    sg4::ExecPtr kernels = sg4::this_actor::exec_init(kNeverDone);
+    kernels->set_bound(share * host->get_speed())->start();
+    collective();
+    kernels->cancel();
+  }
+
   void ComputeStream(Gpu& g) {
     const StageProgram& prog = prog_.stages[g.stage];
     int waited[kAsyncStreams] = {};
@@ -388,7 +414,7 @@ class StepRun {
       const double t0 = Now();
       switch (op.kind) {
         case OpKind::kCompute:
-          sg4::this_actor::sleep_for(op.seconds * g.slowdown);
+          Work(op.seconds * g.slowdown);
           Account(g, op, Now() - t0);
           break;
         case OpKind::kTpColl: {
@@ -559,13 +585,15 @@ class StepRun {
         }
         const double t0 = Now();
         const CollectiveCache::GridPoint fused = cache_.Fused(g.stage, bytes);
-        if (mode_ == SimMode::kReduced) {
-          sg4::this_actor::sleep_for(fused.seconds);
-        } else {
-          AsyncItem item{CollKind::kAllReduce, bytes, ""};
-          RunCollectiveMember(platform_, params_,
-                              DpCall(s_, platform_, L_, item, fused.algo, g.stage, g.t), g.d);
-        }
+        Occupying([&]() {
+          if (mode_ == SimMode::kReduced) {
+            sg4::this_actor::sleep_for(fused.seconds);
+          } else {
+            AsyncItem item{CollKind::kAllReduce, bytes, ""};
+            RunCollectiveMember(platform_, params_,
+                                DpCall(s_, platform_, L_, item, fused.algo, g.stage, g.t), g.d);
+          }
+        });
         Record(g, kTrackDp, "dp fused all_reduce (" + std::string(ToString(fused.algo)) + ")", t0);
         for (; next < last; ++next) g.done[kDpStream]->release();
       }
@@ -590,12 +618,14 @@ class StepRun {
     const double t0 = Now();
     const CollectiveCache::Key key{g.stage, 1, static_cast<int>(c.kind), c.bytes};
     const CollAlgo algo = cache_.Algo(key);
-    if (mode_ == SimMode::kReduced) {
-      sg4::this_actor::sleep_for(cache_.Get(key));
-    } else {
-      RunCollectiveMember(platform_, params_, DpCall(s_, platform_, L_, c, algo, g.stage, g.t),
-                          g.d);
-    }
+    Occupying([&]() {
+      if (mode_ == SimMode::kReduced) {
+        sg4::this_actor::sleep_for(cache_.Get(key));
+      } else {
+        RunCollectiveMember(platform_, params_, DpCall(s_, platform_, L_, c, algo, g.stage, g.t),
+                            g.d);
+      }
+    });
     const bool gather = c.kind == CollKind::kAllGather;
     Record(g, gather ? kTrackWeightGather : kTrackDp, c.label + " (" + ToString(algo) + ")", t0);
   }

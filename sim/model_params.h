@@ -84,6 +84,20 @@ struct ModelParams {
   // convolutions beyond GEMMs).
   std::optional<double> conv_efficiency;
   bool use_catalog_conv_efficiency = true;
+  // Fraction of a GPU's compute rate that an in-flight data-parallel
+  // collective (gradient all-reduce or reduce-scatter, ZeRO all-gather) takes
+  // from the kernels it overlaps: NCCL runs its channels as thread blocks on
+  // the GPU's SMs and moves its data through the same HBM. Compute running
+  // beside such a collective goes at 1 - comm_compute_share of its rate
+  // (sim/engine.cc Work/Occupying; the estimator mirrors it). 0 is free
+  // overlap, the model before this figure. Fitted to fms-fsdp's batch-2 FSDP
+  // rows on 128 A100 and 96 H100
+  // (bench/data/validation/fit/comm_compute_share.json) by `bench/accuracy
+  // --fit` (grid search of the mean absolute error, 2026-11-25): 0.07, mean
+  // 6.2% (7.3% at 0). Weakly determined: 0.05-0.20 all give 6.2-6.4%; the
+  // A100 rows alone want about 0, the H100 rows about 0.25. Below 0.5 (the
+  // engine's fair sharing would cap the collective's part there).
+  double comm_compute_share = 0.07;
   // Memory-bound kernels: bytes / (hbm_efficiency * HBM bandwidth).
   double hbm_efficiency = 0.80;
   // Rate at which a node's CPU runs an offloaded optimizer step, in bytes of

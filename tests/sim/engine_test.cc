@@ -419,10 +419,49 @@ TEST(EngineTest, MoreDataParallelReplicasAddCommunicationNotCompute) {
                  R"(, "recompute": "full"}, "cluster": {"instance": "p4d.24xlarge", "nodes": )" +
                  std::to_string(nodes) + R"(}, "parallel": {"zero_stage": 1}})");
   };
-  SimulationResult one = RunScenario(scenario(1), SimMode::kReduced);
-  SimulationResult four = RunScenario(scenario(4), SimMode::kReduced);
-  EXPECT_NEAR(one.step.breakdown.compute_s, four.step.breakdown.compute_s, 1e-9);
-  EXPECT_GT(four.step.step_time_s, one.step.step_time_s);
+  // Free overlap: the collectives' share of the GPU (ModelParams::comm_compute_share) would
+  // slow the compute they run beside, and more of it with more replicas.
+  SimulateOptions o;
+  o.params.comm_compute_share = 0;
+  Expected<SimulationResult> one = Simulate(scenario(1), o), four = Simulate(scenario(4), o);
+  ASSERT_TRUE(one.ok() && four.ok());
+  EXPECT_NEAR(one->step.breakdown.compute_s, four->step.breakdown.compute_s, 1e-9);
+  EXPECT_GT(four->step.step_time_s, one->step.step_time_s);
+}
+
+// A data-parallel collective takes comm_compute_share of the GPU it runs on
+// (ModelParams): the compute beside it runs at 1 - share of its rate. Two
+// layers on dp 8: the last one's gradients (40 MB, over the 25 MiB bucket)
+// are all-reduced while the first layer's backward, far longer, computes; the
+// first layer's few gradients go last, with no compute beside them. So the
+// step grows by share x the first all-reduce's duration, and that growth is
+// compute time, in both modes.
+TEST(EngineTest, ACollectiveTakesItsShareOfTheComputeItOverlaps) {
+  const Scenario s = Parse(R"({"model": {"layer_list": [
+        {"forward_flops": 2e13, "params": 1e3, "activation_bytes": 1e4},
+        {"forward_flops": 1e9, "params": 2e7, "activation_bytes": 1e4}]},
+      "training": {"global_batch": 8, "precision": "bf16"},
+      "cluster": {"instance": "p4d.24xlarge"}, "parallel": {"dp": 8}})");
+  for (SimMode mode : {SimMode::kReduced, SimMode::kFull}) {
+    SCOPED_TRACE(mode == SimMode::kFull ? "full" : "reduced");
+    SimulateOptions o;
+    o.mode = mode;
+    o.trace = true;
+    o.params.comm_compute_share = 0;
+    Expected<SimulationResult> free = Simulate(s, o);
+    o.params.comm_compute_share = 0.2;
+    Expected<SimulationResult> shared = Simulate(s, o);
+    ASSERT_TRUE(free.ok() && shared.ok());
+    std::vector<double> reductions;  // rank 0's all-reduces, in order
+    for (const TraceEvent& e : free->step.trace) {
+      if (e.gpu == 0 && e.stream == kTrackDp) reductions.push_back(e.end_s - e.start_s);
+    }
+    ASSERT_EQ(reductions.size(), 2u);
+    const double grown = 0.2 * reductions[0];
+    EXPECT_NEAR(shared->step.step_time_s - free->step.step_time_s, grown, 1e-6 * grown);
+    EXPECT_NEAR(shared->step.breakdown.compute_s - free->step.breakdown.compute_s, grown,
+                1e-6 * grown);
+  }
 }
 
 }  // namespace
