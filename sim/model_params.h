@@ -91,7 +91,7 @@ struct ModelParams {
   // beside such a collective goes at 1 - comm_compute_share of its rate
   // (sim/engine.cc Work/Occupying; the estimator mirrors it). 0 is free
   // overlap, the model before this figure. Fitted to fms-fsdp's batch-2 FSDP
-  // rows on 128 A100 and 96 H100
+  // rows on 128 A100 and 96 H100 (5 simulated)
   // (bench/data/validation/fit/comm_compute_share.json) by `bench/accuracy
   // --fit` (grid search of the mean absolute error, 2026-11-25): 0.07, mean
   // 6.2% (7.3% at 0). Weakly determined: 0.05-0.20 all give 6.2-6.4%; the
