@@ -483,9 +483,10 @@ class ScenarioParser {
           file_, at,
           Cat("parallel.pp = ", pp, " exceeds the ", layers, " layers of the layer-list model"));
     }
-    if (m.layers % pp == 0) return Status::Ok();
-    return ErrorAt(file_, at,
-                   Cat("parallel.pp = ", pp, " does not divide model.layers = ", m.layers));
+    // An uneven split is allowed (torchtitan and DeepSpeed take one; the first layers % pp
+    // stages hold one layer more, docs/memory.md section 1); every stage needs a layer.
+    if (pp <= m.layers) return Status::Ok();
+    return ErrorAt(file_, at, Cat("parallel.pp = ", pp, " exceeds model.layers = ", m.layers));
   }
 
   // dp given: tp * pp * dp must be the cluster's GPU count. Else dp = GPUs / (tp * pp).

@@ -515,8 +515,8 @@ std::vector<FailCase> ParallelCases() {
       {"tp does not divide ffn_hidden",
        Doc(Explicit(R"(, "ffn_hidden": 1000)"), R"({"global_batch": 8})", kP4d, R"({"tp": 16})"),
        "x.json:4:21: parallel.tp = 16 does not divide model.ffn_hidden = 1000"},
-      {"pp does not divide layers", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 5})"),
-       "x.json:4:30: parallel.pp = 5 does not divide model.layers = 96"},
+      {"pp beyond the layers", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 1, "pp": 128})"),
+       "x.json:4:30: parallel.pp = 128 exceeds model.layers = 96"},
       {"tp on a layer-list model", Doc(kTwoLayers, R"({"global_batch": 8})", kP4d, R"({"tp": 2})"),
        "x.json:4:21: parallel.tp = 2 needs a transformer model; tensor parallelism does not "
        "apply to a layer-list model (use tp = 1)"},

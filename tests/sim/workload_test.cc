@@ -57,6 +57,25 @@ TEST(WorkloadTest, SplittingIntoStagesConservesCompute) {
   }
 }
 
+// An uneven split: 10 layers over 4 stages give the first 10 mod 4 = 2 stages 3 layers and
+// the other two 2 (docs/memory.md section 1), the work of the whole model conserved. Stages 1
+// and 2 hold neither the embedding nor the output layer, so their compute is in the ratio of
+// their layers.
+TEST(WorkloadTest, AnUnevenSplitGivesTheFirstStagesOneLayerMore) {
+  auto ten_layers = [](int pp) {
+    return Parse(R"({"model": {"layers": 10, "hidden": 2048, "heads": 16, "seq_len": 2048,
+        "vocab": 50304}, "training": {"global_batch": 16}, "cluster": {"instance":
+        "p4d.24xlarge"}, "parallel": {"pp": )" +
+                 std::to_string(pp) + "}}");
+  };
+  const StepProgram p = Build(ten_layers(4));
+  ASSERT_EQ(p.stages.size(), 4u);
+  EXPECT_NEAR(p.stages[1].compute_per_microbatch_s / p.stages[2].compute_per_microbatch_s,
+              3.0 / 2.0, 1e-9);
+  const double one = TotalComputePerMicrobatch(Build(ten_layers(1)));
+  EXPECT_NEAR(TotalComputePerMicrobatch(p), one, 1e-9 * one);
+}
+
 TEST(WorkloadTest, DataParallelBucketsCarryEveryGradientOnce) {
   Scenario s = Gpt(R"("pp": 1)");
   StepProgram p = Build(s);
