@@ -175,5 +175,27 @@ TEST(CorpusTest, MalformedPointsAreRefusedWithFileAndPoint) {
   }
 }
 
+// A fit file names a known parameter and, for a GPU's or an instance's figure, its target; the
+// simulator's own figures (one for every scenario) take none.
+TEST(CorpusTest, MalformedFitFilesAreRefusedWithTheFile) {
+  const struct {
+    std::string text, message;
+  } cases[] = {
+      {R"({"parameter": "magic", "points": []})", "fit/y.json: unknown parameter \"magic\""},
+      {R"({"parameter": "gemm_efficiency", "points": []})",
+       "fit/y.json: `target` names the GPU(s) or instance the parameter belongs to"},
+      {R"({"parameter": "comm_compute_share", "target": "A100-SXM4-80GB", "points": []})",
+       "fit/y.json: `comm_compute_share` is one figure for every scenario: no `target`"},
+  };
+  for (const auto& c : cases) {
+    const std::string dir = CorpusWith(R"({"points": []})");
+    fs::create_directories(fs::path(dir) / "fit");
+    std::ofstream(fs::path(dir) / "fit" / "y.json") << c.text;
+    Expected<Corpus> corpus = LoadCorpus(dir);
+    ASSERT_FALSE(corpus.ok()) << c.text;
+    EXPECT_EQ(corpus.status().message(), c.message);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::bench
