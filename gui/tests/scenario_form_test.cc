@@ -159,6 +159,37 @@ class ScenarioFormTest : public QObject {
              s.status().message().c_str());
   }
 
+  // The switches of the later issues (flash attention, sequence parallelism, offload, the
+  // interleaved chunks, TP overlap) are form fields too, written where the parser reads them.
+  void trainingAndParallelSwitchesAreFields() {
+    ScenarioForm form;
+    QVERIFY(form.setText(
+        QStringLiteral("{\"model\": \"gpt3-175b\", \"training\": {\"global_batch\": 256}, "
+                       "\"cluster\": {\"instance\": \"p4d.24xlarge\", \"nodes\": 32}, "
+                       "\"parallel\": {\"tp\": 8, \"pp\": 8, \"zero_stage\": 3}}")));
+    form.setFieldText(QStringLiteral("training.flash_attention"), QStringLiteral("false"));
+    form.setFieldText(QStringLiteral("training.sequence_parallel"), QStringLiteral("true"));
+    form.setFieldText(QStringLiteral("training.offload_params"), QStringLiteral("true"));
+    form.setFieldText(QStringLiteral("parallel.schedule"), QStringLiteral("interleaved"));
+    form.setFieldText(QStringLiteral("parallel.virtual_stages"), QStringLiteral("2"));
+    form.setFieldText(QStringLiteral("parallel.tp_overlap"), QStringLiteral("true"));
+    Expected<Scenario> s = Parse(form.text());
+    QVERIFY2(s.ok(), s.status().message().c_str());
+    QVERIFY(!s->training.flash_attention);
+    QVERIFY(s->training.sequence_parallel);
+    QVERIFY(s->training.offload_params);
+    QVERIFY(s->training.offload_optimizer);  // implied by parameter offload
+    QCOMPARE(s->parallel.virtual_stages, 2);
+    QVERIFY(s->parallel.tp_overlap);
+
+    // Cleared, a field leaves the JSON and its default applies.
+    form.setFieldText(QStringLiteral("parallel.tp_overlap"), QString());
+    QVERIFY(!form.root()["parallel"].contains("tp_overlap"));
+    s = Parse(form.text());
+    QVERIFY2(s.ok(), s.status().message().c_str());
+    QVERIFY(!s->parallel.tp_overlap);
+  }
+
   void modelForms() {
     ScenarioForm form;
     QVERIFY(form.setText(QStringLiteral("{\"model\": \"gpt3-175b\", \"training\": {}}")));
