@@ -1,7 +1,7 @@
 // Accuracy of the simulator on the validation corpus (bench/data/validation/,
 // docs/validation.md): prints markdown tables, not pass/fail.
 //
-//   accuracy [--fit] [--loso] [--jobs N] [--match TEXT] [CORPUS_DIR]
+//   accuracy [--fit] [--loso] [--jobs N] [--match TEXT] [--set P=V]... [CORPUS_DIR]
 //
 // Default: every point simulated with the catalog's fitted parameters; a
 // table of points, the error per family on the evaluate part and on each fit
@@ -11,7 +11,9 @@
 // provenance). --loso: leave one source out: every fit that reads a source's
 // points is redone without them, and that source's points are judged with
 // the refitted values. --match: only points whose id or file name contains TEXT. --jobs:
-// simulations run at once (default 1).
+// simulations run at once (default 1). --set: a trial value over the catalog's and
+// sim/model_params.h's (`hbm_efficiency=0.5`, `gemm_efficiency@A100-SXM4-80GB=0.7`), for
+// every run and as the base of every fit: a diagnostic, nothing is stored.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -48,7 +50,8 @@ Outcome Run(const CorpusPoint& p, const Catalog& catalog, const ParamOverrides& 
   return out;
 }
 
-int g_jobs = 1;  // --jobs: simulations at once (each in its own child process)
+int g_jobs = 1;          // --jobs: simulations at once (each in its own child process)
+ParamOverrides g_trial;  // --set: trial values under every run and fit
 
 // Every point simulated, `g_jobs` at a time; results in the order of `points`.
 std::vector<Outcome> RunAll(const std::vector<const CorpusPoint*>& points, const Catalog& catalog,
@@ -315,7 +318,7 @@ void RunFits(const Corpus& corpus, const Catalog& catalog) {
       "| fit file | value | objective %% |\n|---|---:|---:|\n");
   for (const FitSpec& fit : corpus.fits) {
     const std::vector<const CorpusPoint*> points = FitPoints(corpus, fit);
-    if (!points.empty()) FitOne(fit, points, catalog, ParamOverrides(), true);
+    if (!points.empty()) FitOne(fit, points, catalog, g_trial, true);
   }
 }
 
@@ -327,7 +330,7 @@ void RunLeaveOneSourceOut(const Corpus& corpus, const Catalog& catalog) {
       "| source | points | fits redone | mean abs error %% (all fits) | mean abs error %% (S left "
       "out) |\n|---|---:|---|---:|---:|\n");
   for (const auto& [source, points] : by_source) {
-    ParamOverrides o;
+    ParamOverrides o = g_trial;
     std::string redone;
     for (const FitSpec& fit : corpus.fits) {
       if (FitPoints(corpus, fit).size() == FitPoints(corpus, fit, source).size()) continue;
@@ -338,11 +341,11 @@ void RunLeaveOneSourceOut(const Corpus& corpus, const Catalog& catalog) {
                                          fit.targets.end());
         redone += " (no points left: assumption)";
       } else {
-        SetFitted(fit, FitOne(fit, remaining, catalog, ParamOverrides(), false), &o);
+        SetFitted(fit, FitOne(fit, remaining, catalog, g_trial, false), &o);
       }
     }
     Stats with_all, left_out;
-    for (const Outcome& out : RunAll(points, catalog, ParamOverrides())) with_all.Add(out);
+    for (const Outcome& out : RunAll(points, catalog, g_trial)) with_all.Add(out);
     if (redone.empty()) {
       left_out = with_all;
       redone = "none (no fit reads it)";
@@ -368,11 +371,17 @@ int Main(int argc, char** argv) {
       g_jobs = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--match" && i + 1 < argc) {
       match = argv[++i];
+    } else if (arg == "--set" && i + 1 < argc) {
+      if (Status st = ParseOverride(argv[++i], &g_trial); !st.ok()) {
+        std::fprintf(stderr, "accuracy: %s\n", st.message().c_str());
+        return 2;
+      }
     } else if (!arg.empty() && arg[0] != '-') {
       dir = arg;
     } else {
       std::fprintf(stderr,
-                   "usage: accuracy [--fit] [--loso] [--jobs N] [--match TEXT] [CORPUS_DIR]\n");
+                   "usage: accuracy [--fit] [--loso] [--jobs N] [--match TEXT] [--set P=V]... "
+                   "[CORPUS_DIR]\n");
       return 2;
     }
   }
@@ -399,7 +408,7 @@ int Main(int argc, char** argv) {
   } else {
     std::vector<const CorpusPoint*> all;
     for (const CorpusPoint& p : corpus->points) all.push_back(&p);
-    const std::vector<Outcome> outcomes = RunAll(all, *catalog, ParamOverrides());
+    const std::vector<Outcome> outcomes = RunAll(all, *catalog, g_trial);
     PrintPoints(outcomes, *catalog);
     PrintFamilies(outcomes, *catalog);
     PrintEstimator(outcomes, *catalog);

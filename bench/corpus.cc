@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -160,6 +161,7 @@ struct GlobalFigure {
 constexpr GlobalFigure kGlobalFigures[] = {
     {"protocol_latency_scale", &sim::ModelParams::protocol_latency_scale, 1.0},  // NCCL's own
     {"comm_compute_share", &sim::ModelParams::comm_compute_share, 0.0},          // free overlap
+    {"hbm_efficiency", &sim::ModelParams::hbm_efficiency, 0.80},  // the assumption it replaced
 };
 
 bool IsGlobal(const std::string& parameter) {
@@ -338,6 +340,30 @@ Expected<Corpus> LoadCorpus(const std::string& dir) {
     }
   }
   return corpus;
+}
+
+Status ParseOverride(const std::string& text, ParamOverrides* o) {
+  const auto eq = text.find('=');
+  const std::string name = text.substr(0, eq);
+  const auto at = name.find('@');
+  const std::string parameter = name.substr(0, at);
+  const std::string target = at == std::string::npos ? "" : name.substr(at + 1);
+  char* end = nullptr;
+  const double value = eq == std::string::npos ? 0 : std::strtod(text.c_str() + eq + 1, &end);
+  if (eq == std::string::npos || end == text.c_str() + eq + 1 || *end != '\0' || value < 0) {
+    return Status::InvalidInput("--set " + text + ": expected PARAMETER=VALUE or " +
+                                "PARAMETER@TARGET=VALUE with a number >= 0");
+  }
+  if (!KnownParameter(parameter)) {
+    return Status::InvalidInput("--set " + text + ": unknown parameter \"" + parameter + "\"");
+  }
+  if (target.empty() != IsGlobal(parameter)) {
+    return Status::InvalidInput("--set " + text + ": " +
+                                (IsGlobal(parameter) ? parameter + " takes no @TARGET"
+                                                     : parameter + " needs @GPU or @INSTANCE"));
+  }
+  o->values[parameter][target] = value;
+  return Status::Ok();
 }
 
 void SetFitted(const FitSpec& fit, double value, ParamOverrides* o) {

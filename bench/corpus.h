@@ -82,6 +82,11 @@ struct ParamOverrides {
 // Sets `value` for every target of `fit` in `o`.
 void SetFitted(const FitSpec& fit, double value, ParamOverrides* o);
 
+// Adds one trial value written `parameter=value` (a figure of the simulator's own, such as
+// hbm_efficiency) or `parameter@target=value` (a GPU's or instance's figure, such as
+// gemm_efficiency@A100-SXM4-80GB=0.7) to `o`: for diagnostics, never stored.
+Status ParseOverride(const std::string& text, ParamOverrides* o);
+
 // Scenario points: the parsed scenario (catalog + the corpus's own catalog.json).
 Expected<Scenario> PointScenario(const CorpusPoint& p, const Catalog& catalog);
 

@@ -197,5 +197,42 @@ TEST(CorpusTest, MalformedFitFilesAreRefusedWithTheFile) {
   }
 }
 
+TEST(CorpusTest, TrialValuesAreParsedByParameterAndTarget) {
+  ParamOverrides o;
+  ASSERT_TRUE(ParseOverride("hbm_efficiency=0.5", &o).ok());
+  ASSERT_TRUE(ParseOverride("gemm_efficiency@A100-SXM4-80GB=0.7", &o).ok());
+  ASSERT_TRUE(ParseOverride("comm_compute_share=0", &o).ok());
+  EXPECT_EQ(o.values.at("hbm_efficiency").at(""), 0.5);
+  EXPECT_EQ(o.values.at("gemm_efficiency").at("A100-SXM4-80GB"), 0.7);
+  EXPECT_EQ(o.values.at("comm_compute_share").at(""), 0.0);
+}
+
+TEST(CorpusTest, BadTrialValuesAreRefusedWithWhatWasExpected) {
+  const struct {
+    std::string text, message;
+  } cases[] = {
+      {"hbm_efficiency",
+       "--set hbm_efficiency: expected PARAMETER=VALUE or "
+       "PARAMETER@TARGET=VALUE with a number >= 0"},
+      {"hbm_efficiency=fast",
+       "--set hbm_efficiency=fast: expected PARAMETER=VALUE or "
+       "PARAMETER@TARGET=VALUE with a number >= 0"},
+      {"hbm_efficiency=-1",
+       "--set hbm_efficiency=-1: expected PARAMETER=VALUE or "
+       "PARAMETER@TARGET=VALUE with a number >= 0"},
+      {"magic=1", "--set magic=1: unknown parameter \"magic\""},
+      {"hbm_efficiency@H100-SXM5-80GB=0.5",
+       "--set hbm_efficiency@H100-SXM5-80GB=0.5: hbm_efficiency takes no @TARGET"},
+      {"gemm_efficiency=0.5", "--set gemm_efficiency=0.5: gemm_efficiency needs @GPU or @INSTANCE"},
+  };
+  for (const auto& c : cases) {
+    ParamOverrides o;
+    const Status st = ParseOverride(c.text, &o);
+    ASSERT_FALSE(st.ok()) << c.text;
+    EXPECT_EQ(st.message(), c.message);
+    EXPECT_TRUE(o.values.empty()) << c.text;
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::bench
