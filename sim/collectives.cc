@@ -1,8 +1,6 @@
 #include "sim/collectives.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -19,144 +17,56 @@ sg4::Mailbox* Box(const std::string& tag, const std::string& what, int to) {
   return sg4::Mailbox::by_name(tag + "/" + what + "/" + std::to_string(to));
 }
 
-// Chunk slots per ring channel, as NCCL's NCCL_STEPS = 8 (src/include/device.h):
-// a member keeps this many receives posted, so that a sender never waits for its
-// successor to ask, and has at most this many sends in flight.
-constexpr int kRingSlots = 8;
-
-// A send held back until time t may leave at any clock within this of t:
-// SimGrid's timeouts land within rounding of the time asked for.
-constexpr double kClockSlack = 1e-12;
-
-// One member's view of a ring channel.
-struct RingChannel {
-  sg4::Mailbox* out;  // to the successor
-  sg4::Mailbox* in;   // from the predecessor
-  double interval;    // seconds the outgoing route needs per chunk at its bottleneck bandwidth
-};
-
-// Progress of one member over its channels, for the long-ring shortcut.
-struct RingProgress {
-  int received = 0;    // chunks received, over the channels
-  double warm_at = 0;  // when `received` reached the warm-up count
-  double end = 0;      // when the last simulated chunk arrived
-};
-
-// One channel of a member for `simulated` steps. The steps are a pipeline, not
-// a lock-step, as in NCCL: the member forwards step s once step s - 1 has
-// arrived (the data it passes on or reduces into), without waiting for its
-// earlier sends to land, so chunks follow each other round the ring and each
-// pays a hop's latency once. Sends leave no closer together than the outgoing
-// route can carry them (`interval`): a connection transmits its chunks one
-// after the other, whose latencies overlap, rather than all at once.
-void RingChannelSteps(const RingChannel& ch, int simulated, int warm_total, double chunk,
-                      RingProgress* progress) {
-  int sent = 0, in_flight = 0, ready = simulated > 0 ? 1 : 0;  // step 0: the member's own data
-  int received = 0, posted = 0;
-  double next_send = 0;
-  std::vector<sg4::CommPtr> pending;  // sends and receives in flight
-  std::vector<bool> is_send;
-  int* sink = nullptr;
-  auto post = [&]() {
-    for (; posted < simulated && posted < received + kRingSlots; ++posted) {
-      pending.push_back(ch.in->get_async<int>(&sink));
-      is_send.push_back(false);
-    }
-  };
-  // Sends the next step if its data is there and the route is free; returns
-  // when a held-back send may leave (infinity when none is held back).
-  auto send_due = [&]() {
-    const double now = sg4::Engine::get_clock();
-    if (ready > 0 && in_flight < kRingSlots && next_send <= now + kClockSlack) {
-      pending.push_back(ch.out->put_async(&kPayload, chunk));
-      is_send.push_back(true);
-      --ready, ++sent, ++in_flight;
-      next_send = now + ch.interval;
-    }
-    return ready > 0 && in_flight < kRingSlots ? next_send
-                                               : std::numeric_limits<double>::infinity();
-  };
-  post();
-  double next = send_due();
-  while (!pending.empty()) {
-    const double timeout =
-        std::isinf(next) ? -1.0 : std::max(0.0, next - sg4::Engine::get_clock());  // -1: none
-    const auto i = sg4::Comm::wait_any_for(pending, timeout);
-    if (i >= 0) {
-      const bool send = is_send[static_cast<std::size_t>(i)];
-      pending.erase(pending.begin() + i);
-      is_send.erase(is_send.begin() + i);
-      if (send) {
-        --in_flight;
-      } else {
-        ++received;
-        if (sent + ready < simulated) ++ready;  // step `received` passes it on
-        post();
-        progress->end = sg4::Engine::get_clock();
-        if (++progress->received == warm_total) progress->warm_at = progress->end;
-      }
-    }
-    next = send_due();
+// `steps` ring steps: each member sends `chunk` bytes to its successor and
+// receives as much from its predecessor, in every channel at once.
+void RingSteps(const std::vector<std::vector<int>>& channels, const std::vector<int>& position,
+               int me_rank, const std::string& tag, int steps, double chunk, int max_steps) {
+  const int n = static_cast<int>(channels[0].size());
+  std::vector<sg4::Mailbox*> out, in;
+  for (std::size_t c = 0; c < channels.size(); ++c) {
+    int pos = position[c];
+    int next = channels[c][(pos + 1) % n];
+    out.push_back(Box(tag, "c" + std::to_string(c), next));
+    in.push_back(Box(tag, "c" + std::to_string(c), me_rank));
   }
-}
-
-// `steps` ring steps in every channel at once, one actor per channel (the
-// channels are independent rings).
-void RingSteps(const std::vector<RingChannel>& channels, int steps, double chunk, int max_steps) {
-  const int count = static_cast<int>(channels.size());
+  auto step = [&]() {
+    std::vector<sg4::CommPtr> sends;
+    std::vector<int*> received(in.size(), nullptr);
+    for (auto* box : out) sends.push_back(box->put_async(&kPayload, chunk));
+    // All channels receive at once: a step takes as long as its slowest
+    // channel, not the sum of them.
+    for (std::size_t c = 0; c < in.size(); ++c)
+      sends.push_back(in[c]->get_async<int>(&received[c]));
+    for (auto& c : sends) c->wait();
+  };
   // Every step of a ring moves the same chunk between the same neighbours,
-  // so the pace settles once the chunks that crossed only fast hops have
-  // passed. Long rings simulate `max_steps` of them and spend the rest at the
-  // pace of the second half, counted over all channels together (channels
-  // that share a NIC take turns, so one channel's pace swings while their sum
-  // holds; proved against the full ring in collectives_test.cc).
-  const bool shortcut = max_steps > 0 && steps > max_steps;
-  const int simulated = shortcut ? max_steps : steps;
-  const int warm = shortcut ? max_steps / 2 : 0;
-  RingProgress progress;
-  progress.warm_at = progress.end = sg4::Engine::get_clock();
-  std::vector<sg4::ActorPtr> actors;
-  sg4::Host* host = sg4::this_actor::get_host();
-  const std::string name = sg4::this_actor::get_name() + "/ch";
-  for (int c = 1; c < count; ++c) {
-    actors.push_back(sg4::Actor::create(name + std::to_string(c), host, [&, c]() {
-      RingChannelSteps(channels[c], simulated, warm * count, chunk, &progress);
-    }));
+  // so after the first steps each takes the same time. Long rings simulate
+  // `max_steps` of them and spend the rest of the steps at the measured
+  // pace (proved against the full ring in collectives_test.cc).
+  if (max_steps <= 0 || steps <= max_steps) {
+    for (int s = 0; s < steps; ++s) step();
+    return;
   }
-  RingChannelSteps(channels[0], simulated, warm * count, chunk, &progress);
-  for (auto& a : actors) a->join();
-  if (shortcut) {
-    const double pace = (progress.end - progress.warm_at) / (simulated - warm);
-    sg4::this_actor::sleep_for(
-        std::max(0.0, progress.end + (steps - simulated) * pace - sg4::Engine::get_clock()));
-  }
-}
-
-// Seconds the route from `from` to `to` needs per `bytes` at its narrowest link.
-double RouteInterval(const Platform& platform, int from, int to, double bytes) {
-  std::vector<sg4::Link*> links;
-  double latency = 0;
-  platform.gpus[from]->route_to(platform.gpus[to], links, &latency);
-  double bandwidth = std::numeric_limits<double>::infinity();
-  for (const sg4::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
-  return std::isinf(bandwidth) ? 0.0 : bytes / bandwidth;
+  const int warm = max_steps / 2;
+  for (int s = 0; s < warm; ++s) step();
+  const double t0 = sg4::Engine::get_clock();
+  for (int s = warm; s < max_steps; ++s) step();
+  const double per_step = (sg4::Engine::get_clock() - t0) / (max_steps - warm);
+  sg4::this_actor::sleep_for((steps - max_steps) * per_step);
 }
 
 void Ring(const Platform& platform, const ModelParams& params, const CollectiveCall& call, int me,
           int steps_factor_num, double chunk_total) {
-  const auto rings = RingChannels(platform, call.group);
+  auto channels = RingChannels(platform, call.group);
   const int n = static_cast<int>(call.group.size());
   const int rank = call.group[me];
-  const double chunk = chunk_total / (n * static_cast<double>(rings.size()));
-  std::vector<RingChannel> channels;
-  for (std::size_t c = 0; c < rings.size(); ++c) {
-    const auto pos = std::find(rings[c].begin(), rings[c].end(), rank) - rings[c].begin();
-    const int next = rings[c][(pos + 1) % n];
-    channels.push_back({Box(call.tag, "c" + std::to_string(c), next),
-                        Box(call.tag, "c" + std::to_string(c), rank),
-                        RouteInterval(platform, rank, next, chunk)});
+  std::vector<int> position;
+  for (const auto& ring : channels) {
+    position.push_back(static_cast<int>(std::find(ring.begin(), ring.end(), rank) - ring.begin()));
   }
-  RingSteps(channels, steps_factor_num * (n - 1), chunk, params.max_ring_steps);
+  const double chunk = chunk_total / (n * static_cast<double>(channels.size()));
+  RingSteps(channels, position, rank, call.tag, steps_factor_num * (n - 1), chunk,
+            params.max_ring_steps);
 }
 
 // Double binary tree: two trees over the members, each reducing and then

@@ -116,12 +116,9 @@ struct ModelParams {
   // NCCL_STEPS = 8). Assumption.
   int hierarchical_pieces_in_flight = 8;
   // Rings longer than this many steps simulate this many and extrapolate the
-  // rest at the per-step time of the second half (0 = simulate every step). A
-  // speed shortcut, not a model parameter: tests prove it against full rings.
-  // 64, not fewer: a pipelined ring whose channels share a NIC (p4d: two GPUs
-  // per NIC) moves in bursts that repeat every few steps, and a shorter
-  // window misjudges their pace (16: 18% too fast on 4 p4d nodes).
-  int max_ring_steps = 64;
+  // rest at the measured per-step time (0 = simulate every step). A speed
+  // shortcut, not a model parameter: tests prove it against full rings.
+  int max_ring_steps = 16;
   // Largest all-reduce for which the automatic choice tries the tree. The
   // tree wins on latency, for small messages; large ones go to the ring or
   // the hierarchical algorithm, and simulating a large flat tree over
