@@ -30,7 +30,8 @@ constexpr double kFlopsPerTflops = 1e12;
 // In the order of IntraTopology: the index read is cast to the enum.
 const std::vector<std::string> kTopologyKinds = {"single", "pcie", "nvlink-cube-mesh", "nvswitch"};
 const std::vector<std::string> kRdmaKinds = {"none", "efa", "infiniband"};
-constexpr int kRdmaNone = 0;  // index of "none" in kRdmaKinds
+constexpr int kRdmaNone = 0;        // index of "none" in kRdmaKinds
+constexpr int kRdmaInfiniband = 2;  // index of "infiniband"
 const std::vector<std::string> kSpotBuckets = {"<5%", "5-10%", "10-15%", "15-20%", ">20%"};
 // Keys of an entry's "sources" object: "*" (the whole entry), a field of the
 // entry, or a figure the loader derives (pcie_GBps_per_dir).
@@ -493,6 +494,7 @@ class FileReader {
                           "must be 0 when rdma is \"none\"");
     }
     t->efa = rdma != kRdmaNone;
+    t->infiniband = rdma == kRdmaInfiniband;
     t->nics = rdma_nics > 0 ? rdma_nics : 1;
     t->nic_gbps = net_gbps > 0 ? net_gbps / t->nics : nic_gbps;
     return Status::Ok();

@@ -73,9 +73,10 @@ struct InstanceType {
   int pcie_gen = 0;              // 0 when unknown
   double pcie_GBps_per_dir = 0;  // per GPU, from pcie_gen
 
-  int nics = 0;         // network interfaces used for training traffic
-  double nic_gbps = 0;  // per NIC
-  bool efa = false;     // EFA (or InfiniBand for reference systems)
+  int nics = 0;             // network interfaces used for training traffic
+  double nic_gbps = 0;      // per NIC
+  bool efa = false;         // EFA (or InfiniBand for reference systems)
+  bool infiniband = false;  // the RDMA network is InfiniBand, not EFA
   // Fraction of the NIC line rate that collectives reach over this network
   // (transport, proxy, GPUDirect), when fitted or measured, with where it
   // comes from; else ModelParams::network_efficiency applies.

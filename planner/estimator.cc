@@ -13,7 +13,12 @@ namespace {
 struct Links {
   double intra_Bps = 0;     // one GPU to its peers inside the node, one direction
   double node_net_Bps = 0;  // all the node's NICs together, one direction
-  double intra_latency_s = 0, inter_latency_s = 0, base_latency_s = 0;
+  // Per-step latencies (protocol and links) of a collective inside one node
+  // (`local`) and of one across nodes (`cross`: the protocol latency scaled
+  // unless the network is InfiniBand, sim::ProtocolLatencyScale).
+  struct Latency {
+    double intra_s = 0, inter_s = 0, base_s = 0;
+  } local, cross;
 };
 
 Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
@@ -32,12 +37,15 @@ Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
   double net = t.nics * t.nic_gbps / 8 * 1e9 * t.network_efficiency.value_or(p.network_efficiency);
   if (s.cluster.nodes > s.cluster.nodes_per_leaf) net /= s.cluster.oversubscription;
   l.node_net_Bps = net;
-  const double scale = p.protocol_latency_scale;
   const double nic_latency = t.efa ? p.efa_latency_s : p.ena_latency_s;
-  l.base_latency_s = p.protocol_base_latency_s * scale;
-  l.intra_latency_s = p.protocol_intra_step_latency_s * scale + p.nvlink_latency_s;
-  l.inter_latency_s =
-      p.protocol_inter_step_latency_s * scale + nic_latency + 2 * p.switch_latency_s;
+  auto latency = [&](double scale) {
+    return Links::Latency{
+        p.protocol_intra_step_latency_s * scale + p.nvlink_latency_s,
+        p.protocol_inter_step_latency_s * scale + nic_latency + 2 * p.switch_latency_s,
+        p.protocol_base_latency_s * scale};
+  };
+  l.local = latency(1.0);
+  l.cross = latency(sim::ProtocolLatencyScale(p, t.infiniband, 2));
   return l;
 }
 
@@ -62,8 +70,8 @@ double RingSeconds(const Links& l, const Group& g, int gpus_per_node, double byt
   if (g.n <= 1 || bytes <= 0) return 0;
   const int rounds = all_reduce ? 2 : 1;
   const double steps = rounds * (g.n - 1.0), inter = rounds * (g.nodes() - 1.0);
-  const double latency =
-      l.base_latency_s + (steps - inter) * l.intra_latency_s + inter * l.inter_latency_s;
+  const Links::Latency& lat = g.nodes() > 1 ? l.cross : l.local;
+  const double latency = lat.base_s + (steps - inter) * lat.intra_s + inter * lat.inter_s;
   return latency + steps / g.n * bytes / GroupBps(l, g, gpus_per_node);
 }
 
@@ -180,7 +188,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     const bool across = tp * dp >= gpn;
     const double p2p_Bps = across ? links.node_net_Bps / gpn : links.intra_Bps;
     const double p2p_s =
-        (across ? links.inter_latency_s : links.intra_latency_s) + f.p2p_bytes / p2p_Bps;
+        (across ? links.cross.inter_s : links.local.intra_s) + f.p2p_bytes / p2p_Bps;
     e.pp_bubble_s = (pp - 1) * (worst.total() / v + 2 * p2p_s);
   }
 

@@ -373,7 +373,8 @@ double ProtocolLatency(const Platform& platform, const ModelParams& params,
     const int steps = per_pass * (n - 1), inter_steps = per_pass * (nodes - 1);
     steps_latency = (steps - inter_steps) * intra + inter_steps * inter;
   }
-  return params.protocol_latency_scale * (params.protocol_base_latency_s + steps_latency);
+  return ProtocolLatencyScale(params, platform.infiniband, nodes) *
+         (params.protocol_base_latency_s + steps_latency);
 }
 
 void RunCollectiveMember(const Platform& platform, const ModelParams& params,

@@ -102,6 +102,7 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   Platform p;
   p.nodes = shape.nodes;
   p.gpus_per_node = type.gpus;
+  p.infiniband = type.infiniband;
   p.nvlink_ring = NvlinkRing(topo);
   if (p.nvlink_ring.empty()) {
     for (int i = 0; i < type.gpus; ++i) p.nvlink_ring.push_back(i);

@@ -34,6 +34,7 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;  // by global rank: node * gpus_per_node + local
   std::vector<simgrid::s4u::Host*> cpus;  // by node
   std::vector<int> nvlink_ring;           // local ranks in NVLink ring order
+  bool infiniband = false;                // nodes talk over InfiniBand (not EFA or TCP)
   int node_of(int rank) const { return rank / gpus_per_node; }
   int local_of(int rank) const { return rank % gpus_per_node; }
   int cpu_endpoint(int node) const { return static_cast<int>(gpus.size()) + node; }

@@ -96,6 +96,7 @@ TEST(CatalogBuiltin, EntriesMatchTheReferenceFigures) {
     EXPECT_EQ(t->nics, c.nics);
     EXPECT_DOUBLE_EQ(t->nic_gbps, c.nic_gbps);
     EXPECT_EQ(t->efa, c.efa);
+    EXPECT_EQ(t->infiniband, c.efa && !c.is_aws);  // the reference systems' RDMA network
     EXPECT_EQ(t->is_aws, c.is_aws);
     EXPECT_EQ(t->price_on_demand_usd_hr, c.on_demand_usd_hr);
   }
