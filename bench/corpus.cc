@@ -1,6 +1,7 @@
 #include "bench/corpus.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -350,9 +351,10 @@ Status ParseOverride(const std::string& text, ParamOverrides* o) {
   const std::string target = at == std::string::npos ? "" : name.substr(at + 1);
   char* end = nullptr;
   const double value = eq == std::string::npos ? 0 : std::strtod(text.c_str() + eq + 1, &end);
-  if (eq == std::string::npos || end == text.c_str() + eq + 1 || *end != '\0' || value < 0) {
+  if (eq == std::string::npos || end == text.c_str() + eq + 1 || *end != '\0' ||
+      !std::isfinite(value) || value < 0) {
     return Status::InvalidInput("--set " + text + ": expected PARAMETER=VALUE or " +
-                                "PARAMETER@TARGET=VALUE with a number >= 0");
+                                "PARAMETER@TARGET=VALUE with a finite number >= 0");
   }
   if (!KnownParameter(parameter)) {
     return Status::InvalidInput("--set " + text + ": unknown parameter \"" + parameter + "\"");

@@ -45,7 +45,7 @@ Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
         p.protocol_base_latency_s * scale};
   };
   l.local = latency(1.0);
-  l.cross = latency(sim::ProtocolLatencyScale(p, t.infiniband, 2));
+  l.cross = latency(sim::ProtocolLatencyScale(p, t.infiniband, /*nodes=*/2));
   return l;
 }
 

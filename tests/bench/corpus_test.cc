@@ -213,13 +213,16 @@ TEST(CorpusTest, BadTrialValuesAreRefusedWithWhatWasExpected) {
   } cases[] = {
       {"hbm_efficiency",
        "--set hbm_efficiency: expected PARAMETER=VALUE or "
-       "PARAMETER@TARGET=VALUE with a number >= 0"},
+       "PARAMETER@TARGET=VALUE with a finite number >= 0"},
       {"hbm_efficiency=fast",
        "--set hbm_efficiency=fast: expected PARAMETER=VALUE or "
-       "PARAMETER@TARGET=VALUE with a number >= 0"},
+       "PARAMETER@TARGET=VALUE with a finite number >= 0"},
       {"hbm_efficiency=-1",
        "--set hbm_efficiency=-1: expected PARAMETER=VALUE or "
-       "PARAMETER@TARGET=VALUE with a number >= 0"},
+       "PARAMETER@TARGET=VALUE with a finite number >= 0"},
+      {"hbm_efficiency=inf",
+       "--set hbm_efficiency=inf: expected PARAMETER=VALUE or "
+       "PARAMETER@TARGET=VALUE with a finite number >= 0"},
       {"magic=1", "--set magic=1: unknown parameter \"magic\""},
       {"hbm_efficiency@H100-SXM5-80GB=0.5",
        "--set hbm_efficiency@H100-SXM5-80GB=0.5: hbm_efficiency takes no @TARGET"},
