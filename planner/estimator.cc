@@ -12,6 +12,9 @@ namespace {
 // Link rates of one node, bytes per second, efficiencies applied.
 struct Links {
   double intra_Bps = 0;     // one GPU to its peers inside the node, one direction
+  // NVLink meshes: intra_Bps is one brick's, and a group inside the node runs
+  // a ring channel per brick-disjoint cycle and direction (sim::NvlinkChannels).
+  const InstanceType* mesh = nullptr;
   double node_net_Bps = 0;  // all the node's NICs together, one direction
   // Per-step latencies (protocol and links) of a collective inside one node
   // (`local`) and of one across nodes (`cross`: the protocol latency scaled
@@ -31,6 +34,7 @@ Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
     l.intra_Bps = *t.nvlink_GBps_per_gpu_per_dir * 1e9 * nvlink_eff;
   } else if (t.topology == IntraTopology::kNvlinkCubeMesh && t.nvlink_GBps_per_link_per_dir) {
     l.intra_Bps = *t.nvlink_GBps_per_link_per_dir * 1e9 * nvlink_eff;
+    l.mesh = &t;
   } else {
     l.intra_Bps = pcie;
   }
@@ -49,17 +53,24 @@ Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
   return l;
 }
 
-// A group of `n` members with `per_node` of them on each node; every GPU of a
-// node is in one such group at the same time (DP and PP groups), so the node's
-// NICs are shared by gpus / per_node groups.
+// A group of `n` members with `per_node` of them on each node, `stride` local
+// ranks apart (TP groups 1, DP groups tp); every GPU of a node is in one such
+// group at the same time (DP and PP groups), so the node's NICs are shared by
+// gpus / per_node groups.
 struct Group {
   int n = 1;
   int per_node = 1;
+  int stride = 1;
   int nodes() const { return (n + per_node - 1) / per_node; }
 };
 
 double GroupBps(const Links& l, const Group& g, int gpus_per_node) {
-  if (g.nodes() <= 1) return l.intra_Bps;
+  if (g.nodes() <= 1) {
+    if (!l.mesh) return l.intra_Bps;
+    std::vector<int> locals;
+    for (int i = 0; i < g.n; ++i) locals.push_back(i * g.stride);
+    return l.intra_Bps * static_cast<double>(sim::NvlinkChannels(*l.mesh, locals).size());
+  }
   return std::min(l.intra_Bps, l.node_net_Bps * g.per_node / gpus_per_node);
 }
 
@@ -196,7 +207,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const double eb = sim::ActivationBytesPerElem(s.training.precision);
   const double params = sim::StageParameterCount(s, worst_stage);
   const double grad_bytes = params * eb;
-  const Group dp_group{dp, std::max(1, std::min(dp, gpn / tp))};
+  const Group dp_group{dp, std::max(1, std::min(dp, gpn / tp)), tp};
   const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
   const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(grad_bytes, 1.0));
   // A collective running beside `hidden_by` of compute takes comm_compute_share of the GPU

@@ -340,6 +340,22 @@ std::vector<std::vector<int>> RingChannels(const Platform& platform,
     });
     per_node = std::max(per_node, members.size());
   }
+  // Inside one node of an NVLink mesh: NCCL's channels over all the links.
+  if (by_node.size() == 1 && !platform.mesh_channels.empty()) {
+    const auto& [node, members] = *by_node.begin();
+    std::size_t mask = 0;
+    for (int r : members) mask |= std::size_t{1} << platform.local_of(r);
+    const auto& local = platform.mesh_channels[mask];
+    if (local.size() >= 2) {
+      std::vector<std::vector<int>> out;
+      for (const std::vector<int>& channel : local) {
+        std::vector<int> ring;
+        for (int l : channel) ring.push_back(node * platform.gpus_per_node + l);
+        out.push_back(std::move(ring));
+      }
+      return out;
+    }
+  }
   const bool multi_channel = by_node.size() > 1 && per_node > 1;
   const std::size_t channels = multi_channel ? per_node : 1;
   std::vector<std::vector<int>> out;

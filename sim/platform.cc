@@ -107,6 +107,16 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   if (p.nvlink_ring.empty()) {
     for (int i = 0; i < type.gpus; ++i) p.nvlink_ring.push_back(i);
   }
+  if (type.topology == IntraTopology::kNvlinkCubeMesh && type.gpus <= 16) {
+    p.mesh_channels.resize(std::size_t{1} << type.gpus);
+    for (std::size_t mask = 0; mask < p.mesh_channels.size(); ++mask) {
+      std::vector<int> locals;
+      for (int i = 0; i < type.gpus; ++i) {
+        if (mask >> i & 1) locals.push_back(i);
+      }
+      if (locals.size() >= 2) p.mesh_channels[mask] = NvlinkChannels(type, locals);
+    }
+  }
 
   const int per_leaf = std::max(1, shape.nodes_per_leaf);
   const int leaves = (shape.nodes + per_leaf - 1) / per_leaf;

@@ -34,6 +34,9 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;  // by global rank: node * gpus_per_node + local
   std::vector<simgrid::s4u::Host*> cpus;  // by node
   std::vector<int> nvlink_ring;           // local ranks in NVLink ring order
+  // NVLink meshes: the ring channels (NvlinkChannels, local ranks) of every
+  // set of the node's GPUs, indexed by its bit mask; empty on other nodes.
+  std::vector<std::vector<std::vector<int>>> mesh_channels;
   bool infiniband = false;                // nodes talk over InfiniBand (not EFA or TCP)
   int node_of(int rank) const { return rank / gpus_per_node; }
   int local_of(int rank) const { return rank % gpus_per_node; }

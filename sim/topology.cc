@@ -6,6 +6,9 @@
 #include <boost/property_map/function_property_map.hpp>
 #include <functional>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <numeric>
 
 namespace trainsim::sim {
 namespace {
@@ -164,6 +167,108 @@ std::vector<int> NvlinkRing(const NodeTopology& topo) {
   };
   if (n > 1 && extend()) return ring;
   return {};
+}
+
+namespace {
+
+// The most brick-disjoint Hamiltonian cycles of a multigraph (`bricks`: the
+// bricks between positions), each once per direction of travel.
+std::vector<std::vector<int>> MostDisjointCycles(std::vector<std::vector<int>> bricks) {
+  const int n = static_cast<int>(bricks.size());
+  // Every Hamiltonian cycle from position 0, one direction of each.
+  std::vector<std::vector<int>> cycles;
+  std::vector<int> path{0};
+  std::vector<bool> used(n, false);
+  used[0] = true;
+  std::function<void()> extend = [&]() {
+    if (static_cast<int>(path.size()) == n) {
+      if (bricks[path.back()][0] > 0 && path[1] < path.back()) cycles.push_back(path);
+      return;
+    }
+    for (int next = 0; next < n; ++next) {
+      if (used[next] || bricks[path.back()][next] == 0) continue;
+      used[next] = true;
+      path.push_back(next);
+      extend();
+      path.pop_back();
+      used[next] = false;
+    }
+  };
+  extend();
+  // The largest selection (a cycle may be taken again where bricks allow) that
+  // fits the bricks; no GPU takes part in more than degree / 2 cycles.
+  int bound = std::numeric_limits<int>::max();
+  for (const auto& row : bricks) bound = std::min(bound, std::accumulate(row.begin(), row.end(), 0) / 2);
+  auto use = [&](const std::vector<int>& c, int d) {
+    bool fits = true;
+    for (int k = 0; k < n; ++k) {
+      int& b = bricks[c[k]][c[(k + 1) % n]];
+      b -= d;
+      bricks[c[(k + 1) % n]][c[k]] -= d;
+      fits = fits && b >= 0;
+    }
+    return fits;
+  };
+  std::vector<int> chosen, best;
+  std::function<void(std::size_t)> pick = [&](std::size_t from) {
+    if (chosen.size() > best.size()) best = chosen;
+    if (static_cast<int>(best.size()) >= bound) return;
+    for (std::size_t i = from; i < cycles.size(); ++i) {
+      if (use(cycles[i], 1)) {
+        chosen.push_back(static_cast<int>(i));
+        pick(i);
+        chosen.pop_back();
+      }
+      use(cycles[i], -1);
+      if (static_cast<int>(best.size()) >= bound) return;
+    }
+  };
+  pick(0);
+  std::vector<std::vector<int>> out;
+  for (int i : best) out.push_back(cycles[i]);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> NvlinkChannels(const InstanceType& t,
+                                             const std::vector<int>& locals) {
+  const std::vector<std::vector<int>> one_ring{locals};
+  const int n = static_cast<int>(locals.size());
+  if (t.topology != IntraTopology::kNvlinkCubeMesh || n < 2) return one_ring;
+  // Bricks between members, by position in `locals`.
+  std::vector<std::vector<int>> bricks(n, std::vector<int>(n, 0));
+  for (const NvlinkPair& pair : t.nvlink_pairs) {
+    const auto a = std::find(locals.begin(), locals.end(), pair.a);
+    const auto b = std::find(locals.begin(), locals.end(), pair.b);
+    if (a == locals.end() || b == locals.end() || a == b) continue;
+    const int i = static_cast<int>(a - locals.begin()), j = static_cast<int>(b - locals.begin());
+    bricks[i][j] += pair.links;
+    bricks[j][i] += pair.links;
+  }
+  std::vector<std::vector<int>> channels;
+  if (n == 2) {
+    for (int k = 0; k < bricks[0][1]; ++k) channels.push_back(locals);
+    return channels.empty() ? one_ring : channels;
+  }
+  // Searched once per mesh and member set: the planner asks for the same few.
+  static std::mutex mutex;
+  static std::map<std::vector<std::vector<int>>, std::vector<std::vector<int>>> memo;
+  std::vector<std::vector<int>> cycles;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = memo.find(bricks);
+    if (it == memo.end()) it = memo.emplace(bricks, MostDisjointCycles(bricks)).first;
+    cycles = it->second;
+  }
+  for (const std::vector<int>& cycle : cycles) {
+    std::vector<int> forward;
+    for (int k : cycle) forward.push_back(locals[k]);
+    channels.push_back(forward);
+    std::reverse(forward.begin(), forward.end());
+    channels.push_back(std::move(forward));
+  }
+  return channels.empty() ? one_ring : channels;
 }
 
 }  // namespace trainsim::sim

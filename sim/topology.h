@@ -64,4 +64,15 @@ std::vector<Hop> Route(const NodeTopology& topo, Vertex from, Vertex to);
 // (Hamiltonian cycle of the NVLink graph), or empty if there is none.
 std::vector<int> NvlinkRing(const NodeTopology& topo);
 
+// The ring channels a collective among `locals` (local GPU indices of one
+// node of type `t`, at least two) runs at once, each as the order in which it
+// passes the members. On an NVLink mesh (kNvlinkCubeMesh) NCCL spreads its
+// channels over all of a GPU's NVLinks: here a channel each way around every
+// brick-disjoint Hamiltonian cycle of the members' NVLinks (a pair with k
+// bricks carries up to k cycles), found greedily, and for two members one
+// channel per brick between them. A mesh with no such cycle, and every other
+// topology (NVSwitch: one ring already uses each GPU's whole link), gives one
+// channel in `locals` order. docs/model.md section 3.
+std::vector<std::vector<int>> NvlinkChannels(const InstanceType& t, const std::vector<int>& locals);
+
 }  // namespace trainsim::sim

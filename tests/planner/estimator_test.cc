@@ -95,5 +95,27 @@ TEST(Estimator, AgreesWithTheSimulatorWithTpOverlap) {
   }
 }
 
+// On an NVLink mesh (p3.16xlarge) both run a group's collectives over every
+// brick-disjoint cycle of its GPUs (sim::NvlinkChannels): tensor parallelism over
+// the whole node and over half of it, beside data parallelism.
+TEST(Estimator, AgreesWithTheSimulatorOnAnNvlinkMesh) {
+  for (const char* layout : {R"("tp": 8)", R"("tp": 4, "dp": 2)"}) {
+    SCOPED_TRACE(layout);
+    Expected<Scenario> s = ParseScenario(
+        std::string(R"({"model": {"layers": 16, "hidden": 1536, "heads": 16, "seq_len": 2048,
+            "vocab": 51200}, "training": {"global_batch": 16, "micro_batch": 8,
+            "precision": "fp16", "recompute": "full", "flash_attention": false},
+            "cluster": {"instance": "p3.16xlarge"}, "parallel": {)") +
+            layout + "}}",
+        "x.json", test::BuiltinCatalog());
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    const std::optional<EstimateAndStep> both = EstimateAndSimulate(*s);
+    ASSERT_TRUE(both.has_value());
+    EXPECT_NEAR(both->estimate.step_s / both->step.step_time_s, 1.0, 0.10);
+    EXPECT_NEAR(both->estimate.tp_comm_s, both->step.breakdown.tp_comm_s,
+                0.25 * both->step.breakdown.tp_comm_s);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::planner

@@ -444,6 +444,31 @@ TEST(CollectivesTest, NvlinkEfficiencyScalesTheRingBandwidth) {
   EXPECT_NEAR(run(0.5), 2 * line, 2e-3 * line);
 }
 
+// On an NVLink mesh a ring collective inside the node runs a channel each way
+// around every brick-disjoint cycle (NvlinkChannels): on a DGX-1-like mesh of 8
+// GPUs with 6 bricks of B each, 6 channels of S/6 each, so an all-reduce takes
+// 2 (n-1)/n S / (6 B), six times one ring over single bricks.
+TEST(CollectivesTest, MeshAllReduceUsesAllTheBricks) {
+  const double S = 256.0 * 1024 * 1024, B = 25e9;
+  InstanceType t = SwitchNode(8, 100);
+  t.topology = IntraTopology::kNvlinkCubeMesh;
+  t.nvlink_GBps_per_gpu_per_dir.reset();
+  t.nvlink_GBps_per_link_per_dir = B / 1e9;
+  t.gpu.nvlink_efficiency = 1.0;
+  // The DGX-1 hybrid cube mesh (double bricks on the quads' diagonals and
+  // between them: 6 per GPU).
+  t.nvlink_pairs = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1},
+                    {1, 5, 2}, {2, 3, 2}, {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1},
+                    {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}};
+  ModelParams p = Params();
+  p.nvlink_latency_s = 0;
+  const double t_all = Simulate(t, 1, p, [&](const Platform&) {
+    return std::vector<CollectiveCall>{{CollKind::kAllReduce, CollAlgo::kRing, S, Iota(8), "r"}};
+  });
+  const double expected = 2.0 * 7 / 8 * S / (6 * B);
+  EXPECT_NEAR(t_all, expected, 1e-3 * expected);
+}
+
 // Network efficiency e: a message between nodes crosses the NIC at e x its rate.
 TEST(CollectivesTest, NetworkEfficiencyScalesTheNicBandwidth) {
   const double S = 64.0 * 1024 * 1024, nic = 100e9 / 8;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <simgrid/s4u.hpp>
 #include <string>
@@ -74,6 +75,35 @@ TEST(TopologyTest, CubeMeshHasAnNvlinkRing) {
     ASSERT_EQ(hops.size(), 1u) << ring[k] << "->" << ring[(k + 1) % ring.size()];
     EXPECT_EQ(topo.graph[hops[0].edge].name.rfind("nvlink", 0), 0u);
   }
+}
+
+// The p3.16xlarge mesh: 6 NVLink bricks per GPU, so at most 3 brick-disjoint
+// Hamiltonian cycles, each run both ways: 6 channels over all 8 GPUs, every
+// hop a direct NVLink and no pair carrying more cycles than it has bricks.
+TEST(TopologyTest, MeshChannelsUseEveryBrickOfTheNode) {
+  const InstanceType& t = Type("p3.16xlarge");
+  const std::vector<int> all{0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<std::vector<int>> channels = NvlinkChannels(t, all);
+  ASSERT_EQ(channels.size(), 6u);
+  std::map<std::pair<int, int>, int> used;  // directed hops
+  for (const std::vector<int>& ring : channels) {
+    ASSERT_EQ(std::set<int>(ring.begin(), ring.end()).size(), 8u);
+    for (std::size_t k = 0; k < ring.size(); ++k) ++used[{ring[k], ring[(k + 1) % ring.size()]}];
+  }
+  for (const auto& [hop, count] : used) {
+    int bricks = 0;
+    for (const NvlinkPair& p : t.nvlink_pairs) {
+      if ((p.a == hop.first && p.b == hop.second) || (p.a == hop.second && p.b == hop.first)) {
+        bricks = p.links;
+      }
+    }
+    EXPECT_LE(count, bricks) << hop.first << "->" << hop.second;
+  }
+  // Two GPUs: one channel per brick between them (0-3: two, 0-1: one).
+  EXPECT_EQ(NvlinkChannels(t, {0, 3}).size(), 2u);
+  EXPECT_EQ(NvlinkChannels(t, {0, 1}).size(), 1u);
+  // An NVSwitch node: one ring, in the members' order.
+  EXPECT_EQ(NvlinkChannels(Type("p4d.24xlarge"), all), std::vector<std::vector<int>>{all});
 }
 
 TEST(TopologyTest, PcieOnlyNodeRoutesThroughPcie) {
