@@ -137,8 +137,9 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const int n_layers = transformer ? s.model.layers : static_cast<int>(f.layers.size());
 
   // TP: two blocks per layer per pass, each an all-reduce or (sequence
-  // parallel) an all-gather plus a reduce-scatter, inside one node.
-  const Group tp_group{tp, tp};
+  // parallel) an all-gather plus a reduce-scatter, inside one node (or over
+  // the network when the group is wider than a node).
+  const Group tp_group{tp, std::min(tp, gpn)};  // wider than a node: across nodes
   const bool sp = s.training.sequence_parallel;
   const double tp_one = RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, !sp);
   const double tp_block = sp ? 2 * tp_one : tp_one;

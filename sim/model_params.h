@@ -66,8 +66,9 @@ struct ModelParams {
   // peak in practice; calibration (issue 4) measures the real table.
   double gemm_efficiency = 0.75;
   // A GPU's catalog entry may carry its own fitted or measured efficiency
-  // (GpuSpec::gemm_efficiency), which then replaces the assumption above;
-  // false keeps the assumption (for fitting).
+  // (GpuSpec::gemm_efficiency, a tensor-core figure: it replaces the
+  // assumption above in every precision but fp32, whose GEMMs run on the CUDA
+  // cores); false keeps the assumption (for fitting).
   bool use_catalog_gemm_efficiency = true;
   double kernel_overhead_s = 4.0e-6;
   // Flash-attention kernels (training.flash_attention; workload.cc) take

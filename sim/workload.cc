@@ -770,7 +770,10 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
     return Status::InvalidInput("the catalog has no memory bandwidth for " + gpu.name +
                                 " (not confirmed by a source); give a hardware profile");
   }
-  if (gpu.gemm_efficiency && params.use_catalog_gemm_efficiency) {
+  // The catalog's GEMM efficiency is a tensor-core figure (fitted to 16-bit rows); fp32
+  // GEMMs run on the CUDA cores and keep the assumption.
+  if (gpu.gemm_efficiency && params.use_catalog_gemm_efficiency &&
+      s.training.precision != Precision::kFp32) {
     effective.gemm_efficiency = *gpu.gemm_efficiency;
   }
   if (gpu.attention_efficiency && params.use_catalog_gemm_efficiency) {
