@@ -431,6 +431,7 @@ class ScenarioParser {
         .Double("cycle_ms", &cycle_ms, 0, kInf)
         .Bool("overlap_dp", &p.overlap_dp)
         .Bool("tp_overlap", &p.tp_overlap)
+        .Bool("pp_scatter_gather", &p.pp_scatter_gather)
         .Int("parameter_servers", &p.parameter_servers, 1, kMaxNodes);
     if (Status s = r.Finish(); !s.ok()) return s;
     for (auto [key, value] : {std::pair{"bucket_mb", bucket_mb}, std::pair{"cycle_ms", cycle_ms}}) {

@@ -103,6 +103,11 @@ struct ParallelConfig {
   // (Transformer Engine's userbuffers, NeMo `ub_tp_comm_overlap`, Megatron-LM
   // `--tp-comm-overlap`); needs sequence parallelism. docs/model.md section 2.
   bool tp_overlap = false;
+  // Pipeline sends split over the TP group (Megatron's scatter/gather
+  // optimisation, Narayanan et al. 2021 section 4.1): each TP rank sends 1/tp
+  // of the activation and the receivers all-gather it over NVLink. false: every
+  // TP rank sends the whole activation (Megatron-LM before the optimisation).
+  bool pp_scatter_gather = true;
   // dp_algorithm parameter_server: server processes, one on the host of each
   // of the first `parameter_servers` nodes (0 in the file = one per node;
   // always set after parsing).

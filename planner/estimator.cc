@@ -123,7 +123,7 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
   const double logits_s = cm_.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
   f.logits_fwd_s = logits_s + cm_.MemorySeconds(loss);
   f.logits_bwd_s = 2 * logits_s + cm_.MemorySeconds(loss);
-  f.p2p_bytes = tokens * m.hidden * e / t;
+  f.p2p_bytes = sim::TransformerP2pBytes(s);
   return f;
 }
 

@@ -90,6 +90,13 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   return c;
 }
 
+double TransformerP2pBytes(const Scenario& s) {
+  const double tokens = static_cast<double>(s.training.micro_batch) * s.model.seq_len;
+  const double bytes = tokens * s.model.hidden * ActivationBytesPerElem(s.training.precision);
+  // Scatter/gather optimisation: each TP rank sends 1/tp of the activation.
+  return s.parallel.pp_scatter_gather ? bytes / s.parallel.tp : bytes;
+}
+
 namespace {
 
 // Element-wise kernels over a tensor of `bytes`, each reading and writing the
@@ -579,8 +586,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     const double outside =
         StageParameterCount(s, stage) - (last - first) * LayerParameterCount(m) / t;
     (stage == 0 ? sm.embed_grad_bytes : sm.head_grad_bytes) = outside * gb;
-    // Scatter/gather optimisation: each TP rank sends 1/t of the activation.
-    sm.p2p_bytes = tokens * m.hidden * e / t;
+    sm.p2p_bytes = TransformerP2pBytes(s);
   } else {
     auto [first, last] = StageLayers(static_cast<int>(m.layer_list.size()), s.parallel.pp, stage);
     sm.layers = last - first;

@@ -103,6 +103,10 @@ struct LayerCost {
 };
 LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm);
 
+// Bytes one GPU sends to the next pipeline stage per microbatch (a
+// transformer's activation; 1/tp of it with parallel.pp_scatter_gather).
+double TransformerP2pBytes(const Scenario& s);
+
 // A TP collective of `comm_s` pipelined with the GEMM of `gemm_s` beside it, both
 // split in `chunks` pieces (parallel.tp_overlap: Transformer Engine splits the GEMM
 // by the TP group's size): the longer of the two plus one piece of the shorter,

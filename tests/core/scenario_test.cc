@@ -487,7 +487,7 @@ std::vector<FailCase> ParallelCases() {
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
        "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, schedule, "
        "virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, tp_overlap, "
-       "parameter_servers)"},
+       "pp_scatter_gather, parameter_servers)"},
       {"tp overlap without tensor parallelism",
        Doc(kGpt3, R"({"global_batch": 1536, "sequence_parallel": true})", kP4dX128,
            R"({"tp": 1, "pp": 8, "tp_overlap": true})"),

@@ -374,6 +374,23 @@ TEST(WorkloadTest, Fp8KeepsTheAttentionCoreAndOutputLayerInSixteenBits) {
 }
 
 // A GPU's fitted GEMM efficiency (catalog) replaces the assumed one.
+// A pipeline send carries one microbatch's activation, b x s x h x 2 bytes in 16 bits:
+// 1/tp of it per TP rank with the scatter/gather optimisation (the default), all of it
+// without (parallel.pp_scatter_gather false, Megatron-LM before the optimisation).
+TEST(WorkloadTest, PipelineSendsSplitOverTheTensorParallelGroup) {
+  auto send_bytes = [](const std::string& extra) {
+    const StepProgram p = Build(Gpt(R"("tp": 4, "pp": 2)" + extra, R"(, "micro_batch": 2)"));
+    for (const Op& op : p.stages[0].ops) {
+      if (op.kind == OpKind::kSend) return op.bytes;
+    }
+    return 0.0;
+  };
+  const ModelSpec m = Gpt(R"("pp": 1)").model;
+  const double activation = 2.0 * m.seq_len * m.hidden * 2;
+  EXPECT_DOUBLE_EQ(send_bytes(""), activation / 4);
+  EXPECT_DOUBLE_EQ(send_bytes(R"(, "pp_scatter_gather": false)"), activation);
+}
+
 TEST(WorkloadTest, CatalogGemmEfficiencyReplacesTheAssumption) {
   Scenario s = Gpt(R"("pp": 1)");
   ASSERT_TRUE(s.instance.gpu.gemm_efficiency.has_value());
