@@ -201,7 +201,12 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     const double p2p_Bps = across ? links.node_net_Bps / gpn : links.intra_Bps;
     const double p2p_s =
         (across ? links.cross.inter_s : links.local.intra_s) + f.p2p_bytes / p2p_Bps;
-    e.pp_bubble_s = (pp - 1) * (worst.total() / v + 2 * p2p_s);
+    // Fill and drain, and in the steady state about one message per microbatch on the
+    // critical path: sends run beside the sender's next pass (the simulator's send
+    // stream), but the receiver waits for them. Checked against the simulator per family
+    // (BENCHMARKS.md); it matters where the messages are slow (whole activations over
+    // one NIC per node: parallel.pp_scatter_gather false).
+    e.pp_bubble_s = (pp - 1) * (worst.total() / v + 2 * p2p_s) + m * p2p_s;
   }
 
   // DP: members sit tp ranks apart, g / tp of them per node.

@@ -34,7 +34,7 @@ struct StepEstimate {
   double step_s = 0;
   double compute_s = 0;     // forward + backward + recompute, all microbatches
   double tp_comm_s = 0;     // blocking TP collectives
-  double pp_bubble_s = 0;   // pipeline fill and drain, with the pipeline messages
+  double pp_bubble_s = 0;   // pipeline fill and drain, and the pipeline messages
   double dp_exposed_s = 0;  // gradient reduction and weight gathers not hidden by compute
   double optimizer_s = 0;   // on the GPU, or with offload_optimizer the node's CPU step
   double offload_s = 0;     // optimizer / parameter offload copies not hidden by compute

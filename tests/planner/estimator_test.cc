@@ -117,5 +117,26 @@ TEST(Estimator, AgreesWithTheSimulatorOnAnNvlinkMesh) {
   }
 }
 
+// Whole activations sent between stages (parallel.pp_scatter_gather false) over one
+// p3.16xlarge network per node: the messages weigh on the step; both count one
+// message per microbatch on the critical path besides the fill and drain.
+TEST(Estimator, AgreesWithTheSimulatorOnSlowPipelineMessages) {
+  for (const char* split : {"true", "false"}) {
+    SCOPED_TRACE(split);
+    Expected<Scenario> s = ParseScenario(
+        std::string(R"({"model": {"layers": 24, "hidden": 2304, "heads": 24, "seq_len": 2048,
+            "vocab": 51200}, "training": {"global_batch": 256, "micro_batch": 8,
+            "precision": "fp16", "recompute": "full", "flash_attention": false},
+            "cluster": {"instance": "p3.16xlarge", "nodes": 2},
+            "parallel": {"tp": 8, "pp": 2, "pp_scatter_gather": )") +
+            split + "}}",
+        "x.json", test::BuiltinCatalog());
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    const std::optional<EstimateAndStep> both = EstimateAndSimulate(*s);
+    ASSERT_TRUE(both.has_value());
+    EXPECT_NEAR(both->estimate.step_s / both->step.step_time_s, 1.0, 0.10);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::planner
