@@ -133,7 +133,6 @@ TEST(CatalogBuiltin, UnconfirmedFiguresStayNull) {
   const InstanceType* p3dn = Builtin().Find("p3dn.24xlarge");
   ASSERT_NE(p3dn, nullptr);
   EXPECT_EQ(p3dn->nvlink_GBps_per_gpu_per_dir, std::nullopt);
-  EXPECT_EQ(p3dn->gpu.hbm_GBps, std::nullopt);
 
   const InstanceType* g5 = Builtin().Find("g5.12xlarge");
   ASSERT_NE(g5, nullptr);

@@ -405,10 +405,14 @@ TEST(WorkloadTest, CatalogGemmEfficiencyReplacesTheAssumption) {
   EXPECT_NE(catalog, with_assumption);
 }
 
+// A figure the catalog keeps null (no source gives it) stops the simulation with a message
+// that says which and what to do (here a GPU whose memory bandwidth is removed).
 TEST(WorkloadTest, MissingCatalogFigureIsAnError) {
   Scenario s =
       Parse(R"({"model": "bert-large", "training": {"global_batch": 8, "precision": "fp16"},
       "cluster": {"instance": "p3dn.24xlarge"}, "parallel": {"dp": 8}})");
+  ASSERT_TRUE(BuildStepProgram(s, ModelParams()).ok());
+  s.instance.gpu.hbm_GBps.reset();
   Expected<StepProgram> p = BuildStepProgram(s, ModelParams());
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
