@@ -291,6 +291,7 @@ class ScenarioParser {
     ReadEnum(&r, "precision", 5, &t.precision);
     ReadEnum(&r, "optimizer", 2, &t.optimizer);
     ReadEnum(&r, "recompute", 3, &t.recompute);
+    ReadEnum(&r, "memory_format", {"nhwc", "nchw"}, &t.memory_format);
     r.Bool("sequence_parallel", &t.sequence_parallel)
         .Bool("flash_attention", &t.flash_attention)
         .Double("tokens", &t.tokens, 1, kInf)

@@ -21,6 +21,7 @@
 namespace trainsim {
 
 enum class Optimizer { kSgd, kAdam };
+enum class MemoryFormat { kNhwc, kNchw };
 // kAuto: like NCCL, the fastest of the three for each collective (by simulating each).
 // kParameterServer: workers push gradients to server processes on the nodes'
 // hosts and pull the reduced result back (not a collective algorithm).
@@ -41,6 +42,11 @@ struct TrainingConfig {
   // FlashAttention-2, Dao 2023). Not given in the file: the model's
   // flash_attention_default (the parser sets it; false for a layer-list model).
   bool flash_attention = false;
+  // Layout of a layer-list model's activations: NHWC (channels last, the
+  // default: what the conv efficiency was fitted on) or NCHW (PyTorch's
+  // default format), whose tensor-core convolutions transpose their operands
+  // to NHWC and back (docs/model.md section 2).
+  MemoryFormat memory_format = MemoryFormat::kNhwc;
   // Total work; at most one of these is set (0 = not given).
   double tokens = 0;
   double samples = 0;

@@ -110,7 +110,7 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
   LayerFigures f;
   if (m.kind == ModelKind::kLayerList) {
     for (const LayerSpec& L : m.layer_list) {
-      f.layers.push_back(sim::ConvLayerSeconds(L, b, e, cm_));
+      f.layers.push_back(sim::ConvLayerSeconds(L, b, e, cm_, sim::ConvTransposes(s)));
       f.p2p_bytes = std::max(f.p2p_bytes, L.activation_bytes * b * e / 2);
     }
     return f;

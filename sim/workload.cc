@@ -117,13 +117,27 @@ double PassSeconds(const ComputeModel& cm, double bytes, std::initializer_list<d
 // residual add 3 / 3 (the two branches' gradients summed at the block input).
 }  // namespace
 
-LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const ComputeModel& cm) {
+bool ConvTransposes(const Scenario& s) {
+  return s.training.memory_format == MemoryFormat::kNchw &&
+         s.training.precision != Precision::kFp32;
+}
+
+LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const ComputeModel& cm,
+                              bool transposes) {
   const double scale = b * e / 2;  // the spec's bytes are per sample at 2 bytes/element
   const double out = L.activation_bytes * scale, in = L.input_bytes * scale;
   const double weights = L.params * e, flops = L.forward_flops * b;
   LayerSeconds t;
   t.fwd = cm.ConvSeconds(flops, in + weights + out);
   t.bwd = 2 * cm.ConvSeconds(flops, out + weights + in);
+  if (transposes) {
+    // NCHW on tensor cores: each convolution reads its NCHW activation operands and writes
+    // NHWC copies, and writes its result back to NCHW (read + write of each): the forward
+    // transposes x and y, the input-gradient convolution dy and dx, the weight-gradient
+    // convolution x and dy.
+    t.fwd += cm.MemorySeconds(2 * (in + out));
+    t.bwd += cm.MemorySeconds(4 * (in + out));
+  }
   switch (L.epilogue) {
     case Epilogue::kNone:
       break;
@@ -592,7 +606,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     sm.layers = last - first;
     for (int l = first; l < last; ++l) {
       const LayerSpec& L = m.layer_list[l];
-      const LayerSeconds t = ConvLayerSeconds(L, b, e, cm);
+      const LayerSeconds t = ConvLayerSeconds(L, b, e, cm, ConvTransposes(s));
       sm.fwd_s.push_back(t.fwd);
       sm.bwd_s.push_back(t.bwd);
       sm.layer_grad_bytes.push_back(L.params * gb);

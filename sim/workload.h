@@ -118,7 +118,13 @@ double PipelinedSeconds(double gemm_s, double comm_s, int chunks);
 struct LayerSeconds {
   double fwd = 0, bwd = 0;
 };
-LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const ComputeModel& cm);
+LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const ComputeModel& cm,
+                              bool transposes = false);
+
+// Whether a layer-list model's convolutions transpose their operands: NCHW
+// activations (training.memory_format) on tensor cores (every precision but
+// fp32, which runs on the CUDA cores in NCHW as it is).
+bool ConvTransposes(const Scenario& s);
 
 enum class OpKind {
   kCompute,    // seconds on the compute stream

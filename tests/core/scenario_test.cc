@@ -330,8 +330,9 @@ std::vector<FailCase> TrainingCases() {
        "x.json:2:55: training.sequence_parallel: expected true or false, got \"yes\""},
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
-       "precision, optimizer, recompute, sequence_parallel, flash_attention, tokens, samples, "
-       "epochs, dataset_samples, input_samples_per_s_per_node, input_prefetch_microbatches, "
+       "precision, optimizer, recompute, memory_format, sequence_parallel, flash_attention, "
+       "tokens, samples, epochs, dataset_samples, input_samples_per_s_per_node, "
+       "input_prefetch_microbatches, "
        "offload_activations, offload_optimizer, offload_params)"},
       {"flash_attention not a boolean",
        Doc(kGpt3, R"({"global_batch": 8, "flash_attention": "yes"})", kP4dX128),

@@ -104,6 +104,43 @@ TEST(ConvModelTest, ConvolutionIsARoofline) {
                    std::max(cm.ConvSeconds(flops * kBatch, 0), cm.MemorySeconds(input * kBatch)));
 }
 
+// NCHW activations (training.memory_format) on tensor cores: each convolution transposes
+// its operands, forward x and y (read + write each), backward dy, dx, x and dy again, as
+// memory-bound passes: 2 (in + out) forward, 4 (in + out) backward. fp32 on the V100's
+// CUDA cores runs NCHW as it is.
+TEST(ConvModelTest, NchwTensorCoreConvolutionsTransposeTheirOperands) {
+  const double act = 3e6, input = 2e6;  // per sample, fp16
+  const std::string layer = Layer(1e9, act, input, "none");
+  auto with_format = [&](const std::string& precision, const std::string& format) {
+    Scenario s = OneLayer(layer, precision);
+    s.training.memory_format = format == "nchw" ? MemoryFormat::kNchw : MemoryFormat::kNhwc;
+    return s;
+  };
+  const Scenario nhwc = with_format("fp16", "nhwc"), nchw = with_format("fp16", "nchw");
+  const double in = input * kBatch, out = act * kBatch;
+  const double hbm = ModelParams().hbm_efficiency * kV100HbmBps;
+  const double overhead = ModelParams().kernel_overhead_s;
+  EXPECT_NEAR(PassSeconds(nchw).fwd - PassSeconds(nhwc).fwd, overhead + 2 * (in + out) / hbm,
+              1e-12);
+  EXPECT_NEAR(PassSeconds(nchw).bwd - PassSeconds(nhwc).bwd, overhead + 4 * (in + out) / hbm,
+              1e-12);
+  EXPECT_DOUBLE_EQ(PassSeconds(with_format("fp32", "nchw")).fwd,
+                   PassSeconds(with_format("fp32", "nhwc")).fwd);
+  // The parser reads it, and refuses what is not a layout.
+  EXPECT_EQ(Parse(R"({"model": "resnet50", "training": {"global_batch": 64,
+      "precision": "fp16", "memory_format": "nchw"}, "cluster": {"instance": "p3.2xlarge"}})")
+                .training.memory_format,
+            MemoryFormat::kNchw);
+  Expected<Scenario> bad = ParseScenario(
+      R"({"model": "resnet50", "training": {"global_batch": 64, "precision": "fp16",
+          "memory_format": "chw"},
+          "cluster": {"instance": "p3.2xlarge"}})",
+      "test.json", test::BuiltinCatalog());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("training.memory_format"), std::string::npos)
+      << bad.status().message();
+}
+
 // The catalog's conv efficiency is a 16-bit figure: fp32 convolutions run at the
 // GEMM efficiency, and `use_catalog_conv_efficiency: false` falls back to it too.
 // The catalog's GEMM efficiency is a tensor-core figure: fp32 (CUDA cores) keeps
