@@ -182,8 +182,7 @@ std::string ComparisonKey(const CorpusPoint& p, const Catalog& catalog) {
           : std::to_string(p.scenario.value("cluster", nlohmann::json::object()).value("nodes", 0));
   nlohmann::json model = p.scenario.value("model", nlohmann::json());
   if (model.is_object()) model.erase("vocab");
-  return p.source_id + " | " + model.dump() + " | " + gpus +
-         " GPUs | " + ToString(p.quantity);
+  return p.source_id + " | " + model.dump() + " | " + gpus + " GPUs | " + ToString(p.quantity);
 }
 
 // Two points whose scenarios are the same but for their names: the source

@@ -11,7 +11,7 @@ namespace {
 
 // Link rates of one node, bytes per second, efficiencies applied.
 struct Links {
-  double intra_Bps = 0;     // one GPU to its peers inside the node, one direction
+  double intra_Bps = 0;  // one GPU to its peers inside the node, one direction
   // NVLink meshes: intra_Bps is one brick's, and a group inside the node runs
   // a ring channel per brick-disjoint cycle and direction (sim::NvlinkChannels).
   const InstanceType* mesh = nullptr;
@@ -139,7 +139,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // TP: two blocks per layer per pass, each an all-reduce or (sequence
   // parallel) an all-gather plus a reduce-scatter, inside one node (or over
   // the network when the group is wider than a node).
-  const Group tp_group{tp, std::min(tp, gpn)};  // wider than a node: across nodes
+  const Group tp_group{tp, std::min(tp, gpn)};
   const bool sp = s.training.sequence_parallel;
   const double tp_one = RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, !sp);
   const double tp_block = sp ? 2 * tp_one : tp_one;

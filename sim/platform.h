@@ -37,7 +37,7 @@ struct Platform {
   // NVLink meshes: the ring channels (NvlinkChannels, local ranks) of every
   // set of the node's GPUs, indexed by its bit mask; empty on other nodes.
   std::vector<std::vector<std::vector<int>>> mesh_channels;
-  bool infiniband = false;                // nodes talk over InfiniBand (not EFA or TCP)
+  bool infiniband = false;  // nodes talk over InfiniBand (not EFA or TCP)
   int node_of(int rank) const { return rank / gpus_per_node; }
   int local_of(int rank) const { return rank % gpus_per_node; }
   int cpu_endpoint(int node) const { return static_cast<int>(gpus.size()) + node; }

@@ -198,7 +198,9 @@ std::vector<std::vector<int>> MostDisjointCycles(std::vector<std::vector<int>> b
   // The largest selection (a cycle may be taken again where bricks allow) that
   // fits the bricks; no GPU takes part in more than degree / 2 cycles.
   int bound = std::numeric_limits<int>::max();
-  for (const auto& row : bricks) bound = std::min(bound, std::accumulate(row.begin(), row.end(), 0) / 2);
+  for (const auto& row : bricks) {
+    bound = std::min(bound, std::accumulate(row.begin(), row.end(), 0) / 2);
+  }
   auto use = [&](const std::vector<int>& c, int d) {
     bool fits = true;
     for (int k = 0; k < n; ++k) {

@@ -153,8 +153,8 @@ TEST(ConvModelTest, CatalogConvEfficiencyAppliesToSixteenBitOnly) {
   const double overhead = ModelParams().kernel_overhead_s, work = 1e12 * kBatch;
   const double assumed = ModelParams().gemm_efficiency;
   ASSERT_NE(*fp16.instance.gpu.gemm_efficiency, assumed);
-  EXPECT_NEAR(PassSeconds(OneLayer(layer, "fp32")).fwd,
-              overhead + work / (assumed * kV100Fp32Peak), 1e-12);
+  EXPECT_NEAR(PassSeconds(OneLayer(layer, "fp32")).fwd, overhead + work / (assumed * kV100Fp32Peak),
+              1e-12);
   ModelParams no_catalog;
   no_catalog.use_catalog_conv_efficiency = false;
   EXPECT_NEAR(PassSeconds(fp16, no_catalog).fwd,
