@@ -44,8 +44,8 @@ struct TrainingConfig {
   bool flash_attention = false;
   // Layout of a layer-list model's activations: NHWC (channels last, the
   // default: what the conv efficiency was fitted on) or NCHW (PyTorch's
-  // default format), whose tensor-core convolutions transpose their operands
-  // to NHWC and back (docs/model.md section 6).
+  // default format), whose 16-bit convolutions transpose their operands to
+  // the tensor cores' NHWC and back (docs/model.md section 6).
   MemoryFormat memory_format = MemoryFormat::kNhwc;
   // Total work; at most one of these is set (0 = not given).
   double tokens = 0;

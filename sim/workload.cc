@@ -118,8 +118,9 @@ double PassSeconds(const ComputeModel& cm, double bytes, std::initializer_list<d
 }  // namespace
 
 bool ConvTransposes(const Scenario& s) {
+  const Precision p = s.training.precision;
   return s.training.memory_format == MemoryFormat::kNchw &&
-         s.training.precision != Precision::kFp32;
+         (p == Precision::kFp16 || p == Precision::kBf16 || p == Precision::kFp8);
 }
 
 LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const ComputeModel& cm,

@@ -122,8 +122,9 @@ LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const Comp
                               bool transposes = false);
 
 // Whether a layer-list model's convolutions transpose their operands: NCHW
-// activations (training.memory_format) on tensor cores (every precision but
-// fp32, which runs on the CUDA cores in NCHW as it is).
+// activations (training.memory_format) in 16-bit (or fp8) precision. fp32 runs
+// on the CUDA cores in NCHW as it is; TF32 in NCHW shows no such cost in the
+// corpus (docs/model.md section 6), so it has none here.
 bool ConvTransposes(const Scenario& s);
 
 enum class OpKind {

@@ -104,10 +104,10 @@ TEST(ConvModelTest, ConvolutionIsARoofline) {
                    std::max(cm.ConvSeconds(flops * kBatch, 0), cm.MemorySeconds(input * kBatch)));
 }
 
-// NCHW activations (training.memory_format) on tensor cores: each convolution transposes
-// its operands, forward x and y (read + write each), backward dy, dx, x and dy again, as
+// NCHW activations (training.memory_format) in 16 bits: each convolution transposes its
+// operands, forward x and y (read + write each), backward dy, dx, x and dy again, as
 // memory-bound passes: 2 (in + out) forward, 4 (in + out) backward. fp32 on the V100's
-// CUDA cores runs NCHW as it is.
+// CUDA cores runs NCHW as it is, and TF32 has no such cost.
 TEST(ConvModelTest, NchwTensorCoreConvolutionsTransposeTheirOperands) {
   const double act = 3e6, input = 2e6;  // per sample, fp16
   const std::string layer = Layer(1e9, act, input, "none");
@@ -126,6 +126,13 @@ TEST(ConvModelTest, NchwTensorCoreConvolutionsTransposeTheirOperands) {
               1e-12);
   EXPECT_DOUBLE_EQ(PassSeconds(with_format("fp32", "nchw")).fwd,
                    PassSeconds(with_format("fp32", "nhwc")).fwd);
+  // TF32 (A100) in NCHW: no transposes (the corpus's NCHW and NHWC TF32 rows agree).
+  Scenario tf32 = Parse(R"({"model": "resnet50", "training": {"global_batch": 64,
+      "precision": "tf32", "memory_format": "nchw"}, "cluster": {"instance": "p4d.24xlarge"},
+      "parallel": {"dp": 8}})");
+  EXPECT_FALSE(ConvTransposes(tf32));
+  tf32.training.precision = Precision::kFp16;
+  EXPECT_TRUE(ConvTransposes(tf32));
   // The parser reads it, and refuses what is not a layout.
   EXPECT_EQ(Parse(R"({"model": "resnet50", "training": {"global_batch": 64,
       "precision": "fp16", "memory_format": "nchw"}, "cluster": {"instance": "p3.2xlarge"}})")
