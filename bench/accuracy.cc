@@ -263,7 +263,7 @@ Grid GridFor(const std::string& parameter) {
   if (parameter == "conv_efficiency" || parameter == "tf32_conv_efficiency") {
     return {0.20, 0.90, 0.05, 0.01};
   }
-  return {0.60, 1.00, 0.05, 0.01};  // link efficiencies
+  return {0.05, 1.00, 0.05, 0.01};  // link efficiencies
 }
 
 double Objective(const std::vector<Outcome>& outcomes, bool minimax) {
