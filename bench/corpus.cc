@@ -147,6 +147,7 @@ struct GpuFigure {
 constexpr GpuFigure kGpuFigures[] = {
     {"gemm_efficiency", &GpuSpec::gemm_efficiency},
     {"attention_efficiency", &GpuSpec::attention_efficiency},
+    {"unaligned_gemm_efficiency", &GpuSpec::unaligned_gemm_efficiency},
     {"conv_efficiency", &GpuSpec::conv_efficiency},
     {"tf32_conv_efficiency", &GpuSpec::tf32_conv_efficiency},
     {"nvlink_efficiency", &GpuSpec::nvlink_efficiency},

@@ -306,6 +306,8 @@ class FileReader {
     f.r().String("gemm_efficiency_provenance", &g.gemm_efficiency_provenance);
     f.OptFraction("attention_efficiency", &g.attention_efficiency);
     f.r().String("attention_efficiency_provenance", &g.attention_efficiency_provenance);
+    f.OptFraction("unaligned_gemm_efficiency", &g.unaligned_gemm_efficiency);
+    f.r().String("unaligned_gemm_efficiency_provenance", &g.unaligned_gemm_efficiency_provenance);
     f.OptFraction("conv_efficiency", &g.conv_efficiency);
     f.r().String("conv_efficiency_provenance", &g.conv_efficiency_provenance);
     f.OptFraction("tf32_conv_efficiency", &g.tf32_conv_efficiency);
@@ -328,6 +330,8 @@ class FileReader {
     for (const Fitted& e :
          {Fitted{"gemm_efficiency", g.gemm_efficiency, g.gemm_efficiency_provenance},
           Fitted{"attention_efficiency", g.attention_efficiency, g.attention_efficiency_provenance},
+          Fitted{"unaligned_gemm_efficiency", g.unaligned_gemm_efficiency,
+                 g.unaligned_gemm_efficiency_provenance},
           Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
           Fitted{"tf32_conv_efficiency", g.tf32_conv_efficiency, g.tf32_conv_efficiency_provenance},
           Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance}}) {

@@ -33,6 +33,12 @@ struct GpuSpec {
   // (sim/model_params.h).
   std::optional<double> attention_efficiency;
   std::string attention_efficiency_provenance;
+  // Fraction of the 16-bit tensor-core peak that the attention core's batched
+  // GEMMs (QK^T and AV, without flash attention) reach when the head size is
+  // not a multiple of 8 elements (16 bytes), when fitted for this part; else
+  // they run at the GEMM efficiency like aligned ones (sim/model_params.h).
+  std::optional<double> unaligned_gemm_efficiency;
+  std::string unaligned_gemm_efficiency_provenance;
   // Fraction of the 16-bit (fp16/bf16) tensor-core peak that convolutions
   // reach where they are compute-bound, when fitted or measured for this part;
   // else (and in fp32/tf32) they run at the GEMM efficiency (sim/model_params.h).

@@ -80,6 +80,16 @@ struct ModelParams {
   // no figure is invented. FLOPs are counted over the whole score matrix
   // (causal masking not subtracted), so a fitted figure is per such FLOP.
   std::optional<double> attention_efficiency;
+  // The attention core's batched GEMMs (QK^T and AV, without flash attention)
+  // when the head size is not a multiple of 8 elements: cuBLAS's tensor-core
+  // kernels load 16-byte-aligned rows (cuBLAS documentation, "Tensor Core
+  // Usage"), and a head of, say, 225 halves leaves every row but the first
+  // misaligned, so cuBLAS runs them in a slower kernel. They run at this
+  // fraction of the 16-bit peak when set: a GPU's catalog entry may carry a
+  // fitted one (GpuSpec::unaligned_gemm_efficiency), applied with the catalog's
+  // GEMM efficiency (use_catalog_gemm_efficiency). Unset (the default, and
+  // every GPU without a fit), they run at the GEMM efficiency like aligned ones.
+  std::optional<double> unaligned_gemm_efficiency;
   // Convolutions (layer-list models) are rooflines: kernel_overhead_s +
   // max(flops / (conv_efficiency * peak), operand bytes / (hbm_efficiency *
   // HBM bandwidth)). A GPU's catalog entry may carry a fitted conv efficiency

@@ -39,6 +39,13 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const double mlp_s = cm.GemmSeconds({{tokens, up / t, h}, {tokens, h, f / t}});
   // The attention core stays in 16 bits under FP8 training (ComputeModel::SixteenBit).
   const ComputeModel core = cm.SixteenBit();
+  // Without flash attention the core is two batched GEMMs per head; a head size that is not a
+  // multiple of 8 elements misaligns their 16-bit rows (ModelParams::unaligned_gemm_efficiency).
+  // Only 16-bit cores: fp32/tf32 ones need 4-element alignment.
+  const bool unaligned_heads = e == 2 && m.hidden % m.heads == 0 && (m.hidden / m.heads) % 8 != 0;
+  const auto core_gemm_s = [&](double flops) {
+    return unaligned_heads ? core.UnalignedGemmSeconds(flops) : core.GemmSeconds(flops);
+  };
   LayerCost c;
   double flash_bwd_s = 0;
   if (s.training.flash_attention) {
@@ -52,7 +59,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
     c.core_fwd_s = core.AttentionSeconds(scores + av, q + k_v + q + logsumexp);
     flash_bwd_s = core.AttentionSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
   } else {
-    c.core_fwd_s = core.GemmSeconds(scores) + core.GemmSeconds(av) + cm.MemorySeconds(softmax);
+    c.core_fwd_s = core_gemm_s(scores) + core_gemm_s(av) + cm.MemorySeconds(softmax);
     c.selective_recompute_s = c.core_fwd_s;
   }
   c.attn_fwd_s =
@@ -63,7 +70,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
                      ? cm.MemorySeconds(2 * norm) + 2 * (qkv_s + proj_s) + flash_bwd_s +
                            cm.MemorySeconds(2 * residual)
                      : cm.MemorySeconds(2 * norm) +
-                           2 * (qkv_s + core.GemmSeconds(scores) + core.GemmSeconds(av) + proj_s) +
+                           2 * (qkv_s + core_gemm_s(scores) + core_gemm_s(av) + proj_s) +
                            cm.MemorySeconds(2 * softmax + 2 * residual);
   c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * mlp_s + cm.MemorySeconds(2 * act + 2 * residual);
   if (s.training.precision == Precision::kFp8) {
@@ -756,6 +763,11 @@ double ComputeModel::AttentionSeconds(double flops, double bytes) const {
   return std::max(compute, MemorySeconds(bytes));
 }
 
+double ComputeModel::UnalignedGemmSeconds(double flops) const {
+  if (!params_.unaligned_gemm_efficiency) return GemmSeconds(flops);
+  return params_.kernel_overhead_s + flops / (*params_.unaligned_gemm_efficiency * peak_flops_);
+}
+
 double ComputeModel::ConvSeconds(double flops, double operand_bytes) const {
   const double efficiency = params_.conv_efficiency.value_or(params_.gemm_efficiency);
   return params_.kernel_overhead_s + std::max(flops / (efficiency * peak_flops_),
@@ -799,6 +811,9 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
   }
   if (gpu.attention_efficiency && params.use_catalog_gemm_efficiency) {
     effective.attention_efficiency = *gpu.attention_efficiency;
+  }
+  if (gpu.unaligned_gemm_efficiency && params.use_catalog_gemm_efficiency) {
+    effective.unaligned_gemm_efficiency = *gpu.unaligned_gemm_efficiency;
   }
   // The catalog's conv efficiency is a 16-bit tensor-core figure (fitted to
   // mixed-precision rows); fp32/tf32 convolutions keep the GEMM efficiency.

@@ -48,6 +48,10 @@ class ComputeModel {
   // runs at ModelParams::attention_efficiency when set (the GPU's fitted
   // figure), else as GemmSeconds(flops).
   double AttentionSeconds(double flops, double bytes) const;
+  // A GEMM whose inner rows are not 16-byte aligned (ModelParams::
+  // unaligned_gemm_efficiency): at that fraction of the peak when set, else
+  // GemmSeconds(flops).
+  double UnalignedGemmSeconds(double flops) const;
   const ModelParams& params() const { return params_; }
   // A convolution that does `flops` and moves `operand_bytes` (inputs, weights,
   // output): the slower of its compute at the conv efficiency and its traffic.

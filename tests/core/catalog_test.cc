@@ -162,6 +162,9 @@ TEST(CatalogBuiltin, FittedGemmEfficiencyCarriesItsProvenance) {
   ASSERT_TRUE(h100.gemm_efficiency && h100.attention_efficiency);
   EXPECT_EQ(h100.attention_efficiency_provenance.rfind("fitted to", 0), 0u);
   EXPECT_EQ(a100.attention_efficiency, std::nullopt);  // no fit: the GEMM efficiency stands
+  ASSERT_TRUE(a100.unaligned_gemm_efficiency.has_value());
+  EXPECT_EQ(a100.unaligned_gemm_efficiency_provenance.rfind("fitted to", 0), 0u);
+  EXPECT_EQ(h100.unaligned_gemm_efficiency, std::nullopt);
   EXPECT_EQ(Builtin().Find("g4dn.12xlarge")->gpu.gemm_efficiency, std::nullopt);
 }
 
@@ -508,6 +511,11 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "attention_efficiency": 0.4})"}}),
        "extra.json:3:63: instances[0].gpu.attention_efficiency: needs "
        "attention_efficiency_provenance (where the figure comes from)"},
+      {"unaligned gemm efficiency without provenance",
+       OneEntry(
+           {{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "unaligned_gemm_efficiency": 0.03})"}}),
+       "extra.json:3:68: instances[0].gpu.unaligned_gemm_efficiency: needs "
+       "unaligned_gemm_efficiency_provenance (where the figure comes from)"},
       {"gemm efficiency of zero",
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 0})"}}),
        "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in (0, 1], got 0"},

@@ -307,6 +307,54 @@ TEST(WorkloadTest, CatalogAttentionEfficiencyReachesTheComputeModel) {
   EXPECT_FALSE(MakeComputeModel(s, assumed)->params().attention_efficiency.has_value());
 }
 
+// A head size that is not a multiple of 8 elements misaligns the attention core's 16-bit rows:
+// with the GPU's unaligned figure its two batched GEMMs run at that fraction of the peak, both
+// ways; aligned heads, flash kernels, fp32 cores and the weight GEMMs keep the GEMM efficiency.
+TEST(WorkloadTest, UnalignedHeadsRunTheAttentionCoreAtTheUnalignedEfficiency) {
+  ModelParams params;
+  params.unaligned_gemm_efficiency = 0.05;
+  const ComputeModel plain(1e15, 1e12, ModelParams()), fitted(1e15, 1e12, params);
+  auto gemm = [](double flops) { return 4e-6 + flops / 0.75e15; };
+  auto unaligned = [](double flops) { return 4e-6 + flops / 0.05e15; };
+  Scenario s = FlashLayer(1024, false);
+  s.model.hidden = 1000;  // 8 heads of 125 elements
+  const double seq = 1024, h = 1000;
+  const double score = 2 * seq * seq * h;  // QK^T, and AV the same
+  const LayerCost base = TransformerLayerCost(s, plain), slow = TransformerLayerCost(s, fitted);
+  EXPECT_NEAR(slow.core_fwd_s - base.core_fwd_s, 2 * (unaligned(score) - gemm(score)),
+              1e-9 * slow.core_fwd_s);
+  EXPECT_NEAR(slow.attn_bwd_s - base.attn_bwd_s, 4 * (unaligned(score) - gemm(score)),
+              1e-9 * slow.attn_bwd_s);
+  EXPECT_DOUBLE_EQ(slow.selective_recompute_s, slow.core_fwd_s);
+  EXPECT_DOUBLE_EQ(slow.mlp_fwd_s, base.mlp_fwd_s);
+  EXPECT_DOUBLE_EQ(slow.attn_in_gemm_s, base.attn_in_gemm_s);
+  s.model.hidden = 1024;  // 128 elements: aligned
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(s, fitted).core_fwd_s,
+                   TransformerLayerCost(s, plain).core_fwd_s);
+  s.model.hidden = 1000;
+  s.training.flash_attention = true;
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(s, fitted).core_fwd_s,
+                   TransformerLayerCost(s, plain).core_fwd_s);
+  s.training.flash_attention = false;
+  s.training.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(s, fitted).core_fwd_s,
+                   TransformerLayerCost(s, plain).core_fwd_s);
+}
+
+// The catalog's A100 80GB carries a fitted unaligned figure; it reaches the compute model with
+// the GEMM one, and use_catalog_gemm_efficiency = false drops it.
+TEST(WorkloadTest, CatalogUnalignedEfficiencyReachesTheComputeModel) {
+  const Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
+      "precision": "bf16"}, "cluster": {"instance": "dgx-a100-80gb"}})");
+  ASSERT_TRUE(s.instance.gpu.unaligned_gemm_efficiency.has_value());
+  Expected<ComputeModel> cm = MakeComputeModel(s, ModelParams());
+  ASSERT_TRUE(cm.ok());
+  EXPECT_EQ(cm->params().unaligned_gemm_efficiency, s.instance.gpu.unaligned_gemm_efficiency);
+  ModelParams assumed;
+  assumed.use_catalog_gemm_efficiency = false;
+  EXPECT_FALSE(MakeComputeModel(s, assumed)->params().unaligned_gemm_efficiency.has_value());
+}
+
 TEST(WorkloadTest, FlashAttentionRecomputesScoresOnlyInHardwareFlops) {
   const std::string flash = R"(, "flash_attention": true)";
   const Scenario s = Gpt(R"("pp": 1)", flash);
