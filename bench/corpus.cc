@@ -150,6 +150,7 @@ constexpr GpuFigure kGpuFigures[] = {
     {"unaligned_gemm_efficiency", &GpuSpec::unaligned_gemm_efficiency},
     {"conv_efficiency", &GpuSpec::conv_efficiency},
     {"tf32_conv_efficiency", &GpuSpec::tf32_conv_efficiency},
+    {"fp32_conv_efficiency", &GpuSpec::fp32_conv_efficiency},
     {"nvlink_efficiency", &GpuSpec::nvlink_efficiency},
 };
 

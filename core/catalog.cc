@@ -312,6 +312,8 @@ class FileReader {
     f.r().String("conv_efficiency_provenance", &g.conv_efficiency_provenance);
     f.OptFraction("tf32_conv_efficiency", &g.tf32_conv_efficiency);
     f.r().String("tf32_conv_efficiency_provenance", &g.tf32_conv_efficiency_provenance);
+    f.OptFraction("fp32_conv_efficiency", &g.fp32_conv_efficiency);
+    f.r().String("fp32_conv_efficiency_provenance", &g.fp32_conv_efficiency_provenance);
     f.OptFraction("nvlink_efficiency", &g.nvlink_efficiency);
     f.r().String("nvlink_efficiency_provenance", &g.nvlink_efficiency_provenance);
     f.Require("mem_gib");
@@ -334,6 +336,7 @@ class FileReader {
                  g.unaligned_gemm_efficiency_provenance},
           Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
           Fitted{"tf32_conv_efficiency", g.tf32_conv_efficiency, g.tf32_conv_efficiency_provenance},
+          Fitted{"fp32_conv_efficiency", g.fp32_conv_efficiency, g.fp32_conv_efficiency_provenance},
           Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance}}) {
       if (Status s = CheckEfficiency(v, path, e.key, e.value, e.provenance); !s.ok()) return s;
     }

@@ -48,6 +48,10 @@ struct GpuSpec {
   // cuDNN runs convolutions on TF32 tensor cores), a fraction of the TF32 peak.
   std::optional<double> tf32_conv_efficiency;
   std::string tf32_conv_efficiency_provenance;
+  // The same for FP32 convolutions on the CUDA cores (before Ampere, where
+  // fp32 training has no tensor cores), a fraction of the FP32 peak.
+  std::optional<double> fp32_conv_efficiency;
+  std::string fp32_conv_efficiency_provenance;
   // Fraction of the NVLink line rate that collectives reach on this part
   // (protocol, flow control, kernel copy limits), when fitted or measured,
   // with where it comes from; else ModelParams::nvlink_efficiency applies.

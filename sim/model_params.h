@@ -94,7 +94,9 @@ struct ModelParams {
   // max(flops / (conv_efficiency * peak), operand bytes / (hbm_efficiency *
   // HBM bandwidth)). A GPU's catalog entry may carry a fitted conv efficiency
   // (GpuSpec::conv_efficiency, a 16-bit tensor-core figure), which is used
-  // for fp16/bf16 when use_catalog_conv_efficiency is true; otherwise
+  // for fp16/bf16 when use_catalog_conv_efficiency is true, and TF32 and FP32
+  // ones (GpuSpec::tf32_conv_efficiency, fp32_conv_efficiency) for those
+  // precisions; otherwise
   // `conv_efficiency` when set, else the GEMM efficiency (no knowledge about
   // convolutions beyond GEMMs).
   std::optional<double> conv_efficiency;

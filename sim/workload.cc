@@ -816,7 +816,8 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
     effective.unaligned_gemm_efficiency = *gpu.unaligned_gemm_efficiency;
   }
   // The catalog's conv efficiency is a 16-bit tensor-core figure (fitted to
-  // mixed-precision rows); fp32/tf32 convolutions keep the GEMM efficiency.
+  // mixed-precision rows); tf32 and fp32 convolutions have their own figures
+  // where fitted, else they keep the GEMM efficiency.
   const bool sixteen_bit =
       s.training.precision == Precision::kFp16 || s.training.precision == Precision::kBf16;
   if (gpu.conv_efficiency && params.use_catalog_conv_efficiency && sixteen_bit) {
@@ -825,6 +826,10 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
   if (gpu.tf32_conv_efficiency && params.use_catalog_conv_efficiency &&
       s.training.precision == Precision::kTf32) {
     effective.conv_efficiency = *gpu.tf32_conv_efficiency;
+  }
+  if (gpu.fp32_conv_efficiency && params.use_catalog_conv_efficiency &&
+      s.training.precision == Precision::kFp32) {
+    effective.conv_efficiency = *gpu.fp32_conv_efficiency;
   }
   // FP8 recipes keep the attention core and the output layer in 16 bits (SixteenBit()).
   const double sixteen_bit_peak =

@@ -148,10 +148,10 @@ TEST(ConvModelTest, NchwTensorCoreConvolutionsTransposeTheirOperands) {
       << bad.status().message();
 }
 
-// The catalog's conv efficiency is a 16-bit figure: fp32 convolutions run at the
-// GEMM efficiency, and `use_catalog_conv_efficiency: false` falls back to it too.
-// The catalog's GEMM efficiency is a tensor-core figure: fp32 (CUDA cores) keeps
-// the assumption.
+// The catalog's conv efficiency is a 16-bit figure: `use_catalog_conv_efficiency: false` falls
+// back to the GEMM efficiency, and fp32 convolutions without their own figure run at the GEMM
+// efficiency too. The catalog's GEMM efficiency is a tensor-core figure: fp32 (CUDA cores)
+// keeps the assumption.
 TEST(ConvModelTest, CatalogConvEfficiencyAppliesToSixteenBitOnly) {
   const std::string layer = Layer(1e12, 0, 0, "none");
   const Scenario fp16 = OneLayer(layer);
@@ -160,10 +160,10 @@ TEST(ConvModelTest, CatalogConvEfficiencyAppliesToSixteenBitOnly) {
   const double overhead = ModelParams().kernel_overhead_s, work = 1e12 * kBatch;
   const double assumed = ModelParams().gemm_efficiency;
   ASSERT_NE(*fp16.instance.gpu.gemm_efficiency, assumed);
-  EXPECT_NEAR(PassSeconds(OneLayer(layer, "fp32")).fwd, overhead + work / (assumed * kV100Fp32Peak),
-              1e-12);
   ModelParams no_catalog;
   no_catalog.use_catalog_conv_efficiency = false;
+  EXPECT_NEAR(PassSeconds(OneLayer(layer, "fp32"), no_catalog).fwd,
+              overhead + work / (assumed * kV100Fp32Peak), 1e-12);
   EXPECT_NEAR(PassSeconds(fp16, no_catalog).fwd,
               overhead + work / (*fp16.instance.gpu.gemm_efficiency * kV100Fp16Peak), 1e-12);
   EXPECT_NE(PassSeconds(fp16).fwd, PassSeconds(fp16, no_catalog).fwd);
@@ -186,6 +186,21 @@ TEST(ConvModelTest, Tf32ConvolutionsRunAtTheirOwnEfficiency) {
   ModelParams no_catalog;
   no_catalog.use_catalog_conv_efficiency = false;
   EXPECT_NEAR(PassSeconds(tf32, no_catalog).fwd, overhead + work / (*gpu.gemm_efficiency * 156e12),
+              1e-12);
+}
+
+// FP32 convolutions on a V100's CUDA cores run at its FP32 conv efficiency times the FP32
+// peak (15.7 TFLOP/s); without the catalog's figures, at the assumed GEMM efficiency (fp32
+// GEMMs do not take the tensor-core figure either).
+TEST(ConvModelTest, Fp32ConvolutionsRunAtTheirOwnEfficiency) {
+  const Scenario fp32 = Parse(R"({"model": {"layer_list": [)" + Layer(1e12, 0, 0, "none") +
+                              R"(]}, "training": {"global_batch": 64, "micro_batch": 8,
+      "precision": "fp32", "optimizer": "sgd"}, "cluster": {"instance": "p3.16xlarge"}})");
+  const GpuSpec& gpu = fp32.instance.gpu;
+  ASSERT_TRUE(gpu.fp32_conv_efficiency && gpu.conv_efficiency);
+  EXPECT_NE(*gpu.fp32_conv_efficiency, *gpu.conv_efficiency);
+  const double overhead = ModelParams().kernel_overhead_s, work = 1e12 * kBatch;
+  EXPECT_NEAR(PassSeconds(fp32).fwd, overhead + work / (*gpu.fp32_conv_efficiency * kV100Fp32Peak),
               1e-12);
 }
 
