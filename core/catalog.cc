@@ -308,6 +308,9 @@ class FileReader {
     f.r().String("attention_efficiency_provenance", &g.attention_efficiency_provenance);
     f.OptFraction("unaligned_gemm_efficiency", &g.unaligned_gemm_efficiency);
     f.r().String("unaligned_gemm_efficiency_provenance", &g.unaligned_gemm_efficiency_provenance);
+    f.OptFraction("fp8_rowwise_gemm_efficiency", &g.fp8_rowwise_gemm_efficiency);
+    f.r().String("fp8_rowwise_gemm_efficiency_provenance",
+                 &g.fp8_rowwise_gemm_efficiency_provenance);
     f.OptFraction("conv_efficiency", &g.conv_efficiency);
     f.r().String("conv_efficiency_provenance", &g.conv_efficiency_provenance);
     f.OptFraction("tf32_conv_efficiency", &g.tf32_conv_efficiency);
@@ -334,6 +337,8 @@ class FileReader {
           Fitted{"attention_efficiency", g.attention_efficiency, g.attention_efficiency_provenance},
           Fitted{"unaligned_gemm_efficiency", g.unaligned_gemm_efficiency,
                  g.unaligned_gemm_efficiency_provenance},
+          Fitted{"fp8_rowwise_gemm_efficiency", g.fp8_rowwise_gemm_efficiency,
+                 g.fp8_rowwise_gemm_efficiency_provenance},
           Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
           Fitted{"tf32_conv_efficiency", g.tf32_conv_efficiency, g.tf32_conv_efficiency_provenance},
           Fitted{"fp32_conv_efficiency", g.fp32_conv_efficiency, g.fp32_conv_efficiency_provenance},

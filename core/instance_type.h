@@ -39,6 +39,11 @@ struct GpuSpec {
   // they run at the GEMM efficiency like aligned ones (sim/model_params.h).
   std::optional<double> unaligned_gemm_efficiency;
   std::string unaligned_gemm_efficiency_provenance;
+  // Fraction of the FP8 peak that rowwise-scaled FP8 GEMMs reach
+  // (training.fp8_scaling "rowwise"), when fitted for this part; else they run
+  // at the GEMM efficiency like tensorwise ones (sim/model_params.h).
+  std::optional<double> fp8_rowwise_gemm_efficiency;
+  std::string fp8_rowwise_gemm_efficiency_provenance;
   // Fraction of the 16-bit (fp16/bf16) tensor-core peak that convolutions
   // reach where they are compute-bound, when fitted or measured for this part;
   // else (and in fp32/tf32) they run at the GEMM efficiency (sim/model_params.h).

@@ -292,6 +292,7 @@ class ScenarioParser {
     ReadEnum(&r, "optimizer", 2, &t.optimizer);
     ReadEnum(&r, "recompute", 3, &t.recompute);
     ReadEnum(&r, "memory_format", {"nhwc", "nchw"}, &t.memory_format);
+    ReadEnum(&r, "fp8_scaling", {"tensorwise", "rowwise"}, &t.fp8_scaling);
     r.Bool("sequence_parallel", &t.sequence_parallel)
         .Bool("flash_attention", &t.flash_attention)
         .Double("tokens", &t.tokens, 1, kInf)
@@ -304,6 +305,12 @@ class ScenarioParser {
         .Bool("offload_optimizer", &t.offload_optimizer)
         .Bool("offload_params", &t.offload_params);
     if (Status s = FinishRequiring(&r, *training_, {"global_batch"}); !s.ok()) return s;
+    if (const JsonValue* scaling = training_->Find("fp8_scaling");
+        scaling && t.precision != Precision::kFp8) {
+      return ErrorAt(file_, scaling->pos,
+                     Cat("training.fp8_scaling: applies to training.precision \"fp8\" only (it is \"",
+                         ToString(t.precision), "\")"));
+    }
     return CheckFlashAttention();
   }
 

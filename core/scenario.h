@@ -22,6 +22,9 @@ namespace trainsim {
 
 enum class Optimizer { kSgd, kAdam };
 enum class MemoryFormat { kNhwc, kNchw };
+// How FP8 training scales its tensors: one scale per tensor (Transformer Engine's delayed and
+// current scaling, torchao's tensorwise) or one per row (torchao's rowwise).
+enum class Fp8Scaling { kTensorwise, kRowwise };
 // kAuto: like NCCL, the fastest of the three for each collective (by simulating each).
 // kParameterServer: workers push gradients to server processes on the nodes'
 // hosts and pull the reduced result back (not a collective algorithm).
@@ -47,6 +50,9 @@ struct TrainingConfig {
   // default format), whose 16-bit convolutions transpose their operands to
   // the tensor cores' NHWC and back (docs/model.md section 6).
   MemoryFormat memory_format = MemoryFormat::kNhwc;
+  // FP8 recipes (precision fp8 only): rowwise-scaled GEMMs run at the GPU's
+  // fitted rowwise rate where it has one (docs/model.md section 6).
+  Fp8Scaling fp8_scaling = Fp8Scaling::kTensorwise;
   // Total work; at most one of these is set (0 = not given).
   double tokens = 0;
   double samples = 0;

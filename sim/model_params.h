@@ -90,6 +90,16 @@ struct ModelParams {
   // GEMM efficiency (use_catalog_gemm_efficiency). Unset (the default, and
   // every GPU without a fit), they run at the GEMM efficiency like aligned ones.
   std::optional<double> unaligned_gemm_efficiency;
+  // FP8 GEMMs with rowwise scaling (training.fp8_scaling "rowwise", torchao):
+  // every row of each operand carries its own scale, which cuBLAS's FP8
+  // kernels of the time did not take, so they run in other (CUTLASS) kernels.
+  // When set, the FP8 linear layers' GEMMs run at this fraction of the FP8
+  // peak instead of the GEMM efficiency; the 16-bit core (SixteenBit()) does
+  // not. A GPU's catalog entry may carry a fitted one
+  // (GpuSpec::fp8_rowwise_gemm_efficiency), applied with the catalog's GEMM
+  // efficiency (use_catalog_gemm_efficiency); unset, rowwise GEMMs run as
+  // tensorwise ones.
+  std::optional<double> fp8_rowwise_gemm_efficiency;
   // Convolutions (layer-list models) are rooflines: kernel_overhead_s +
   // max(flops / (conv_efficiency * peak), operand bytes / (hbm_efficiency *
   // HBM bandwidth)). A GPU's catalog entry may carry a fitted conv efficiency

@@ -725,12 +725,15 @@ ComputeModel::ComputeModel(double peak_flops, double hbm_Bps, const ModelParams&
 
 ComputeModel ComputeModel::SixteenBit() const {
   if (sixteen_bit_peak_flops_ <= 0) return *this;
-  return ComputeModel(sixteen_bit_peak_flops_, hbm_Bps_, params_);
+  ModelParams sixteen_bit = params_;
+  sixteen_bit.fp8_rowwise_gemm_efficiency.reset();  // an FP8 recipe's figure
+  return ComputeModel(sixteen_bit_peak_flops_, hbm_Bps_, sixteen_bit);
 }
 
 double ComputeModel::GemmSeconds(double flops) const {
   if (measured_.table) return flops / InterpolateTable(*measured_.table, flops);
-  return params_.kernel_overhead_s + flops / (params_.gemm_efficiency * peak_flops_);
+  const double efficiency = params_.fp8_rowwise_gemm_efficiency.value_or(params_.gemm_efficiency);
+  return params_.kernel_overhead_s + flops / (efficiency * peak_flops_);
 }
 
 double ComputeModel::GemmSeconds(std::initializer_list<GemmDims> gemms) const {
@@ -814,6 +817,13 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
   }
   if (gpu.unaligned_gemm_efficiency && params.use_catalog_gemm_efficiency) {
     effective.unaligned_gemm_efficiency = *gpu.unaligned_gemm_efficiency;
+  }
+  const bool rowwise = s.training.precision == Precision::kFp8 &&
+                       s.training.fp8_scaling == Fp8Scaling::kRowwise;
+  if (!rowwise) {
+    effective.fp8_rowwise_gemm_efficiency.reset();
+  } else if (gpu.fp8_rowwise_gemm_efficiency && params.use_catalog_gemm_efficiency) {
+    effective.fp8_rowwise_gemm_efficiency = *gpu.fp8_rowwise_gemm_efficiency;
   }
   // The catalog's conv efficiency is a 16-bit tensor-core figure (fitted to
   // mixed-precision rows); tf32 and fp32 convolutions have their own figures

@@ -47,6 +47,8 @@ std::vector<FormField> MakeFields() {
       F("training.micro_batch", t, "Micro batch", K::kInteger, {}, "1"),
       F("training.precision", t, "Precision", K::kChoice,
         L({"fp32", "tf32", "fp16", "bf16", "fp8"}), "bf16"),
+      F("training.fp8_scaling", t, "FP8 scaling (fp8 only)", K::kChoice,
+        L({"tensorwise", "rowwise"}), "tensorwise"),
       F("training.optimizer", t, "Optimizer", K::kChoice, L({"sgd", "adam"}), "adam"),
       F("training.recompute", t, "Recompute", K::kChoice, L({"none", "selective", "full"}), "none"),
       F("training.flash_attention", t, "Flash attention", K::kBool, {}, "the model's"),

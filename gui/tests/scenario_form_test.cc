@@ -188,6 +188,14 @@ class ScenarioFormTest : public QObject {
     s = Parse(form.text());
     QVERIFY2(s.ok(), s.status().message().c_str());
     QVERIFY(!s->parallel.tp_overlap);
+
+    // The FP8 recipe, which the parser takes with fp8 precision only.
+    form.setFieldText(QStringLiteral("cluster.instance"), QStringLiteral("p5.48xlarge"));
+    form.setFieldText(QStringLiteral("training.precision"), QStringLiteral("fp8"));
+    form.setFieldText(QStringLiteral("training.fp8_scaling"), QStringLiteral("rowwise"));
+    s = Parse(form.text());
+    QVERIFY2(s.ok(), s.status().message().c_str());
+    QCOMPARE(s->training.fp8_scaling, Fp8Scaling::kRowwise);
   }
 
   void modelForms() {

@@ -325,12 +325,23 @@ std::vector<FailCase> TrainingCases() {
       {"unknown precision", Doc(kGpt3, R"({"global_batch": 8, "precision": "bf17"})", kP4dX128),
        "x.json:2:47: training.precision: expected one of fp32, tf32, fp16, bf16, fp8, got "
        "\"bf17\""},
+      {"unknown fp8 scaling",
+       Doc(kGpt3, R"({"global_batch": 8, "precision": "fp8", "fp8_scaling": "blockwise"})",
+           kP4dX128),
+       "x.json:2:69: training.fp8_scaling: expected one of tensorwise, rowwise, got "
+       "\"blockwise\""},
+      {"fp8 scaling without fp8",
+       Doc(kGpt3, R"({"global_batch": 8, "precision": "bf16", "fp8_scaling": "rowwise"})",
+           kP4dX128),
+       "x.json:2:70: training.fp8_scaling: applies to training.precision \"fp8\" only (it is "
+       "\"bf16\")"},
       {"sequence_parallel not a boolean",
        Doc(kGpt3, R"({"global_batch": 8, "sequence_parallel": "yes"})", kP4dX128),
        "x.json:2:55: training.sequence_parallel: expected true or false, got \"yes\""},
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
-       "precision, optimizer, recompute, memory_format, sequence_parallel, flash_attention, "
+       "precision, optimizer, recompute, memory_format, fp8_scaling, sequence_parallel, "
+       "flash_attention, "
        "tokens, samples, epochs, dataset_samples, input_samples_per_s_per_node, "
        "input_prefetch_microbatches, "
        "offload_activations, offload_optimizer, offload_params)"},

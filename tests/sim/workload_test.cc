@@ -377,6 +377,36 @@ TEST(WorkloadTest, FlashAttentionRecomputesScoresOnlyInHardwareFlops) {
   EXPECT_NEAR(unfused.hardware_flops, 3 * fwd + 2 * scores, 1e-9 * unfused.hardware_flops);
 }
 
+// Rowwise FP8 scaling: the weight GEMMs run at the GPU's rowwise figure times the FP8 peak; the
+// attention core and output layer (16 bits) and tensorwise scaling do not change, and
+// use_catalog_gemm_efficiency = false drops the figure.
+TEST(WorkloadTest, RowwiseFp8GemmsRunAtTheRowwiseEfficiency) {
+  auto h100 = [](const char* scaling) {
+    return Parse(std::string(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
+        "precision": "fp8", "fp8_scaling": ")") +
+                 scaling + R"("}, "cluster": {"instance": "p5.48xlarge"}})");
+  };
+  const Scenario rowwise = h100("rowwise"), tensorwise = h100("tensorwise");
+  const GpuSpec& gpu = rowwise.instance.gpu;
+  ASSERT_TRUE(gpu.fp8_rowwise_gemm_efficiency && gpu.gemm_efficiency && gpu.fp8_flops);
+  Expected<ComputeModel> row = MakeComputeModel(rowwise, ModelParams());
+  Expected<ComputeModel> tensor = MakeComputeModel(tensorwise, ModelParams());
+  ASSERT_TRUE(row.ok() && tensor.ok());
+  const double flops = 1e12, overhead = ModelParams().kernel_overhead_s;
+  EXPECT_NEAR(row->GemmSeconds(flops),
+              overhead + flops / (*gpu.fp8_rowwise_gemm_efficiency * *gpu.fp8_flops), 1e-15);
+  EXPECT_NEAR(tensor->GemmSeconds(flops),
+              overhead + flops / (*gpu.gemm_efficiency * *gpu.fp8_flops), 1e-15);
+  EXPECT_DOUBLE_EQ(row->SixteenBit().GemmSeconds(flops), tensor->SixteenBit().GemmSeconds(flops));
+  const LayerCost r = TransformerLayerCost(rowwise, *row),
+                  t = TransformerLayerCost(tensorwise, *tensor);
+  EXPECT_DOUBLE_EQ(r.core_fwd_s, t.core_fwd_s);
+  EXPECT_GT(r.attn_in_gemm_s, t.attn_in_gemm_s);
+  ModelParams assumed;
+  assumed.use_catalog_gemm_efficiency = false;
+  EXPECT_FALSE(MakeComputeModel(rowwise, assumed)->params().fp8_rowwise_gemm_efficiency);
+}
+
 // FP8 training converts the linear layers only: the attention core (flash or
 // not) and the output layer run at the 16-bit peak, the weight GEMMs at the
 // fp8 peak. On H100 (989 / 1979 TFLOP/s) the core is the bf16 core exactly.
