@@ -307,9 +307,10 @@ class ScenarioParser {
     if (Status s = FinishRequiring(&r, *training_, {"global_batch"}); !s.ok()) return s;
     if (const JsonValue* scaling = training_->Find("fp8_scaling");
         scaling && t.precision != Precision::kFp8) {
-      return ErrorAt(file_, scaling->pos,
-                     Cat("training.fp8_scaling: applies to training.precision \"fp8\" only (it is \"",
-                         ToString(t.precision), "\")"));
+      return ErrorAt(
+          file_, scaling->pos,
+          Cat("training.fp8_scaling: applies to training.precision \"fp8\" only (it is \"",
+              ToString(t.precision), "\")"));
     }
     return CheckFlashAttention();
   }

@@ -818,8 +818,8 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
   if (gpu.unaligned_gemm_efficiency && params.use_catalog_gemm_efficiency) {
     effective.unaligned_gemm_efficiency = *gpu.unaligned_gemm_efficiency;
   }
-  const bool rowwise = s.training.precision == Precision::kFp8 &&
-                       s.training.fp8_scaling == Fp8Scaling::kRowwise;
+  const bool rowwise =
+      s.training.precision == Precision::kFp8 && s.training.fp8_scaling == Fp8Scaling::kRowwise;
   if (!rowwise) {
     effective.fp8_rowwise_gemm_efficiency.reset();
   } else if (gpu.fp8_rowwise_gemm_efficiency && params.use_catalog_gemm_efficiency) {
