@@ -259,6 +259,7 @@ Grid GridFor(const std::string& parameter) {
   if (parameter == "protocol_latency_scale") return {0.0, 8.0, 1.0, 0.25};
   if (parameter == "comm_compute_share") return {0.0, 0.45, 0.05, 0.01};
   if (parameter == "gemm_efficiency") return {0.30, 0.95, 0.05, 0.01};
+  if (parameter == "tf32_gemm_efficiency") return {0.10, 0.95, 0.05, 0.01};
   if (parameter == "fp8_rowwise_gemm_efficiency") return {0.10, 0.95, 0.05, 0.01};
   if (parameter == "attention_efficiency") return {0.10, 0.95, 0.05, 0.01};
   if (parameter == "unaligned_gemm_efficiency") return {0.01, 0.30, 0.01, 0.002};

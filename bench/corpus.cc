@@ -146,6 +146,7 @@ struct GpuFigure {
 };
 constexpr GpuFigure kGpuFigures[] = {
     {"gemm_efficiency", &GpuSpec::gemm_efficiency},
+    {"tf32_gemm_efficiency", &GpuSpec::tf32_gemm_efficiency},
     {"attention_efficiency", &GpuSpec::attention_efficiency},
     {"unaligned_gemm_efficiency", &GpuSpec::unaligned_gemm_efficiency},
     {"fp8_rowwise_gemm_efficiency", &GpuSpec::fp8_rowwise_gemm_efficiency},

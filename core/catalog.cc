@@ -304,6 +304,8 @@ class FileReader {
     f.OptPositive("hbm_GBps", &g.hbm_GBps);
     f.OptFraction("gemm_efficiency", &g.gemm_efficiency);
     f.r().String("gemm_efficiency_provenance", &g.gemm_efficiency_provenance);
+    f.OptFraction("tf32_gemm_efficiency", &g.tf32_gemm_efficiency);
+    f.r().String("tf32_gemm_efficiency_provenance", &g.tf32_gemm_efficiency_provenance);
     f.OptFraction("attention_efficiency", &g.attention_efficiency);
     f.r().String("attention_efficiency_provenance", &g.attention_efficiency_provenance);
     f.OptFraction("unaligned_gemm_efficiency", &g.unaligned_gemm_efficiency);
@@ -334,6 +336,7 @@ class FileReader {
     };
     for (const Fitted& e :
          {Fitted{"gemm_efficiency", g.gemm_efficiency, g.gemm_efficiency_provenance},
+          Fitted{"tf32_gemm_efficiency", g.tf32_gemm_efficiency, g.tf32_gemm_efficiency_provenance},
           Fitted{"attention_efficiency", g.attention_efficiency, g.attention_efficiency_provenance},
           Fitted{"unaligned_gemm_efficiency", g.unaligned_gemm_efficiency,
                  g.unaligned_gemm_efficiency_provenance},

@@ -28,6 +28,11 @@ struct GpuSpec {
   // stated assumption applies (sim/model_params.h).
   std::optional<double> gemm_efficiency;
   std::string gemm_efficiency_provenance;
+  // The same for TF32 GEMMs (fp32 training on Ampere and later, whose matmuls
+  // run on TF32 tensor cores with 4-byte operands), a fraction of the TF32
+  // peak, when fitted; else the GEMM efficiency applies to them too.
+  std::optional<double> tf32_gemm_efficiency;
+  std::string tf32_gemm_efficiency_provenance;
   // Fraction of the peak that fused (flash) attention kernels reach, when
   // fitted for this part; else the GEMM efficiency stands for it
   // (sim/model_params.h).

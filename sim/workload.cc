@@ -812,6 +812,11 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
       s.training.precision != Precision::kFp32) {
     effective.gemm_efficiency = *gpu.gemm_efficiency;
   }
+  // TF32 GEMMs have their own figure where one is fitted (4-byte operands on the tensor cores).
+  if (gpu.tf32_gemm_efficiency && params.use_catalog_gemm_efficiency &&
+      s.training.precision == Precision::kTf32) {
+    effective.gemm_efficiency = *gpu.tf32_gemm_efficiency;
+  }
   if (gpu.attention_efficiency && params.use_catalog_gemm_efficiency) {
     effective.attention_efficiency = *gpu.attention_efficiency;
   }

@@ -516,6 +516,10 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
            {{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "unaligned_gemm_efficiency": 0.03})"}}),
        "extra.json:3:68: instances[0].gpu.unaligned_gemm_efficiency: needs "
        "unaligned_gemm_efficiency_provenance (where the figure comes from)"},
+      {"tf32 gemm efficiency without provenance",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "tf32_gemm_efficiency": 0.3})"}}),
+       "extra.json:3:63: instances[0].gpu.tf32_gemm_efficiency: needs "
+       "tf32_gemm_efficiency_provenance (where the figure comes from)"},
       {"fp8 rowwise gemm efficiency without provenance",
        OneEntry(
            {{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "fp8_rowwise_gemm_efficiency": 0.3})"}}),

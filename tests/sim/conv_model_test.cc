@@ -170,7 +170,8 @@ TEST(ConvModelTest, CatalogConvEfficiencyAppliesToSixteenBitOnly) {
 }
 
 // TF32 convolutions (A100) run at the GPU's TF32 conv efficiency times the TF32 peak; fp16 keeps
-// the 16-bit figure, and `use_catalog_conv_efficiency: false` drops both.
+// the 16-bit figure, and `use_catalog_conv_efficiency: false` drops both (the TF32 GEMM
+// efficiency applies then).
 TEST(ConvModelTest, Tf32ConvolutionsRunAtTheirOwnEfficiency) {
   auto a100 = [](const std::string& precision) {
     return Parse(R"({"model": {"layer_list": [)" + Layer(1e12, 0, 0, "none") +
@@ -185,8 +186,10 @@ TEST(ConvModelTest, Tf32ConvolutionsRunAtTheirOwnEfficiency) {
   EXPECT_NEAR(PassSeconds(fp16).fwd, overhead + work / (*gpu.conv_efficiency * 312e12), 1e-12);
   ModelParams no_catalog;
   no_catalog.use_catalog_conv_efficiency = false;
-  EXPECT_NEAR(PassSeconds(tf32, no_catalog).fwd, overhead + work / (*gpu.gemm_efficiency * 156e12),
-              1e-12);
+  // Without the conv figures, the GEMM efficiency of the precision: TF32's own.
+  ASSERT_TRUE(gpu.tf32_gemm_efficiency);
+  EXPECT_NEAR(PassSeconds(tf32, no_catalog).fwd,
+              overhead + work / (*gpu.tf32_gemm_efficiency * 156e12), 1e-12);
 }
 
 // FP32 convolutions on a V100's CUDA cores run at its FP32 conv efficiency times the FP32

@@ -377,6 +377,29 @@ TEST(WorkloadTest, FlashAttentionRecomputesScoresOnlyInHardwareFlops) {
   EXPECT_NEAR(unfused.hardware_flops, 3 * fwd + 2 * scores, 1e-9 * unfused.hardware_flops);
 }
 
+// TF32 GEMMs (A100) run at the GPU's TF32 GEMM efficiency times the TF32 peak; bf16 keeps the
+// 16-bit-fitted GEMM efficiency, and use_catalog_gemm_efficiency = false drops both.
+TEST(WorkloadTest, Tf32GemmsRunAtTheirOwnEfficiency) {
+  auto a100 = [](const char* precision) {
+    return Parse(std::string(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
+        "precision": ")") +
+                 precision + R"("}, "cluster": {"instance": "p4d.24xlarge"}})");
+  };
+  const Scenario tf32 = a100("tf32"), bf16 = a100("bf16");
+  const GpuSpec& gpu = tf32.instance.gpu;
+  ASSERT_TRUE(gpu.tf32_gemm_efficiency && gpu.gemm_efficiency && gpu.tf32_flops);
+  ASSERT_NE(*gpu.tf32_gemm_efficiency, *gpu.gemm_efficiency);
+  const double flops = 1e12, overhead = ModelParams().kernel_overhead_s;
+  EXPECT_NEAR(MakeComputeModel(tf32, ModelParams())->GemmSeconds(flops),
+              overhead + flops / (*gpu.tf32_gemm_efficiency * *gpu.tf32_flops), 1e-15);
+  EXPECT_NEAR(MakeComputeModel(bf16, ModelParams())->GemmSeconds(flops),
+              overhead + flops / (*gpu.gemm_efficiency * *gpu.bf16_flops), 1e-15);
+  ModelParams assumed;
+  assumed.use_catalog_gemm_efficiency = false;
+  EXPECT_NEAR(MakeComputeModel(tf32, assumed)->GemmSeconds(flops),
+              overhead + flops / (assumed.gemm_efficiency * *gpu.tf32_flops), 1e-15);
+}
+
 // Rowwise FP8 scaling: the weight GEMMs run at the GPU's rowwise figure times the FP8 peak; the
 // attention core and output layer (16 bits) and tensorwise scaling do not change, and
 // use_catalog_gemm_efficiency = false drops the figure.
