@@ -27,10 +27,13 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   // Memory-bound kernels, bytes read + written: norm (r+w of b*s*h), softmax
   // and dropout over the score matrix (2 passes, r+w; none with flash
   // attention), dropout + residual (3 tensors), activation function over the
-  // FFN width (r+w).
-  const double norm = 2 * tokens * h * e;
+  // FFN width (r+w). Sequence parallelism runs the norms, dropouts and
+  // residual adds on this rank's 1/t of the sequence (that is what it is
+  // for: without it every TP rank repeats them on the whole sequence).
+  const double sequence_share = s.training.sequence_parallel ? 1 / t : 1;
+  const double norm = 2 * tokens * h * e * sequence_share;
   const double softmax = 4 * b * (a / t) * seq * seq * e;
-  const double residual = 3 * tokens * h * e;
+  const double residual = 3 * tokens * h * e * sequence_share;
   const double act = 2 * tokens * f / t * e;
   // The weight GEMMs' shapes (rows = tokens), as calibrate/plan.cc measures them.
   const double up = f * (m.mlp == MlpKind::kSwiGlu ? 2 : 1);

@@ -377,6 +377,32 @@ TEST(WorkloadTest, FlashAttentionRecomputesScoresOnlyInHardwareFlops) {
   EXPECT_NEAR(unfused.hardware_flops, 3 * fwd + 2 * scores, 1e-9 * unfused.hardware_flops);
 }
 
+// Sequence parallelism runs the norms and the dropout + residual passes on 1/t of the sequence;
+// the GEMMs, the attention core and the activation (already split over the FFN width) do not
+// change.
+TEST(WorkloadTest, SequenceParallelShardsTheNormAndResidualPasses) {
+  const ComputeModel cm(1e15, 1e12, ModelParams());
+  auto memory = [](double bytes) { return 4e-6 + bytes / 0.8e12; };
+  Scenario s = FlashLayer(1024, false);
+  s.parallel.tp = 4;
+  const double t = 4, tokens = 1024, h = 1024, e = 2;
+  const double norm = 2 * tokens * h * e, residual = 3 * tokens * h * e;
+  const LayerCost full = TransformerLayerCost(s, cm);
+  s.training.sequence_parallel = true;
+  const LayerCost sp = TransformerLayerCost(s, cm);
+  const double fwd_saved =
+      memory(norm) - memory(norm / t) + memory(residual) - memory(residual / t);
+  EXPECT_NEAR(full.attn_fwd_s - sp.attn_fwd_s, fwd_saved, 1e-12);
+  EXPECT_NEAR(full.mlp_fwd_s - sp.mlp_fwd_s, fwd_saved, 1e-12);
+  const double softmax = 4 * (8 / t) * tokens * tokens * e;  // 8 heads, 1 sequence of 1024
+  EXPECT_NEAR(full.attn_bwd_s - sp.attn_bwd_s,
+              memory(2 * norm) - memory(2 * norm / t) + memory(2 * softmax + 2 * residual) -
+                  memory(2 * softmax + 2 * residual / t),
+              1e-12);
+  EXPECT_DOUBLE_EQ(sp.core_fwd_s, full.core_fwd_s);
+  EXPECT_DOUBLE_EQ(sp.attn_in_gemm_s, full.attn_in_gemm_s);
+}
+
 // TF32 GEMMs (A100) run at the GPU's TF32 GEMM efficiency times the TF32 peak; bf16 keeps the
 // 16-bit-fitted GEMM efficiency, and use_catalog_gemm_efficiency = false drops both.
 TEST(WorkloadTest, Tf32GemmsRunAtTheirOwnEfficiency) {
