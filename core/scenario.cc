@@ -532,8 +532,9 @@ class ScenarioParser {
                        out_.parallel.dp, " * ", t.micro_batch, " = ", per_step));
   }
 
-  // Megatron's interleaved 1F1B: each GPU holds virtual_stages chunks of
-  // layers / (pp * virtual_stages) layers, and microbatches come in groups of pp.
+  // Megatron's interleaved 1F1B: each GPU holds virtual_stages chunks of about
+  // layers / (pp * virtual_stages) layers (the first layers mod (pp * virtual_stages)
+  // chunks of the model one more), and microbatches come in groups of pp.
   Status CheckInterleaving() {
     const ParallelConfig& p = out_.parallel;
     const JsonValue* v = parallel_->Find("virtual_stages");
@@ -554,10 +555,11 @@ class ScenarioParser {
               p.pp, ", virtual_stages = ", p.virtual_stages, ")"));
     }
     const int64_t chunks = static_cast<int64_t>(p.pp) * p.virtual_stages;
-    if (out_.model.layers % chunks != 0) {
+    if (out_.model.layers < chunks) {
       return ErrorAt(file_, v ? v->pos : at,
                      Cat("parallel.pp * parallel.virtual_stages = ", p.pp, " * ", p.virtual_stages,
-                         " = ", chunks, " does not divide model.layers = ", out_.model.layers));
+                         " = ", chunks, " model chunks, more than model.layers = ",
+                         out_.model.layers, " (each chunk needs a layer)"));
     }
     if (out_.microbatches_per_pipeline() % p.pp != 0) {
       return ErrorAt(

@@ -288,6 +288,7 @@ struct StageModel {
   int stage = 0, stages = 1;
   int layers = 0;                             // layers of this stage
   int chunks = 1;                             // model chunks (interleaved schedule)
+  int model_layers = 0;                       // of the whole model (ChunkLayers)
   std::vector<double> fwd_s, bwd_s;           // per layer (layer-list models)
   std::vector<double> layer_grad_bytes;       // per layer, DP gradient bytes
   double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage: embedding lookup
@@ -334,6 +335,22 @@ struct ChunkPlace {
 
 ChunkPlace Place(const StageModel& sm, int chunk) {
   return {sm.stage == 0 && chunk == 0, sm.stage == sm.stages - 1 && chunk == sm.chunks - 1};
+}
+
+// The stage's layers (indices local to the stage) that model chunk `chunk` holds. Chunk c of
+// stage s is the model's chunk c * pp + s of the contiguous split of the layers into pp * v
+// chunks, the first layers mod (pp * v) of which hold one more (StageLayers); the stage's
+// total is then that of the non-interleaved split.
+std::pair<int, int> ChunkLayers(const StageModel& sm, int chunk) {
+  if (sm.chunks == 1) return {0, sm.layers};
+  const int n = sm.model_layers, all = sm.stages * sm.chunks;
+  auto size = [&](int c) {
+    auto [a, b] = StageLayers(n, all, c * sm.stages + sm.stage);
+    return b - a;
+  };
+  int first = 0;
+  for (int c = 0; c < chunk; ++c) first += size(c);
+  return {first, first + size(chunk)};
 }
 
 class BucketFiller {
@@ -489,8 +506,7 @@ void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p
   if (!at.first) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
   if (at.first && s.training.input_samples_per_s_per_node > 0) em.InputWait(mb);
   if (at.first) em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
-  const int per_chunk = sm.layers / sm.chunks;
-  const int first = p.chunk * per_chunk, last = first + per_chunk;
+  const auto [first, last] = ChunkLayers(sm, p.chunk);
   for (int l = first; l < last; ++l) {
     traffic.BeforeForward(l, first, last);
     if (sm.transformer) {
@@ -519,8 +535,7 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& 
     em.Compute(OpPhase::kBackward, mb, sm.logits_bwd_s);
     if (fill) buckets.Add(sm.head_grad_bytes);
   }
-  const int per_chunk = sm.layers / sm.chunks;
-  const int first = p.chunk * per_chunk, last = first + per_chunk;
+  const auto [first, last] = ChunkLayers(sm, p.chunk);
   for (int l = last - 1; l >= first; --l) {
     traffic.BeforeBackward(l, first, last);
     if (sm.transformer) {
@@ -581,6 +596,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   sm.stage = stage;
   sm.stages = s.parallel.pp;
   if (s.parallel.schedule == Schedule::kInterleaved) sm.chunks = s.parallel.virtual_stages;
+  sm.model_layers = m.layers;
   sm.transformer = m.kind == ModelKind::kTransformer;
   // Gradients are reduced in the weights' dtype, as wide as the activations.
   const double e = ActivationBytesPerElem(s.training.precision), gb = e;

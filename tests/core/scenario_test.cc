@@ -480,11 +480,11 @@ std::vector<FailCase> ParallelCases() {
       {"virtual stages without interleaving",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"pp": 8, "virtual_stages": 2})"),
        "x.json:4:42: parallel.virtual_stages applies only to parallel.schedule = \"interleaved\""},
-      {"chunks not dividing layers",
+      {"more chunks than layers",
        Doc(kGpt3, kBatch1536, kP4dX128,
-           R"({"pp": 8, "schedule": "interleaved", "virtual_stages": 5})"),
-       "x.json:4:69: parallel.pp * parallel.virtual_stages = 8 * 5 = 40 does not divide "
-       "model.layers = 96"},
+           R"({"pp": 8, "schedule": "interleaved", "virtual_stages": 13})"),
+       "x.json:4:69: parallel.pp * parallel.virtual_stages = 8 * 13 = 104 model chunks, more than "
+       "model.layers = 96 (each chunk needs a layer)"},
       {"microbatches not a multiple of pp",
        Doc(kGpt3, kBatch1536, kP4dX128,
            R"({"pp": 8, "dp": 128, "tp": 1, "schedule": "interleaved", "virtual_stages": 2})"),

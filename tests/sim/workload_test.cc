@@ -76,6 +76,34 @@ TEST(WorkloadTest, AnUnevenSplitGivesTheFirstStagesOneLayerMore) {
   EXPECT_NEAR(TotalComputePerMicrobatch(p), one, 1e-9 * one);
 }
 
+// Interleaved chunks split unevenly too: 11 layers in pp 2 x 2 chunks are model chunks of 3, 3,
+// 3 and 2 layers, stage 0 holding chunks 0 and 2 (6 layers), stage 1 chunks 1 and 3 (5), as
+// without interleaving; every stage's emitted forward work is that of its layers.
+TEST(WorkloadTest, InterleavedChunksSplitUnevenly) {
+  auto eleven_layers = [](const std::string& parallel) {
+    return Parse(R"({"model": {"layers": 11, "hidden": 2048, "heads": 16, "seq_len": 2048,
+        "vocab": 50304}, "training": {"global_batch": 16}, "cluster": {"instance":
+        "p4d.24xlarge"}, "parallel": {)" +
+                 parallel + "}}");
+  };
+  const StepProgram interleaved =
+      Build(eleven_layers(R"("pp": 2, "schedule": "interleaved", "virtual_stages": 2)"));
+  const StepProgram plain = Build(eleven_layers(R"("pp": 2)"));
+  ASSERT_EQ(interleaved.stages.size(), 2u);
+  auto forward_s = [](const StageProgram& stage) {
+    double sum = 0;
+    for (const Op& op : stage.ops) {
+      if (op.kind == OpKind::kCompute && op.phase == OpPhase::kForward) sum += op.seconds;
+    }
+    return sum;
+  };
+  for (int stage = 0; stage < 2; ++stage) {
+    SCOPED_TRACE(stage);
+    const double want = forward_s(plain.stages[stage]);
+    EXPECT_NEAR(forward_s(interleaved.stages[stage]), want, 1e-9 * want);
+  }
+}
+
 TEST(WorkloadTest, DataParallelBucketsCarryEveryGradientOnce) {
   Scenario s = Gpt(R"("pp": 1)");
   StepProgram p = Build(s);
