@@ -321,18 +321,30 @@ TEST(WorkloadTest, FlashKernelsRunAtTheAttentionEfficiency) {
                    TransformerLayerCost(FlashLayer(8192, false), plain).core_fwd_s);
 }
 
-// The catalog's fitted attention efficiency reaches the compute model with the GEMM one, and
-// use_catalog_gemm_efficiency = false drops both (fitting, the assumption).
-TEST(WorkloadTest, CatalogAttentionEfficiencyReachesTheComputeModel) {
-  const Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
-      "precision": "bf16", "flash_attention": true}, "cluster": {"instance": "p5.48xlarge"}})");
-  ASSERT_TRUE(s.instance.gpu.attention_efficiency.has_value());
+// A GPU's fitted figure reaches the compute model with the GEMM one, and
+// use_catalog_gemm_efficiency = false drops it (fitting, the assumption).
+void ExpectCatalogFigureReachesTheComputeModel(const Scenario& s,
+                                               std::optional<double> GpuSpec::*gpu_figure,
+                                               std::optional<double> ModelParams::*param) {
+  ASSERT_TRUE((s.instance.gpu.*gpu_figure).has_value());
   Expected<ComputeModel> cm = MakeComputeModel(s, ModelParams());
   ASSERT_TRUE(cm.ok());
-  EXPECT_EQ(cm->params().attention_efficiency, s.instance.gpu.attention_efficiency);
+  EXPECT_EQ(cm->params().*param, s.instance.gpu.*gpu_figure);
   ModelParams assumed;
   assumed.use_catalog_gemm_efficiency = false;
-  EXPECT_FALSE(MakeComputeModel(s, assumed)->params().attention_efficiency.has_value());
+  EXPECT_FALSE((MakeComputeModel(s, assumed)->params().*param).has_value());
+}
+
+// H100: the flash-attention figure; A100 80GB: the misaligned-head figure.
+TEST(WorkloadTest, CatalogAttentionFiguresReachTheComputeModel) {
+  ExpectCatalogFigureReachesTheComputeModel(
+      Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 8, "precision": "bf16",
+          "flash_attention": true}, "cluster": {"instance": "p5.48xlarge"}})"),
+      &GpuSpec::attention_efficiency, &ModelParams::attention_efficiency);
+  ExpectCatalogFigureReachesTheComputeModel(
+      Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 8, "precision": "bf16"},
+          "cluster": {"instance": "dgx-a100-80gb"}})"),
+      &GpuSpec::unaligned_gemm_efficiency, &ModelParams::unaligned_gemm_efficiency);
 }
 
 // A head size that is not a multiple of 8 elements misaligns the attention core's 16-bit rows:
@@ -367,20 +379,6 @@ TEST(WorkloadTest, UnalignedHeadsRunTheAttentionCoreAtTheUnalignedEfficiency) {
   s.training.precision = Precision::kFp32;
   EXPECT_DOUBLE_EQ(TransformerLayerCost(s, fitted).core_fwd_s,
                    TransformerLayerCost(s, plain).core_fwd_s);
-}
-
-// The catalog's A100 80GB carries a fitted unaligned figure; it reaches the compute model with
-// the GEMM one, and use_catalog_gemm_efficiency = false drops it.
-TEST(WorkloadTest, CatalogUnalignedEfficiencyReachesTheComputeModel) {
-  const Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
-      "precision": "bf16"}, "cluster": {"instance": "dgx-a100-80gb"}})");
-  ASSERT_TRUE(s.instance.gpu.unaligned_gemm_efficiency.has_value());
-  Expected<ComputeModel> cm = MakeComputeModel(s, ModelParams());
-  ASSERT_TRUE(cm.ok());
-  EXPECT_EQ(cm->params().unaligned_gemm_efficiency, s.instance.gpu.unaligned_gemm_efficiency);
-  ModelParams assumed;
-  assumed.use_catalog_gemm_efficiency = false;
-  EXPECT_FALSE(MakeComputeModel(s, assumed)->params().unaligned_gemm_efficiency.has_value());
 }
 
 TEST(WorkloadTest, FlashAttentionRecomputesScoresOnlyInHardwareFlops) {
