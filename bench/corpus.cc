@@ -154,6 +154,7 @@ constexpr GpuFigure kGpuFigures[] = {
     {"tf32_conv_efficiency", &GpuSpec::tf32_conv_efficiency},
     {"fp32_conv_efficiency", &GpuSpec::fp32_conv_efficiency},
     {"nvlink_efficiency", &GpuSpec::nvlink_efficiency},
+    {"nvls_efficiency", &GpuSpec::nvls_efficiency},
 };
 
 // The simulator's own fitted figures (sim/model_params.h): one value for every scenario, no

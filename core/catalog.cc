@@ -45,6 +45,7 @@ const std::vector<std::string> kSourceKeys = {"*",
                                               "topology.nvlink_GBps_per_gpu_bidir",
                                               "topology.nvlink_GBps_per_link_per_dir",
                                               "topology.nvlink_pairs",
+                                              "topology.nvlink_sharp",
                                               "topology.pcie_gen",
                                               "pcie_GBps_per_dir",
                                               "network",
@@ -321,6 +322,8 @@ class FileReader {
     f.r().String("fp32_conv_efficiency_provenance", &g.fp32_conv_efficiency_provenance);
     f.OptFraction("nvlink_efficiency", &g.nvlink_efficiency);
     f.r().String("nvlink_efficiency_provenance", &g.nvlink_efficiency_provenance);
+    f.OptFraction("nvls_efficiency", &g.nvls_efficiency);
+    f.r().String("nvls_efficiency_provenance", &g.nvls_efficiency_provenance);
     f.Require("mem_gib");
     f.Positive("mem_gib", &g.mem_gib);
     std::string notes;
@@ -345,7 +348,8 @@ class FileReader {
           Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
           Fitted{"tf32_conv_efficiency", g.tf32_conv_efficiency, g.tf32_conv_efficiency_provenance},
           Fitted{"fp32_conv_efficiency", g.fp32_conv_efficiency, g.fp32_conv_efficiency_provenance},
-          Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance}}) {
+          Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance},
+          Fitted{"nvls_efficiency", g.nvls_efficiency, g.nvls_efficiency_provenance}}) {
       if (Status s = CheckEfficiency(v, path, e.key, e.value, e.provenance); !s.ok()) return s;
     }
     if (sources) {
@@ -408,6 +412,7 @@ class FileReader {
     f.OptPositive("nvlink_GBps_per_link_per_dir", &per_link);
     const JsonValue* pairs = f.r().Child("nvlink_pairs");
     f.OptInt("pcie_gen", &t->pcie_gen, 3, 5);
+    f.r().Bool("nvlink_sharp", &t->nvlink_sharp);
     if (Status s = f.Finish(); !s.ok()) return s;
 
     t->topology = static_cast<IntraTopology>(kind);
@@ -426,6 +431,9 @@ class FileReader {
       return NotWith(v, path, "nvlink_GBps_per_link_per_dir", kind_name);
     }
     if (!mesh && Given(pairs)) return NotWith(v, path, "nvlink_pairs", kind_name);
+    if (t->nvlink_sharp && t->topology != IntraTopology::kNvswitch) {
+      return NotWith(v, path, "nvlink_sharp", kind_name);
+    }
     if (mesh && !Given(pairs)) {
       return Status::InvalidInput(
           Located(file_, v.pos,

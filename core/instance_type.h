@@ -67,6 +67,12 @@ struct GpuSpec {
   // with where it comes from; else ModelParams::nvlink_efficiency applies.
   std::optional<double> nvlink_efficiency;
   std::string nvlink_efficiency_provenance;
+  // Fraction of the NVLink line rate that NVLink SHARP all-reduces reach
+  // (InstanceType::nvlink_sharp), counted on the traffic of each GPU's link
+  // (docs/model.md section 3), with where it comes from; else the NVLink
+  // efficiency applies to them too.
+  std::optional<double> nvls_efficiency;
+  std::string nvls_efficiency_provenance;
   std::vector<std::string> sources;
 
   std::optional<double> PeakFlops(Precision p) const;
@@ -90,6 +96,9 @@ struct InstanceType {
   // Cube-mesh: the NVLink pairs and the bandwidth of one link, one direction.
   std::vector<NvlinkPair> nvlink_pairs;
   std::optional<double> nvlink_GBps_per_link_per_dir;
+  // NVSwitch with NVLink SHARP (third generation, H100/H200 HGX): the switch
+  // reduces and multicasts, and NCCL runs all-reduces inside the node as NVLS.
+  bool nvlink_sharp = false;
   int pcie_gen = 0;              // 0 when unknown
   double pcie_GBps_per_dir = 0;  // per GPU, from pcie_gen
 

@@ -779,13 +779,18 @@ Status AttachProfile(std::shared_ptr<const HardwareProfile> profile, const std::
   const CollectiveFit* all_reduce = p.FindCollective("all_reduce", s->instance.gpus, 1);
   if (all_reduce && s->instance.gpus > 1 && s->instance.topology == IntraTopology::kNvswitch &&
       s->instance.nvlink_GBps_per_gpu_per_dir) {
-    const double n = s->instance.gpus;
-    const double busbw = all_reduce->ranges.back().algbw_GBps * 2 * (n - 1) / n;
-    s->instance.gpu.nvlink_efficiency =
-        std::min(1.0, busbw / *s->instance.nvlink_GBps_per_gpu_per_dir);
-    s->instance.gpu.nvlink_efficiency_provenance = "measured: all_reduce bus bandwidth over " +
-                                                   std::to_string(s->instance.gpus) + " GPUs in " +
-                                                   file;
+    const double n = s->instance.gpus, algbw = all_reduce->ranges.back().algbw_GBps;
+    const std::string measured = "measured: all_reduce bus bandwidth over " +
+                                 std::to_string(s->instance.gpus) + " GPUs in " + file;
+    const double line = *s->instance.nvlink_GBps_per_gpu_per_dir;
+    if (s->instance.nvlink_sharp) {
+      // NCCL runs it as NVLS there: S (n + 1) / n through each GPU's link (model.md section 3).
+      s->instance.gpu.nvls_efficiency = std::min(1.0, algbw * (n + 1) / n / line);
+      s->instance.gpu.nvls_efficiency_provenance = measured + " (NVLink SHARP)";
+    } else {
+      s->instance.gpu.nvlink_efficiency = std::min(1.0, algbw * 2 * (n - 1) / n / line);
+      s->instance.gpu.nvlink_efficiency_provenance = measured;
+    }
   }
   s->profile = std::move(profile);
   return Status::Ok();

@@ -16,6 +16,7 @@ struct Links {
   // a ring channel per brick-disjoint cycle and direction (sim::NvlinkChannels).
   const InstanceType* mesh = nullptr;
   double node_net_Bps = 0;  // all the node's NICs together, one direction
+  double nvls_Bps = 0;      // NVLink SHARP all-reduce rate of one GPU's link (0: no NVLS)
   // Per-step latencies (protocol and links) of a collective inside one node
   // (`local`) and of one across nodes (`cross`: the protocol latency scaled
   // unless the network is InfiniBand, sim::ProtocolLatencyScale).
@@ -26,12 +27,14 @@ struct Links {
 
 Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
   const InstanceType& t = s.instance;
-  const double nvlink_eff = t.gpu.nvlink_efficiency.value_or(p.nvlink_efficiency);
+  const double nvlink_eff = sim::NvlinkEfficiency(t, p);
   const double pcie =
       (t.pcie_GBps_per_dir > 0 ? t.pcie_GBps_per_dir : p.unknown_pcie_GBps_per_dir) * 1e9;
   Links l;
   if (t.topology == IntraTopology::kNvswitch && t.nvlink_GBps_per_gpu_per_dir) {
     l.intra_Bps = *t.nvlink_GBps_per_gpu_per_dir * 1e9 * nvlink_eff;
+    if (t.nvlink_sharp)
+      l.nvls_Bps = *t.nvlink_GBps_per_gpu_per_dir * 1e9 * sim::NvlsEfficiency(t, p);
   } else if (t.topology == IntraTopology::kNvlinkCubeMesh && t.nvlink_GBps_per_link_per_dir) {
     l.intra_Bps = *t.nvlink_GBps_per_link_per_dir * 1e9 * nvlink_eff;
     l.mesh = &t;
@@ -84,6 +87,16 @@ double RingSeconds(const Links& l, const Group& g, int gpus_per_node, double byt
   const Links::Latency& lat = g.nodes() > 1 ? l.cross : l.local;
   const double latency = lat.base_s + (steps - inter) * lat.intra_s + inter * lat.inter_s;
   return latency + steps / g.n * bytes / GroupBps(l, g, gpus_per_node);
+}
+
+// All-reduces: the ring, or inside one node of NVLink SHARP the NVLS pass
+// (sim/collectives.cc Nvls: S (n + 1) / n through each member's link, the
+// latency of NCCL's non-ring algorithms).
+double AllReduceSeconds(const Links& l, const Group& g, int gpus_per_node, double bytes) {
+  const double ring = RingSeconds(l, g, gpus_per_node, bytes, true);
+  if (l.nvls_Bps <= 0 || g.nodes() > 1 || g.n <= 1 || bytes <= 0) return ring;
+  const double latency = l.local.base_s + 2 * (g.n - 1) * l.local.intra_s;
+  return std::min(ring, latency + bytes * (g.n + 1) / g.n / l.nvls_Bps);
 }
 
 // Layers of stage `stage` (the first n % pp stages take one more).
@@ -141,7 +154,8 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // the network when the group is wider than a node).
   const Group tp_group{tp, std::min(tp, gpn)};
   const bool sp = s.training.sequence_parallel;
-  const double tp_one = RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, !sp);
+  const double tp_one = sp ? RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, false)
+                           : AllReduceSeconds(links, tp_group, gpn, f.layer.tp_bytes);
   const double tp_block = sp ? 2 * tp_one : tp_one;
   // With tp_overlap, what a layer's collectives add beyond the GEMMs they are pipelined
   // with, per forward and per backward pass (sim/workload.cc Block; the GEMMs stay in
@@ -236,7 +250,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     const double scatter = gather;  // same bytes through the same links
     switch (par.zero_stage) {
       case 0: {
-        const double reduce = RingSeconds(links, dp_group, gpn, grad_bytes, true);
+        const double reduce = AllReduceSeconds(links, dp_group, gpn, grad_bytes);
         e.dp_exposed_s = exposed(reduce, overlap);
         e.compute_s += reduce_slowed(reduce, overlap);
         break;

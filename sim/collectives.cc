@@ -226,6 +226,23 @@ void Hierarchical(const Platform& platform, const ModelParams& params, const Col
   for (auto& a : actors) a->join();
 }
 
+// NVLink SHARP all-reduce inside one node (NCCL's NVLS): each member owns
+// 1/n of the buffer, reduces it in the switch (multimem loads: the switch
+// reads that slice from all n members and returns their sum) and multicasts
+// the sum (multimem stores: the switch writes it to all n members). Each
+// member's link so carries S (its buffer, read slice by slice) + S/n (its
+// stored sum) out and S/n + S in: S (n + 1) / n each way, in one pass, with
+// no ring steps. Simulated as that traffic: each member sends it to the next
+// member (its own link out, the next member's link in), scaled by
+// platform.nvls_traffic_scale (the links run at the NVLink efficiency).
+void Nvls(const Platform& platform, const CollectiveCall& call, int me) {
+  const int n = static_cast<int>(call.group.size());
+  const double bytes = call.bytes * (n + 1) / n * platform.nvls_traffic_scale;
+  sg4::CommPtr send = Box(call.tag, "nvls", call.group[(me + 1) % n])->put_async(&kPayload, bytes);
+  Box(call.tag, "nvls", call.group[me])->get<int>();
+  send->wait();
+}
+
 // Parameter server (Li et al. 2014; BytePS, Jiang et al. 2020): every worker
 // pushes 1/S of the buffer to each of the S servers, each server waits for
 // all pushes of its share (reduction on the host is not timed) and sends the
@@ -296,13 +313,32 @@ const char* ToString(CollAlgo a) {
       return "hierarchical";
     case CollAlgo::kParameterServer:
       return "parameter_server";
+    case CollAlgo::kNvls:
+      return "nvls";
   }
   return "?";
+}
+
+bool NvlsApplies(const Platform& platform, CollKind kind, const std::vector<int>& group) {
+  if (kind != CollKind::kAllReduce || platform.nvls_traffic_scale <= 0 || group.size() < 2) {
+    return false;
+  }
+  return std::all_of(group.begin(), group.end(), [&](int r) {
+    return r < static_cast<int>(platform.gpus.size()) &&
+           platform.node_of(r) == platform.node_of(group[0]);
+  });
+}
+
+CollAlgo TpAlgo(const Platform& platform, CollKind kind, const std::vector<int>& group) {
+  return NvlsApplies(platform, kind, group) ? CollAlgo::kNvls : CollAlgo::kRing;
 }
 
 double MeasureFastest(const Platform& platform, const ModelParams& params,
                       std::vector<CollectiveCall> calls, CollAlgo* chosen) {
   std::vector<CollAlgo> candidates = {CollAlgo::kRing};
+  if (!calls.empty() && NvlsApplies(platform, calls[0].kind, calls[0].group)) {
+    candidates.push_back(CollAlgo::kNvls);
+  }
   if (!calls.empty() && calls[0].kind == CollKind::kAllReduce) {
     // The hierarchical algorithm needs several members on a node and several
     // nodes; otherwise it is the ring (one node) or a pipelined tree.
@@ -418,6 +454,7 @@ void RunAlgorithm(const Platform& platform, const ModelParams& params, const Col
     case CollKind::kAllReduce:
       if (call.algo == CollAlgo::kTree) return Tree(params, call, me);
       if (call.algo == CollAlgo::kHierarchical) return Hierarchical(platform, params, call, me);
+      if (call.algo == CollAlgo::kNvls) return Nvls(platform, call, me);
       return Ring(platform, params, call, me, 2, call.bytes);
     case CollKind::kReduceScatter:
     case CollKind::kAllGather:

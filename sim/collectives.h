@@ -17,7 +17,7 @@
 namespace trainsim::sim {
 
 enum class CollKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv };
-enum class CollAlgo { kRing, kTree, kHierarchical, kParameterServer };
+enum class CollAlgo { kRing, kTree, kHierarchical, kParameterServer, kNvls };
 
 const char* ToString(CollKind k);
 const char* ToString(CollAlgo a);
@@ -48,10 +48,19 @@ void RunCollectiveMember(const Platform& platform, const ModelParams& params,
 double MeasureConcurrent(const Platform& platform, const ModelParams& params,
                          const std::vector<CollectiveCall>& calls);
 
+// Whether an all-reduce over `group` runs as NVLink SHARP: its members are on
+// one node of an NVLS platform (Platform::nvls_traffic_scale), more than one.
+bool NvlsApplies(const Platform& platform, CollKind kind, const std::vector<int>& group);
+
+// The algorithm of a tensor-parallel collective: NVLS where it applies, else
+// the ring.
+CollAlgo TpAlgo(const Platform& platform, CollKind kind, const std::vector<int>& group);
+
 // Like NCCL's algorithm choice: runs `calls` (concurrent groups of one
 // collective) once per algorithm that applies -- for all-reduce the ring, the
 // hierarchical algorithm when the group has several members on a node and
-// spans nodes, and the tree up to params.tree_max_bytes; ring otherwise -- and
+// spans nodes, the tree up to params.tree_max_bytes, and NVLS where it
+// applies; ring otherwise -- and
 // returns the fastest time, its algorithm in *chosen (the first on a tie).
 // Call from outside any actor.
 double MeasureFastest(const Platform& platform, const ModelParams& params,

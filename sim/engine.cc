@@ -183,8 +183,9 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
         for (int d = 0; d < L.dp; ++d) {
-          calls.push_back(
-              {op.coll, CollAlgo::kRing, op.bytes, L.TpGroup(stage, d), "tp" + std::to_string(d)});
+          const std::vector<int> group = L.TpGroup(stage, d);
+          calls.push_back({op.coll, TpAlgo(platform, op.coll, group), op.bytes, group,
+                           "tp" + std::to_string(d)});
         }
         cache.Put(key, MeasureConcurrent(platform, params, calls));
       } else if (op.kind == OpKind::kSend) {
@@ -489,7 +490,8 @@ class StepRun {
       sg4::this_actor::sleep_for(cache_.Get({g.stage, 0, static_cast<int>(op.coll), op.bytes}));
       return;
     }
-    CollectiveCall call{op.coll, CollAlgo::kRing, op.bytes, L_.TpGroup(g.stage, g.d),
+    const std::vector<int> group = L_.TpGroup(g.stage, g.d);
+    CollectiveCall call{op.coll, TpAlgo(platform_, op.coll, group), op.bytes, group,
                         "tp" + std::to_string(g.stage) + "_" + std::to_string(g.d)};
     RunCollectiveMember(platform_, params_, call, g.t);
   }

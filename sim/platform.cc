@@ -103,6 +103,9 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   p.nodes = shape.nodes;
   p.gpus_per_node = type.gpus;
   p.infiniband = type.infiniband;
+  if (type.nvlink_sharp && type.nvlink_GBps_per_gpu_per_dir) {
+    p.nvls_traffic_scale = NvlinkEfficiency(type, params) / NvlsEfficiency(type, params);
+  }
   p.nvlink_ring = NvlinkRing(topo);
   if (p.nvlink_ring.empty()) {
     for (int i = 0; i < type.gpus; ++i) p.nvlink_ring.push_back(i);

@@ -38,6 +38,11 @@ struct Platform {
   // set of the node's GPUs, indexed by its bit mask; empty on other nodes.
   std::vector<std::vector<std::vector<int>>> mesh_channels;
   bool infiniband = false;  // nodes talk over InfiniBand (not EFA or TCP)
+  // NVLink SHARP nodes (InstanceType::nvlink_sharp), where an all-reduce
+  // inside one node runs as NVLS (CollAlgo::kNvls): its traffic is scaled by
+  // NVLink efficiency / NVLS efficiency, so that links built at the NVLink
+  // efficiency carry it at the NVLS one. 0 on other nodes (no NVLS).
+  double nvls_traffic_scale = 0;
   int node_of(int rank) const { return rank / gpus_per_node; }
   int local_of(int rank) const { return rank % gpus_per_node; }
   int cpu_endpoint(int node) const { return static_cast<int>(gpus.size()) + node; }

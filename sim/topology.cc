@@ -23,13 +23,8 @@ void AddLink(NodeGraph& g, Vertex a, Vertex b, double GBps, double latency_s, st
   boost::add_edge(a, b, TopoEdge{GBps * kGB, latency_s, std::move(name)}, g);
 }
 
-// Achievable fractions of the line rates: the catalog's figure when it has
+// Achievable fraction of the NIC line rate: the catalog's figure when it has
 // one, else the parameters' assumption.
-double NvlinkEfficiency(const InstanceType& t, const ModelParams& p) {
-  if (t.gpu.nvlink_efficiency) return *t.gpu.nvlink_efficiency;
-  return p.nvlink_efficiency;
-}
-
 double NetworkEfficiency(const InstanceType& t, const ModelParams& p) {
   if (t.network_efficiency) return *t.network_efficiency;
   return p.network_efficiency;
@@ -62,6 +57,16 @@ double NicLatency(const InstanceType& t, const ModelParams& p) {
 }
 
 }  // namespace
+
+double NvlinkEfficiency(const InstanceType& t, const ModelParams& p) {
+  if (t.gpu.nvlink_efficiency) return *t.gpu.nvlink_efficiency;
+  return p.nvlink_efficiency;
+}
+
+double NvlsEfficiency(const InstanceType& t, const ModelParams& p) {
+  if (t.gpu.nvls_efficiency) return *t.gpu.nvls_efficiency;
+  return NvlinkEfficiency(t, p);
+}
 
 // NICs hang off PCIe switches; GPUs share a switch (and so a NIC group) in
 // consecutive pairs, quads, ... as on p4d (2 GPUs per NIC) or p3dn (8 per NIC).

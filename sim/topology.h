@@ -56,6 +56,12 @@ NodeTopology BuildNodeTopology(const InstanceType& type, const ModelParams& para
 // each switch reaches host memory through one root link.
 int PcieSwitchCount(const InstanceType& t);
 
+// Achievable fractions of the NVLink line rate: of collectives' copies (the
+// GPU's catalog figure, else ModelParams::nvlink_efficiency), and of NVLink
+// SHARP all-reduces (the GPU's NVLS figure, else the NVLink one).
+double NvlinkEfficiency(const InstanceType& t, const ModelParams& p);
+double NvlsEfficiency(const InstanceType& t, const ModelParams& p);
+
 // Shortest route (by transfer time of a large message) from `from` to `to`,
 // not passing through any GPU other than the endpoints. Empty if from == to.
 std::vector<Hop> Route(const NodeTopology& topo, Vertex from, Vertex to);

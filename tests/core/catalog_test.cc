@@ -204,6 +204,23 @@ TEST(CatalogBuiltin, FittedLinkEfficienciesCarryTheirProvenance) {
   EXPECT_EQ(Builtin().Find("p3dn.24xlarge")->gpu.nvlink_efficiency, std::nullopt);
 }
 
+// NVLink SHARP: the third-generation NVSwitch of H100/H200 nodes, not the
+// A100's, with the GPUs' fitted NVLS efficiency.
+TEST(CatalogBuiltin, HopperNvswitchNodesHaveNvlinkSharp) {
+  for (const char* name : {"p5.48xlarge", "p5e.48xlarge", "dgx-h100"}) {
+    SCOPED_TRACE(name);
+    const InstanceType* t = Builtin().Find(name);
+    ASSERT_NE(t, nullptr);
+    EXPECT_TRUE(t->nvlink_sharp);
+    ASSERT_TRUE(t->gpu.nvls_efficiency.has_value());
+    EXPECT_NE(t->gpu.nvls_efficiency_provenance.find("fitted"), std::string::npos);
+  }
+  for (const char* name : {"p4d.24xlarge", "p4de.24xlarge", "dgx-a100-80gb", "p3.16xlarge"}) {
+    SCOPED_TRACE(name);
+    EXPECT_FALSE(Builtin().Find(name)->nvlink_sharp);
+  }
+}
+
 TEST(CatalogBuiltin, P3CubeMeshHasSixteenPairsAndSixLinksPerGpu) {
   for (const char* name : {"p3.16xlarge", "p3dn.24xlarge"}) {
     SCOPED_TRACE(name);
@@ -448,6 +465,13 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
       {"nvlink pairs on a pcie node",
        OneEntry({{"topology", R"("topology": {"kind": "pcie", "nvlink_pairs": []})"}}),
        "extra.json:5:48: instances[0].topology.nvlink_pairs: not allowed with kind \"pcie\""},
+      {"nvlink sharp on a pcie node",
+       OneEntry({{"topology", R"("topology": {"kind": "pcie", "nvlink_sharp": true})"}}),
+       "extra.json:5:48: instances[0].topology.nvlink_sharp: not allowed with kind \"pcie\""},
+      {"nvlink sharp as a string",
+       OneEntry({{"topology", R"("topology": {"kind": "nvswitch", "nvlink_sharp": "yes"})"}}),
+       "extra.json:5:52: instances[0].topology.nvlink_sharp: expected true or false, got "
+       "\"yes\""},
       {"cube-mesh without pairs",
        OneEntry({{"topology", R"("topology": {"kind": "nvlink-cube-mesh"})"}}),
        "extra.json:5:15: missing required field instances[0].topology.nvlink_pairs (kind is "
@@ -493,8 +517,9 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
       {"sources for an unknown field", OneEntry({}, {R"("sources": {"colour": ["skypilot"]})"}),
        "extra.json:7:15: instances[0].sources: \"colour\" does not name a field (one of: *, gpu, "
        "gpus, gpu_mem_gib, is_aws, topology, topology.kind, topology.nvlink_GBps_per_gpu_bidir, "
-       "topology.nvlink_GBps_per_link_per_dir, topology.nvlink_pairs, topology.pcie_gen, "
-       "pcie_GBps_per_dir, network, network.net_gbps, network.nic_gbps, network.rdma, "
+       "topology.nvlink_GBps_per_link_per_dir, topology.nvlink_pairs, topology.nvlink_sharp, "
+       "topology.pcie_gen, pcie_GBps_per_dir, network, network.net_gbps, network.nic_gbps, "
+       "network.rdma, "
        "network.rdma_nics, vcpus, ram_gib, pricing, pricing.on_demand_usd_hr, "
        "pricing.sagemaker_usd_hr, pricing.spot_discount, pricing.spot_interruption_bucket)"},
       {"inline gpu reusing a known name",
@@ -529,6 +554,10 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "fp32_conv_efficiency": 0.8})"}}),
        "extra.json:3:63: instances[0].gpu.fp32_conv_efficiency: needs "
        "fp32_conv_efficiency_provenance (where the figure comes from)"},
+      {"nvls efficiency without provenance",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvls_efficiency": 0.7})"}}),
+       "extra.json:3:58: instances[0].gpu.nvls_efficiency: needs nvls_efficiency_provenance "
+       "(where the figure comes from)"},
       {"gemm efficiency of zero",
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 0})"}}),
        "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in (0, 1], got 0"},

@@ -444,6 +444,66 @@ TEST(CollectivesTest, NvlinkEfficiencyScalesTheRingBandwidth) {
   EXPECT_NEAR(run(0.5), 2 * line, 2e-3 * line);
 }
 
+// NVLink SHARP (NVLS): each member's link carries S (n + 1) / n each way in
+// one pass, at the NVLS efficiency e_s: an all-reduce of S on 8 GPUs with
+// links of B takes 9/8 S / (e_s B) (no protocol latency; the links' own
+// latency once, GPU to switch to GPU); the ring at the NVLink efficiency e_l
+// takes 2 x 7/8 S / (e_l B). The ring collectives themselves do not change.
+TEST(CollectivesTest, NvlinkSharpAllReduceIsOnePassThroughTheSwitch) {
+  const double S = 256.0 * 1024 * 1024, B = 100e9, e_l = 0.8, e_s = 0.6;
+  InstanceType t = SwitchNode(8, 100);
+  t.nvlink_sharp = true;
+  t.gpu.nvlink_efficiency = e_l;
+  t.gpu.nvls_efficiency = e_s;
+  ModelParams p = Params();
+  p.nvlink_latency_s = 0;
+  auto run = [&](CollKind kind, CollAlgo algo) {
+    return Simulate(t, 1, p, [&](const Platform&) {
+      return std::vector<CollectiveCall>{{kind, algo, S, Iota(8), "v"}};
+    });
+  };
+  const double nvls = 9.0 / 8 * S / (e_s * B);
+  EXPECT_NEAR(run(CollKind::kAllReduce, CollAlgo::kNvls), nvls, 1e-6 * nvls);
+  const double ring = 2.0 * 7 / 8 * S / (e_l * B);
+  EXPECT_NEAR(run(CollKind::kAllReduce, CollAlgo::kRing), ring, 1e-6 * ring);
+  EXPECT_NEAR(run(CollKind::kAllGather, CollAlgo::kRing), ring / 2, 1e-6 * ring);
+}
+
+// NVLS is an algorithm of all-reduces inside one node of an NVLink SHARP
+// machine: the automatic choice takes it there (it beats the ring), the TP
+// choice too; a group across nodes, another collective, or a node without
+// NVLink SHARP keep the ring.
+TEST(CollectivesTest, NvlinkSharpAppliesToAllReducesInsideOneNode) {
+  InstanceType t = SwitchNode(8, 100);
+  t.nvlink_sharp = true;
+  t.efa = true;
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    ModelParams params;
+    Platform p = BuildPlatform(ClusterShape{t, 2, 1.0, 32}, params);
+    CollAlgo algo = CollAlgo::kRing;
+    MeasureFastest(p, params, {{CollKind::kAllReduce, CollAlgo::kRing, 1e9, Iota(8), "f"}}, &algo);
+    std::string r = ToString(algo);
+    for (const auto& [kind, group] :
+         std::vector<std::pair<CollKind, std::vector<int>>>{{CollKind::kAllReduce, Iota(4, 8)},
+                                                            {CollKind::kAllReduce, Iota(8, 4)},
+                                                            {CollKind::kAllGather, Iota(8)}}) {
+      r += std::string(" ") + ToString(TpAlgo(p, kind, group));
+    }
+    return r;
+  });
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(*out, "nvls nvls ring ring");
+  t.nvlink_sharp = false;
+  auto without = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    Platform p = BuildPlatform(ClusterShape{t, 1, 1.0, 32}, ModelParams{});
+    return std::string(ToString(TpAlgo(p, CollKind::kAllReduce, Iota(8))));
+  });
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(*without, "ring");
+}
+
 // On an NVLink mesh a ring collective inside the node runs a channel each way
 // around every brick-disjoint cycle (NvlinkChannels): on a DGX-1-like mesh of 8
 // GPUs with 6 bricks of B each, 6 channels of S/6 each, so an all-reduce takes

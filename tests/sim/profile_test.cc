@@ -129,6 +129,22 @@ TEST(ProfileTest, HostLinkAndNvswitchAllReduceReplaceCatalogFigures) {
   EXPECT_NE(s.instance.gpu.nvlink_efficiency_provenance.find("measured"), std::string::npos);
 }
 
+// On an NVLink SHARP node the measured all-reduce ran as NVLS: it sets the NVLS
+// efficiency (S (n + 1) / n through each link per algbw unit), not the ring one.
+TEST(ProfileTest, NvlinkSharpAllReduceSetsTheNvlsEfficiency) {
+  auto p = A100Profile();
+  // 8 GPUs; algbw 160 GB/s moves 160 x 9/8 = 180 GB/s through each of the 300 GB/s links: 0.6.
+  p->collectives.push_back({"all_reduce", 8, 1, {{8, 1e9, 30e-6, 160.0, 0.01}}});
+  Scenario s = Gpt();
+  s.instance.nvlink_sharp = true;
+  const std::optional<double> catalog_nvlink = s.instance.gpu.nvlink_efficiency;
+  ASSERT_TRUE(AttachProfile(p, "p.json", &s).ok());
+  ASSERT_TRUE(s.instance.gpu.nvls_efficiency.has_value());
+  EXPECT_NEAR(*s.instance.gpu.nvls_efficiency, 0.6, 1e-12);
+  EXPECT_NE(s.instance.gpu.nvls_efficiency_provenance.find("NVLink SHARP"), std::string::npos);
+  EXPECT_EQ(s.instance.gpu.nvlink_efficiency, catalog_nvlink);
+}
+
 TEST(ProfileTest, ScenarioFileNamesItsProfileRelativeToItsFolder) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / "trainsim-profile-test";
