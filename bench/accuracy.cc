@@ -261,7 +261,9 @@ Grid GridFor(const std::string& parameter) {
   if (parameter == "gemm_efficiency") return {0.30, 0.95, 0.05, 0.01};
   if (parameter == "tf32_gemm_efficiency") return {0.10, 0.95, 0.05, 0.01};
   if (parameter == "fp8_rowwise_gemm_efficiency") return {0.10, 0.95, 0.05, 0.01};
-  if (parameter == "attention_efficiency") return {0.10, 0.95, 0.05, 0.01};
+  if (parameter == "attention_efficiency" || parameter == "cudnn_attention_efficiency") {
+    return {0.10, 1.00, 0.05, 0.01};
+  }
   if (parameter == "unaligned_gemm_efficiency") return {0.01, 0.30, 0.01, 0.002};
   if (parameter == "conv_efficiency" || parameter == "tf32_conv_efficiency" ||
       parameter == "fp32_conv_efficiency") {

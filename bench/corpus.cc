@@ -148,6 +148,7 @@ constexpr GpuFigure kGpuFigures[] = {
     {"gemm_efficiency", &GpuSpec::gemm_efficiency},
     {"tf32_gemm_efficiency", &GpuSpec::tf32_gemm_efficiency},
     {"attention_efficiency", &GpuSpec::attention_efficiency},
+    {"cudnn_attention_efficiency", &GpuSpec::cudnn_attention_efficiency},
     {"unaligned_gemm_efficiency", &GpuSpec::unaligned_gemm_efficiency},
     {"fp8_rowwise_gemm_efficiency", &GpuSpec::fp8_rowwise_gemm_efficiency},
     {"conv_efficiency", &GpuSpec::conv_efficiency},

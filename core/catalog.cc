@@ -320,6 +320,8 @@ class FileReader {
     f.r().String("tf32_conv_efficiency_provenance", &g.tf32_conv_efficiency_provenance);
     f.OptFraction("fp32_conv_efficiency", &g.fp32_conv_efficiency);
     f.r().String("fp32_conv_efficiency_provenance", &g.fp32_conv_efficiency_provenance);
+    f.OptFraction("cudnn_attention_efficiency", &g.cudnn_attention_efficiency);
+    f.r().String("cudnn_attention_efficiency_provenance", &g.cudnn_attention_efficiency_provenance);
     f.OptFraction("nvlink_efficiency", &g.nvlink_efficiency);
     f.r().String("nvlink_efficiency_provenance", &g.nvlink_efficiency_provenance);
     f.OptFraction("nvls_efficiency", &g.nvls_efficiency);
@@ -348,6 +350,8 @@ class FileReader {
           Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
           Fitted{"tf32_conv_efficiency", g.tf32_conv_efficiency, g.tf32_conv_efficiency_provenance},
           Fitted{"fp32_conv_efficiency", g.fp32_conv_efficiency, g.fp32_conv_efficiency_provenance},
+          Fitted{"cudnn_attention_efficiency", g.cudnn_attention_efficiency,
+                 g.cudnn_attention_efficiency_provenance},
           Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance},
           Fitted{"nvls_efficiency", g.nvls_efficiency, g.nvls_efficiency_provenance}}) {
       if (Status s = CheckEfficiency(v, path, e.key, e.value, e.provenance); !s.ok()) return s;

@@ -38,6 +38,10 @@ struct GpuSpec {
   // (sim/model_params.h).
   std::optional<double> attention_efficiency;
   std::string attention_efficiency_provenance;
+  // The same for cuDNN's fused attention (training.attention_kernel "cudnn"),
+  // when fitted for this part; else the attention efficiency above applies.
+  std::optional<double> cudnn_attention_efficiency;
+  std::string cudnn_attention_efficiency_provenance;
   // Fraction of the 16-bit tensor-core peak that the attention core's batched
   // GEMMs (QK^T and AV, without flash attention) reach when the head size is
   // not a multiple of 8 elements (16 bytes), when fitted for this part; else

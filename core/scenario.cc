@@ -293,9 +293,9 @@ class ScenarioParser {
     ReadEnum(&r, "recompute", 3, &t.recompute);
     ReadEnum(&r, "memory_format", {"nhwc", "nchw"}, &t.memory_format);
     ReadEnum(&r, "fp8_scaling", {"tensorwise", "rowwise"}, &t.fp8_scaling);
-    r.Bool("sequence_parallel", &t.sequence_parallel)
-        .Bool("flash_attention", &t.flash_attention)
-        .Double("tokens", &t.tokens, 1, kInf)
+    r.Bool("sequence_parallel", &t.sequence_parallel).Bool("flash_attention", &t.flash_attention);
+    ReadEnum(&r, "attention_kernel", {"flash", "cudnn"}, &t.attention_kernel);
+    r.Double("tokens", &t.tokens, 1, kInf)
         .Double("samples", &t.samples, 1, kInf)
         .Double("epochs", &t.epochs, 0, kInf)
         .Double("dataset_samples", &t.dataset_samples, 1, kInf)
@@ -312,7 +312,14 @@ class ScenarioParser {
           Cat("training.fp8_scaling: applies to training.precision \"fp8\" only (it is \"",
               ToString(t.precision), "\")"));
     }
-    return CheckFlashAttention();
+    if (Status s = CheckFlashAttention(); !s.ok()) return s;
+    if (const JsonValue* kernel = training_->Find("attention_kernel");
+        kernel && !t.flash_attention) {
+      return ErrorAt(file_, kernel->pos,
+                     "training.attention_kernel: applies with training.flash_attention true "
+                     "only (flash attention is off for this scenario)");
+    }
+    return Status::Ok();
   }
 
   // tokens | samples | epochs (with dataset_samples): at most one way to give the total work.

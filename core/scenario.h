@@ -25,6 +25,10 @@ enum class MemoryFormat { kNhwc, kNchw };
 // How FP8 training scales its tensors: one scale per tensor (Transformer Engine's delayed and
 // current scaling, torchao's tensorwise) or one per row (torchao's rowwise).
 enum class Fp8Scaling { kTensorwise, kRowwise };
+// The flash-attention kernel family: FlashAttention-2 class (flash-attn 2, Triton flash
+// kernels, PyTorch SDPA's flash backend) or cuDNN's fused attention (Transformer Engine's
+// FusedAttention, NVTE_FUSED_ATTN=1; PyTorch SDPA's cuDNN backend).
+enum class AttentionKernel { kFlash, kCudnn };
 // kAuto: like NCCL, the fastest of the three for each collective (by simulating each).
 // kParameterServer: workers push gradients to server processes on the nodes'
 // hosts and pull the reduced result back (not a collective algorithm).
@@ -45,6 +49,9 @@ struct TrainingConfig {
   // FlashAttention-2, Dao 2023). Not given in the file: the model's
   // flash_attention_default (the parser sets it; false for a layer-list model).
   bool flash_attention = false;
+  // Which flash kernel (flash_attention true only): cuDNN's runs at the GPU's fitted cuDNN
+  // attention rate where it has one (docs/model.md section 2).
+  AttentionKernel attention_kernel = AttentionKernel::kFlash;
   // Layout of a layer-list model's activations: NHWC (channels last, the
   // default: what the conv efficiency was fitted on) or NCHW (PyTorch's
   // default format), whose 16-bit convolutions transpose their operands to

@@ -839,6 +839,11 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
   if (gpu.attention_efficiency && params.use_catalog_gemm_efficiency) {
     effective.attention_efficiency = *gpu.attention_efficiency;
   }
+  // cuDNN's fused attention has its own figure where one is fitted.
+  if (s.training.attention_kernel == AttentionKernel::kCudnn && gpu.cudnn_attention_efficiency &&
+      params.use_catalog_gemm_efficiency) {
+    effective.attention_efficiency = *gpu.cudnn_attention_efficiency;
+  }
   if (gpu.unaligned_gemm_efficiency && params.use_catalog_gemm_efficiency) {
     effective.unaligned_gemm_efficiency = *gpu.unaligned_gemm_efficiency;
   }

@@ -52,6 +52,8 @@ std::vector<FormField> MakeFields() {
       F("training.optimizer", t, "Optimizer", K::kChoice, L({"sgd", "adam"}), "adam"),
       F("training.recompute", t, "Recompute", K::kChoice, L({"none", "selective", "full"}), "none"),
       F("training.flash_attention", t, "Flash attention", K::kBool, {}, "the model's"),
+      F("training.attention_kernel", t, "Attention kernel (flash only)", K::kChoice,
+        L({"flash", "cudnn"}), "flash"),
       F("training.sequence_parallel", t, "Sequence parallel", K::kBool, {}, "false"),
       F("training.offload_optimizer", t, "Optimizer on the CPU", K::kBool, {},
         "false (true with parameter offload)"),

@@ -196,6 +196,13 @@ class ScenarioFormTest : public QObject {
     s = Parse(form.text());
     QVERIFY2(s.ok(), s.status().message().c_str());
     QCOMPARE(s->training.fp8_scaling, Fp8Scaling::kRowwise);
+
+    // The attention kernel, which the parser takes with flash attention only.
+    form.setFieldText(QStringLiteral("training.flash_attention"), QStringLiteral("true"));
+    form.setFieldText(QStringLiteral("training.attention_kernel"), QStringLiteral("cudnn"));
+    s = Parse(form.text());
+    QVERIFY2(s.ok(), s.status().message().c_str());
+    QCOMPARE(s->training.attention_kernel, AttentionKernel::kCudnn);
   }
 
   void modelForms() {

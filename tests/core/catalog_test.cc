@@ -554,6 +554,11 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "fp32_conv_efficiency": 0.8})"}}),
        "extra.json:3:63: instances[0].gpu.fp32_conv_efficiency: needs "
        "fp32_conv_efficiency_provenance (where the figure comes from)"},
+      {"cudnn attention efficiency without provenance",
+       OneEntry(
+           {{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "cudnn_attention_efficiency": 0.9})"}}),
+       "extra.json:3:69: instances[0].gpu.cudnn_attention_efficiency: needs "
+       "cudnn_attention_efficiency_provenance (where the figure comes from)"},
       {"nvls efficiency without provenance",
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvls_efficiency": 0.7})"}}),
        "extra.json:3:58: instances[0].gpu.nvls_efficiency: needs nvls_efficiency_provenance "

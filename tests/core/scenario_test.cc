@@ -335,13 +335,21 @@ std::vector<FailCase> TrainingCases() {
            kP4dX128),
        "x.json:2:70: training.fp8_scaling: applies to training.precision \"fp8\" only (it is "
        "\"bf16\")"},
+      {"unknown attention kernel",
+       Doc(kGpt3, R"({"global_batch": 8, "flash_attention": true, "attention_kernel": "fa3"})",
+           kP4dX128),
+       "x.json:2:79: training.attention_kernel: expected one of flash, cudnn, got \"fa3\""},
+      {"attention kernel without flash attention",
+       Doc(kGpt3, R"({"global_batch": 8, "attention_kernel": "cudnn"})", kP4dX128),
+       "x.json:2:54: training.attention_kernel: applies with training.flash_attention true only "
+       "(flash attention is off for this scenario)"},
       {"sequence_parallel not a boolean",
        Doc(kGpt3, R"({"global_batch": 8, "sequence_parallel": "yes"})", kP4dX128),
        "x.json:2:55: training.sequence_parallel: expected true or false, got \"yes\""},
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
        "precision, optimizer, recompute, memory_format, fp8_scaling, sequence_parallel, "
-       "flash_attention, "
+       "flash_attention, attention_kernel, "
        "tokens, samples, epochs, dataset_samples, input_samples_per_s_per_node, "
        "input_prefetch_microbatches, "
        "offload_activations, offload_optimizer, offload_params)"},

@@ -347,6 +347,38 @@ TEST(WorkloadTest, CatalogAttentionFiguresReachTheComputeModel) {
       &GpuSpec::unaligned_gemm_efficiency, &ModelParams::unaligned_gemm_efficiency);
 }
 
+// cuDNN's fused attention (training.attention_kernel "cudnn") runs the flash kernels at the
+// GPU's cuDNN figure: on H100 4 us + F / (e_cudnn x 989 TFLOP/s) for a compute-bound kernel,
+// where the flash kernel takes e_flash; the weight GEMMs do not change, and a GPU without the
+// figure (A100) keeps its flash-kernel rate.
+TEST(WorkloadTest, CudnnAttentionRunsAtTheCudnnEfficiency) {
+  auto scenario = [](const char* instance, const char* kernel) {
+    return Parse(std::string(R"({"model": "gpt-1.7b", "training": {"global_batch": 8,
+        "flash_attention": true, "attention_kernel": ")") +
+                 kernel + R"("}, "cluster": {"instance": ")" + instance + R"("}})");
+  };
+  const Scenario cudnn = scenario("p5.48xlarge", "cudnn"), flash = scenario("p5.48xlarge", "flash");
+  const GpuSpec& gpu = cudnn.instance.gpu;
+  ASSERT_TRUE(gpu.cudnn_attention_efficiency && gpu.attention_efficiency && gpu.bf16_flops);
+  ASSERT_NE(*gpu.cudnn_attention_efficiency, *gpu.attention_efficiency);
+  Expected<ComputeModel> c = MakeComputeModel(cudnn, ModelParams());
+  Expected<ComputeModel> f = MakeComputeModel(flash, ModelParams());
+  ASSERT_TRUE(c.ok() && f.ok());
+  const double flops = 1e13, overhead = ModelParams().kernel_overhead_s;
+  EXPECT_NEAR(c->AttentionSeconds(flops, 0),
+              overhead + flops / (*gpu.cudnn_attention_efficiency * *gpu.bf16_flops), 1e-15);
+  EXPECT_NEAR(f->AttentionSeconds(flops, 0),
+              overhead + flops / (*gpu.attention_efficiency * *gpu.bf16_flops), 1e-15);
+  const LayerCost lc = TransformerLayerCost(cudnn, *c), lf = TransformerLayerCost(flash, *f);
+  EXPECT_LT(lc.core_fwd_s, lf.core_fwd_s);
+  EXPECT_DOUBLE_EQ(lc.attn_in_gemm_s, lf.attn_in_gemm_s);
+  EXPECT_DOUBLE_EQ(lc.mlp_fwd_s, lf.mlp_fwd_s);
+  const Scenario a100 = scenario("dgx-a100-80gb", "cudnn");
+  ASSERT_FALSE(a100.instance.gpu.cudnn_attention_efficiency);
+  EXPECT_EQ(MakeComputeModel(a100, ModelParams())->params().attention_efficiency,
+            a100.instance.gpu.attention_efficiency);
+}
+
 // A head size that is not a multiple of 8 elements misaligns the attention core's 16-bit rows:
 // with the GPU's unaligned figure its two batched GEMMs run at that fraction of the peak, both
 // ways; aligned heads, flash kernels, fp32 cores and the weight GEMMs keep the GEMM efficiency.
