@@ -267,7 +267,7 @@ Grid GridFor(const std::string& parameter) {
   if (parameter == "unaligned_gemm_efficiency") return {0.01, 0.30, 0.01, 0.002};
   if (parameter == "conv_efficiency" || parameter == "tf32_conv_efficiency" ||
       parameter == "fp32_conv_efficiency") {
-    return {0.20, 0.90, 0.05, 0.01};
+    return {0.05, 0.90, 0.05, 0.01};
   }
   return {0.05, 1.00, 0.05, 0.01};  // link efficiencies
 }
