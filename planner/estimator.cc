@@ -165,7 +165,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   auto beyond = [&](double passes) {
     double s = 0;
     for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, c.mlp_in_gemm_s, c.mlp_out_gemm_s}) {
-      s += sim::PipelinedSeconds(passes * g, tp_one, tp) - passes * g;
+      s += sim::PipelinedSeconds(passes * g, tp_one, tp, params_.comm_compute_share) - passes * g;
     }
     return s;
   };

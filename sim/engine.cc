@@ -422,7 +422,8 @@ class StepRun {
           TpCollective(g, op);
           if (op.seconds > 0) {  // pipelined with a GEMM (parallel.tp_overlap)
             const double gemm = op.seconds * g.slowdown, comm = Now() - t0;
-            sg4::this_actor::sleep_for(PipelinedSeconds(gemm, comm, L_.tp) - comm);
+            sg4::this_actor::sleep_for(
+                PipelinedSeconds(gemm, comm, L_.tp, params_.comm_compute_share) - comm);
             Account(g, op, gemm);
             g.spent.tp_comm_s += Now() - t0 - gemm;
           } else {

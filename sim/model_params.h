@@ -116,8 +116,10 @@ struct ModelParams {
   // from the kernels it overlaps: NCCL runs its channels as thread blocks on
   // the GPU's SMs and moves its data through the same HBM. Compute running
   // beside such a collective goes at 1 - comm_compute_share of its rate
-  // (sim/engine.cc Work/Occupying; the estimator mirrors it). 0 is free
-  // overlap, the model before this figure. Fitted to fms-fsdp's batch-2 FSDP
+  // (sim/engine.cc Work/Occupying; the estimator mirrors it). The GEMM a TP
+  // collective is pipelined with (parallel.tp_overlap) pays the same share
+  // while they overlap (PipelinedSeconds). 0 is free overlap, the model
+  // before this figure. Fitted to fms-fsdp's batch-2 FSDP
   // rows on 128 A100 and 96 H100 (5 simulated)
   // (bench/data/validation/fit/comm_compute_share.json) by `bench/accuracy
   // --fit` (grid search of the mean absolute error): 0.21 on 2026-11-26, mean

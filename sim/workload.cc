@@ -769,8 +769,9 @@ double ComputeModel::GemmSeconds(std::initializer_list<GemmDims> gemms) const {
   return measured_.table ? seconds : GemmSeconds(total_flops);
 }
 
-double PipelinedSeconds(double gemm_s, double comm_s, int chunks) {
-  return std::max(gemm_s, comm_s) + std::min(gemm_s, comm_s) / std::max(1, chunks);
+double PipelinedSeconds(double gemm_s, double comm_s, int chunks, double share) {
+  const double gemm = gemm_s + share * std::min(comm_s, gemm_s / (1 - share));
+  return std::max(gemm, comm_s) + std::min(gemm, comm_s) / std::max(1, chunks);
 }
 
 double ComputeModel::MemorySeconds(double bytes) const {

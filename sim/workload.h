@@ -114,8 +114,11 @@ double TransformerP2pBytes(const Scenario& s);
 // A TP collective of `comm_s` pipelined with the GEMM of `gemm_s` beside it, both
 // split in `chunks` pieces (parallel.tp_overlap: Transformer Engine splits the GEMM
 // by the TP group's size): the longer of the two plus one piece of the shorter,
-// max(gemm, comm) + min(gemm, comm) / chunks. docs/model.md section 2.
-double PipelinedSeconds(double gemm_s, double comm_s, int chunks);
+// max(gemm', comm) + min(gemm', comm) / chunks, where the GEMM runs at 1 - `share`
+// of the GPU while the collective's kernels are in flight (ModelParams::
+// comm_compute_share): gemm' = gemm + share x min(comm, gemm / (1 - share)).
+// docs/model.md section 2.
+double PipelinedSeconds(double gemm_s, double comm_s, int chunks, double share);
 
 // Forward and backward seconds of one layer of a layer-list model for `b`
 // samples at `e` bytes per element (docs/model.md section 2).

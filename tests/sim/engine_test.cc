@@ -192,7 +192,8 @@ TEST(EngineTest, BreakdownAddsUpToTheStep) {
 }
 
 // parallel.tp_overlap: each all-gather / reduce-scatter of sequence parallelism runs
-// pipelined with the GEMM beside it, max(G, d) + min(G, d) / tp, so the step's TP time is
+// pipelined with the GEMM beside it, max(G', d) + min(G', d) / tp with the GEMM slowed by
+// the collective's share of the GPU, G' = G + s min(d, G / (1 - s)), so the step's TP time is
 // what exceeds those GEMMs; compute is unchanged. One stage, one microbatch: every TP
 // collective is the same size and takes d (measured without overlap), and the windows are
 // the layer's GEMMs (forward in, out; backward twice each).
@@ -204,21 +205,25 @@ TEST(EngineTest, TpOverlapPipelinesEachCollectiveWithItsGemm) {
   const Breakdown a = RunScenario(plain, SimMode::kReduced).step.breakdown;
   const Breakdown b = RunScenario(overlapped, SimMode::kReduced).step.breakdown;
   const int layers = plain.model.layers, collectives = layers * 2 * 2 * 2;  // blocks, AG+RS, passes
-  const double d = a.tp_comm_s / collectives;
+  const double d = a.tp_comm_s / collectives, share = ModelParams().comm_compute_share;
   Expected<ComputeModel> cm = MakeComputeModel(plain, ModelParams());
   ASSERT_TRUE(cm.ok());
   const LayerCost c = TransformerLayerCost(plain, *cm);
   double expected = 0;
   for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, c.mlp_in_gemm_s, c.mlp_out_gemm_s}) {
-    expected += PipelinedSeconds(g, d, 8) - g;          // forward
-    expected += PipelinedSeconds(2 * g, d, 8) - 2 * g;  // backward
+    expected += PipelinedSeconds(g, d, 8, share) - g;          // forward
+    expected += PipelinedSeconds(2 * g, d, 8, share) - 2 * g;  // backward
   }
   expected *= layers;
   EXPECT_NEAR(b.tp_comm_s, expected, 1e-6 * a.tp_comm_s);
   EXPECT_LT(b.tp_comm_s, a.tp_comm_s);
   EXPECT_NEAR(b.compute_s, a.compute_s, 1e-9 * a.compute_s);
-  EXPECT_DOUBLE_EQ(PipelinedSeconds(3, 1, 4), 3.25);  // the GEMM hides all but a quarter
-  EXPECT_DOUBLE_EQ(PipelinedSeconds(1, 3, 4), 3.25);
+  EXPECT_DOUBLE_EQ(PipelinedSeconds(3, 1, 4, 0), 3.25);  // the GEMM hides all but a quarter
+  EXPECT_DOUBLE_EQ(PipelinedSeconds(1, 3, 4, 0), 3.25);
+  // A share of 0.2: the 3 s GEMM beside 1 s of collective becomes 3.2 s; the 1 s GEMM beside
+  // 3 s becomes 1 + 0.2 x 1.25.
+  EXPECT_DOUBLE_EQ(PipelinedSeconds(3, 1, 4, 0.2), 3.2 + 0.25);
+  EXPECT_DOUBLE_EQ(PipelinedSeconds(1, 3, 4, 0.2), 3 + 1.25 / 4);
 }
 
 // Each kind of activity has its own track; the compute stream's waits (the
