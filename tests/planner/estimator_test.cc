@@ -105,6 +105,19 @@ TEST(Estimator, AgreesWithTheSimulatorWithTpOverlap) {
   }
 }
 
+// On an NVLink SHARP node (p5.48xlarge) both run the TP all-reduces (no sequence
+// parallelism) as NVLS: S (n + 1) / n through each link at the NVLS efficiency.
+TEST(Estimator, AgreesWithTheSimulatorOnNvlinkSharp) {
+  for (const char* tp : {"8", "4"}) {
+    SCOPED_TRACE(tp);
+    ExpectTpCommAgrees(StepsAgree(
+        std::string(R"({"model": {"layers": 16, "hidden": 4096, "heads": 32, "seq_len": 4096,
+            "vocab": 51200}, "training": {"global_batch": 16, "micro_batch": 2},
+            "cluster": {"instance": "p5.48xlarge"}, "parallel": {"tp": )") +
+        tp + "}}"));
+  }
+}
+
 // On an NVLink mesh (p3.16xlarge) both run a group's collectives over every
 // brick-disjoint cycle of its GPUs (sim::NvlinkChannels): tensor parallelism over
 // the whole node and over half of it, beside data parallelism.
