@@ -330,7 +330,12 @@ bool NvlsApplies(const Platform& platform, CollKind kind, const std::vector<int>
 }
 
 CollAlgo TpAlgo(const Platform& platform, CollKind kind, const std::vector<int>& group) {
-  return NvlsApplies(platform, kind, group) ? CollAlgo::kNvls : CollAlgo::kRing;
+  if (!NvlsApplies(platform, kind, group)) return CollAlgo::kRing;
+  // Through each link NVLS moves S (n + 1) / n at the NVLS efficiency, the ring 2 (n - 1) / n S
+  // at the NVLink one: for small groups the ring is faster (NCCL issue 1455: NVLS busbw equals
+  // the ring's up to 4 GPUs on H100).
+  const double n = static_cast<double>(group.size());
+  return (n + 1) * platform.nvls_traffic_scale < 2 * (n - 1) ? CollAlgo::kNvls : CollAlgo::kRing;
 }
 
 double MeasureFastest(const Platform& platform, const ModelParams& params,

@@ -52,8 +52,8 @@ double MeasureConcurrent(const Platform& platform, const ModelParams& params,
 // one node of an NVLS platform (Platform::nvls_traffic_scale), more than one.
 bool NvlsApplies(const Platform& platform, CollKind kind, const std::vector<int>& group);
 
-// The algorithm of a tensor-parallel collective: NVLS where it applies, else
-// the ring.
+// The algorithm of a tensor-parallel collective: NVLS where it applies and moves
+// its bytes faster than the ring (larger groups), else the ring.
 CollAlgo TpAlgo(const Platform& platform, CollKind kind, const std::vector<int>& group);
 
 // Like NCCL's algorithm choice: runs `calls` (concurrent groups of one
