@@ -139,25 +139,6 @@ std::vector<fs::path> JsonFiles(const fs::path& dir) {
   return files;
 }
 
-// The fitted figures of a GPU's catalog entry, by the parameter name that fit files use.
-struct GpuFigure {
-  const char* parameter;
-  std::optional<double> GpuSpec::*field;
-};
-constexpr GpuFigure kGpuFigures[] = {
-    {"gemm_efficiency", &GpuSpec::gemm_efficiency},
-    {"tf32_gemm_efficiency", &GpuSpec::tf32_gemm_efficiency},
-    {"attention_efficiency", &GpuSpec::attention_efficiency},
-    {"cudnn_attention_efficiency", &GpuSpec::cudnn_attention_efficiency},
-    {"unaligned_gemm_efficiency", &GpuSpec::unaligned_gemm_efficiency},
-    {"fp8_rowwise_gemm_efficiency", &GpuSpec::fp8_rowwise_gemm_efficiency},
-    {"conv_efficiency", &GpuSpec::conv_efficiency},
-    {"tf32_conv_efficiency", &GpuSpec::tf32_conv_efficiency},
-    {"fp32_conv_efficiency", &GpuSpec::fp32_conv_efficiency},
-    {"nvlink_efficiency", &GpuSpec::nvlink_efficiency},
-    {"nvls_efficiency", &GpuSpec::nvls_efficiency},
-};
-
 // The simulator's own fitted figures (sim/model_params.h): one value for every scenario, no
 // target; `unfitted` is the value when a fit has no points (leave one source out).
 struct GlobalFigure {
@@ -178,8 +159,9 @@ bool IsGlobal(const std::string& parameter) {
 
 bool KnownParameter(const std::string& parameter) {
   if (parameter == "network_efficiency" || IsGlobal(parameter)) return true;
-  return std::any_of(std::begin(kGpuFigures), std::end(kGpuFigures),
-                     [&](const GpuFigure& f) { return parameter == f.parameter; });
+  // A GPU's figures are named in the fit files by their catalog keys.
+  return std::any_of(GpuFigures().begin(), GpuFigures().end(),
+                     [&](const GpuFigure& f) { return parameter == f.key; });
 }
 
 Status ReadFitSpec(const json& doc, const std::string& name, FitSpec* fit) {
@@ -264,7 +246,7 @@ void ApplyToInstance(const ParamOverrides& o, InstanceType* type) {
       }
     }
   };
-  for (const GpuFigure& f : kGpuFigures) apply(f.parameter, type->gpu.name, &(type->gpu.*f.field));
+  for (const GpuFigure& f : GpuFigures()) apply(f.key, type->gpu.name, &(type->gpu.*f.value));
   apply("network_efficiency", type->name, &type->network_efficiency);
 }
 

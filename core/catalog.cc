@@ -303,29 +303,10 @@ class FileReader {
                            "fp8_tflops"};
     for (int k = 0; k < 5; ++k) f.OptPositive(keys[k], &tflops[k]);
     f.OptPositive("hbm_GBps", &g.hbm_GBps);
-    f.OptFraction("gemm_efficiency", &g.gemm_efficiency);
-    f.r().String("gemm_efficiency_provenance", &g.gemm_efficiency_provenance);
-    f.OptFraction("tf32_gemm_efficiency", &g.tf32_gemm_efficiency);
-    f.r().String("tf32_gemm_efficiency_provenance", &g.tf32_gemm_efficiency_provenance);
-    f.OptFraction("attention_efficiency", &g.attention_efficiency);
-    f.r().String("attention_efficiency_provenance", &g.attention_efficiency_provenance);
-    f.OptFraction("unaligned_gemm_efficiency", &g.unaligned_gemm_efficiency);
-    f.r().String("unaligned_gemm_efficiency_provenance", &g.unaligned_gemm_efficiency_provenance);
-    f.OptFraction("fp8_rowwise_gemm_efficiency", &g.fp8_rowwise_gemm_efficiency);
-    f.r().String("fp8_rowwise_gemm_efficiency_provenance",
-                 &g.fp8_rowwise_gemm_efficiency_provenance);
-    f.OptFraction("conv_efficiency", &g.conv_efficiency);
-    f.r().String("conv_efficiency_provenance", &g.conv_efficiency_provenance);
-    f.OptFraction("tf32_conv_efficiency", &g.tf32_conv_efficiency);
-    f.r().String("tf32_conv_efficiency_provenance", &g.tf32_conv_efficiency_provenance);
-    f.OptFraction("fp32_conv_efficiency", &g.fp32_conv_efficiency);
-    f.r().String("fp32_conv_efficiency_provenance", &g.fp32_conv_efficiency_provenance);
-    f.OptFraction("cudnn_attention_efficiency", &g.cudnn_attention_efficiency);
-    f.r().String("cudnn_attention_efficiency_provenance", &g.cudnn_attention_efficiency_provenance);
-    f.OptFraction("nvlink_efficiency", &g.nvlink_efficiency);
-    f.r().String("nvlink_efficiency_provenance", &g.nvlink_efficiency_provenance);
-    f.OptFraction("nvls_efficiency", &g.nvls_efficiency);
-    f.r().String("nvls_efficiency_provenance", &g.nvls_efficiency_provenance);
+    for (const GpuFigure& fig : GpuFigures()) {
+      f.OptFraction(fig.key, &(g.*fig.value));
+      f.r().String(std::string(fig.key) + "_provenance", &(g.*fig.provenance));
+    }
     f.Require("mem_gib");
     f.Positive("mem_gib", &g.mem_gib);
     std::string notes;
@@ -334,27 +315,10 @@ class FileReader {
     const JsonValue* sources = f.r().Child("sources");
     if (Status s = f.Finish(); !s.ok()) return s;
     if (g.name.empty()) return ErrorAtValue(file_, *v.Find("name"), path + ".name", "empty name");
-    struct Fitted {
-      const char* key;
-      const std::optional<double>& value;
-      const std::string& provenance;
-    };
-    for (const Fitted& e :
-         {Fitted{"gemm_efficiency", g.gemm_efficiency, g.gemm_efficiency_provenance},
-          Fitted{"tf32_gemm_efficiency", g.tf32_gemm_efficiency, g.tf32_gemm_efficiency_provenance},
-          Fitted{"attention_efficiency", g.attention_efficiency, g.attention_efficiency_provenance},
-          Fitted{"unaligned_gemm_efficiency", g.unaligned_gemm_efficiency,
-                 g.unaligned_gemm_efficiency_provenance},
-          Fitted{"fp8_rowwise_gemm_efficiency", g.fp8_rowwise_gemm_efficiency,
-                 g.fp8_rowwise_gemm_efficiency_provenance},
-          Fitted{"conv_efficiency", g.conv_efficiency, g.conv_efficiency_provenance},
-          Fitted{"tf32_conv_efficiency", g.tf32_conv_efficiency, g.tf32_conv_efficiency_provenance},
-          Fitted{"fp32_conv_efficiency", g.fp32_conv_efficiency, g.fp32_conv_efficiency_provenance},
-          Fitted{"cudnn_attention_efficiency", g.cudnn_attention_efficiency,
-                 g.cudnn_attention_efficiency_provenance},
-          Fitted{"nvlink_efficiency", g.nvlink_efficiency, g.nvlink_efficiency_provenance},
-          Fitted{"nvls_efficiency", g.nvls_efficiency, g.nvls_efficiency_provenance}}) {
-      if (Status s = CheckEfficiency(v, path, e.key, e.value, e.provenance); !s.ok()) return s;
+    for (const GpuFigure& fig : GpuFigures()) {
+      if (Status s = CheckEfficiency(v, path, fig.key, g.*fig.value, g.*fig.provenance); !s.ok()) {
+        return s;
+      }
     }
     if (sources) {
       if (Status s = ReadSourceIds(*sources, path + ".sources", &g.sources); !s.ok()) return s;

@@ -18,4 +18,28 @@ std::optional<double> GpuSpec::PeakFlops(Precision p) const {
   return std::nullopt;
 }
 
+const std::vector<GpuFigure>& GpuFigures() {
+  static const std::vector<GpuFigure> figures = {
+      {"gemm_efficiency", &GpuSpec::gemm_efficiency, &GpuSpec::gemm_efficiency_provenance},
+      {"tf32_gemm_efficiency", &GpuSpec::tf32_gemm_efficiency,
+       &GpuSpec::tf32_gemm_efficiency_provenance},
+      {"attention_efficiency", &GpuSpec::attention_efficiency,
+       &GpuSpec::attention_efficiency_provenance},
+      {"unaligned_gemm_efficiency", &GpuSpec::unaligned_gemm_efficiency,
+       &GpuSpec::unaligned_gemm_efficiency_provenance},
+      {"fp8_rowwise_gemm_efficiency", &GpuSpec::fp8_rowwise_gemm_efficiency,
+       &GpuSpec::fp8_rowwise_gemm_efficiency_provenance},
+      {"conv_efficiency", &GpuSpec::conv_efficiency, &GpuSpec::conv_efficiency_provenance},
+      {"tf32_conv_efficiency", &GpuSpec::tf32_conv_efficiency,
+       &GpuSpec::tf32_conv_efficiency_provenance},
+      {"fp32_conv_efficiency", &GpuSpec::fp32_conv_efficiency,
+       &GpuSpec::fp32_conv_efficiency_provenance},
+      {"cudnn_attention_efficiency", &GpuSpec::cudnn_attention_efficiency,
+       &GpuSpec::cudnn_attention_efficiency_provenance},
+      {"nvlink_efficiency", &GpuSpec::nvlink_efficiency, &GpuSpec::nvlink_efficiency_provenance},
+      {"nvls_efficiency", &GpuSpec::nvls_efficiency, &GpuSpec::nvls_efficiency_provenance},
+  };
+  return figures;
+}
+
 }  // namespace trainsim

@@ -82,6 +82,16 @@ struct GpuSpec {
   std::optional<double> PeakFlops(Precision p) const;
 };
 
+// A GPU's fitted or measured figure: its catalog key (also the parameter name of
+// bench/accuracy's fit files), the value and where it comes from.
+struct GpuFigure {
+  const char* key;
+  std::optional<double> GpuSpec::*value;
+  std::string GpuSpec::*provenance;
+};
+// Every such figure, in the catalog's reading order.
+const std::vector<GpuFigure>& GpuFigures();
+
 struct NvlinkPair {
   int a = 0, b = 0;
   int links = 1;  // parallel NVLink bricks between a and b

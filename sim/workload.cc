@@ -751,7 +751,11 @@ ComputeModel ComputeModel::SixteenBit() const {
 
 double ComputeModel::GemmSeconds(double flops) const {
   if (measured_.table) return flops / InterpolateTable(*measured_.table, flops);
-  const double efficiency = params_.fp8_rowwise_gemm_efficiency.value_or(params_.gemm_efficiency);
+  return KernelSeconds(flops,
+                       params_.fp8_rowwise_gemm_efficiency.value_or(params_.gemm_efficiency));
+}
+
+double ComputeModel::KernelSeconds(double flops, double efficiency) const {
   return params_.kernel_overhead_s + flops / (efficiency * peak_flops_);
 }
 
@@ -779,16 +783,15 @@ double ComputeModel::MemorySeconds(double bytes) const {
 }
 
 double ComputeModel::AttentionSeconds(double flops, double bytes) const {
-  const double compute =
-      params_.attention_efficiency
-          ? params_.kernel_overhead_s + flops / (*params_.attention_efficiency * peak_flops_)
-          : GemmSeconds(flops);
+  const double compute = params_.attention_efficiency
+                             ? KernelSeconds(flops, *params_.attention_efficiency)
+                             : GemmSeconds(flops);
   return std::max(compute, MemorySeconds(bytes));
 }
 
 double ComputeModel::UnalignedGemmSeconds(double flops) const {
   if (!params_.unaligned_gemm_efficiency) return GemmSeconds(flops);
-  return params_.kernel_overhead_s + flops / (*params_.unaligned_gemm_efficiency * peak_flops_);
+  return KernelSeconds(flops, *params_.unaligned_gemm_efficiency);
 }
 
 double ComputeModel::ConvSeconds(double flops, double operand_bytes) const {

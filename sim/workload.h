@@ -63,6 +63,9 @@ class ComputeModel {
   ComputeModel SixteenBit() const;
 
  private:
+  // One kernel of `flops` at `efficiency` x the peak, with the launch overhead.
+  double KernelSeconds(double flops, double efficiency) const;
+
   double peak_flops_;
   double hbm_Bps_;
   ModelParams params_;

@@ -431,6 +431,26 @@ struct BadInput {
   std::string message;
 };
 
+// Every fitted figure of a GPU needs its provenance; the error points at the figure.
+TEST(CatalogExtra, GpuFiguresWithoutProvenanceFailAtTheFigure) {
+  for (const std::string key :
+       {"gemm_efficiency", "tf32_gemm_efficiency", "attention_efficiency",
+        "cudnn_attention_efficiency", "unaligned_gemm_efficiency", "fp8_rowwise_gemm_efficiency",
+        "conv_efficiency", "tf32_conv_efficiency", "fp32_conv_efficiency", "nvlink_efficiency",
+        "nvls_efficiency"}) {
+    SCOPED_TRACE(key);
+    const std::string text =
+        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, ")" + key + R"(": 0.5})"}});
+    Catalog catalog = Builtin();
+    Status s = catalog.AddFromString(text, "extra.json");
+    ASSERT_FALSE(s.ok()) << text;
+    // The value follows `  "gpu": {"name": "G1", "mem_gib": 8, "KEY": ` on line 3.
+    EXPECT_EQ(s.message(), "extra.json:3:" + std::to_string(43 + key.size()) +
+                               ": instances[0].gpu." + key + ": needs " + key +
+                               "_provenance (where the figure comes from)");
+  }
+}
+
 TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
   const std::string kGpus =
       "A100-SXM4-40GB, A100-SXM4-80GB, A10G, H100-SXM5-80GB, H200-141GB, T4, V100-SXM2-16GB, "
@@ -528,41 +548,6 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        "name"},
       {"inline gpu without memory", OneEntry({{"gpu", R"("gpu": {"name": "G1"})"}}),
        "extra.json:3:10: missing required field instances[0].gpu.mem_gib"},
-      {"gemm efficiency without provenance",
-       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 0.7})"}}),
-       "extra.json:3:58: instances[0].gpu.gemm_efficiency: needs gemm_efficiency_provenance "
-       "(where the figure comes from)"},
-      {"attention efficiency without provenance",
-       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "attention_efficiency": 0.4})"}}),
-       "extra.json:3:63: instances[0].gpu.attention_efficiency: needs "
-       "attention_efficiency_provenance (where the figure comes from)"},
-      {"unaligned gemm efficiency without provenance",
-       OneEntry(
-           {{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "unaligned_gemm_efficiency": 0.03})"}}),
-       "extra.json:3:68: instances[0].gpu.unaligned_gemm_efficiency: needs "
-       "unaligned_gemm_efficiency_provenance (where the figure comes from)"},
-      {"tf32 gemm efficiency without provenance",
-       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "tf32_gemm_efficiency": 0.3})"}}),
-       "extra.json:3:63: instances[0].gpu.tf32_gemm_efficiency: needs "
-       "tf32_gemm_efficiency_provenance (where the figure comes from)"},
-      {"fp8 rowwise gemm efficiency without provenance",
-       OneEntry(
-           {{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "fp8_rowwise_gemm_efficiency": 0.3})"}}),
-       "extra.json:3:70: instances[0].gpu.fp8_rowwise_gemm_efficiency: needs "
-       "fp8_rowwise_gemm_efficiency_provenance (where the figure comes from)"},
-      {"fp32 conv efficiency without provenance",
-       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "fp32_conv_efficiency": 0.8})"}}),
-       "extra.json:3:63: instances[0].gpu.fp32_conv_efficiency: needs "
-       "fp32_conv_efficiency_provenance (where the figure comes from)"},
-      {"cudnn attention efficiency without provenance",
-       OneEntry(
-           {{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "cudnn_attention_efficiency": 0.9})"}}),
-       "extra.json:3:69: instances[0].gpu.cudnn_attention_efficiency: needs "
-       "cudnn_attention_efficiency_provenance (where the figure comes from)"},
-      {"nvls efficiency without provenance",
-       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvls_efficiency": 0.7})"}}),
-       "extra.json:3:58: instances[0].gpu.nvls_efficiency: needs nvls_efficiency_provenance "
-       "(where the figure comes from)"},
       {"gemm efficiency of zero",
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 0})"}}),
        "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in (0, 1], got 0"},
@@ -570,10 +555,6 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "gemm_efficiency": 1.5})"}}),
        "extra.json:3:58: instances[0].gpu.gemm_efficiency: expected a number in [0, 1] or null, "
        "got 1.5"},
-      {"conv efficiency without provenance",
-       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "conv_efficiency": 0.5})"}}),
-       "extra.json:3:58: instances[0].gpu.conv_efficiency: needs conv_efficiency_provenance "
-       "(where the figure comes from)"},
       {"conv efficiency of zero",
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "conv_efficiency": 0,)"
                          R"( "conv_efficiency_provenance": "fitted"})"}}),
@@ -582,10 +563,6 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "conv_efficiency": "high"})"}}),
        "extra.json:3:58: instances[0].gpu.conv_efficiency: expected a number in [0, 1] or null, "
        "got \"high\""},
-      {"nvlink efficiency without provenance",
-       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvlink_efficiency": 0.7})"}}),
-       "extra.json:3:60: instances[0].gpu.nvlink_efficiency: needs nvlink_efficiency_provenance "
-       "(where the figure comes from)"},
       {"nvlink efficiency above one",
        OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "nvlink_efficiency": 1.2})"}}),
        "extra.json:3:60: instances[0].gpu.nvlink_efficiency: expected a number in [0, 1] or "
