@@ -295,6 +295,7 @@ class ScenarioParser {
     ReadEnum(&r, "fp8_scaling", {"tensorwise", "rowwise"}, &t.fp8_scaling);
     r.Bool("sequence_parallel", &t.sequence_parallel).Bool("flash_attention", &t.flash_attention);
     ReadEnum(&r, "attention_kernel", {"flash", "cudnn"}, &t.attention_kernel);
+    ReadEnum(&r, "grad_reduce_dtype", {"weights", "fp32"}, &t.grad_reduce_dtype);
     r.Double("tokens", &t.tokens, 1, kInf)
         .Double("samples", &t.samples, 1, kInf)
         .Double("epochs", &t.epochs, 0, kInf)

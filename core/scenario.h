@@ -29,6 +29,10 @@ enum class Fp8Scaling { kTensorwise, kRowwise };
 // kernels, PyTorch SDPA's flash backend) or cuDNN's fused attention (Transformer Engine's
 // FusedAttention, NVTE_FUSED_ATTN=1; PyTorch SDPA's cuDNN backend).
 enum class AttentionKernel { kFlash, kCudnn };
+// The dtype data parallelism reduces gradients in: the weights' (2 bytes in 16-bit training) or
+// fp32 (torch AMP's fp32 weights, FSDP MixedPrecision(reduce_dtype=float32), Megatron's fp32
+// main_grad buffers).
+enum class GradReduceDtype { kWeights, kFp32 };
 // kAuto: like NCCL, the fastest of the three for each collective (by simulating each).
 // kParameterServer: workers push gradients to server processes on the nodes'
 // hosts and pull the reduced result back (not a collective algorithm).
@@ -52,6 +56,9 @@ struct TrainingConfig {
   // Which flash kernel (flash_attention true only): cuDNN's runs at the GPU's fitted cuDNN
   // attention rate where it has one (docs/model.md section 2).
   AttentionKernel attention_kernel = AttentionKernel::kFlash;
+  // Gradient reduction dtype (all-reduce buckets, ZeRO-2/3 reduce-scatters): "weights" (the
+  // default) or "fp32", which doubles the bytes reduced in 16-bit training.
+  GradReduceDtype grad_reduce_dtype = GradReduceDtype::kWeights;
   // Layout of a layer-list model's activations: NHWC (channels last, the
   // default: what the conv efficiency was fitted on) or NCHW (PyTorch's
   // default format), whose 16-bit convolutions transpose their operands to

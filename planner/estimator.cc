@@ -226,7 +226,8 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // DP: members sit tp ranks apart, g / tp of them per node.
   const double eb = sim::ActivationBytesPerElem(s.training.precision);
   const double params = sim::StageParameterCount(s, worst_stage);
-  const double grad_bytes = params * eb;
+  const double weight_bytes = params * eb;
+  const double grad_bytes = weight_bytes * sim::GradReduceScale(s.training);  // as reduced
   const Group dp_group{dp, std::max(1, std::min(dp, gpn / tp)), tp};
   const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
   const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(grad_bytes, 1.0));
@@ -246,8 +247,8 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     return std::max(comm * bucket_share, comm - hidden_by - slowed(comm, hidden_by));
   };
   if (dp > 1) {
-    const double gather = RingSeconds(links, dp_group, gpn, grad_bytes, false);  // ZeRO-1/2
-    const double scatter = gather;  // same bytes through the same links
+    const double gather = RingSeconds(links, dp_group, gpn, weight_bytes, false);  // ZeRO-1/2
+    const double scatter = RingSeconds(links, dp_group, gpn, grad_bytes, false);
     switch (par.zero_stage) {
       case 0: {
         const double reduce = AllReduceSeconds(links, dp_group, gpn, grad_bytes);
@@ -266,9 +267,9 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       default: {  // 3: each layer's weights gathered for its forward and its backward
                   // (prefetched one layer ahead), its gradients scattered after it
         const int layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
-        const double unit = grad_bytes / layers;
-        const double per_layer = 2 * RingSeconds(links, dp_group, gpn, unit, false) +
-                                 RingSeconds(links, dp_group, gpn, unit, false);
+        const double per_layer =
+            2 * RingSeconds(links, dp_group, gpn, weight_bytes / layers, false) +
+            RingSeconds(links, dp_group, gpn, grad_bytes / layers, false);
         const double compute_per_layer = worst.total() / layers;
         const double layer_slowed = slowed(per_layer, compute_per_layer);
         e.dp_exposed_s = m * (layers * std::max(0.0, per_layer - compute_per_layer - layer_slowed) +

@@ -286,15 +286,17 @@ void BackwardBlocks(Emitter& em, const Scenario& s, int mb, const LayerCost& c) 
 // Stage-specific pieces of the step, shared by the schedule walker.
 struct StageModel {
   int stage = 0, stages = 1;
-  int layers = 0;                             // layers of this stage
-  int chunks = 1;                             // model chunks (interleaved schedule)
-  int model_layers = 0;                       // of the whole model (ChunkLayers)
-  std::vector<double> fwd_s, bwd_s;           // per layer (layer-list models)
-  std::vector<double> layer_grad_bytes;       // per layer, DP gradient bytes
+  int layers = 0;                    // layers of this stage
+  int chunks = 1;                    // model chunks (interleaved schedule)
+  int model_layers = 0;              // of the whole model (ChunkLayers)
+  std::vector<double> fwd_s, bwd_s;  // per layer (layer-list models)
+  // Bytes of weights (= of gradients in the weights' dtype; reductions scale
+  // them by GradReduceScale): per layer, and of the parameters outside the
+  // layers, the embedding (first stage) and the head (last stage).
+  std::vector<double> layer_grad_bytes;
+  double embed_grad_bytes = 0, head_grad_bytes = 0;
   double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage: embedding lookup
   double logits_fwd_s = 0, logits_bwd_s = 0;  // last stage: output layer and loss
-  double embed_grad_bytes = 0;                // DP bytes of the parameters outside the
-  double head_grad_bytes = 0;                 // layers: embedding (first), head (last)
   double p2p_bytes = 0;
   double activation_bytes = 0;  // one layer's stored activations, one microbatch (offload)
   LayerCost layer;              // transformer only
@@ -355,9 +357,12 @@ std::pair<int, int> ChunkLayers(const StageModel& sm, int chunk) {
 
 class BucketFiller {
  public:
-  BucketFiller(Emitter& em, const Scenario& s) : em_(em), s_(s) {}
+  BucketFiller(Emitter& em, const Scenario& s)
+      : em_(em), s_(s), reduce_scale_(GradReduceScale(s.training)) {}
+  // `bytes` of weights whose gradients are ready; buckets fill in the bytes
+  // reduced (DDP's bucket_cap_mb counts the gradients in their own dtype).
   void Add(double bytes) {
-    pending_ += bytes;
+    pending_ += bytes * reduce_scale_;
     // Horovod: each layer's gradients are handed over as they are ready; the
     // engine fuses whatever is ready at each cycle (engine.cc).
     if (pending_ >= s_.parallel.bucket_bytes || s_.parallel.dp_fusion == DpFusion::kHorovod) {
@@ -374,6 +379,7 @@ class BucketFiller {
  private:
   Emitter& em_;
   const Scenario& s_;
+  double reduce_scale_;
   double pending_ = 0;
 };
 
@@ -397,6 +403,7 @@ class LayerTraffic {
   LayerTraffic(Emitter& em, const Scenario& s, const StageModel& sm)
       : em_(em),
         sm_(sm),
+        reduce_scale_(GradReduceScale(s.training)),
         gather_(s.parallel.zero_stage == 3 && s.parallel.dp > 1),
         offload_(s.training.offload_activations && sm.activation_bytes > 0),
         params_(s.training.offload_params) {}
@@ -440,7 +447,7 @@ class LayerTraffic {
   }
   void AfterBackward(int l) {
     if (gather_) {
-      const int reduced = em_.DpLaunch(CollKind::kReduceScatter, sm_.UnitBytes(l));
+      const int reduced = em_.DpLaunch(CollKind::kReduceScatter, sm_.UnitBytes(l) * reduce_scale_);
       if (params_) grads_out_.push_back({reduced, sm_.HostShardBytes(l)});
     } else if (params_) {  // dp 1: the whole gradient is ready after the backward
       CopyGradientOut(sm_.HostShardBytes(l));
@@ -494,6 +501,7 @@ class LayerTraffic {
 
   Emitter& em_;
   const StageModel& sm_;
+  double reduce_scale_;
   bool gather_, offload_, params_;
   std::map<int, int> gathered_, copied_out_, fetched_, shards_;  // layer -> Wait() count
   std::deque<std::pair<int, double>> grads_out_;  // (reduce-scatter's Wait() count, shard bytes)
@@ -598,7 +606,8 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   if (s.parallel.schedule == Schedule::kInterleaved) sm.chunks = s.parallel.virtual_stages;
   sm.model_layers = m.layers;
   sm.transformer = m.kind == ModelKind::kTransformer;
-  // Gradients are reduced in the weights' dtype, as wide as the activations.
+  // Weights as wide as the activations; layer_grad_bytes & co. count them (the
+  // reductions scale them by GradReduceScale, the gathers do not).
   const double e = ActivationBytesPerElem(s.training.precision), gb = e;
   const double b = s.training.micro_batch;
   const double t = s.parallel.tp;
@@ -732,6 +741,11 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
 
 double ActivationBytesPerElem(Precision p) {
   return p == Precision::kFp32 || p == Precision::kTf32 ? 4 : 2;
+}
+
+double GradReduceScale(const TrainingConfig& t) {
+  if (t.grad_reduce_dtype == GradReduceDtype::kWeights) return 1;
+  return 4 / ActivationBytesPerElem(t.precision);
 }
 
 ComputeModel::ComputeModel(double peak_flops, double hbm_Bps, const ModelParams& params,

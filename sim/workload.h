@@ -79,8 +79,12 @@ class ComputeModel {
 // a figure the model needs is missing from the catalog.
 Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& params);
 
-// Bytes per element of activations (and of gradients) in `p`.
+// Bytes per element of activations (and of weights and gradients) in `p`.
 double ActivationBytesPerElem(Precision p);
+
+// Bytes that data parallelism reduces per byte of weights: 1, or 2 when a
+// 16-bit run reduces its gradients in fp32 (training.grad_reduce_dtype).
+double GradReduceScale(const TrainingConfig& t);
 
 // Parameter offload (training.offload_params) copies the ZeRO-3 shards in the
 // dtype FSDP keeps on the CPU, whatever the training precision: the sharded

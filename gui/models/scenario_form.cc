@@ -55,6 +55,8 @@ std::vector<FormField> MakeFields() {
       F("training.attention_kernel", t, "Attention kernel (flash only)", K::kChoice,
         L({"flash", "cudnn"}), "flash"),
       F("training.sequence_parallel", t, "Sequence parallel", K::kBool, {}, "false"),
+      F("training.grad_reduce_dtype", t, "Gradient reduction dtype", K::kChoice,
+        L({"weights", "fp32"}), "weights"),
       F("training.offload_optimizer", t, "Optimizer on the CPU", K::kBool, {},
         "false (true with parameter offload)"),
       F("training.offload_params", t, "Parameters in host memory", K::kBool, {}, "false"),

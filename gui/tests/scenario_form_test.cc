@@ -203,6 +203,12 @@ class ScenarioFormTest : public QObject {
     s = Parse(form.text());
     QVERIFY2(s.ok(), s.status().message().c_str());
     QCOMPARE(s->training.attention_kernel, AttentionKernel::kCudnn);
+
+    // Gradients reduced in fp32.
+    form.setFieldText(QStringLiteral("training.grad_reduce_dtype"), QStringLiteral("fp32"));
+    s = Parse(form.text());
+    QVERIFY2(s.ok(), s.status().message().c_str());
+    QCOMPARE(s->training.grad_reduce_dtype, GradReduceDtype::kFp32);
   }
 
   void modelForms() {

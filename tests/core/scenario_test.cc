@@ -339,6 +339,9 @@ std::vector<FailCase> TrainingCases() {
        Doc(kGpt3, R"({"global_batch": 8, "flash_attention": true, "attention_kernel": "fa3"})",
            kP4dX128),
        "x.json:2:79: training.attention_kernel: expected one of flash, cudnn, got \"fa3\""},
+      {"unknown gradient reduction dtype",
+       Doc(kGpt3, R"({"global_batch": 8, "grad_reduce_dtype": "fp16"})", kP4dX128),
+       "x.json:2:55: training.grad_reduce_dtype: expected one of weights, fp32, got \"fp16\""},
       {"attention kernel without flash attention",
        Doc(kGpt3, R"({"global_batch": 8, "attention_kernel": "cudnn"})", kP4dX128),
        "x.json:2:54: training.attention_kernel: applies with training.flash_attention true only "
@@ -349,7 +352,7 @@ std::vector<FailCase> TrainingCases() {
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
        "precision, optimizer, recompute, memory_format, fp8_scaling, sequence_parallel, "
-       "flash_attention, attention_kernel, "
+       "flash_attention, attention_kernel, grad_reduce_dtype, "
        "tokens, samples, epochs, dataset_samples, input_samples_per_s_per_node, "
        "input_prefetch_microbatches, "
        "offload_activations, offload_optimizer, offload_params)"},

@@ -137,6 +137,26 @@ TEST(WorkloadTest, ShardedDataParallelMovesTheBytesOfItsStage) {
   EXPECT_EQ(last.phase, OpPhase::kOptimizer);
 }
 
+// training.grad_reduce_dtype "fp32" reduces a 16-bit run's gradients in 4 bytes per parameter
+// (buckets and ZeRO reduce-scatters) while its gathers keep moving 2-byte weights; in fp32
+// training the gradients are fp32 already, so nothing changes.
+TEST(WorkloadTest, Fp32GradientReductionDoublesTheReducedBytesOnly) {
+  const double params = ParameterCount(Gpt(R"("pp": 1)").model);
+  const double m = 2;  // microbatches per replica (16 samples over dp 8)
+  auto fp32 = [](const std::string& parallel, const std::string& precision = "bf16") {
+    return Build(
+        Gpt(parallel, R"(, "grad_reduce_dtype": "fp32", "precision": ")" + precision + "\""));
+  };
+  EXPECT_NEAR(DpBytes(fp32(R"("pp": 1)"), CollKind::kAllReduce), 4 * params, 1.0);
+  const StepProgram z1 = fp32(R"("pp": 1, "zero_stage": 1)");
+  EXPECT_NEAR(DpBytes(z1, CollKind::kReduceScatter), 4 * params, 1.0);
+  EXPECT_NEAR(DpBytes(z1, CollKind::kAllGather), 2 * params, 1.0);
+  const StepProgram z3 = fp32(R"("pp": 1, "zero_stage": 3)");
+  EXPECT_NEAR(DpBytes(z3, CollKind::kReduceScatter), m * 4 * params, 1.0);
+  EXPECT_NEAR(DpBytes(z3, CollKind::kAllGather), 2 * m * 2 * params, 1.0);
+  EXPECT_NEAR(DpBytes(fp32(R"("pp": 1)", "fp32"), CollKind::kAllReduce), 4 * params, 1.0);
+}
+
 TEST(WorkloadTest, ZeroThreePrefetchesTheNextLayersWeights) {
   // When the compute stream waits for a layer's gather, the next layer's
   // gather (or, in backward, a reduce-scatter) is already queued behind it,
