@@ -291,6 +291,7 @@ class ScenarioParser {
     ReadEnum(&r, "precision", 5, &t.precision);
     ReadEnum(&r, "optimizer", 2, &t.optimizer);
     ReadEnum(&r, "recompute", 3, &t.recompute);
+    r.Int("recompute_every", &t.recompute_every, 1, kMaxInt);
     ReadEnum(&r, "memory_format", {"nhwc", "nchw"}, &t.memory_format);
     ReadEnum(&r, "fp8_scaling", {"tensorwise", "rowwise"}, &t.fp8_scaling);
     r.Bool("sequence_parallel", &t.sequence_parallel).Bool("flash_attention", &t.flash_attention);
@@ -312,6 +313,13 @@ class ScenarioParser {
           file_, scaling->pos,
           Cat("training.fp8_scaling: applies to training.precision \"fp8\" only (it is \"",
               ToString(t.precision), "\")"));
+    }
+    if (const JsonValue* every = training_->Find("recompute_every");
+        every && t.recompute != Recompute::kFull) {
+      return ErrorAt(file_, every->pos,
+                     Cat("training.recompute_every: applies with training.recompute \"full\" "
+                         "only (it is \"",
+                         ToString(t.recompute), "\")"));
     }
     if (Status s = CheckFlashAttention(); !s.ok()) return s;
     if (const JsonValue* kernel = training_->Find("attention_kernel");

@@ -48,6 +48,10 @@ struct TrainingConfig {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   Recompute recompute = Recompute::kNone;
+  // With recompute "full": only every k-th layer of a stage is recomputed (the k-th, 2k-th,
+  // ...; torchtitan's layer-level selective checkpointing, selective_ac_option "k"); the
+  // others keep all their activations. 1 = every layer.
+  int recompute_every = 1;
   bool sequence_parallel = false;
   // Fused attention that keeps the score matrix on chip (FlashAttention, Dao et al. 2022;
   // FlashAttention-2, Dao 2023). Not given in the file: the model's
@@ -56,8 +60,8 @@ struct TrainingConfig {
   // Which flash kernel (flash_attention true only): cuDNN's runs at the GPU's fitted cuDNN
   // attention rate where it has one (docs/model.md section 2).
   AttentionKernel attention_kernel = AttentionKernel::kFlash;
-  // Gradient reduction dtype (all-reduce buckets, ZeRO-2/3 reduce-scatters): "weights" (the
-  // default) or "fp32", which doubles the bytes reduced in 16-bit training.
+  // Gradient reduction dtype (DDP buckets, the ZeRO reduce-scatters): "weights" (the default)
+  // or "fp32", which doubles the bytes reduced in 16-bit training.
   GradReduceDtype grad_reduce_dtype = GradReduceDtype::kWeights;
   // Layout of a layer-list model's activations: NHWC (channels last, the
   // default: what the conv efficiency was fitted on) or NCHW (PyTorch's

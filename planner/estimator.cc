@@ -179,17 +179,18 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     if (transformer) {
       mb.fwd_s = layers * (c.attn_fwd_s + c.mlp_fwd_s);
       mb.bwd_s = layers * (c.attn_bwd_s + c.mlp_bwd_s);
-      const bool full = s.training.recompute == Recompute::kFull;
-      if (full) {
-        mb.recompute_s = mb.fwd_s;
+      // Full recompute runs the forward of its layers again (sim::RecomputedLayers).
+      const int recomputed = sim::RecomputedLayers(s.training, layers);
+      if (s.training.recompute == Recompute::kFull) {
+        mb.recompute_s = recomputed * (c.attn_fwd_s + c.mlp_fwd_s);
       } else if (s.training.recompute == Recompute::kSelective) {
         mb.recompute_s = layers * c.selective_recompute_s;
       }
-      const int forward_passes = full ? 2 : 1;  // full recompute runs the forward again
+      const int forward_passes = layers + recomputed;
       if (tp_overlap) {
-        mb.tp_s = layers * (forward_passes * tp_fwd_overlapped + tp_bwd_overlapped);
+        mb.tp_s = forward_passes * tp_fwd_overlapped + layers * tp_bwd_overlapped;
       } else if (tp > 1) {  // two blocks (attention, MLP) per pass
-        mb.tp_s = layers * 2 * (forward_passes + 1) * tp_block;
+        mb.tp_s = 2 * (forward_passes + layers) * tp_block;
       }
       if (stage == 0) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
       if (stage == pp - 1) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;

@@ -154,10 +154,11 @@ double TransformerStageActivations(const Scenario& s, int stage, double inflight
   const ModelSpec& m = s.model;
   const double scale = ActivationScale(s.training.precision);
   const int layers = StageLayers(m.layers, PipelineStages(s), stage).count;
+  const double per_layer = LayerActivationBytes(s, layers);
   double bytes = s.training.offload_activations
-                     ? std::min(layers, kOffloadResidentLayers) * LayerActivationBytes(s)
-                     : layers * LayerActivationBytes(s) * inflight;
-  if (s.training.recompute == Recompute::kFull && layers > 0) {
+                     ? std::min(layers, kOffloadResidentLayers) * per_layer
+                     : layers * per_layer * inflight;
+  if (RecomputedLayers(s.training, layers) > 0) {
     // The layer being recomputed materialises all of its activations for one microbatch.
     bytes += LayerBytes(s, Recompute::kNone);
   }
@@ -236,7 +237,7 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
                               : TransformerStageActivations(s, stage, mem.inflight);
   if (s.training.offload_activations) {
     const int layers = StageLayers(s.model.layers, PipelineStages(s), stage).count;
-    mem.host_bytes += layers * LayerActivationBytes(s) * mem.inflight;
+    mem.host_bytes += layers * LayerActivationBytes(s, layers) * mem.inflight;
   }
   return mem;
 }
@@ -260,9 +261,29 @@ std::string CapacityGib(double bytes) {
 
 }  // namespace
 
+double LayerActivationBytes(const Scenario& s, int layers) {
+  if (s.model.kind != ModelKind::kTransformer) return 0;
+  const int recomputed = RecomputedLayers(s.training, layers);
+  if (s.training.recompute != Recompute::kFull || recomputed == layers) {
+    return LayerBytes(s, s.training.recompute);
+  }
+  // The layers full recompute skips keep everything.
+  return (recomputed * LayerBytes(s, Recompute::kFull) +
+          (layers - recomputed) * LayerBytes(s, Recompute::kNone)) /
+         layers;
+}
+
 double LayerActivationBytes(const Scenario& s) {
   if (s.model.kind != ModelKind::kTransformer) return 0;
   return LayerBytes(s, s.training.recompute);
+}
+
+bool RecomputesLayer(const TrainingConfig& t, int i) {
+  return t.recompute == Recompute::kFull && (i + 1) % t.recompute_every == 0;
+}
+
+int RecomputedLayers(const TrainingConfig& t, int layers) {
+  return t.recompute == Recompute::kFull ? layers / t.recompute_every : 0;
 }
 
 double StageParameterCount(const Scenario& s, int stage) {

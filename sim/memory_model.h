@@ -34,9 +34,19 @@ struct MemoryBreakdown {
 
 // Activation bytes one transformer layer stores for one microbatch
 // (Korthikanti et al. 2022, section 4, equations for t, SP and recompute; with
-// flash attention no score matrix, and the fp32 softmax statistics instead).
-// Includes the fp32 doubling; 0 for layer-list models.
+// flash attention no score matrix, and the fp32 softmax statistics instead), on
+// average over a stage of `layers` layers (they differ with
+// training.recompute_every). Includes the fp32 doubling; 0 for layer-list models.
+double LayerActivationBytes(const Scenario& s, int layers);
+// The same for a layer that training.recompute applies to.
 double LayerActivationBytes(const Scenario& s);
+
+// Full recompute re-runs the forward of every layer of a stage, or with
+// training.recompute_every k of every k-th one (stage-local index i with
+// (i + 1) % k == 0, as torchtitan counts the blocks it wraps).
+bool RecomputesLayer(const TrainingConfig& t, int i);
+// How many of a stage's `layers` layers that is.
+int RecomputedLayers(const TrainingConfig& t, int layers);
 
 // Microbatches whose activations pipeline `stage` (0-based) holds at its peak (Narayanan et
 // al. 2021): GPipe m; 1F1B min(pp - stage, m); interleaved 1F1B with v model chunks

@@ -547,7 +547,7 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& 
   for (int l = last - 1; l >= first; --l) {
     traffic.BeforeBackward(l, first, last);
     if (sm.transformer) {
-      if (s.training.recompute == Recompute::kFull) {
+      if (RecomputesLayer(s.training, l)) {
         ForwardBlocks(em, s, OpPhase::kRecompute, mb, sm.layer);
       } else if (s.training.recompute == Recompute::kSelective) {
         em.Compute(OpPhase::kRecompute, mb, sm.layer.selective_recompute_s);
@@ -663,7 +663,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   if (s.training.offload_params) {
     sm.host_shard_per_unit_byte = kHostShardBytesPerParam / gb / std::max(1, s.parallel.dp);
   }
-  sm.activation_bytes = LayerActivationBytes(s);
+  sm.activation_bytes = LayerActivationBytes(s, sm.layers);
   return sm;
 }
 
@@ -915,7 +915,14 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
     const double logits = 2 * seq * h * m.vocab * prog.samples;
     const double scores = 2 * seq * seq * h * m.layers * prog.samples;  // QK^T of every layer
     const bool flash = s.training.flash_attention;
-    if (s.training.recompute == Recompute::kFull) recompute = fwd - logits;
+    if (s.training.recompute == Recompute::kFull) {  // the layers' forward, not the logits'
+      int recomputed = 0;
+      for (int stage = 0; stage < s.parallel.pp; ++stage) {
+        const auto [first, last] = StageLayers(m.layers, s.parallel.pp, stage);
+        recomputed += RecomputedLayers(s.training, last - first);
+      }
+      recompute = (fwd - logits) * recomputed / m.layers;
+    }
     if (s.training.recompute == Recompute::kSelective && !flash) recompute = 2 * scores;
     if (flash) recompute += scores;  // the flash backward computes QK^T again
   }

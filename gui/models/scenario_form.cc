@@ -51,6 +51,8 @@ std::vector<FormField> MakeFields() {
         L({"tensorwise", "rowwise"}), "tensorwise"),
       F("training.optimizer", t, "Optimizer", K::kChoice, L({"sgd", "adam"}), "adam"),
       F("training.recompute", t, "Recompute", K::kChoice, L({"none", "selective", "full"}), "none"),
+      F("training.recompute_every", t, "Recompute every k-th layer (full only)", K::kInteger, {},
+        "1"),
       F("training.flash_attention", t, "Flash attention", K::kBool, {}, "the model's"),
       F("training.attention_kernel", t, "Attention kernel (flash only)", K::kChoice,
         L({"flash", "cudnn"}), "flash"),

@@ -204,6 +204,13 @@ class ScenarioFormTest : public QObject {
     QVERIFY2(s.ok(), s.status().message().c_str());
     QCOMPARE(s->training.attention_kernel, AttentionKernel::kCudnn);
 
+    // Full recompute of every 2nd layer.
+    form.setFieldText(QStringLiteral("training.recompute"), QStringLiteral("full"));
+    form.setFieldText(QStringLiteral("training.recompute_every"), QStringLiteral("2"));
+    s = Parse(form.text());
+    QVERIFY2(s.ok(), s.status().message().c_str());
+    QCOMPARE(s->training.recompute_every, 2);
+
     // Gradients reduced in fp32.
     form.setFieldText(QStringLiteral("training.grad_reduce_dtype"), QStringLiteral("fp32"));
     s = Parse(form.text());

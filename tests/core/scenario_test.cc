@@ -339,6 +339,14 @@ std::vector<FailCase> TrainingCases() {
        Doc(kGpt3, R"({"global_batch": 8, "flash_attention": true, "attention_kernel": "fa3"})",
            kP4dX128),
        "x.json:2:79: training.attention_kernel: expected one of flash, cudnn, got \"fa3\""},
+      {"recompute_every without full recompute",
+       Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective", "recompute_every": 2})",
+           kP4dX128),
+       "x.json:2:79: training.recompute_every: applies with training.recompute \"full\" only (it "
+       "is \"selective\")"},
+      {"recompute_every below 1",
+       Doc(kGpt3, R"({"global_batch": 8, "recompute": "full", "recompute_every": 0})", kP4dX128),
+       "x.json:2:74: training.recompute_every: expected an integer >= 1, got 0"},
       {"unknown gradient reduction dtype",
        Doc(kGpt3, R"({"global_batch": 8, "grad_reduce_dtype": "fp16"})", kP4dX128),
        "x.json:2:55: training.grad_reduce_dtype: expected one of weights, fp32, got \"fp16\""},
@@ -351,7 +359,8 @@ std::vector<FailCase> TrainingCases() {
        "x.json:2:55: training.sequence_parallel: expected true or false, got \"yes\""},
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
-       "precision, optimizer, recompute, memory_format, fp8_scaling, sequence_parallel, "
+       "precision, optimizer, recompute, recompute_every, memory_format, fp8_scaling, "
+       "sequence_parallel, "
        "flash_attention, attention_kernel, grad_reduce_dtype, "
        "tokens, samples, epochs, dataset_samples, input_samples_per_s_per_node, "
        "input_prefetch_microbatches, "

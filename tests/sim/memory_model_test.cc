@@ -183,6 +183,24 @@ TEST(MemoryModelTest, FlashAttentionDropsExactlyTheScoreTermOfTinyGpt) {
   EXPECT_DOUBLE_EQ(ComputeMemory(on).activations_bytes, 2 * 64 + 1120 + 64 + 160);
 }
 
+// training.recompute_every 2 recomputes every second layer of a stage: of TinyGpt's two, the
+// second keeps only its input (64), the first everything (1248), and the second's recompute
+// needs its working set (1248). With 3 no layer is recomputed: both keep everything and there
+// is no working set.
+TEST(MemoryModelTest, RecomputeEveryKeepsTheSkippedLayersWhole) {
+  Scenario s = OnOneGpu(TinyGpt());
+  s.training.recompute = Recompute::kFull;
+  s.training.recompute_every = 2;
+  EXPECT_EQ(RecomputedLayers(s.training, 2), 1);
+  EXPECT_FALSE(RecomputesLayer(s.training, 0));
+  EXPECT_TRUE(RecomputesLayer(s.training, 1));
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 2), (64 + 1248) / 2.0);
+  EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 64 + 1248 + 1248 + 64 + 160);
+  s.training.recompute_every = 3;
+  EXPECT_EQ(RecomputedLayers(s.training, 2), 0);
+  EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 2 * 1248 + 64 + 160);
+}
+
 TEST(MemoryModelTest, FlashAttentionKeepsGroupedKeysAndValuesNarrow) {
   // kv_heads 1 of 2: K and V are 2sb kv = 32 bytes each instead of 64, so the split term is
   // 2sb(2h + 2kv) + 4sbf = 192 + 512; without flash attention they are expanded (1248).

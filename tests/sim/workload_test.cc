@@ -157,6 +157,24 @@ TEST(WorkloadTest, Fp32GradientReductionDoublesTheReducedBytesOnly) {
   EXPECT_NEAR(DpBytes(fp32(R"("pp": 1)", "fp32"), CollKind::kAllReduce), 4 * params, 1.0);
 }
 
+// training.recompute_every k re-runs the forward of every k-th layer only: gpt-1.7b's 24
+// layers on one stage, every 2nd: half of full recompute's work, and 12 layers' worth.
+TEST(WorkloadTest, RecomputeEveryReRunsEveryKthLayer) {
+  auto recompute_s = [](const std::string& training) {
+    const StepProgram p = Build(Gpt(R"("pp": 1)", training));
+    double sum = 0;
+    for (const Op& op : p.stages[0].ops) {
+      if (op.kind == OpKind::kCompute && op.phase == OpPhase::kRecompute) sum += op.seconds;
+    }
+    return sum;
+  };
+  const double full = recompute_s(R"(, "recompute": "full")");
+  ASSERT_GT(full, 0);
+  EXPECT_NEAR(recompute_s(R"(, "recompute": "full", "recompute_every": 2)"), full / 2, 1e-9 * full);
+  EXPECT_NEAR(recompute_s(R"(, "recompute": "full", "recompute_every": 5)"), full * 4 / 24,
+              1e-9 * full);
+}
+
 TEST(WorkloadTest, ZeroThreePrefetchesTheNextLayersWeights) {
   // When the compute stream waits for a layer's gather, the next layer's
   // gather (or, in backward, a reduce-scatter) is already queued behind it,
