@@ -290,7 +290,7 @@ class ScenarioParser {
         .Int("micro_batch", &t.micro_batch, 1, kMaxInt);
     ReadEnum(&r, "precision", 5, &t.precision);
     ReadEnum(&r, "optimizer", 2, &t.optimizer);
-    ReadEnum(&r, "recompute", 3, &t.recompute);
+    ReadEnum(&r, "recompute", 4, &t.recompute);
     r.Int("recompute_every", &t.recompute_every, 1, kMaxInt);
     ReadEnum(&r, "memory_format", {"nhwc", "nchw"}, &t.memory_format);
     ReadEnum(&r, "fp8_scaling", {"tensorwise", "rowwise"}, &t.fp8_scaling);
@@ -322,6 +322,11 @@ class ScenarioParser {
                          ToString(t.recompute), "\")"));
     }
     if (Status s = CheckFlashAttention(); !s.ok()) return s;
+    if (t.recompute == Recompute::kSelectiveOp && !t.flash_attention) {
+      return ErrorAt(file_, training_->Find("recompute")->pos,
+                     "training.recompute: \"selective_op\" keeps the fused attention's output, "
+                     "so it needs training.flash_attention true");
+    }
     if (const JsonValue* kernel = training_->Find("attention_kernel");
         kernel && !t.flash_attention) {
       return ErrorAt(file_, kernel->pos,
@@ -857,6 +862,8 @@ const char* ToString(Recompute r) {
       return "selective";
     case Recompute::kFull:
       return "full";
+    case Recompute::kSelectiveOp:
+      return "selective_op";
   }
   return "?";
 }

@@ -16,7 +16,8 @@
 namespace trainsim {
 
 enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
-enum class Recompute { kNone, kSelective, kFull };
+// kSelectiveOp: torchtitan's op-level selective checkpointing (docs/model.md section 2).
+enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 enum class Schedule { kGpipe, k1F1B, kInterleaved };
 enum class Objective { kMinCost, kMinTime, kWeighted };
 

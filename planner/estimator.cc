@@ -185,6 +185,8 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
         mb.recompute_s = recomputed * (c.attn_fwd_s + c.mlp_fwd_s);
       } else if (s.training.recompute == Recompute::kSelective) {
         mb.recompute_s = layers * c.selective_recompute_s;
+      } else if (s.training.recompute == Recompute::kSelectiveOp) {
+        mb.recompute_s = layers * c.op_recompute_s;
       }
       const int forward_passes = layers + recomputed;
       if (tp_overlap) {

@@ -117,6 +117,13 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode) {
   const double h = m.hidden, f = m.ffn_hidden, t = TensorParallel(s);
   const double sp_divisor = s.training.sequence_parallel ? t : 1;
   if (mode == Recompute::kFull) return 2 * sb * h / sp_divisor;  // the layer input only
+  if (mode == Recompute::kSelectiveOp) {
+    // torchtitan's op-level policy (flash attention only): the block's input and the outputs
+    // it keeps, those of wq, wv and the attention (split by tp), of w1 (f wide, split by tp)
+    // and of w2 (the row-parallel output, whole before its reduction).
+    const double kv = h / m.heads * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+    return 2 * sb * h / sp_divisor + 2 * sb * (h + kv + h + f) / t + 2 * sb * h;
+  }
 
   // Not split by tp (split by t only with SP): 2 norm inputs (4sbh), QKV input (2sbh),
   // MLP input (2sbh), two dropout masks (2sbh).
@@ -158,7 +165,8 @@ double TransformerStageActivations(const Scenario& s, int stage, double inflight
   double bytes = s.training.offload_activations
                      ? std::min(layers, kOffloadResidentLayers) * per_layer
                      : layers * per_layer * inflight;
-  if (RecomputedLayers(s.training, layers) > 0) {
+  if (RecomputedLayers(s.training, layers) > 0 ||
+      (s.training.recompute == Recompute::kSelectiveOp && layers > 0)) {
     // The layer being recomputed materialises all of its activations for one microbatch.
     bytes += LayerBytes(s, Recompute::kNone);
   }

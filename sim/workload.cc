@@ -94,6 +94,14 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const double up_share = up / (up + f);  // the MLP's GEMMs are timed as one (GemmSeconds)
   c.mlp_in_gemm_s = mlp_s * up_share;
   c.mlp_out_gemm_s = mlp_s * (1 - up_share);
+  // torchtitan's op-level policy keeps the outputs of SDPA and of every other matmul of a
+  // block, counted in forward order wq, wk, wv, wo, w1, (w3,) w2: wq, wv, w1 and w2 are kept,
+  // wk, wo and w3 (SwiGLU) recomputed; with a GELU MLP (w1, w2) the 6th, w2, is recomputed.
+  // Everything else of the forward is re-run: the norms, activations and residual adds.
+  const double qkv_kept = qkv_s * (h + kv) / (h + 2 * kv);
+  const double mlp_kept =
+      m.mlp == MlpKind::kSwiGlu ? c.mlp_in_gemm_s / 2 + c.mlp_out_gemm_s : c.mlp_in_gemm_s;
+  c.op_recompute_s = c.attn_fwd_s + c.mlp_fwd_s - c.core_fwd_s - qkv_kept - mlp_kept;
   c.fwd_flops = qkv + scores + av + proj + mlp;
   c.core_flops = scores + av;
   c.tp_bytes = tokens * h * e;
@@ -551,6 +559,8 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& 
         ForwardBlocks(em, s, OpPhase::kRecompute, mb, sm.layer);
       } else if (s.training.recompute == Recompute::kSelective) {
         em.Compute(OpPhase::kRecompute, mb, sm.layer.selective_recompute_s);
+      } else if (s.training.recompute == Recompute::kSelectiveOp) {
+        em.Compute(OpPhase::kRecompute, mb, sm.layer.op_recompute_s);
       }
       BackwardBlocks(em, s, mb, sm.layer);
     } else {
@@ -924,6 +934,10 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
       recompute = (fwd - logits) * recomputed / m.layers;
     }
     if (s.training.recompute == Recompute::kSelective && !flash) recompute = 2 * scores;
+    if (s.training.recompute == Recompute::kSelectiveOp) {  // wk, wo and w3 (or w2 with GELU)
+      const double kv = h / m.heads * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+      recompute = 2 * seq * h * (kv + h + m.ffn_hidden) * m.layers * prog.samples;
+    }
     if (flash) recompute += scores;  // the flash backward computes QK^T again
   }
   prog.hardware_flops = prog.model_flops + recompute;

@@ -104,6 +104,9 @@ struct LayerCost {
   // What selective recompute re-runs before the backward: core_fwd_s, or nothing with flash
   // attention (whose backward kernel recomputes the scores itself, inside attn_bwd_s).
   double selective_recompute_s = 0;
+  // What torchtitan's op-level selective checkpointing (recompute "selective_op") re-runs:
+  // the layer's forward but the attention core and the saved GEMMs (docs/model.md section 2).
+  double op_recompute_s = 0;
   double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
   double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
   // Forward seconds of the weight GEMMs beside each block's TP collectives: the

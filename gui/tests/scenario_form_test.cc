@@ -211,6 +211,13 @@ class ScenarioFormTest : public QObject {
     QVERIFY2(s.ok(), s.status().message().c_str());
     QCOMPARE(s->training.recompute_every, 2);
 
+    // Op-level checkpointing.
+    form.setFieldText(QStringLiteral("training.recompute_every"), QString());
+    form.setFieldText(QStringLiteral("training.recompute"), QStringLiteral("selective_op"));
+    s = Parse(form.text());
+    QVERIFY2(s.ok(), s.status().message().c_str());
+    QCOMPARE(s->training.recompute, Recompute::kSelectiveOp);
+
     // Gradients reduced in fp32.
     form.setFieldText(QStringLiteral("training.grad_reduce_dtype"), QStringLiteral("fp32"));
     s = Parse(form.text());

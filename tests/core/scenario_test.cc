@@ -344,6 +344,11 @@ std::vector<FailCase> TrainingCases() {
            kP4dX128),
        "x.json:2:79: training.recompute_every: applies with training.recompute \"full\" only (it "
        "is \"selective\")"},
+      {"selective_op without flash attention",
+       Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective_op", "flash_attention": false})",
+           kP4dX128),
+       "x.json:2:47: training.recompute: \"selective_op\" keeps the fused attention's output, so "
+       "it needs training.flash_attention true"},
       {"recompute_every below 1",
        Doc(kGpt3, R"({"global_batch": 8, "recompute": "full", "recompute_every": 0})", kP4dX128),
        "x.json:2:74: training.recompute_every: expected an integer >= 1, got 0"},

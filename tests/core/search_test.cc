@@ -230,7 +230,8 @@ std::vector<FailCase> SearchFailCases() {
       {"zero max_pp", R"({"max_pp": 0})",
        "x.json:5:23: search.max_pp: expected an integer in [1, 1048576], got 0"},
       {"unknown recompute", R"({"recompute": ["some"]})",
-       "x.json:5:27: search.recompute[0]: expected one of none, selective, full, got \"some\""},
+       "x.json:5:27: search.recompute[0]: expected one of none, selective, full, selective_op, got "
+       "\"some\""},
       {"unknown schedule", R"({"schedules": ["1f1b", "zb-h1"]})",
        "x.json:5:35: search.schedules[1]: expected one of gpipe, 1f1b, interleaved, got "
        "\"zb-h1\""},

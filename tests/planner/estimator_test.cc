@@ -130,6 +130,15 @@ TEST(Estimator, AgreesWithTheSimulatorOnRecomputeEvery) {
   ASSERT_GT(sim_recompute, 0);
   EXPECT_NEAR(every2->estimate.compute_s - none->estimate.compute_s, sim_recompute,
               0.03 * sim_recompute);
+  // Op-level checkpointing (recompute "selective_op", which needs flash attention) the same way.
+  const std::optional<EstimateAndStep> flash =
+      run(R"("recompute": "none", "flash_attention": true)");
+  const std::optional<EstimateAndStep> op =
+      run(R"("recompute": "selective_op", "flash_attention": true)");
+  ASSERT_TRUE(flash.has_value() && op.has_value());
+  const double sim_op = op->step.breakdown.recompute_s;
+  ASSERT_GT(sim_op, 0);
+  EXPECT_NEAR(op->estimate.compute_s - flash->estimate.compute_s, sim_op, 0.03 * sim_op);
 }
 
 // TP communication overlapped with the GEMMs (parallel.tp_overlap): the estimator applies

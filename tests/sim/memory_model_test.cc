@@ -183,6 +183,18 @@ TEST(MemoryModelTest, FlashAttentionDropsExactlyTheScoreTermOfTinyGpt) {
   EXPECT_DOUBLE_EQ(ComputeMemory(on).activations_bytes, 2 * 64 + 1120 + 64 + 160);
 }
 
+// torchtitan's op-level policy (recompute "selective_op") on TinyGpt (s 4, h 8, kv 8, f 32,
+// b 1, t 1) with flash attention keeps per layer the input 2sbh (64), the outputs of wq, wv,
+// the attention and w1, 2sb(h + kv + h + f) (448), of w2, 2sbh (64), and the logsumexp
+// 4asb (32): 608; the stage adds one layer's working set (1120, as without recompute).
+TEST(MemoryModelTest, OpLevelCheckpointingKeepsEveryOtherMatmulsOutput) {
+  Scenario s = OnOneGpu(TinyGpt());
+  s.training.flash_attention = true;
+  s.training.recompute = Recompute::kSelectiveOp;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 608);
+  EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 2 * 608 + 1120 + 64 + 160);
+}
+
 // training.recompute_every 2 recomputes every second layer of a stage: of TinyGpt's two, the
 // second keeps only its input (64), the first everything (1248), and the second's recompute
 // needs its working set (1248). With 3 no layer is recomputed: both keep everything and there

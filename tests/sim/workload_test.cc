@@ -175,6 +175,37 @@ TEST(WorkloadTest, RecomputeEveryReRunsEveryKthLayer) {
               1e-9 * full);
 }
 
+// Op-level checkpointing (recompute "selective_op") re-runs a layer's forward but the
+// attention core and the GEMMs whose outputs it keeps: with a GELU MLP and fused QKV
+// (gpt-1.7b, kv = h) those are wq and wv (2/3 of the QKV GEMM) and w1; with SwiGLU and
+// grouped-query attention (llama2-70b, kv = h/8) wq and wv ((h + kv) / (h + 2 kv) of QKV), w1
+// (half the fused up projection) and w2. The step emits it once per layer and microbatch.
+TEST(WorkloadTest, OpLevelCheckpointingReRunsTheForwardButTheKeptOutputs) {
+  for (const char* model : {"gpt-1.7b", "llama2-70b"}) {
+    SCOPED_TRACE(model);
+    const Scenario s = Parse(std::string(R"({"model": ")") + model +
+                             R"(", "training": {"global_batch": 16, "recompute": "selective_op",
+        "flash_attention": true}, "cluster": {"instance": "p4d.24xlarge"},
+        "parallel": {"tp": 8, "dp": 1}})");
+    const ComputeModel cm = MakeComputeModel(s, ModelParams()).value();
+    const LayerCost c = TransformerLayerCost(s, cm);
+    const double h = s.model.hidden, kv = h / s.model.heads * s.model.kv_heads;
+    const bool swiglu = s.model.mlp == MlpKind::kSwiGlu;
+    const double kept = c.attn_in_gemm_s * (h + kv) / (h + 2 * kv) +
+                        (swiglu ? c.mlp_in_gemm_s / 2 + c.mlp_out_gemm_s : c.mlp_in_gemm_s);
+    EXPECT_NEAR(c.op_recompute_s, c.attn_fwd_s + c.mlp_fwd_s - c.core_fwd_s - kept,
+                1e-12 * c.op_recompute_s);
+    EXPECT_GT(c.op_recompute_s, 0);
+    const StepProgram p = Build(s);
+    double recompute = 0;
+    for (const Op& op : p.stages[0].ops) {
+      if (op.kind == OpKind::kCompute && op.phase == OpPhase::kRecompute) recompute += op.seconds;
+    }
+    const double passes = s.model.layers * s.microbatches_per_pipeline();
+    EXPECT_NEAR(recompute, passes * c.op_recompute_s, 1e-9 * recompute);
+  }
+}
+
 TEST(WorkloadTest, ZeroThreePrefetchesTheNextLayersWeights) {
   // When the compute stream waits for a layer's gather, the next layer's
   // gather (or, in backward, a reduce-scatter) is already queued behind it,
