@@ -169,6 +169,24 @@ TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
   EXPECT_EQ(Walk(s).candidates.size(), 2u);
 }
 
+// Op-level checkpointing keeps the fused attention's output: searched without flash
+// attention it is pruned, with it it stays.
+TEST(WalkSpace, OpLevelRecomputeNeedsFlashAttention) {
+  Scenario s = Tiny();
+  s.search.tp = {1};
+  s.search.pp = {1};
+  s.search.micro_batch = {1};
+  s.search.zero_stages = {0};
+  s.search.max_nodes = 1;
+  s.search.recompute = {Recompute::kNone, Recompute::kSelectiveOp};
+  EXPECT_EQ(Walk(s).candidates.size(), 2u);
+  s.training.flash_attention = false;
+  const Walked w = Walk(s);
+  ASSERT_EQ(w.candidates.size(), 1u);
+  EXPECT_EQ(w.candidates[0].recompute, Recompute::kNone);
+  EXPECT_EQ(w.tally.at("recompute-op-flash").count, 1);
+}
+
 // Issue 14: with the scenario's offload_params the planner keeps it, walks
 // ZeRO-3 only, and its memory pruning uses the offloaded model: GPT-3 175B
 // with FSDP on 16 p4d (dp 128) survives with parameter offload, not without.
