@@ -251,7 +251,9 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   };
   if (dp > 1) {
     const double gather = RingSeconds(links, dp_group, gpn, weight_bytes, false);  // ZeRO-1/2
-    const double scatter = RingSeconds(links, dp_group, gpn, grad_bytes, false);
+    const double scatter = grad_bytes == weight_bytes  // reduced in the weights' dtype
+                               ? gather
+                               : RingSeconds(links, dp_group, gpn, grad_bytes, false);
     switch (par.zero_stage) {
       case 0: {
         const double reduce = AllReduceSeconds(links, dp_group, gpn, grad_bytes);
