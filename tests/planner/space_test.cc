@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/catalog.h"
 #include "tests/test_util.h"
@@ -146,14 +148,22 @@ TEST(WalkSpace, ZeroThreeBeyondTheValidatedRangeIsNotPutForward) {
             std::string::npos);
 }
 
-TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
-  Scenario s = Tiny();  // explicit dimensions: flash attention by default
-  ASSERT_TRUE(s.training.flash_attention);
+// Tiny on one node with one layout (tp 1, pp 1, micro batch 1, ZeRO 0), recompute modes the
+// only choice left. Explicit dimensions: flash attention by default.
+Scenario TinyRecomputeOnly(std::vector<Recompute> modes) {
+  Scenario s = Tiny();
   s.search.tp = {1};
   s.search.pp = {1};
   s.search.micro_batch = {1};
   s.search.zero_stages = {0};
   s.search.max_nodes = 1;
+  s.search.recompute = std::move(modes);
+  return s;
+}
+
+TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
+  Scenario s = TinyRecomputeOnly({Recompute::kNone, Recompute::kSelective});
+  ASSERT_TRUE(s.training.flash_attention);
   s.search.recompute = {Recompute::kNone, Recompute::kSelective};
   Walked w = Walk(s);
   ASSERT_EQ(w.candidates.size(), 1u);
@@ -172,13 +182,7 @@ TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
 // Op-level checkpointing keeps the fused attention's output: searched without flash
 // attention it is pruned, with it it stays.
 TEST(WalkSpace, OpLevelRecomputeNeedsFlashAttention) {
-  Scenario s = Tiny();
-  s.search.tp = {1};
-  s.search.pp = {1};
-  s.search.micro_batch = {1};
-  s.search.zero_stages = {0};
-  s.search.max_nodes = 1;
-  s.search.recompute = {Recompute::kNone, Recompute::kSelectiveOp};
+  Scenario s = TinyRecomputeOnly({Recompute::kNone, Recompute::kSelectiveOp});
   EXPECT_EQ(Walk(s).candidates.size(), 2u);
   s.training.flash_attention = false;
   const Walked w = Walk(s);
