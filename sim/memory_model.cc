@@ -281,11 +281,6 @@ double LayerActivationBytes(const Scenario& s, int layers) {
          layers;
 }
 
-double LayerActivationBytes(const Scenario& s) {
-  if (s.model.kind != ModelKind::kTransformer) return 0;
-  return LayerBytes(s, s.training.recompute);
-}
-
 bool RecomputesLayer(const TrainingConfig& t, int i) {
   return t.recompute == Recompute::kFull && (i + 1) % t.recompute_every == 0;
 }

@@ -38,8 +38,6 @@ struct MemoryBreakdown {
 // average over a stage of `layers` layers (they differ with
 // training.recompute_every). Includes the fp32 doubling; 0 for layer-list models.
 double LayerActivationBytes(const Scenario& s, int layers);
-// The same for a layer that training.recompute applies to.
-double LayerActivationBytes(const Scenario& s);
 
 // Full recompute re-runs the forward of every layer of a stage, or with
 // training.recompute_every k of every k-th one (stage-local index i with

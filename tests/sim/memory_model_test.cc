@@ -120,7 +120,7 @@ const LayerCase kGpt3LayerCases[] = {
 TEST(MemoryModelTest, Gpt3LayerActivationsMatchKorthikanti) {
   for (const LayerCase& c : kGpt3LayerCases) {
     const Scenario s = Gpt3Layer(c.recompute, c.sequence_parallel);
-    EXPECT_DOUBLE_EQ(LayerActivationBytes(s), c.expected_bytes)
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), c.expected_bytes)
         << "recompute " << static_cast<int>(c.recompute) << " sp " << c.sequence_parallel;
   }
 }
@@ -128,18 +128,18 @@ TEST(MemoryModelTest, Gpt3LayerActivationsMatchKorthikanti) {
 TEST(MemoryModelTest, Fp32TrainingDoublesActivations) {
   Scenario s = Gpt3Layer(Recompute::kNone, false);
   s.training.precision = Precision::kFp32;
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 2 * 578813952.0);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 2 * 578813952.0);
 }
 
 TEST(MemoryModelTest, SwiGluStoresTheFusedGateAndUpInput) {
   // SwiGLU stores 6sbf/t in the MLP where GELU stores 4sbf/t: 2 * 2048 * 49152 / 8 more.
   Scenario s = Gpt3Layer(Recompute::kSelective, false);
   s.model.mlp = MlpKind::kSwiGlu;
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 327155712.0 + 25165824.0);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 327155712.0 + 25165824.0);
 }
 
 TEST(MemoryModelTest, LayerListHasNoTransformerLayer) {
-  EXPECT_EQ(LayerActivationBytes(OnOneGpu(LayerList({10}))), 0);
+  EXPECT_EQ(LayerActivationBytes(OnOneGpu(LayerList({10})), 1), 0);
 }
 
 // --- Flash attention (docs/memory.md section 3) -------------------------------------------
@@ -158,7 +158,7 @@ TEST(MemoryModelTest, FlashAttentionStoresTheLogsumexpInsteadOfTheScores) {
   for (const LayerCase& c : cases) {
     Scenario s = Gpt3Layer(c.recompute, c.sequence_parallel);
     s.training.flash_attention = true;
-    EXPECT_DOUBLE_EQ(LayerActivationBytes(s), c.expected_bytes)
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), c.expected_bytes)
         << "recompute " << static_cast<int>(c.recompute) << " sp " << c.sequence_parallel;
   }
 }
@@ -170,8 +170,8 @@ TEST(MemoryModelTest, FlashAttentionDropsExactlyTheScoreTermOfTinyGpt) {
   Scenario off = OnOneGpu(TinyGpt());
   Scenario on = off;
   on.training.flash_attention = true;
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(off), 1248);
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(on), 1120);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(off, 1), 1248);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(on, 1), 1120);
   // The stage: 2 layers x 1 microbatch in flight + embedding output 2sbh (64) + fp32 logits
   // 4sbv (160).
   EXPECT_DOUBLE_EQ(ComputeMemory(off).activations_bytes, 2 * 1248 + 64 + 160);
@@ -191,7 +191,7 @@ TEST(MemoryModelTest, OpLevelCheckpointingKeepsEveryOtherMatmulsOutput) {
   Scenario s = OnOneGpu(TinyGpt());
   s.training.flash_attention = true;
   s.training.recompute = Recompute::kSelectiveOp;
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 608);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 608);
   EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 2 * 608 + 1120 + 64 + 160);
 }
 
@@ -219,16 +219,16 @@ TEST(MemoryModelTest, FlashAttentionKeepsGroupedKeysAndValuesNarrow) {
   ModelSpec m = TinyGpt();
   m.kv_heads = 1;
   Scenario s = OnOneGpu(m);
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 1248);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 1248);
   s.training.flash_attention = true;
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 320 + 192 + 512 + 32);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 320 + 192 + 512 + 32);
 }
 
 TEST(MemoryModelTest, Fp32DoublesAllButTheFp32Logsumexp) {
   Scenario s = OnOneGpu(TinyGpt());
   s.training.flash_attention = true;
   s.training.precision = Precision::kFp32;
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(s), 2 * (1120 - 32) + 32);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 2 * (1120 - 32) + 32);
 }
 
 // Issue 14: GPT 1.7B dimensions (24 layers, h 2048, 16 heads, s 4096, v 51200) on one
@@ -379,7 +379,7 @@ TEST(MemoryModelTest, OffloadMovesOptimizerStateAndActivationsToTheHost) {
   // Four layers of one microbatch stay on the GPU (two on the way out, two
   // back); GPT-3 on pp 8 has 12 layers per stage and stage 0 holds 8
   // microbatches under 1F1B.
-  const double layer = LayerActivationBytes(s);
+  const double layer = LayerActivationBytes(s, 1);
   EXPECT_LT(off.activations_bytes, plain.activations_bytes - 12 * 8 * layer + 4 * layer + 1);
   EXPECT_NEAR(off.host_bytes_per_node,
               8 * (plain.optimizer_bytes + 12 * InflightMicrobatches(s, 0) * layer), 1.0);

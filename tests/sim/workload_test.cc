@@ -237,7 +237,7 @@ TEST(WorkloadTest, OffloadCopiesEveryLayersActivationsOutAndBack) {
   const double out = StreamBytes(st, kToHostStream), in = StreamBytes(st, kFromHostStream);
   // Activations of every layer and microbatch, plus the optimizer's
   // gradients out and weights back (bf16, the whole model: no ZeRO).
-  const double acts = m * layers * LayerActivationBytes(s);
+  const double acts = m * layers * LayerActivationBytes(s, 1);
   EXPECT_GT(acts, 0);
   EXPECT_NEAR(out, acts + 2 * ParameterCount(s.model), 1.0);
   EXPECT_NEAR(in, acts + 2 * ParameterCount(s.model), 1.0);
