@@ -74,6 +74,12 @@ Status ReadCollective(const json& c, const std::string& where, CorpusPoint* p) {
   if (!(cp.bytes > 0) || cp.nodes < 1 || cp.gpus_per_node < 0) {
     return Bad(where, "collective.bytes and nodes must be > 0, gpus_per_node >= 0");
   }
+  cp.algorithm = c.value("algorithm", "");
+  if (!cp.algorithm.empty() && cp.algorithm != "ring") {
+    return Bad(where, "collective.algorithm \"" + cp.algorithm +
+                          "\": expected \"ring\" (the source set NCCL_ALGO=Ring), or leave it "
+                          "out for NCCL's own choice");
+  }
   p->collective = cp;
   return Status::Ok();
 }
@@ -297,8 +303,10 @@ Prediction PredictCollective(const CollectivePoint& c, const Catalog& catalog,
                                                       : sim::CollKind::kReduceScatter;
     sim::CollectiveCall call{kind, sim::CollAlgo::kRing, c.bytes, group, "coll"};
     sim::CollAlgo algo = sim::CollAlgo::kRing;
+    const double seconds = c.algorithm == "ring" ? sim::MeasureConcurrent(p, params, {call})
+                                                 : sim::MeasureFastest(p, params, {call}, &algo);
     char text[32];
-    std::snprintf(text, sizeof text, "%.17g", sim::MeasureFastest(p, params, {call}, &algo));
+    std::snprintf(text, sizeof text, "%.17g", seconds);
     return std::string(text);
   });
   if (!seconds.ok()) {

@@ -31,6 +31,9 @@ struct CollectivePoint {
   std::string instance;
   int nodes = 1;
   int gpus_per_node = 0;  // GPUs of each node in the group; 0 = all of them
+  // "ring" where the source forced NCCL's ring (NCCL_ALGO=Ring); "" = the
+  // fastest of the simulator's algorithms, as NCCL's tuner chooses.
+  std::string algorithm;
 };
 
 struct CorpusPoint {

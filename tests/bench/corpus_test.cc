@@ -93,7 +93,7 @@ TEST(CorpusTest, FamiliesSayStrategyGpuAndQuantity) {
       nlohmann::json::parse(R"({"cluster": {"instance": "dgx-h100"}, "parallel": {"tp": 8}})");
   EXPECT_EQ(FamilyOf(megatron, CorpusCatalog()), "tp-pp / H100 / throughput");
   CorpusPoint coll;
-  coll.collective = CollectivePoint{"all_gather", 1 << 30, "p5.48xlarge", 4};
+  coll.collective = CollectivePoint{"all_gather", 1 << 30, "p5.48xlarge", 4, 0, ""};
   EXPECT_EQ(FamilyOf(coll, CorpusCatalog()), "all_gather / EFA / busbw");
 }
 
@@ -117,6 +117,28 @@ TEST(CorpusTest, PredictionCarriesTheStepAndTheEstimatorsStep) {
   const double gpus = static_cast<double>(s->cluster.nodes) * s->instance.gpus;
   EXPECT_NEAR(pr.value, tokens / pr.step_s / gpus, 1e-9 * pr.value);  // tokens/s per GPU
   EXPECT_NEAR(pr.estimate_step_s / pr.step_s, 1.0, 0.10);
+}
+
+// A collective point whose source forced NCCL's ring (collective.algorithm "ring") is simulated
+// as the ring. On 2 x p4d a ring all-reduce crosses each node's 4 x 100 Gb/s of EFA once per
+// channel and direction with 2(n-1)/n x S per member, so its busbw is the node's network rate at
+// the fitted efficiency (50 GB/s x e; protocol latency is 0.4% of a 1 GiB step), while NCCL's own
+// choice there (the hierarchical pattern: S per node over the network) goes past it.
+TEST(CorpusTest, AForcedRingIsSimulatedAsTheRing) {
+  const InstanceType* p4d = CorpusCatalog().Find("p4d.24xlarge");
+  ASSERT_NE(p4d, nullptr);
+  ASSERT_TRUE(p4d->network_efficiency.has_value());
+  const double node_rate_GBps = 4 * 100 / 8.0 * *p4d->network_efficiency;
+  CorpusPoint point;
+  point.quantity = Quantity::kBusbwGBps;
+  point.collective = CollectivePoint{"all_reduce", 1 << 30, "p4d.24xlarge", 2, 0, "ring"};
+  const Prediction ring = Predict(point, CorpusCatalog(), ParamOverrides());
+  ASSERT_TRUE(ring.error.empty()) << ring.error;
+  EXPECT_NEAR(ring.value / node_rate_GBps, 1.0, 0.03);
+  point.collective->algorithm = "";
+  const Prediction chosen = Predict(point, CorpusCatalog(), ParamOverrides());
+  ASSERT_TRUE(chosen.error.empty()) << chosen.error;
+  EXPECT_GT(chosen.value, 1.5 * node_rate_GBps);
 }
 
 TEST(CorpusTest, StepTimeErrorsAreThroughputErrors) {
@@ -156,6 +178,11 @@ TEST(CorpusTest, MalformedPointsAreRefusedWithFileAndPoint) {
          "nodes": 2}}]})",
        "evaluate/x.json: points[0] (a): collective.op \"broadcast\": expected all_reduce, "
        "all_gather or reduce_scatter"},
+      {R"({"source": {"id": "s"}, "points": [{"id": "a", "metric": {"name": "busbw_GBps",
+         "value": 9}, "collective": {"op": "all_reduce", "bytes": 8, "instance": "p5.48xlarge",
+         "nodes": 2, "algorithm": "tree"}}]})",
+       "evaluate/x.json: points[0] (a): collective.algorithm \"tree\": expected \"ring\" (the "
+       "source set NCCL_ALGO=Ring), or leave it out for NCCL's own choice"},
       {R"({"source": {"id": "s"}, "points": [)" + ok_point + "," + ok_point + "]}",
        "evaluate/x.json: point id \"a\" appears twice"},
       {R"({"source": {"id": "s"}, "points": [{"id": "a", "metric": {"name": "step_time_s",
