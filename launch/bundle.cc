@@ -273,11 +273,18 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
   }
   if (f.Has(Target::kSlurm)) files.push_back(SlurmScript(f));
   files.push_back(DeepSpeedConfig(f));
-  if (plan.scenario.model.kind == ModelKind::kTransformer) files.push_back(MegatronArgs(f));
+  std::optional<std::string> megatron_gap;
+  if (plan.scenario.model.kind == ModelKind::kTransformer) {
+    megatron_gap = MegatronGap(plan.scenario);
+    if (!megatron_gap) files.push_back(MegatronArgs(f));
+  }
   Bundle bundle;
   bundle.job_name = f.job_name;
   bundle.files.push_back(Readme(f, files));
   if (f.runtime_capped && f.Has(Target::kSagemaker)) bundle.warnings.push_back(CappedRuntime(f));
+  if (megatron_gap) {
+    bundle.warnings.push_back("megatron_args.sh is not written: " + *megatron_gap);
+  }
   for (BundleFile& b : files) bundle.files.push_back(std::move(b));
   return bundle;
 }

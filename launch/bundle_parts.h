@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,9 @@ std::vector<BundleFile> LauncherScripts(const JobFacts& f);  // torchrun.sh, mpi
 BundleFile SlurmScript(const JobFacts& f);
 BundleFile DeepSpeedConfig(const JobFacts& f);
 BundleFile MegatronArgs(const JobFacts& f);  // transformers only
+// Why Megatron-LM's arguments cannot express the plan's scenario (a setting it has no flag
+// for), or nullopt. The bundle then leaves megatron_args.sh out and warns.
+std::optional<std::string> MegatronGap(const Scenario& s);
 BundleFile Readme(const JobFacts& f, const std::vector<BundleFile>& others);
 // Why the SageMaker request asks for 28 days only, and what to do about it.
 std::string CappedRuntime(const JobFacts& f);

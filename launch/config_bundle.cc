@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "launch/bundle_parts.h"
 #include "launch/names.h"
@@ -93,19 +95,53 @@ BundleFile DeepSpeedConfig(const JobFacts& f) {
   return {"deepspeed_config.json", c.dump(2) + "\n", false};
 }
 
+std::optional<std::string> MegatronGap(const Scenario& s) {
+  const TrainingConfig& t = s.training;
+  if (t.recompute == Recompute::kSelectiveOp) {
+    return "training.recompute \"selective_op\" (torchtitan's op-level checkpointing) has no "
+           "Megatron-LM flag";
+  }
+  if (t.precision == Precision::kFp8 && t.fp8_scaling == Fp8Scaling::kRowwise) {
+    return "training.fp8_scaling \"rowwise\" (torchao's recipe) has no Megatron-LM flag";
+  }
+  const int chunks = s.parallel.pp * s.parallel.virtual_stages;
+  if (t.recompute == Recompute::kFull && t.recompute_every > 1 && s.model.layers % chunks != 0) {
+    return "training.recompute_every " + std::to_string(t.recompute_every) +
+           " on pipeline stages of unequal size: Megatron-LM's --recompute-method block "
+           "recomputes the same number of layers on every stage";
+  }
+  return std::nullopt;
+}
+
 BundleFile MegatronArgs(const JobFacts& f) {
   const Scenario& s = *f.s;
   std::vector<std::string> a = ParallelArgs(f);
   a.insert(a.end(), {"--micro-batch-size", std::to_string(s.training.micro_batch),
                      "--global-batch-size", std::to_string(s.training.global_batch)});
   for (const std::string& w : ModelArgs(s.model)) a.push_back(w);
-  if (s.training.recompute == Recompute::kFull) {
+  const TrainingConfig& t = s.training;
+  if (t.recompute == Recompute::kFull && t.recompute_every > 1) {
+    // Every k-th layer: Megatron's "block" method recomputes the first N layers of each stage
+    // (model chunk), the same count (MegatronGap refuses chunks of unequal size).
+    const int chunk = s.model.layers / (s.parallel.pp * s.parallel.virtual_stages);
+    a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "block",
+                       "--recompute-num-layers", std::to_string(chunk / t.recompute_every)});
+  } else if (t.recompute == Recompute::kFull) {
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",
                        "--recompute-num-layers", "1"});
-  } else if (s.training.recompute == Recompute::kSelective) {
+  } else if (t.recompute == Recompute::kSelective) {
     a.insert(a.end(), {"--recompute-granularity", "selective"});
   }
-  for (const std::string& w : PrecisionArgs(s.training.precision)) a.push_back(w);
+  for (const std::string& w : PrecisionArgs(t.precision)) a.push_back(w);
+  // The attention kernel the plan was simulated with.
+  const char* backend = !t.flash_attention                           ? "unfused"
+                        : t.attention_kernel == AttentionKernel::kCudnn ? "fused"
+                                                                         : "flash";
+  a.insert(a.end(), {"--attention-backend", backend});
+  if (s.parallel.tp_overlap) a.push_back("--tp-comm-overlap");
+  if (t.grad_reduce_dtype == GradReduceDtype::kFp32) {
+    a.push_back("--accumulate-allreduce-grads-in-fp32");
+  }
   a.insert(a.end(), {"--optimizer", s.training.optimizer == Optimizer::kSgd ? "sgd" : "adam",
                      "--train-iters", std::to_string(f.steps)});
   if (f.plan->checkpoint_interval_s > 0 && f.plan->step_time_s > 0) {

@@ -361,6 +361,82 @@ TEST(Configs, MegatronArguments) {
   EXPECT_FALSE(Contains(small, "--recompute"));
 }
 
+// The settings issue 14 added to the scenario reach Megatron-LM's arguments: the attention
+// kernel, TP overlap, fp32 gradient reduction and full recompute of every k-th layer.
+TEST(Configs, MegatronArgumentsCarryTheKernelsOverlapAndReduction) {
+  const std::string plain = File(Make(Load(kSmall)), "megatron_args.sh");
+  EXPECT_TRUE(Contains(plain, "  '--attention-backend' 'flash'\n")) << plain;
+  EXPECT_FALSE(Contains(plain, "--tp-comm-overlap"));
+  EXPECT_FALSE(Contains(plain, "--accumulate-allreduce-grads-in-fp32"));
+  const LaunchPlan plan = Variant([](json& j) {
+    json& t = j["scenario_json"]["training"];
+    t["attention_kernel"] = "cudnn";
+    t["grad_reduce_dtype"] = "fp32";
+    t["recompute"] = "full";
+    t["recompute_every"] = 3;
+    t["sequence_parallel"] = true;
+    j["scenario_json"]["parallel"] = {{"tp", 2}, {"tp_overlap", true}};
+    Config(j)["tp"] = 2;
+    Config(j)["dp"] = 4;
+    Config(j)["recompute"] = "full";
+  });
+  const std::string m = File(Make(plan), "megatron_args.sh");
+  for (const char* line :
+       {"  '--attention-backend' 'fused'\n", "  '--tp-comm-overlap'\n",
+        "  '--accumulate-allreduce-grads-in-fp32'\n", "  '--recompute-method' 'block'\n",
+        "  '--recompute-num-layers' '2'\n"}) {  // 8 layers on one stage, every 3rd: 2 of them
+    EXPECT_TRUE(Contains(m, line)) << line << m;
+  }
+  const LaunchPlan unfused =
+      Variant([](json& j) { j["scenario_json"]["training"]["flash_attention"] = false; });
+  EXPECT_TRUE(
+      Contains(File(Make(unfused), "megatron_args.sh"), "  '--attention-backend' 'unfused'\n"));
+}
+
+// What Megatron-LM has no flag for leaves megatron_args.sh out, with a warning that says why;
+// the rest of the bundle is still made.
+TEST(Configs, NoMegatronArgumentsForWhatMegatronCannotRun) {
+  const LaunchPlan op = Variant([](json& j) {
+    j["scenario_json"]["training"]["recompute"] = "selective_op";
+    Config(j)["recompute"] = "selective_op";
+  });
+  const Bundle b = Make(op);
+  EXPECT_EQ(Find(b, "megatron_args.sh"), nullptr);
+  EXPECT_NE(Find(b, "deepspeed_config.json"), nullptr);
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0],
+            "megatron_args.sh is not written: training.recompute \"selective_op\" (torchtitan's "
+            "op-level checkpointing) has no Megatron-LM flag");
+  EXPECT_FALSE(Contains(File(b, "README.md"), "megatron_args.sh"));
+  const LaunchPlan rowwise = Variant([](json& j) {  // FP8 needs an H100
+    j["scenario_json"]["cluster"]["instance"] = "p5.48xlarge";
+    Config(j)["instance"] = "p5.48xlarge";
+    j["scenario_json"]["training"]["precision"] = "fp8";
+    j["scenario_json"]["training"]["fp8_scaling"] = "rowwise";
+  });
+  const Bundle r = Make(rowwise);
+  EXPECT_EQ(Find(r, "megatron_args.sh"), nullptr);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0],
+            "megatron_args.sh is not written: training.fp8_scaling \"rowwise\" (torchao's "
+            "recipe) has no Megatron-LM flag");
+  const LaunchPlan uneven = Variant([](json& j) {  // 9 layers on 2 stages: 5 and 4
+    j["scenario_json"]["model"]["layers"] = 9;
+    j["scenario_json"]["training"]["recompute"] = "full";
+    j["scenario_json"]["training"]["recompute_every"] = 2;
+    Config(j)["recompute"] = "full";
+    Config(j)["pp"] = 2;
+    Config(j)["dp"] = 4;
+  });
+  const Bundle u = Make(uneven);
+  EXPECT_EQ(Find(u, "megatron_args.sh"), nullptr);
+  ASSERT_EQ(u.warnings.size(), 1u);
+  EXPECT_EQ(u.warnings[0],
+            "megatron_args.sh is not written: training.recompute_every 2 on pipeline stages of "
+            "unequal size: Megatron-LM's --recompute-method block recomputes the same number of "
+            "layers on every stage");
+}
+
 TEST(Slurm, DirectivesFromThePlan) {
   const std::string s = File(Make(Load(kTpPpSpot)), "slurm.sbatch");
   EXPECT_EQ(s.substr(0, s.find("# slurm.sbatch")),
