@@ -134,9 +134,9 @@ BundleFile MegatronArgs(const JobFacts& f) {
   }
   for (const std::string& w : PrecisionArgs(t.precision)) a.push_back(w);
   // The attention kernel the plan was simulated with.
-  const char* backend = !t.flash_attention                           ? "unfused"
+  const char* backend = !t.flash_attention                              ? "unfused"
                         : t.attention_kernel == AttentionKernel::kCudnn ? "fused"
-                                                                         : "flash";
+                                                                        : "flash";
   a.insert(a.end(), {"--attention-backend", backend});
   if (s.parallel.tp_overlap) a.push_back("--tp-comm-overlap");
   if (t.grad_reduce_dtype == GradReduceDtype::kFp32) {
