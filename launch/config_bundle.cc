@@ -85,6 +85,9 @@ BundleFile DeepSpeedConfig(const JobFacts& f) {
   const Precision p = s.training.precision;
   c["bf16"] = {{"enabled", p == Precision::kBf16 || p == Precision::kFp8}};
   c["fp16"] = {{"enabled", p == Precision::kFp16}};
+  // Gradients averaged in fp32 (DeepSpeed's docs/_pages/config-json.md: the data type of the
+  // gradient communication; by default that of the precision).
+  if (s.training.grad_reduce_dtype == GradReduceDtype::kFp32) c["communication_data_type"] = "fp32";
   if (s.training.recompute != Recompute::kNone) {
     c["activation_checkpointing"] = {{"partition_activations", s.parallel.tp > 1},
                                      {"cpu_checkpointing", s.training.offload_activations},

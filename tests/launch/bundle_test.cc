@@ -361,9 +361,10 @@ TEST(Configs, MegatronArguments) {
   EXPECT_FALSE(Contains(small, "--recompute"));
 }
 
-// The settings issue 14 added to the scenario reach Megatron-LM's arguments: the attention
-// kernel, TP overlap, fp32 gradient reduction and full recompute of every k-th layer.
-TEST(Configs, MegatronArgumentsCarryTheKernelsOverlapAndReduction) {
+// The settings issue 14 added to the scenario reach Megatron-LM's arguments (the attention
+// kernel, TP overlap, fp32 gradient reduction, full recompute of every k-th layer) and
+// DeepSpeed's config (fp32 gradient communication).
+TEST(Configs, FrameworkConfigsCarryTheKernelsOverlapAndReduction) {
   const std::string plain = File(Make(Load(kSmall)), "megatron_args.sh");
   EXPECT_TRUE(Contains(plain, "  '--attention-backend' 'flash'\n")) << plain;
   EXPECT_FALSE(Contains(plain, "--tp-comm-overlap"));
@@ -380,7 +381,11 @@ TEST(Configs, MegatronArgumentsCarryTheKernelsOverlapAndReduction) {
     Config(j)["dp"] = 4;
     Config(j)["recompute"] = "full";
   });
-  const std::string m = File(Make(plan), "megatron_args.sh");
+  const Bundle b = Make(plan);
+  const std::string m = File(b, "megatron_args.sh");
+  EXPECT_EQ(json::parse(File(b, "deepspeed_config.json"))["communication_data_type"], "fp32");
+  EXPECT_FALSE(json::parse(File(Make(Load(kSmall)), "deepspeed_config.json"))
+                   .contains("communication_data_type"));
   for (const char* line :
        {"  '--attention-backend' 'fused'\n", "  '--tp-comm-overlap'\n",
         "  '--accumulate-allreduce-grads-in-fp32'\n", "  '--recompute-method' 'block'\n",
