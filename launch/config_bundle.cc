@@ -104,6 +104,13 @@ std::optional<std::string> MegatronGap(const Scenario& s) {
     return "training.recompute \"selective_op\" (torchtitan's op-level checkpointing) has no "
            "Megatron-LM flag";
   }
+  if (t.offload_params) {
+    return "training.offload_params (FSDP's parameter offload to the host) has no Megatron-LM flag";
+  }
+  if (t.offload_activations) {
+    return "training.offload_activations (every layer's activations to the host) is not mapped to "
+           "Megatron-LM's --cpu-offloading";
+  }
   if (t.precision == Precision::kFp8 && t.fp8_scaling == Fp8Scaling::kRowwise) {
     return "training.fp8_scaling \"rowwise\" (torchao's recipe) has no Megatron-LM flag";
   }
@@ -142,6 +149,10 @@ BundleFile MegatronArgs(const JobFacts& f) {
                                                                         : "flash";
   a.insert(a.end(), {"--attention-backend", backend});
   if (s.parallel.tp_overlap) a.push_back("--tp-comm-overlap");
+  if (t.offload_optimizer) {  // the whole optimizer step on the CPU
+    a.insert(a.end(), {"--optimizer-cpu-offload", "--optimizer-offload-fraction", "1",
+                       "--use-precision-aware-optimizer"});
+  }
   if (t.grad_reduce_dtype == GradReduceDtype::kFp32) {
     a.push_back("--accumulate-allreduce-grads-in-fp32");
   }

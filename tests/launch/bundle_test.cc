@@ -392,6 +392,11 @@ TEST(Configs, FrameworkConfigsCarryTheKernelsOverlapAndReduction) {
         "  '--recompute-num-layers' '2'\n"}) {  // 8 layers on one stage, every 3rd: 2 of them
     EXPECT_TRUE(Contains(m, line)) << line << m;
   }
+  const LaunchPlan optimizer =
+      Variant([](json& j) { j["scenario_json"]["training"]["offload_optimizer"] = true; });
+  EXPECT_TRUE(Contains(File(Make(optimizer), "megatron_args.sh"),
+                       "  '--optimizer-cpu-offload'\n  '--optimizer-offload-fraction' '1'\n"
+                       "  '--use-precision-aware-optimizer'\n"));
   const LaunchPlan unfused =
       Variant([](json& j) { j["scenario_json"]["training"]["flash_attention"] = false; });
   EXPECT_TRUE(
@@ -425,6 +430,17 @@ TEST(Configs, NoMegatronArgumentsForWhatMegatronCannotRun) {
   EXPECT_EQ(r.warnings[0],
             "megatron_args.sh is not written: training.fp8_scaling \"rowwise\" (torchao's "
             "recipe) has no Megatron-LM flag");
+  const LaunchPlan params = Variant([](json& j) {
+    j["scenario_json"]["training"]["offload_params"] = true;
+    j["scenario_json"]["parallel"] = {{"zero_stage", 3}};
+    Config(j)["zero_stage"] = 3;
+  });
+  const Bundle o = Make(params);
+  EXPECT_EQ(Find(o, "megatron_args.sh"), nullptr);
+  ASSERT_EQ(o.warnings.size(), 1u);
+  EXPECT_EQ(o.warnings[0],
+            "megatron_args.sh is not written: training.offload_params (FSDP's parameter offload "
+            "to the host) has no Megatron-LM flag");
   const LaunchPlan uneven = Variant([](json& j) {  // 9 layers on 2 stages: 5 and 4
     j["scenario_json"]["model"]["layers"] = 9;
     j["scenario_json"]["training"]["recompute"] = "full";
