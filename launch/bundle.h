@@ -19,8 +19,9 @@
 
 namespace trainsim::launch {
 
-// Parts of a bundle. README.md, deepspeed_config.json and, for transformers,
-// megatron_args.sh are always written.
+// Parts of a bundle. README.md and deepspeed_config.json are always written;
+// megatron_args.sh for transformers whose settings Megatron-LM can express
+// (else Bundle::warnings says which setting it lacks).
 enum class Target {
   kSagemaker,  // sagemaker/create_training_job.json, sagemaker/launch.py
   kSlurm,      // slurm.sbatch
