@@ -406,56 +406,48 @@ TEST(Configs, FrameworkConfigsCarryTheKernelsOverlapAndReduction) {
 // What Megatron-LM has no flag for leaves megatron_args.sh out, with a warning that says why;
 // the rest of the bundle is still made.
 TEST(Configs, NoMegatronArgumentsForWhatMegatronCannotRun) {
-  const LaunchPlan op = Variant([](json& j) {
-    j["scenario_json"]["training"]["recompute"] = "selective_op";
-    Config(j)["recompute"] = "selective_op";
-  });
-  const Bundle b = Make(op);
-  EXPECT_EQ(Find(b, "megatron_args.sh"), nullptr);
-  EXPECT_NE(Find(b, "deepspeed_config.json"), nullptr);
-  ASSERT_EQ(b.warnings.size(), 1u);
-  EXPECT_EQ(b.warnings[0],
-            "megatron_args.sh is not written: training.recompute \"selective_op\" (torchtitan's "
-            "op-level checkpointing) has no Megatron-LM flag");
-  EXPECT_FALSE(Contains(File(b, "README.md"), "megatron_args.sh"));
-  const LaunchPlan rowwise = Variant([](json& j) {  // FP8 needs an H100
-    j["scenario_json"]["cluster"]["instance"] = "p5.48xlarge";
-    Config(j)["instance"] = "p5.48xlarge";
-    j["scenario_json"]["training"]["precision"] = "fp8";
-    j["scenario_json"]["training"]["fp8_scaling"] = "rowwise";
-  });
-  const Bundle r = Make(rowwise);
-  EXPECT_EQ(Find(r, "megatron_args.sh"), nullptr);
-  ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_EQ(r.warnings[0],
-            "megatron_args.sh is not written: training.fp8_scaling \"rowwise\" (torchao's "
-            "recipe) has no Megatron-LM flag");
-  const LaunchPlan params = Variant([](json& j) {
-    j["scenario_json"]["training"]["offload_params"] = true;
-    j["scenario_json"]["parallel"] = {{"zero_stage", 3}};
-    Config(j)["zero_stage"] = 3;
-  });
-  const Bundle o = Make(params);
-  EXPECT_EQ(Find(o, "megatron_args.sh"), nullptr);
-  ASSERT_EQ(o.warnings.size(), 1u);
-  EXPECT_EQ(o.warnings[0],
-            "megatron_args.sh is not written: training.offload_params (FSDP's parameter offload "
-            "to the host) has no Megatron-LM flag");
-  const LaunchPlan uneven = Variant([](json& j) {  // 9 layers on 2 stages: 5 and 4
-    j["scenario_json"]["model"]["layers"] = 9;
-    j["scenario_json"]["training"]["recompute"] = "full";
-    j["scenario_json"]["training"]["recompute_every"] = 2;
-    Config(j)["recompute"] = "full";
-    Config(j)["pp"] = 2;
-    Config(j)["dp"] = 4;
-  });
-  const Bundle u = Make(uneven);
-  EXPECT_EQ(Find(u, "megatron_args.sh"), nullptr);
-  ASSERT_EQ(u.warnings.size(), 1u);
-  EXPECT_EQ(u.warnings[0],
-            "megatron_args.sh is not written: training.recompute_every 2 on pipeline stages of "
-            "unequal size: Megatron-LM's --recompute-method block recomputes the same number of "
-            "layers on every stage");
+  const struct {
+    std::function<void(json&)> edit;
+    std::string why;
+  } cases[] = {
+      {[](json& j) {
+         j["scenario_json"]["training"]["recompute"] = "selective_op";
+         Config(j)["recompute"] = "selective_op";
+       },
+       "training.recompute \"selective_op\" (torchtitan's op-level checkpointing) has no "
+       "Megatron-LM flag"},
+      {[](json& j) {  // FP8 needs an H100
+         j["scenario_json"]["cluster"]["instance"] = "p5.48xlarge";
+         Config(j)["instance"] = "p5.48xlarge";
+         j["scenario_json"]["training"]["precision"] = "fp8";
+         j["scenario_json"]["training"]["fp8_scaling"] = "rowwise";
+       },
+       "training.fp8_scaling \"rowwise\" (torchao's recipe) has no Megatron-LM flag"},
+      {[](json& j) {
+         j["scenario_json"]["training"]["offload_params"] = true;
+         j["scenario_json"]["parallel"] = {{"zero_stage", 3}};
+         Config(j)["zero_stage"] = 3;
+       },
+       "training.offload_params (FSDP's parameter offload to the host) has no Megatron-LM flag"},
+      {[](json& j) {  // 9 layers on 2 stages: 5 and 4
+         j["scenario_json"]["model"]["layers"] = 9;
+         j["scenario_json"]["training"]["recompute"] = "full";
+         j["scenario_json"]["training"]["recompute_every"] = 2;
+         Config(j)["recompute"] = "full";
+         Config(j)["pp"] = 2;
+         Config(j)["dp"] = 4;
+       },
+       "training.recompute_every 2 on pipeline stages of unequal size: Megatron-LM's "
+       "--recompute-method block recomputes the same number of layers on every stage"},
+  };
+  for (const auto& c : cases) {
+    const Bundle b = Make(Variant(c.edit));
+    EXPECT_EQ(Find(b, "megatron_args.sh"), nullptr) << c.why;
+    EXPECT_NE(Find(b, "deepspeed_config.json"), nullptr) << c.why;
+    EXPECT_FALSE(Contains(File(b, "README.md"), "megatron_args.sh")) << c.why;
+    ASSERT_EQ(b.warnings.size(), 1u) << c.why;
+    EXPECT_EQ(b.warnings[0], "megatron_args.sh is not written: " + c.why);
+  }
 }
 
 TEST(Slurm, DirectivesFromThePlan) {
