@@ -13,13 +13,13 @@
 #include "core/model_spec.h"
 
 namespace trainsim {
-namespace {
 
-// Width of the K (and of the V) projection. kv_heads == 0 means "same as heads".
 double KvDim(const ModelSpec& m) {
   if (m.heads <= 0 || m.kv_heads <= 0) return m.hidden;
   return static_cast<double>(m.kv_heads) * m.hidden / m.heads;
 }
+
+namespace {
 
 double MlpMatrices(const ModelSpec& m) { return m.mlp == MlpKind::kSwiGlu ? 3 : 2; }
 

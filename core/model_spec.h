@@ -62,6 +62,9 @@ struct ModelSpec {
   std::string source;  // where the dimensions come from
 };
 
+// Width of the K (and of the V) projection: kv_heads x head size (the hidden size without
+// grouped-query attention; kv_heads 0 means "same as heads").
+double KvDim(const ModelSpec& m);
 // Total trainable parameters.
 double ParameterCount(const ModelSpec& m);
 // Parameters of one transformer block (attention + MLP + norms).

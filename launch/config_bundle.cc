@@ -8,6 +8,7 @@
 
 #include "launch/bundle_parts.h"
 #include "launch/names.h"
+#include "sim/memory_model.h"
 
 namespace trainsim::launch {
 namespace {
@@ -135,7 +136,7 @@ BundleFile MegatronArgs(const JobFacts& f) {
     // (model chunk), the same count (MegatronGap refuses chunks of unequal size).
     const int chunk = s.model.layers / (s.parallel.pp * s.parallel.virtual_stages);
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "block",
-                       "--recompute-num-layers", std::to_string(chunk / t.recompute_every)});
+                       "--recompute-num-layers", std::to_string(sim::RecomputedLayers(t, chunk))});
   } else if (t.recompute == Recompute::kFull) {
     a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",
                        "--recompute-num-layers", "1"});

@@ -121,7 +121,7 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode) {
     // torchtitan's op-level policy (flash attention only): the block's input and the outputs
     // it keeps, those of wq, wv and the attention (split by tp), of w1 (f wide, split by tp)
     // and of w2 (the row-parallel output, whole before its reduction).
-    const double kv = h / m.heads * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+    const double kv = KvDim(m);
     return 2 * sb * h / sp_divisor + 2 * sb * (h + kv + h + f) / t + 2 * sb * h;
   }
 
@@ -133,7 +133,7 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode) {
   // Flash attention takes K and V at their own width (grouped-query attention is not
   // expanded to the query heads), so they are 2sb kv each there.
   const bool flash = s.training.flash_attention;
-  const double kv = flash ? h / m.heads * (m.kv_heads > 0 ? m.kv_heads : m.heads) : h;
+  const double kv = flash ? KvDim(m) : h;
   const double mlp_inner = (m.mlp == MlpKind::kSwiGlu ? 6 : 4) * sb * f;
   const double split = 2 * sb * (h + 2 * kv + h) + mlp_inner;
   // Attention scores: softmax output (2as^2b), its dropout mask (as^2b), dropout output

@@ -16,7 +16,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const ModelSpec& m = s.model;
   const double b = s.training.micro_batch, seq = m.seq_len, h = m.hidden, t = s.parallel.tp;
   const double f = m.ffn_hidden, a = m.heads;
-  const double kv = h / m.heads * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+  const double kv = KvDim(m);
   const double e = ActivationBytesPerElem(s.training.precision);
   const double tokens = b * seq;
   // GEMM FLOPs (2 per multiply-add), this GPU's share under tensor parallelism.
@@ -935,7 +935,7 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
     }
     if (s.training.recompute == Recompute::kSelective && !flash) recompute = 2 * scores;
     if (s.training.recompute == Recompute::kSelectiveOp) {  // wk, wo and w3 (or w2 with GELU)
-      const double kv = h / m.heads * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+      const double kv = KvDim(m);
       recompute = 2 * seq * h * (kv + h + m.ffn_hidden) * m.layers * prog.samples;
     }
     if (flash) recompute += scores;  // the flash backward computes QK^T again
