@@ -237,14 +237,15 @@ class ScenarioParser {
 
   Expected<Scenario> Run() {
     using Step = Status (ScenarioParser::*)();
-    for (Step step : {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
-                      &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork,
-                      &ScenarioParser::ReadCluster, &ScenarioParser::CheckPrecision,
-                      &ScenarioParser::ReadParallel, &ScenarioParser::CheckTensorParallel,
-                      &ScenarioParser::CheckPipeline, &ScenarioParser::CheckGpuCount,
-                      &ScenarioParser::CheckBatch, &ScenarioParser::CheckInterleaving,
-                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckOffload,
-                      &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
+    for (Step step :
+         {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
+          &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
+          &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
+          &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
+          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
+          &ScenarioParser::CheckInterleaving, &ScenarioParser::CheckDataParallel,
+          &ScenarioParser::CheckShardGroup, &ScenarioParser::CheckOffload,
+          &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);
@@ -452,7 +453,8 @@ class ScenarioParser {
     r.Int("tp", &p.tp, 1, kMaxParallel)
         .Int("pp", &p.pp, 1, kMaxParallel)
         .Int("dp", &p.dp, 1, kMaxParallel)
-        .Int("zero_stage", &p.zero_stage, 0, 3);
+        .Int("zero_stage", &p.zero_stage, 0, 3)
+        .Int("shard_group", &p.shard_group, 1, kMaxParallel);
     ReadEnum(&r, "schedule", 3, &p.schedule);
     r.Int("virtual_stages", &p.virtual_stages, 1, kMaxParallel);
     ReadEnum(&r, "dp_algorithm", 5, &p.dp_algorithm);
@@ -621,6 +623,32 @@ class ScenarioParser {
               out_.cluster.nodes, " nodes (servers run on the nodes' hosts)"));
     }
     if (p.parameter_servers == 0) p.parameter_servers = out_.cluster.nodes;
+    return Status::Ok();
+  }
+
+  // A hybrid shard group: a divisor of dp over which ZeRO-2/3 shards (ZeRO-1 has
+  // no hybrid form in FSDP, SMP v2 or DeepSpeed; ZeRO 0 shards nothing).
+  Status CheckShardGroup() {
+    ParallelConfig& p = out_.parallel;
+    const JsonValue* given = parallel_->Find("shard_group");
+    if (!given) return Status::Ok();
+    if (p.zero_stage < 2) {
+      return ErrorAt(
+          file_, given->pos,
+          Cat("parallel.shard_group needs parallel.zero_stage 2 or 3 (got ", p.zero_stage,
+              "): it is the group that shards gradients and optimizer "
+              "state (stage 2) or also the weights (stage 3)"));
+    }
+    if (p.shard_group == 1) {
+      return ErrorAt(file_, given->pos,
+                     "parallel.shard_group = 1 shards nothing: use parallel.zero_stage 0 (plain "
+                     "data parallelism), or a group of 2 or more");
+    }
+    if (p.shard_group > p.dp || p.dp % p.shard_group != 0) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.shard_group = ", p.shard_group, " must divide parallel.dp = ",
+                         p.dp, " (the data-parallel group is split into equal shard groups)"));
+    }
     return Status::Ok();
   }
 

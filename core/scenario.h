@@ -120,6 +120,12 @@ struct ParallelConfig {
   // ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also weights
   // (FSDP's FULL_SHARD is stage 3, SHARD_GRAD_OP stage 2).
   int zero_stage = 0;
+  // Hybrid sharding (FSDP HYBRID_SHARD / _HYBRID_SHARD_ZERO2, SMP v2
+  // hybrid_shard_degree, DeepSpeed MiCS): ZeRO-2/3 state is sharded over groups
+  // of `shard_group` consecutive DP ranks and replicated across the dp /
+  // shard_group groups, whose gradients are all-reduced. 0 = the whole DP
+  // group (plain ZeRO; the default). Read it through Scenario::shard_degree().
+  int shard_group = 0;
   Schedule schedule = Schedule::k1F1B;
   int virtual_stages = 1;
   DpAlgorithm dp_algorithm = DpAlgorithm::kAuto;
@@ -164,6 +170,10 @@ struct Scenario {
   std::vector<SweepAxis> sweep;
 
   int total_gpus() const { return cluster.nodes * instance.gpus; }
+  // DP ranks that share one copy of the sharded state: parallel.shard_group
+  // (dp when not hybrid), and how many such copies the DP group holds.
+  int shard_degree() const { return parallel.shard_group > 0 ? parallel.shard_group : parallel.dp; }
+  int shard_replicas() const { return parallel.dp / shard_degree(); }
   // How much slower GPU `rank` computes (the largest straggler factor that
   // covers it; 1 for none).
   double Slowdown(int rank) const;

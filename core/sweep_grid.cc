@@ -230,6 +230,7 @@ const std::vector<std::string>& SweepableFields() {
       "parallel.pp",
       "parallel.dp",
       "parallel.zero_stage",
+      "parallel.shard_group",
       "parallel.schedule",
       "parallel.virtual_stages",
       "parallel.dp_algorithm",

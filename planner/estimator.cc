@@ -232,6 +232,17 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const double weight_bytes = params * eb;
   const double grad_bytes = weight_bytes * sim::GradReduceScale(s.training);  // as reduced
   const Group dp_group{dp, std::max(1, std::min(dp, gpn / tp)), tp};
+  // ZeRO's collectives span a shard group (the DP group unless hybrid sharding
+  // cuts it into groups of consecutive DP ranks); with hybrid sharding each
+  // reduced shard is then all-reduced across the groups, whose members sit
+  // shards x tp ranks apart (sim/workload.cc ReduceShardedGradients).
+  const int shards = s.shard_degree(), replicas = s.shard_replicas();
+  const Group zero_group =
+      par.zero_stage >= 1 ? Group{shards, std::max(1, std::min(shards, gpn / tp)), tp} : dp_group;
+  const Group across{replicas, std::max(1, std::min(replicas, gpn / (shards * tp))), shards * tp};
+  auto across_reduce = [&](double reduced_bytes) {
+    return replicas > 1 ? AllReduceSeconds(links, across, gpn, reduced_bytes / shards) : 0.0;
+  };
   const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
   const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(grad_bytes, 1.0));
   // A collective running beside `hidden_by` of compute takes comm_compute_share of the GPU
@@ -250,10 +261,11 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     return std::max(comm * bucket_share, comm - hidden_by - slowed(comm, hidden_by));
   };
   if (dp > 1) {
-    const double gather = RingSeconds(links, dp_group, gpn, weight_bytes, false);  // ZeRO-1/2
-    const double scatter = grad_bytes == weight_bytes  // reduced in the weights' dtype
-                               ? gather
-                               : RingSeconds(links, dp_group, gpn, grad_bytes, false);
+    const double gather = RingSeconds(links, zero_group, gpn, weight_bytes, false);  // ZeRO-1/2
+    const double scatter = (grad_bytes == weight_bytes  // reduced in the weights' dtype
+                                ? gather
+                                : RingSeconds(links, zero_group, gpn, grad_bytes, false)) +
+                           across_reduce(grad_bytes);
     switch (par.zero_stage) {
       case 0: {
         const double reduce = AllReduceSeconds(links, dp_group, gpn, grad_bytes);
@@ -273,8 +285,9 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
                   // (prefetched one layer ahead), its gradients scattered after it
         const int layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
         const double per_layer =
-            2 * RingSeconds(links, dp_group, gpn, weight_bytes / layers, false) +
-            RingSeconds(links, dp_group, gpn, grad_bytes / layers, false);
+            2 * RingSeconds(links, zero_group, gpn, weight_bytes / layers, false) +
+            RingSeconds(links, zero_group, gpn, grad_bytes / layers, false) +
+            across_reduce(grad_bytes / layers);
         const double compute_per_layer = worst.total() / layers;
         const double layer_slowed = slowed(per_layer, compute_per_layer);
         e.dp_exposed_s = m * (layers * std::max(0.0, per_layer - compute_per_layer - layer_slowed) +
@@ -284,7 +297,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     }
   }
   const double opt_bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
-  const double opt_params = par.zero_stage >= 1 ? params / dp : params;
+  const double opt_params = par.zero_stage >= 1 ? params / shards : params;
   e.optimizer_s = cm_.MemorySeconds(opt_params * opt_bytes_per_param);
   if (s.training.offload_optimizer) {
     // As sim/workload.cc: the node's CPU sweeps every GPU's state; the GPUs
@@ -298,7 +311,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       // before them) and the last unit's gradients before the CPU step; the
       // rest overlaps compute. Unit and copy sizes as in workload.cc.
       const int layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
-      const double shard = params / layers * sim::kHostShardBytesPerParam / dp;
+      const double shard = params / layers * sim::kHostShardBytesPerParam / shards;
       e.offload_s = (2 * m + 1) * shard / copy_Bps;
     } else {  // gradients out and weights back, the GPU's optimizer shard each way
       e.offload_s = 2 * opt_params * eb / copy_Bps;

@@ -6,7 +6,6 @@
 #include <memory>
 #include <set>
 #include <simgrid/s4u.hpp>
-#include <tuple>
 
 namespace sg4 = simgrid::s4u;
 
@@ -20,6 +19,7 @@ constexpr double kNeverDone = 1e30;
 
 struct Layout {
   int tp = 1, dp = 1, pp = 1;
+  int shard = 1;  // DP ranks per shard group (dp without hybrid sharding)
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
   // The stage a message in `dir` goes to (0 forward, 1 backward); it wraps
   // around for the interleaved schedule's chunk-to-chunk messages.
@@ -29,9 +29,39 @@ struct Layout {
     for (int t = 0; t < tp; ++t) g.push_back(Rank(stage, d, t));
     return g;
   }
-  std::vector<int> DpGroup(int stage, int t) const {
+  // The DP ranks of `group` that DP rank d belongs to (sim/workload.h DpGroup):
+  // all of them, its shard group (consecutive ranks), or the ranks that hold
+  // the same shard as d, one in each shard group.
+  std::vector<int> DpRanks(DpGroup group, int d) const {
+    std::vector<int> ranks;
+    if (group == DpGroup::kWhole) {
+      for (int k = 0; k < dp; ++k) ranks.push_back(k);
+    } else if (group == DpGroup::kShard) {
+      for (int k = d - d % shard; k < d - d % shard + shard; ++k) ranks.push_back(k);
+    } else {
+      for (int k = d % shard; k < dp; k += shard) ranks.push_back(k);
+    }
+    return ranks;
+  }
+  // d's place in that group (its member index in the collective).
+  int DpMember(DpGroup group, int d) const {
+    return group == DpGroup::kWhole ? d : group == DpGroup::kShard ? d % shard : d / shard;
+  }
+  // One DP rank of every group of `group`'s kind (the groups of one TP rank
+  // run concurrently).
+  std::vector<int> DpGroupLeads(DpGroup group) const {
+    std::vector<int> leads;
+    if (group == DpGroup::kWhole) return {0};
+    if (group == DpGroup::kShard) {
+      for (int d = 0; d < dp; d += shard) leads.push_back(d);
+    } else {
+      for (int d = 0; d < shard; ++d) leads.push_back(d);
+    }
+    return leads;
+  }
+  std::vector<int> DpGroupRanks(int stage, int t, DpGroup group, int d) const {
     std::vector<int> g;
-    for (int d = 0; d < dp; ++d) g.push_back(Rank(stage, d, t));
+    for (int k : DpRanks(group, d)) g.push_back(Rank(stage, k, t));
     return g;
   }
 };
@@ -53,11 +83,27 @@ CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
   return CollAlgo::kRing;
 }
 
+// What a cached duration is of.
+enum class Channel { kTp, kDp, kPipe, kToHost, kFromHost };
+
+Channel HostChannel(int stream) {
+  return stream == kToHostStream ? Channel::kToHost : Channel::kFromHost;
+}
+
+// A distinct collective, message or copy of one stage (all its concurrent groups).
+struct CollKey {
+  int stage = 0;
+  Channel channel = Channel::kTp;
+  int kind = 0;  // the CollKind; kPipe: the message's direction
+  double bytes = 0;
+  DpGroup group = DpGroup::kWhole;  // kDp
+  auto operator<=>(const CollKey&) const = default;
+};
+
 // Durations of collectives simulated once, for kReduced.
 class CollectiveCache {
  public:
-  // stage, what (0 tp, 1 dp, 2 p2p, 2 + stream: 3 copies to host, 4 from host), kind/dir, bytes
-  using Key = std::tuple<int, int, int, double>;
+  using Key = CollKey;
   double Get(const Key& k) const { return table_.at(k); }
   bool Has(const Key& k) const { return table_.count(k) > 0; }
   void Put(const Key& k, double v) { table_[k] = v; }
@@ -101,10 +147,14 @@ std::vector<int> Servers(const Scenario& s, const Platform& platform) {
   return servers;
 }
 
+// The DP collective `c` of the group that DP rank d of TP rank t of `stage` is in.
 CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout& L,
-                      const AsyncItem& c, CollAlgo algo, int stage, int t) {
-  CollectiveCall call{c.kind, algo, c.bytes, L.DpGroup(stage, t),
-                      "dp" + std::to_string(stage) + "_" + std::to_string(t)};
+                      const AsyncItem& c, CollAlgo algo, int stage, int t, int d) {
+  std::string name = "dp" + std::to_string(stage) + "_" + std::to_string(t);
+  if (c.group != DpGroup::kWhole) {
+    name += (c.group == DpGroup::kShard ? "_s" : "_r") + std::to_string(L.DpRanks(c.group, d)[0]);
+  }
+  CollectiveCall call{c.kind, algo, c.bytes, L.DpGroupRanks(stage, t, c.group, d), name};
   if (algo == CollAlgo::kParameterServer) call.servers = Servers(s, platform);
   return call;
 }
@@ -131,7 +181,7 @@ void BuildFusionGrid(const Scenario& s, const StepProgram& prog, const Platform&
       AsyncItem item{CollKind::kAllReduce, bytes, ""};
       std::vector<CollectiveCall> calls;
       for (int t = 0; t < L.tp; ++t) {
-        calls.push_back(DpCall(s, platform, L, item, FixedDpAlgo(s, item.kind), stage, t));
+        calls.push_back(DpCall(s, platform, L, item, FixedDpAlgo(s, item.kind), stage, t, 0));
       }
       CollectiveCache::GridPoint point{bytes, 0, calls[0].algo};
       if (s.parallel.dp_algorithm == DpAlgorithm::kAuto) {
@@ -152,11 +202,13 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
                         CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
     for (const AsyncItem& c : prog.stages[stage].async[kDpStream]) {
-      CollectiveCache::Key key{stage, 1, static_cast<int>(c.kind), c.bytes};
+      const CollKey key{stage, Channel::kDp, static_cast<int>(c.kind), c.bytes, c.group};
       if (cache.HasAlgo(key)) continue;
-      std::vector<CollectiveCall> calls;
+      std::vector<CollectiveCall> calls;  // every group of the kind at once
       for (int t = 0; t < L.tp; ++t) {
-        calls.push_back(DpCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t));
+        for (int d : L.DpGroupLeads(c.group)) {
+          calls.push_back(DpCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t, d));
+        }
       }
       CollAlgo algo = calls[0].algo;
       const bool choose = s.parallel.dp_algorithm == DpAlgorithm::kAuto;
@@ -179,7 +231,7 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
     const StageProgram& sp = prog.stages[stage];
     for (const Op& op : sp.ops) {
       if (op.kind == OpKind::kTpColl) {
-        CollectiveCache::Key key{stage, 0, static_cast<int>(op.coll), op.bytes};
+        const CollKey key{stage, Channel::kTp, static_cast<int>(op.coll), op.bytes};
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
         for (int d = 0; d < L.dp; ++d) {
@@ -189,7 +241,7 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
         }
         cache.Put(key, MeasureConcurrent(platform, params, calls));
       } else if (op.kind == OpKind::kSend) {
-        CollectiveCache::Key key{stage, 2, op.dir, op.bytes};
+        const CollKey key{stage, Channel::kPipe, op.dir, op.bytes};
         if (cache.Has(key)) continue;
         const int peer = L.NextStage(stage, op.dir);
         std::vector<CollectiveCall> calls;
@@ -208,7 +260,7 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
     // Every GPU of the stage copies to or from its node's host at once.
     for (int stream : {kToHostStream, kFromHostStream}) {
       for (const AsyncItem& item : sp.async[stream]) {
-        CollectiveCache::Key key{stage, 2 + stream, 0, item.bytes};
+        const CollKey key{stage, HostChannel(stream), 0, item.bytes};
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
         for (int d = 0; d < L.dp; ++d) {
@@ -249,7 +301,7 @@ class StepRun {
   StepRun(const Scenario& s, const StepProgram& prog, const Platform& platform,
           const ModelParams& params, SimMode mode, bool trace)
       : s_(s), prog_(prog), platform_(platform), params_(params), mode_(mode), trace_(trace) {
-    L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp};
+    L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp, s.shard_degree()};
   }
 
   StepResult Run() {
@@ -488,7 +540,8 @@ class StepRun {
 
   void TpCollective(Gpu& g, const Op& op) {
     if (mode_ == SimMode::kReduced) {
-      sg4::this_actor::sleep_for(cache_.Get({g.stage, 0, static_cast<int>(op.coll), op.bytes}));
+      sg4::this_actor::sleep_for(
+          cache_.Get({g.stage, Channel::kTp, static_cast<int>(op.coll), op.bytes}));
       return;
     }
     const std::vector<int> group = L_.TpGroup(g.stage, g.d);
@@ -513,7 +566,7 @@ class StepRun {
       const double t0 = Now();
       const int peer = Neighbour(g, dir);
       if (mode_ == SimMode::kReduced) {
-        sg4::this_actor::sleep_for(cache_.Get({g.stage, 2, dir, op.bytes}));
+        sg4::this_actor::sleep_for(cache_.Get({g.stage, Channel::kPipe, dir, op.bytes}));
         gpus_.at(peer).arrived[dir]->release();
       } else {
         PipeBox(dir, peer)->put(&kPayload, op.bytes);
@@ -594,7 +647,8 @@ class StepRun {
           } else {
             AsyncItem item{CollKind::kAllReduce, bytes, ""};
             RunCollectiveMember(platform_, params_,
-                                DpCall(s_, platform_, L_, item, fused.algo, g.stage, g.t), g.d);
+                                DpCall(s_, platform_, L_, item, fused.algo, g.stage, g.t, g.d),
+                                g.d);
           }
         });
         Record(g, kTrackDp, "dp fused all_reduce (" + std::string(ToString(fused.algo)) + ")", t0);
@@ -619,14 +673,15 @@ class StepRun {
 
   void DpCollective(Gpu& g, const AsyncItem& c) {
     const double t0 = Now();
-    const CollectiveCache::Key key{g.stage, 1, static_cast<int>(c.kind), c.bytes};
+    const CollKey key{g.stage, Channel::kDp, static_cast<int>(c.kind), c.bytes, c.group};
     const CollAlgo algo = cache_.Algo(key);
     Occupying([&]() {
       if (mode_ == SimMode::kReduced) {
         sg4::this_actor::sleep_for(cache_.Get(key));
       } else {
-        RunCollectiveMember(platform_, params_, DpCall(s_, platform_, L_, c, algo, g.stage, g.t),
-                            g.d);
+        RunCollectiveMember(platform_, params_,
+                            DpCall(s_, platform_, L_, c, algo, g.stage, g.t, g.d),
+                            L_.DpMember(c.group, g.d));
       }
     });
     const bool gather = c.kind == CollKind::kAllGather;
@@ -636,7 +691,7 @@ class StepRun {
   void HostCopy(Gpu& g, int k, const AsyncItem& c) {
     const double t0 = Now();
     if (mode_ == SimMode::kReduced) {
-      sg4::this_actor::sleep_for(cache_.Get({g.stage, 2 + k, 0, c.bytes}));
+      sg4::this_actor::sleep_for(cache_.Get({g.stage, HostChannel(k), 0, c.bytes}));
     } else {
       sg4::Host* gpu = platform_.gpus[g.rank];
       sg4::Host* host = platform_.cpus[platform_.node_of(g.rank)];

@@ -214,20 +214,21 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
   const double params = StageParameterCount(s, stage);
   const Precision p = s.training.precision;
   const int zero = s.parallel.zero_stage;
-  const double dp = std::max(1, s.parallel.dp);
+  // ZeRO shards over the shard group: the whole DP group, or a hybrid group.
+  const double shards = std::max(1, s.shard_degree());
   StageMemory mem;
   mem.weights_bytes = params * WeightBytesPerParam(p);
   mem.gradients_bytes = params * WeightBytesPerParam(p);
   mem.optimizer_bytes = params * OptimizerBytesPerParam(s.training.optimizer, p);
-  if (zero >= 1) mem.optimizer_bytes /= dp;
-  if (zero >= 2) mem.gradients_bytes /= dp;
+  if (zero >= 1) mem.optimizer_bytes /= shards;
+  if (zero >= 2) mem.gradients_bytes /= shards;
   if (zero >= 3) {
     // Each GPU keeps its shard; a gathered unit and the prefetched next one
     // are whole, and so is the unit whose gradients are being reduced. With
     // parameter offload the shards of weights and gradients live in host
     // memory (FSDP keeps the sharded flat parameter and its gradient there).
     const double unit = LargestUnitParams(s, stage) * WeightBytesPerParam(p);
-    double weight_shard = mem.weights_bytes / dp, grad_shard = mem.gradients_bytes;
+    double weight_shard = mem.weights_bytes / shards, grad_shard = mem.gradients_bytes;
     if (s.training.offload_params) {
       mem.host_bytes += weight_shard + grad_shard;
       weight_shard = grad_shard = 0;

@@ -130,6 +130,7 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
                                           : json(nullptr)},
            {"memory", memory},
            {"fits", m.fits}};
+  if (s.parallel.shard_group > 0) out["parallel"]["shard_group"] = s.parallel.shard_group;
   if (!r.simulated) {
     for (const char* k : {"step_time_s", "samples_per_s", "tokens_per_s", "model_tflops_per_gpu",
                           "hardware_tflops_per_gpu", "mfu", "breakdown"}) {

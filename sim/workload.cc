@@ -221,8 +221,11 @@ class Emitter {
     out_->ops.push_back(std::move(op));
     return static_cast<int>(queue.size());
   }
-  int DpLaunch(CollKind kind, double bytes) {
-    return Launch(kDpStream, AsyncItem{kind, bytes, std::string("dp ") + ToString(kind)});
+  int DpLaunch(CollKind kind, double bytes, DpGroup group = DpGroup::kWhole) {
+    std::string label = std::string("dp ") + ToString(kind);
+    if (group == DpGroup::kShard) label += " in shard group";
+    if (group == DpGroup::kAcrossShards) label += " across shard groups";
+    return Launch(kDpStream, AsyncItem{kind, bytes, std::move(label), group});
   }
   // Waits until the first `upto` items of `stream` are done (all launched so
   // far when upto < 0).
@@ -363,6 +366,21 @@ std::pair<int, int> ChunkLayers(const StageModel& sm, int chunk) {
   return {first, first + size(chunk)};
 }
 
+// The group ZeRO's gathers and reduce-scatters span: the whole DP group, or
+// with hybrid sharding one shard group.
+DpGroup ShardSpan(const Scenario& s) {
+  return s.shard_replicas() > 1 ? DpGroup::kShard : DpGroup::kWhole;
+}
+
+// ZeRO's reduction of `bytes` of gradients (as reduced): a reduce-scatter over
+// the shard group and, with hybrid sharding, an all-reduce of the shard across
+// the shard groups (FSDP HYBRID_SHARD, MiCS). Returns its last item's Wait() count.
+int ReduceShardedGradients(Emitter& em, const Scenario& s, double bytes) {
+  const int last = em.DpLaunch(CollKind::kReduceScatter, bytes, ShardSpan(s));
+  if (s.shard_replicas() == 1) return last;
+  return em.DpLaunch(CollKind::kAllReduce, bytes / s.shard_degree(), DpGroup::kAcrossShards);
+}
+
 class BucketFiller {
  public:
   BucketFiller(Emitter& em, const Scenario& s)
@@ -379,8 +397,11 @@ class BucketFiller {
   }
   void Flush() {
     if (pending_ <= 0 || s_.parallel.dp <= 1) return;
-    em_.DpLaunch(s_.parallel.zero_stage >= 1 ? CollKind::kReduceScatter : CollKind::kAllReduce,
-                 pending_);
+    if (s_.parallel.zero_stage >= 1) {
+      ReduceShardedGradients(em_, s_, pending_);
+    } else {
+      em_.DpLaunch(CollKind::kAllReduce, pending_);
+    }
     pending_ = 0;
   }
 
@@ -410,9 +431,10 @@ class LayerTraffic {
  public:
   LayerTraffic(Emitter& em, const Scenario& s, const StageModel& sm)
       : em_(em),
+        s_(s),
         sm_(sm),
         reduce_scale_(GradReduceScale(s.training)),
-        gather_(s.parallel.zero_stage == 3 && s.parallel.dp > 1),
+        gather_(s.parallel.zero_stage == 3 && s.shard_degree() > 1),
         offload_(s.training.offload_activations && sm.activation_bytes > 0),
         params_(s.training.offload_params) {}
 
@@ -455,7 +477,7 @@ class LayerTraffic {
   }
   void AfterBackward(int l) {
     if (gather_) {
-      const int reduced = em_.DpLaunch(CollKind::kReduceScatter, sm_.UnitBytes(l) * reduce_scale_);
+      const int reduced = ReduceShardedGradients(em_, s_, sm_.UnitBytes(l) * reduce_scale_);
       if (params_) grads_out_.push_back({reduced, sm_.HostShardBytes(l)});
     } else if (params_) {  // dp 1: the whole gradient is ready after the backward
       CopyGradientOut(sm_.HostShardBytes(l));
@@ -467,7 +489,7 @@ class LayerTraffic {
   bool reduces_per_layer() const { return gather_; }
 
  private:
-  int Gather(int l) { return em_.DpLaunch(CollKind::kAllGather, sm_.UnitBytes(l)); }
+  int Gather(int l) { return em_.DpLaunch(CollKind::kAllGather, sm_.UnitBytes(l), ShardSpan(s_)); }
   // How many layers ahead a shard is fetched: two when a gather (one layer
   // ahead) follows the copy, one when the copy is the whole unit (dp 1).
   int Ahead() const { return gather_ ? 2 : 1; }
@@ -508,6 +530,7 @@ class LayerTraffic {
   }
 
   Emitter& em_;
+  const Scenario& s_;
   const StageModel& sm_;
   double reduce_scale_;
   bool gather_, offload_, params_;
@@ -664,14 +687,14 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   // 16-bit weights (~8 B); SGD with momentum about half. ZeRO shards it.
   const double bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
   sm.optimizer_state_params = StageParameterCount(s, stage);
-  if (s.parallel.zero_stage >= 1) sm.optimizer_state_params /= s.parallel.dp;
+  if (s.parallel.zero_stage >= 1) sm.optimizer_state_params /= s.shard_degree();
   sm.optimizer_s = cm.MemorySeconds(sm.optimizer_state_params * bytes_per_param);
   // Offloaded, the same pass runs on the node's CPU over host memory, which
   // all the node's GPUs share: each GPU's step waits for the whole node's.
   sm.host_optimizer_s = sm.optimizer_state_params * bytes_per_param * s.instance.gpus /
                         (cm.params().host_optimizer_GBps * 1e9);
   if (s.training.offload_params) {
-    sm.host_shard_per_unit_byte = kHostShardBytesPerParam / gb / std::max(1, s.parallel.dp);
+    sm.host_shard_per_unit_byte = kHostShardBytesPerParam / gb / std::max(1, s.shard_degree());
   }
   sm.activation_bytes = LayerActivationBytes(s, sm.layers);
   return sm;
@@ -709,8 +732,9 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketF
     em.Compute(OpPhase::kOptimizer, -1, sm.optimizer_s);
   }
   if ((par.zero_stage == 1 || par.zero_stage == 2) && par.dp > 1) {
-    // Every replica gathers the weights the others updated.
-    em.DpLaunch(CollKind::kAllGather, StageParameterCount(s, sm.stage) * e);
+    // Every replica gathers the weights the others updated (the other members
+    // of its shard group, with hybrid sharding).
+    em.DpLaunch(CollKind::kAllGather, StageParameterCount(s, sm.stage) * e, ShardSpan(s));
     em.Wait(kDpStream);
   }
 }

@@ -176,12 +176,20 @@ struct Op {
   int upto = 0;            // kWait
 };
 
+// The ranks a DP-stream collective spans. With hybrid sharding
+// (parallel.shard_group) the DP group is cut into shard groups of consecutive
+// DP ranks; ZeRO's gathers and reduce-scatters run inside one, and the
+// gradient shards are all-reduced across them (between the ranks that hold
+// the same shard). Without it every DP collective spans the whole group.
+enum class DpGroup { kWhole, kShard, kAcrossShards };
+
 // An item of an async stream: a DP collective, or (host streams, kind
 // kSendRecv) a copy of `bytes` between the GPU and its node's host memory.
 struct AsyncItem {
   CollKind kind = CollKind::kAllReduce;
   double bytes = 0;
   std::string label;
+  DpGroup group = DpGroup::kWhole;  // DP collectives
 };
 
 struct StageProgram {

@@ -44,11 +44,9 @@ TEST(CorpusTest, LoadsWithFitAndEvaluatePartsFromManySources) {
 
 // Fields a point may carry that the simulator cannot express yet: the point
 // says what was run and is reported "not expressible" (docs/validation.md).
-// parallel.shard_group: hybrid sharding (FSDP HYBRID_SHARD, MiCS), issue 15;
-// interleaved chunks that do not divide the layers (torchtitan's 126 layers over
+// Interleaved chunks that do not divide the layers (torchtitan's 126 layers over
 // 8 x 2 chunks; an uneven split of plain stages is expressible).
-const char* const kNotYetExpressible[] = {"parallel.shard_group",
-                                          "parallel.pp * parallel.virtual_stages"};
+const char* const kNotYetExpressible[] = {"parallel.pp * parallel.virtual_stages"};
 
 bool NamesANotYetExpressibleField(const std::string& message) {
   for (const char* field : kNotYetExpressible) {

@@ -522,9 +522,27 @@ std::vector<FailCase> ParallelCases() {
       {"zero bucket", Doc(kGpt3, kBatch1536, kP4dX128, R"({"bucket_mb": 0})"),
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
-       "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, schedule, "
+       "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, shard_group, "
+       "schedule, "
        "virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, tp_overlap, "
        "pp_scatter_gather, parameter_servers)"},
+      {"shard group with ZeRO-1",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 1, "shard_group": 4})"),
+       "x.json:4:65: parallel.shard_group needs parallel.zero_stage 2 or 3 (got 1): it is the "
+       "group that shards gradients and optimizer state (stage 2) or also the weights (stage 3)"},
+      {"shard group that does not divide dp",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 3, "shard_group": 3})"),
+       "x.json:4:65: parallel.shard_group = 3 must divide parallel.dp = 16 (the data-parallel "
+       "group is split into equal shard groups)"},
+      {"shard group beyond dp",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 2, "shard_group": 32})"),
+       "x.json:4:65: parallel.shard_group = 32 must divide parallel.dp = 16 (the data-parallel "
+       "group is split into equal shard groups)"},
+      {"shard group of one",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 3, "shard_group": 1})"),
+       "x.json:4:65: parallel.shard_group = 1 shards nothing: use parallel.zero_stage 0 (plain "
+       "data parallelism), or a group of 2 or more"},
       {"tp overlap without tensor parallelism",
        Doc(kGpt3, R"({"global_batch": 1536, "sequence_parallel": true})", kP4dX128,
            R"({"tp": 1, "pp": 8, "tp_overlap": true})"),

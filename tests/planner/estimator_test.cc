@@ -112,6 +112,21 @@ TEST(Estimator, AgreesWithTheSimulatorOnFp32GradientReduction) {
   EXPECT_NEAR(exposed[1] / exposed[0], 1.5, 0.1);
 }
 
+// Hybrid sharding (parallel.shard_group): ZeRO's collectives inside each node's group of 8 and
+// the gradient shards all-reduced across the 4 p4de nodes, in both, for ZeRO-3 and ZeRO-2.
+// Llama 2 7B at micro batch 1.
+TEST(Estimator, AgreesWithTheSimulatorOnHybridSharding) {
+  for (int stage : {2, 3}) {
+    SCOPED_TRACE(stage);
+    const std::optional<EstimateAndStep> both =
+        StepsAgree(R"({"model": "llama2-7b", "training": {"global_batch": 64,
+            "recompute": "full"}, "cluster": {"instance": "p4de.24xlarge", "nodes": 4},
+            "parallel": {"shard_group": 8, "zero_stage": )" +
+                   std::to_string(stage) + "}}");
+    ASSERT_TRUE(both.has_value());
+  }
+}
+
 // Full recompute of every 2nd layer (training.recompute_every): both re-run the forward of the
 // same layers, with its TP collectives, and the steps agree. What the recompute adds to the
 // estimator's compute is the simulator's recompute time, within 3%. gpt-7.5b, tp 4 x pp 2 on

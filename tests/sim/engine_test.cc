@@ -141,6 +141,15 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
       R"({"model": "gpt-1.7b", "training": {"global_batch": 32, "recompute": "full"},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"dp_fusion": "horovod", "cycle_ms": 2}})",
+      // Hybrid sharding (FSDP HYBRID_SHARD): gathers and reduce-scatters inside
+      // each node's shard group, the gradient shards all-reduced across nodes.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 16},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"zero_stage": 3, "shard_group": 8}})",
+      // Hybrid ZeRO-2 with tp: shard groups of 2 DP ranks spread over both nodes.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "zero_stage": 2, "shard_group": 2}})",
       // Activation and optimizer offload to host memory.
       R"({"model": "gpt-1.7b", "training": {"global_batch": 16, "offload_activations": true,
                                              "offload_optimizer": true},
@@ -261,6 +270,54 @@ TEST(EngineTest, ShardingAndOffloadHaveTheirOwnTracksAndBreakdown) {
   // The first layer's gather cannot be hidden; the optimizer's copies are not overlapped.
   EXPECT_GT(b.weight_gather_exposed_s, 0);
   EXPECT_GT(b.offload_exposed_s, 0);
+}
+
+// Hybrid sharding over the 8 GPUs of each p4d node: the weight gathers and
+// gradient reduce-scatters stay inside the node (NVSwitch), so the gather the
+// first layer waits for takes what it takes on one node alone; the gradient
+// shards (1/8 of each reduce-scatter's bytes) are all-reduced across the nodes.
+TEST(EngineTest, HybridShardingGathersInsideTheShardGroup) {
+  const auto scenario = [](int nodes, const std::string& shard) {
+    return Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": )" +
+                 std::to_string(8 * nodes) +
+                 R"(}, "cluster": {"instance": "p4d.24xlarge", "nodes": )" + std::to_string(nodes) +
+                 R"(}, "parallel": {"zero_stage": 3)" + shard + "}}");
+  };
+  const Scenario hybrid = scenario(2, R"(, "shard_group": 8)");
+  Expected<StepProgram> prog = BuildStepProgram(hybrid, ModelParams());
+  ASSERT_TRUE(prog.ok());
+  const std::vector<AsyncItem>& items = prog->stages[0].async[kDpStream];
+  int gathers = 0, scatters = 0, across = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const AsyncItem& c = items[i];
+    if (c.kind == CollKind::kAllGather) {
+      EXPECT_EQ(c.group, DpGroup::kShard);
+      ++gathers;
+    } else if (c.kind == CollKind::kReduceScatter) {
+      EXPECT_EQ(c.group, DpGroup::kShard);
+      ASSERT_LT(i + 1, items.size());  // each reduce-scatter is followed by its all-reduce
+      EXPECT_EQ(items[i + 1].kind, CollKind::kAllReduce);
+      EXPECT_EQ(items[i + 1].group, DpGroup::kAcrossShards);
+      EXPECT_DOUBLE_EQ(items[i + 1].bytes, c.bytes / 8);
+      ++scatters;
+    } else if (c.kind == CollKind::kAllReduce) {
+      ++across;
+    }
+  }
+  EXPECT_GT(gathers, 0);
+  EXPECT_EQ(scatters, across);
+
+  Traced two = RunTraced(hybrid), one = RunTraced(scenario(1, ""));
+  EXPECT_TRUE(two.names[kTrackWeightGather].count("dp all_gather in shard group (ring)"));
+  EXPECT_TRUE(two.names[kTrackDp].count("dp reduce_scatter in shard group (ring)"));
+  bool across_traced = false;
+  for (const std::string& n : two.names[kTrackDp]) {
+    across_traced |= n.find("dp all_reduce across shard groups (") == 0;
+  }
+  EXPECT_TRUE(across_traced);
+  EXPECT_NEAR(two.step.breakdown.weight_gather_exposed_s,
+              one.step.breakdown.weight_gather_exposed_s,
+              0.01 * one.step.breakdown.weight_gather_exposed_s);
 }
 
 // Offloaded, the optimizer step runs on the host: its gradients go out and

@@ -367,6 +367,29 @@ TEST(MemoryModelTest, ZeroThreeShardsWeightsAndHoldsTwoGatheredUnits) {
   EXPECT_LT(three.total_bytes, two.total_bytes);
 }
 
+// Hybrid sharding: the state ZeRO shards is divided by the shard group (4 of
+// dp 16 here), not by dp; the gathered units are whole either way.
+TEST(MemoryModelTest, HybridShardingDividesByTheShardGroup) {
+  for (int stage : {2, 3}) {
+    SCOPED_TRACE(stage);
+    Scenario s = Gpt3OnP4d(stage);
+    const MemoryBreakdown whole = ComputeMemory(s);
+    s.parallel.shard_group = 4;
+    const MemoryBreakdown hybrid = ComputeMemory(s);
+    Scenario one = Gpt3OnP4d(1);
+    one.parallel.zero_stage = 0;
+    const MemoryBreakdown plain = ComputeMemory(one);
+    EXPECT_DOUBLE_EQ(hybrid.optimizer_bytes, plain.optimizer_bytes / 4);
+    EXPECT_DOUBLE_EQ(whole.optimizer_bytes, plain.optimizer_bytes / 16);
+    if (stage == 2) EXPECT_DOUBLE_EQ(hybrid.gradients_bytes, plain.gradients_bytes / 4);
+    if (stage == 3) {
+      // Shards of 1/4 instead of 1/16 of the weights, plus the same two units.
+      EXPECT_NEAR(hybrid.weights_bytes - whole.weights_bytes,
+                  plain.weights_bytes / 4 - plain.weights_bytes / 16, 1.0);
+    }
+  }
+}
+
 TEST(MemoryModelTest, OffloadMovesOptimizerStateAndActivationsToTheHost) {
   Scenario s = Gpt3OnP4d(1);
   s.training.recompute = Recompute::kNone;
