@@ -94,7 +94,7 @@ std::string Money(const std::optional<planner::Spread>& s) { return s ? Dollars(
 void PrintTable(const Scenario& s, const planner::Plan& p) {
   std::printf("%s: %s, %.0f steps\n\n", s.name.c_str(), s.model.name.c_str(),
               p.confirmed.empty() ? 0.0 : p.confirmed[0].steps);
-  std::printf("%4s  %-16s %5s %3s %3s %4s %4s %3s %-9s %-14s %8s %6s %6s %6s  %-14s %9s %9s %9s\n",
+  std::printf("%4s  %-16s %5s %3s %3s %4s %5s %3s %-9s %-14s %8s %6s %6s %6s  %-14s %9s %9s %9s\n",
               "rank", "instance", "nodes", "tp", "pp", "dp", "zero", "mb", "recompute", "schedule",
               "step s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
   for (size_t i = 0; i < p.confirmed.size(); ++i) {
@@ -105,11 +105,14 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
     if (k.pp > 1 && k.schedule == Schedule::kInterleaved)
       sched += " x" + std::to_string(k.virtual_stages);
     const planner::PricedJob& pj = c.priced[c.best_priced];
+    // ZeRO stage, and "/g" with a hybrid shard group of g.
+    std::string zero = std::to_string(k.zero_stage);
+    if (k.shard_group > 0) zero += "/" + std::to_string(k.shard_group);
     std::printf(
-        "%3zu%s  %-16s %5d %3d %3d %4d %4d %3d %-9s %-14s %8.3f %+6.1f %6.1f %6.1f  %-14s %9.1f "
+        "%3zu%s  %-16s %5d %3d %3d %4d %5s %3d %-9s %-14s %8.3f %+6.1f %6.1f %6.1f  %-14s %9.1f "
         "%9.1f %9s\n",
         i + 1, static_cast<int>(i) == p.best ? "*" : " ",
-        p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp, k.pp, k.dp, k.zero_stage,
+        p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp, k.pp, k.dp, zero.c_str(),
         k.micro_batch, ToString(k.recompute), sched.c_str(), c.simulated.step.step_time_s,
         100 * c.estimator_error, 100 * c.simulated.mfu,
         c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024), ToString(pj.pricing),
@@ -126,8 +129,9 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
                 pj.job.expected_interruptions);
   }
   std::printf(
-      "\n(* recommended; each candidate with its best pricing option; est %% = estimator against "
-      "simulator; hours and cost are expected values of the whole job)\n\nRecommendation%s:\n",
+      "\n(* recommended; each candidate with its best pricing option; zero s/g = ZeRO-s sharded "
+      "over hybrid groups of g; est %% = estimator against simulator; hours and cost are "
+      "expected values of the whole job)\n\nRecommendation%s:\n",
       p.meets_constraints ? "" : " (no plan meets the constraints)");
   for (const std::string& r : p.reasons) std::printf("  - %s\n", r.c_str());
   std::printf("\nPareto front (time against cost):");

@@ -31,8 +31,12 @@ struct SearchConfig {
   std::vector<int> tp;           // empty = powers of two up to the node's GPUs
   std::vector<int> pp;           // empty = divisors of the layers up to max_pp
   int max_pp = 64;
-  std::vector<int> micro_batch;      // empty = 1, 2, 4, 8 (those dividing the batch)
-  std::vector<int> zero_stages;      // empty = 0, 1, 2, 3
+  std::vector<int> micro_batch;  // empty = 1, 2, 4, 8 (those dividing the batch)
+  std::vector<int> zero_stages;  // empty = 0, 1, 2, 3
+  // Hybrid shard groups tried beside the whole DP group for ZeRO-2/3
+  // (parallel.shard_group); empty = one node's DP ranks times 1, 2, 4, ...
+  // below dp.
+  std::vector<int> shard_groups;
   std::vector<Recompute> recompute;  // empty = none, selective, full
   std::vector<Schedule> schedules;   // empty = 1f1b, interleaved
   std::vector<int> virtual_stages;   // for interleaved; empty = 2, 4

@@ -110,9 +110,17 @@ int64_t HoursWithMargin_s(double expected_hours) {
   return 3600 * std::max<int64_t>(1, static_cast<int64_t>(std::ceil(expected_hours * kTimeMargin)));
 }
 
+// PyTorch FSDP's ShardingStrategy for ZeRO-2/3, or "" (ZeRO-0/1 have none).
+std::string FsdpShardingStrategy(const ParallelConfig& p) {
+  const bool hybrid = p.shard_group > 0;
+  if (p.zero_stage == 3) return hybrid ? "HYBRID_SHARD" : "FULL_SHARD";
+  if (p.zero_stage == 2) return hybrid ? "_HYBRID_SHARD_ZERO2" : "SHARD_GRAD_OP";
+  return "";
+}
+
 std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts& f) {
   const Scenario& s = *f.s;
-  return {
+  std::vector<std::pair<std::string, std::string>> out = {
       {"tp", std::to_string(s.parallel.tp)},
       {"pp", std::to_string(s.parallel.pp)},
       {"dp", std::to_string(s.parallel.dp)},
@@ -128,6 +136,16 @@ std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts&
       {"steps", std::to_string(f.steps)},
       {"checkpoint_interval_s", std::to_string(std::llround(f.plan->checkpoint_interval_s))},
   };
+  // After zero_stage: with hybrid sharding the group (the script builds its (replicate,
+  // shard) device mesh from it), then for ZeRO-2/3 FSDP's sharding strategy.
+  auto at = out.begin() + 4;
+  if (s.parallel.shard_group > 0) {
+    at = out.insert(at, {"shard_group", std::to_string(s.parallel.shard_group)}) + 1;
+  }
+  if (const std::string fsdp = FsdpShardingStrategy(s.parallel); !fsdp.empty()) {
+    out.insert(at, {"fsdp_sharding_strategy", fsdp});
+  }
+  return out;
 }
 
 JobFacts MakeFacts(const LaunchPlan& plan, const LaunchOptions& o, std::string job_name) {
@@ -215,9 +233,10 @@ std::string JobFacts::Describe() const {
   return s->name + ": " + std::to_string(nodes) + " x " + s->instance.name + " (" +
          std::to_string(s->total_gpus()) + " GPUs), tp " + std::to_string(p.tp) + ", pp " +
          std::to_string(p.pp) + ", dp " + std::to_string(p.dp) + ", ZeRO-" +
-         std::to_string(p.zero_stage) + ", micro batch " + std::to_string(s->training.micro_batch) +
-         ", " + std::to_string(microbatches) +
-         (microbatches == 1 ? " microbatch, " : " microbatches, ") +
+         std::to_string(p.zero_stage) +
+         (p.shard_group > 0 ? ", hybrid shard " + std::to_string(p.shard_group) : "") +
+         ", micro batch " + std::to_string(s->training.micro_batch) + ", " +
+         std::to_string(microbatches) + (microbatches == 1 ? " microbatch, " : " microbatches, ") +
          ToString(s->training.recompute) + " recompute" + schedule + ", " +
          ToString(s->training.precision) + "; priced " + ToString(s->cluster.pricing) +
          ", expected " + Fixed(plan->expected_hours, 2) + " h";
@@ -272,7 +291,8 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
     for (BundleFile& b : LauncherScripts(f)) files.push_back(std::move(b));
   }
   if (f.Has(Target::kSlurm)) files.push_back(SlurmScript(f));
-  files.push_back(DeepSpeedConfig(f));
+  const std::optional<std::string> deepspeed_gap = DeepSpeedGap(plan.scenario);
+  if (!deepspeed_gap) files.push_back(DeepSpeedConfig(f));
   std::optional<std::string> megatron_gap;
   if (plan.scenario.model.kind == ModelKind::kTransformer) {
     megatron_gap = MegatronGap(plan.scenario);
@@ -282,6 +302,9 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
   bundle.job_name = f.job_name;
   bundle.files.push_back(Readme(f, files));
   if (f.runtime_capped && f.Has(Target::kSagemaker)) bundle.warnings.push_back(CappedRuntime(f));
+  if (deepspeed_gap) {
+    bundle.warnings.push_back("deepspeed_config.json is not written: " + *deepspeed_gap);
+  }
   if (megatron_gap) {
     bundle.warnings.push_back("megatron_args.sh is not written: " + *megatron_gap);
   }

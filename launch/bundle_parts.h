@@ -49,6 +49,9 @@ BundleFile SagemakerScript(const JobFacts& f);
 std::vector<BundleFile> LauncherScripts(const JobFacts& f);  // torchrun.sh, mpirun.sh[, hostfile]
 BundleFile SlurmScript(const JobFacts& f);
 BundleFile DeepSpeedConfig(const JobFacts& f);
+// Why DeepSpeed's config cannot express the plan's scenario, or nullopt; the
+// bundle then leaves deepspeed_config.json out and warns.
+std::optional<std::string> DeepSpeedGap(const Scenario& s);
 BundleFile MegatronArgs(const JobFacts& f);  // transformers only
 // Why Megatron-LM's arguments cannot express the plan's scenario (a setting it has no flag
 // for), or nullopt. The bundle then leaves megatron_args.sh out and warns.

@@ -77,6 +77,12 @@ BundleFile DeepSpeedConfig(const JobFacts& f) {
   c["train_micro_batch_size_per_gpu"] = s.training.micro_batch;
   c["gradient_accumulation_steps"] = f.microbatches;
   c["zero_optimization"] = {{"stage", s.parallel.zero_stage}};
+  if (s.parallel.shard_group > 0) {
+    // MiCS (DeepSpeed's zero/mics.py): ZeRO-3 partitioned within groups of this many ranks,
+    // replicated across them (DeepSpeedGap refuses it with other stages).
+    c["zero_optimization"]["mics_shard_size"] = s.parallel.shard_group;
+    c["zero_optimization"]["mics_hierarchical_params_gather"] = false;
+  }
   if (s.training.offload_optimizer) {
     c["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}};
   }
@@ -99,7 +105,18 @@ BundleFile DeepSpeedConfig(const JobFacts& f) {
   return {"deepspeed_config.json", c.dump(2) + "\n", false};
 }
 
+std::optional<std::string> DeepSpeedGap(const Scenario& s) {
+  if (s.parallel.shard_group > 0 && s.parallel.zero_stage != 3) {
+    return "parallel.shard_group with zero_stage " + std::to_string(s.parallel.zero_stage) +
+           ": DeepSpeed shards in groups only at stage 3 (MiCS, mics_shard_size)";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> MegatronGap(const Scenario& s) {
+  if (s.parallel.shard_group > 0) {
+    return "parallel.shard_group (hybrid sharding) has no Megatron-LM flag";
+  }
   const TrainingConfig& t = s.training;
   if (t.recompute == Recompute::kSelectiveOp) {
     return "training.recompute \"selective_op\" (torchtitan's op-level checkpointing) has no "

@@ -83,6 +83,12 @@ Expected<LaunchPlan> ParsePlan(const std::string& text, const std::string& file,
   cluster["pricing"] = (*rec)->at("pricing");
   json& parallel = s["parallel"];
   for (const char* k : {"tp", "pp", "dp", "zero_stage", "schedule"}) parallel[k] = config.at(k);
+  // Hybrid sharding (plans written before it have no shard_group: the whole DP group).
+  if (config.value("shard_group", 0) > 0) {
+    parallel["shard_group"] = config.at("shard_group");
+  } else {
+    parallel.erase("shard_group");
+  }
   if (config.at("schedule") == "interleaved") {
     parallel["virtual_stages"] = config.at("virtual_stages");
   } else {

@@ -61,6 +61,12 @@ bool SmddpSupports(const InstanceType& t, int zero_stage) {
   return p4 || (zero_stage == 0 && (t.name == "p3.16xlarge" || t.name == "p3dn.24xlarge"));
 }
 
+// SMP v2 runs on ml.p4d.24xlarge, ml.p4de.24xlarge and ml.p5.48xlarge (its supported
+// instance types in the SageMaker developer guide).
+bool SmpV2Supports(const InstanceType& t) {
+  return t.name == "p4d.24xlarge" || t.name == "p4de.24xlarge" || t.name == "p5.48xlarge";
+}
+
 Distribution ModelParallel(const JobFacts& f) {
   const ParallelConfig& p = f.s->parallel;
   ojson params = {
@@ -83,8 +89,36 @@ Distribution ModelParallel(const JobFacts& f) {
   return {"PyTorch", config, why};
 }
 
+// Hybrid sharding (parallel.shard_group): SMP v2 (torch.sagemaker) runs PyTorch FSDP under
+// torchrun with hybrid_shard_degree = the shard group (SMP v2 reference, core feature
+// configuration parameters), and tensor parallelism beside it; it has no pipeline. Elsewhere
+// torchrun alone, the script's FSDP sharding over its own (replicate, shard) mesh.
+Distribution HybridSharded(const JobFacts& f) {
+  const ParallelConfig& p = f.s->parallel;
+  const std::string strategy = p.zero_stage == 3 ? "HYBRID_SHARD" : "_HYBRID_SHARD_ZERO2";
+  if (!SmpV2Supports(f.s->instance) || p.pp > 1) {
+    return {"PyTorch",
+            {{"torch_distributed", {{"enabled", true}}}},
+            "hybrid sharded data parallelism (parallel.shard_group " +
+                std::to_string(p.shard_group) + "); SMP v2 does not run " +
+                (p.pp > 1 ? "pipeline stages" : "on " + f.s->instance.name) +
+                ": torchrun, the script's FSDP " + strategy + " over groups of " +
+                std::to_string(p.shard_group)};
+  }
+  ojson params = {{"hybrid_shard_degree", p.shard_group}};
+  if (p.tp > 1) params["tensor_parallel_degree"] = p.tp;
+  return {"PyTorch",
+          {{"torch_distributed", {{"enabled", true}}},
+           {"smdistributed", {{"modelparallel", {{"enabled", true}, {"parameters", params}}}}}},
+          "hybrid sharded data parallelism (parallel.shard_group " + std::to_string(p.shard_group) +
+              "): SageMaker model parallelism v2 (SMP v2) with hybrid_shard_degree under "
+              "torchrun; the script wraps the model with FSDP " +
+              strategy};
+}
+
 Distribution ChooseDistribution(const JobFacts& f) {
   const ParallelConfig& p = f.s->parallel;
+  if (p.shard_group > 0) return HybridSharded(f);
   if (p.tp > 1 || p.pp > 1) return ModelParallel(f);
   if (p.dp_algorithm == DpAlgorithm::kParameterServer) {
     return {"TensorFlow",

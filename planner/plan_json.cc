@@ -20,6 +20,7 @@ json CandidateJson(const SearchSpace& space, const Candidate& c) {
               {"pp", c.pp},
               {"dp", c.dp},
               {"zero_stage", c.zero_stage},
+              {"shard_group", c.shard_group},
               {"micro_batch", c.micro_batch},
               {"recompute", ToString(c.recompute)},
               {"schedule", ToString(c.schedule)},

@@ -33,19 +33,21 @@ const char* LinkName(IntraTopology t) {
   return "?";
 }
 
-// A layout's shape: what the usual practice chooses.
+// A layout's shape: what the usual practice chooses (which never shards in
+// hybrid groups: `shard` 0, the whole DP group).
 struct Shape {
-  int tp = 1, pp = 1, zero = 0;
+  int tp = 1, pp = 1, zero = 0, shard = 0;
   bool operator==(const Shape&) const = default;
 };
 
 std::string Name(const Shape& s) {
+  const std::string hybrid = s.shard > 0 ? " in hybrid groups of " + std::to_string(s.shard) : "";
   if (s.tp == 1 && s.pp == 1) {
     return s.zero == 0 ? "plain data parallelism"
-                       : "sharded data parallelism (ZeRO-" + std::to_string(s.zero) + ")";
+                       : "sharded data parallelism (ZeRO-" + std::to_string(s.zero) + hybrid + ")";
   }
   return "tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) + ", ZeRO-" +
-         std::to_string(s.zero);
+         std::to_string(s.zero) + hybrid;
 }
 
 // The practice's shape on the chosen instance and node count: plain DP if it
@@ -89,7 +91,8 @@ std::optional<std::pair<double, double>> BestWithShape(const std::vector<Estimat
   for (const EstimatedCandidate& e : all) {
     const Candidate& c = e.c;
     if (c.instance != chosen.instance || c.nodes != chosen.nodes || c.tp != shape.tp ||
-        c.pp != shape.pp || c.zero_stage != shape.zero || !std::isfinite(e.time_s[slot])) {
+        c.pp != shape.pp || c.zero_stage != shape.zero || c.shard_group != shape.shard ||
+        !std::isfinite(e.time_s[slot])) {
       continue;
     }
     if (!best || e.time_s[slot] < best->first) best = {{e.time_s[slot], e.cost_usd[slot]}};
@@ -130,7 +133,7 @@ std::string PracticeReason(const Scenario& chosen, const Plan& plan, const Confi
                            int slot, const std::vector<EstimatedCandidate>& all) {
   const Candidate& c = best.candidate;
   const std::optional<Shape> practice = PracticeShape(chosen, plan.space);
-  const Shape mine{c.tp, c.pp, c.zero_stage};
+  const Shape mine{c.tp, c.pp, c.zero_stage, c.shard_group};
   if (!practice) {
     return "No layout of the usual practice fits on " + std::to_string(c.nodes) + " nodes; " +
            Name(mine) + " does.";
@@ -156,6 +159,46 @@ std::string PracticeReason(const Scenario& chosen, const Plan& plan, const Confi
          " than " + Name(mine) + ".";
 }
 
+// " over hybrid groups of 8 GPUs, ..." for a candidate with a shard group.
+std::string HybridText(const Scenario& s, const Candidate& c) {
+  const int g = c.shard_group, ranks_per_node = std::max(1, s.instance.gpus / c.tp);
+  const std::string what = c.zero_stage == 3 ? "weight gathers and gradient reduce-scatters"
+                                             : "gradient reduce-scatters and weight gathers";
+  std::string out = " over hybrid groups of " + std::to_string(g) + " data-parallel ranks";
+  if (g <= ranks_per_node && ranks_per_node % g == 0) {
+    out += " inside each node, which keeps its " + what + " on " + LinkName(s.instance.topology);
+  } else {
+    out += " across " + std::to_string((g + ranks_per_node - 1) / ranks_per_node) +
+           " nodes each, which keeps its " + what + " off the other nodes";
+  }
+  return out + "; the " + std::to_string(c.dp / g) +
+         " groups hold copies of it and all-reduce each gradient shard among themselves. ";
+}
+
+// With hybrid sharding: how it compares, by the estimator, with sharding over the whole DP
+// group of the same layout (unless the practice reason made that comparison already), and the
+// measurements behind it.
+std::string HybridReason(const Scenario& chosen, const Plan& plan, const ConfirmedCandidate& best,
+                         int slot, const std::vector<EstimatedCandidate>& all) {
+  const Candidate& c = best.candidate;
+  if (c.shard_group == 0) return "";
+  const Shape whole{c.tp, c.pp, c.zero_stage, 0};
+  std::string out;
+  if (PracticeShape(chosen, plan.space) != whole) {
+    auto theirs = BestWithShape(all, c, whole, slot);
+    auto ours = BestWithShape(all, c, Shape{c.tp, c.pp, c.zero_stage, c.shard_group}, slot);
+    out = "ZeRO-" + std::to_string(c.zero_stage) + " over all " + std::to_string(c.dp) +
+          " data-parallel ranks " +
+          (theirs && ours ? "takes " + Pct(theirs->first / ours->first - 1) +
+                                " longer by the estimator than hybrid groups of " +
+                                std::to_string(c.shard_group) + ". "
+                          : "does not fit or was not searched here. ");
+  }
+  return out +
+         "Hybrid sharding has measured support: FSDP hybrid sharding within a node on 96-128 "
+         "A100 and H100 GPUs (fms-fsdp; docs/validation.md).";
+}
+
 std::string ParallelReason(const Scenario& s, const ConfirmedCandidate& best) {
   const Candidate& c = best.candidate;
   const sim::Breakdown& b = best.simulated.step.breakdown;
@@ -175,7 +218,7 @@ std::string ParallelReason(const Scenario& s, const ConfirmedCandidate& best) {
             : c.zero_stage == 2 ? "optimizer state and "
                                   "gradients"
                                 : "whole model state") +
-           " over dp " + std::to_string(c.dp) + ". ";
+           (c.shard_group > 0 ? HybridText(s, c) : " over dp " + std::to_string(c.dp) + ". ");
   }
   const std::pair<const char*, double> overheads[] = {
       {"tensor-parallel communication", b.tp_comm_s},
@@ -296,6 +339,7 @@ std::vector<std::string> Reasons(const Scenario& base, const Plan& plan,
                                   MemoryReason(chosen, best),
                                   PracticeReason(chosen, plan, best, slot, estimated),
                                   ParallelReason(chosen, best),
+                                  HybridReason(chosen, plan, best, slot, estimated),
                                   InstanceReason(plan, best, slot, estimated, total_flops),
                                   PricingReason(chosen, best, p),
                                   ConstraintReason(chosen, plan, p),

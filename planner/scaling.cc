@@ -23,6 +23,8 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
     if (gpus % (c.tp * c.pp)) continue;
     const int dp = gpus / (c.tp * c.pp);
     if (c.zero_stage > 0 && dp == 1) continue;
+    // The same hybrid shard group, where it still divides dp and is below it.
+    if (c.shard_group > 0 && (dp % c.shard_group != 0 || dp <= c.shard_group)) continue;
     s.cluster.nodes = n;
     s.parallel.dp = dp;
     // The same shape; the micro batch may change where the chosen one does

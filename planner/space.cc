@@ -233,6 +233,28 @@ class Walker {
         continue;
       }
       c_.zero_stage = s_.parallel.zero_stage = zero;
+      ShardGroupChoices();
+    }
+  }
+
+  // The whole DP group, and with ZeRO-2/3 each hybrid shard group (ShardGroups).
+  // Listed groups that do not fit the layout are pruned; the default ones always do.
+  void ShardGroupChoices() {
+    std::vector<int> groups = {0};
+    if (c_.zero_stage >= 2) {
+      const std::vector<int> fitting = ShardGroups(space_, c_.dp, c_.tp, s_.instance.gpus);
+      groups.insert(groups.end(), fitting.begin(), fitting.end());
+      const int64_t per_group = static_cast<int64_t>(space_.recompute.size() * picks_.size());
+      for (int g : space_.shard_groups) {
+        if (std::find(fitting.begin(), fitting.end(), g) != fitting.end()) continue;
+        Prune(tally_, "shard-group", per_group, [&] {
+          return "shard group " + std::to_string(g) + " with dp " + std::to_string(c_.dp) +
+                 ": a hybrid group must divide dp and be smaller than it";
+        });
+      }
+    }
+    for (int g : groups) {
+      c_.shard_group = s_.parallel.shard_group = g;
       for (Recompute r : space_.recompute) RecomputeChoice(r);
     }
   }
@@ -346,6 +368,7 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
   space.pp = Or(q.pp, Divisors(LayerCount(s.model), q.max_pp));
   space.micro_batch = Or(q.micro_batch, {1, 2, 4, 8});
   space.zero_stages = Or(q.zero_stages, {0, 1, 2, 3});
+  space.shard_groups = q.shard_groups;
   space.recompute = Or(q.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
   space.schedules = Or(q.schedules, {Schedule::k1F1B, Schedule::kInterleaved});
   space.virtual_stages = Or(q.virtual_stages, {2, 4});
@@ -360,6 +383,18 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
   return space;
 }
 
+std::vector<int> ShardGroups(const SearchSpace& space, int dp, int tp, int gpus_per_node) {
+  std::vector<int> out;
+  if (!space.shard_groups.empty()) {
+    for (int g : space.shard_groups) {
+      if (g < dp && dp % g == 0) out.push_back(g);
+    }
+    return out;
+  }
+  for (int g = std::max(2, gpus_per_node / tp); g < dp && dp % g == 0; g *= 2) out.push_back(g);
+  return out;
+}
+
 void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s) {
   const InstanceType& t = *space.instances[c.instance];
   if (s->profile && s->profile->gpu != t.gpu.name) s->profile = nullptr;
@@ -370,6 +405,7 @@ void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s) {
   s->parallel.pp = c.pp;
   s->parallel.dp = c.dp;
   s->parallel.zero_stage = c.zero_stage;
+  s->parallel.shard_group = c.shard_group;
   s->parallel.schedule = c.schedule;
   s->parallel.virtual_stages = c.virtual_stages;
   s->training.micro_batch = c.micro_batch;
@@ -380,6 +416,7 @@ std::string Describe(const SearchSpace& space, const Candidate& c) {
   std::string out = space.instances[c.instance]->name + " x " + std::to_string(c.nodes) + ": tp " +
                     std::to_string(c.tp) + ", pp " + std::to_string(c.pp) + ", dp " +
                     std::to_string(c.dp) + ", ZeRO-" + std::to_string(c.zero_stage) +
+                    (c.shard_group > 0 ? ", hybrid shard " + std::to_string(c.shard_group) : "") +
                     ", micro batch " + std::to_string(c.micro_batch) + ", " +
                     ToString(c.recompute) + " recompute";
   if (c.pp > 1) {

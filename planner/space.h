@@ -2,7 +2,8 @@
 // `search` section allows, the impossible ones pruned with their reason.
 //
 // A candidate is an instance type, a node count and a parallel layout (tp,
-// pp, dp, ZeRO stage, micro batch, recompute, schedule and virtual stages).
+// pp, dp, ZeRO stage and shard group, micro batch, recompute, schedule and
+// virtual stages).
 // Pricing is not part of it: it changes the bill, not the step.
 #pragma once
 
@@ -23,6 +24,7 @@ struct Candidate {
   int nodes = 1;
   int tp = 1, pp = 1, dp = 1;
   int zero_stage = 0;
+  int shard_group = 0;  // hybrid sharding group (parallel.shard_group); 0 = the whole DP group
   int micro_batch = 1;
   Recompute recompute = Recompute::kNone;
   Schedule schedule = Schedule::k1F1B;
@@ -42,6 +44,7 @@ using PruneTally = std::map<std::string, PruneEntry>;
 struct SearchSpace {
   std::vector<const InstanceType*> instances;
   std::vector<int> tp, pp, micro_batch, zero_stages, virtual_stages;
+  std::vector<int> shard_groups;  // as given; empty = the default per layout (ShardGroups)
   std::vector<Recompute> recompute;
   std::vector<Schedule> schedules;
   std::vector<Pricing> pricing;
@@ -55,7 +58,14 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog);
 // `base` with the candidate applied (instance, nodes, parallel, training).
 void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s);
 
+// The hybrid shard groups a layout of `dp` ranks with `tp` on `gpus_per_node`-GPU
+// nodes tries beside the whole DP group: those `space` lists that divide dp
+// and are below it, or by default one node's DP ranks (at least 2) times 1,
+// 2, 4, ... while below dp and dividing it.
+std::vector<int> ShardGroups(const SearchSpace& space, int dp, int tp, int gpus_per_node);
+
 // "p4d.24xlarge x 128: tp 8, pp 8, dp 16, ZeRO-1, micro batch 1, full recompute, 1f1b"
+// (", hybrid shard 8" after the ZeRO stage with a shard group)
 std::string Describe(const SearchSpace& space, const Candidate& c);
 
 // Walks the space in a fixed order. For each instance type and (tp, micro

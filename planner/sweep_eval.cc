@@ -38,6 +38,7 @@ SweepRow ConfigRow(const Scenario& s) {
   row.pp = s.parallel.pp;
   row.dp = s.parallel.dp;
   row.zero_stage = s.parallel.zero_stage;
+  row.shard_group = s.parallel.shard_group;
   row.micro_batch = s.training.micro_batch;
   row.recompute = ToString(s.training.recompute);
   row.schedule = ToString(s.parallel.schedule);

@@ -24,6 +24,7 @@ void ForEachColumn(Row& row, F&& f) {
   f("pp", row.pp);
   f("dp", row.dp);
   f("zero_stage", row.zero_stage);
+  f("shard_group", row.shard_group);
   f("micro_batch", row.micro_batch);
   f("recompute", row.recompute);
   f("schedule", row.schedule);

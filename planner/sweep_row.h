@@ -27,7 +27,8 @@ struct SweepRow {
   SweepStatus status = SweepStatus::kError;
   std::string message;  // why, for does-not-fit and error rows
   std::optional<std::string> instance;
-  std::optional<int64_t> nodes, gpus, tp, pp, dp, zero_stage, micro_batch;
+  // shard_group: hybrid sharding's group, 0 for the whole DP group (parallel.shard_group).
+  std::optional<int64_t> nodes, gpus, tp, pp, dp, zero_stage, shard_group, micro_batch;
   std::optional<std::string> recompute, schedule, pricing;
   std::optional<double> step_time_s, samples_per_s, tokens_per_s, mfu;
   std::optional<double> time_to_train_h, cost_usd;

@@ -78,6 +78,8 @@ QVariant CandidateTableModel::raw(const planner::ConfirmedCandidate& c, int colu
       return k.dp;
     case kZero:
       return k.zero_stage;
+    case kShardGroup:
+      return k.shard_group;
     case kMicroBatch:
       return k.micro_batch;
     case kRecompute:
@@ -111,6 +113,8 @@ QVariant CandidateTableModel::display(const planner::ConfirmedCandidate& c, int 
     case kRank:
       return confirmedOfRow(row) == plan_->best ? QStringLiteral("%1 \u2605").arg(row + 1)
                                                 : QString::number(row + 1);
+    case kShardGroup:
+      return v.toInt() > 0 ? v : QVariant(QStringLiteral("all"));
     case kStepSeconds:
       return QString::number(v.toDouble(), 'f', 3);
     case kMfu:
@@ -172,9 +176,9 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kNames[kColumnCount] = {
-      "rank",    "instance",    "nodes",     "tp",       "pp",     "dp",
-      "ZeRO",    "micro batch", "recompute", "schedule", "step s", "MFU %",
-      "GiB/GPU", "fits",        "pricing",   "hours",    "cost $"};
+      "rank",  "instance",    "nodes",       "tp",        "pp",       "dp",
+      "ZeRO",  "shard group", "micro batch", "recompute", "schedule", "step s",
+      "MFU %", "GiB/GPU",     "fits",        "pricing",   "hours",    "cost $"};
   if (section < 0 || section >= kColumnCount) return {};
   return QString::fromLatin1(kNames[section]);
 }

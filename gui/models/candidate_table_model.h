@@ -29,6 +29,7 @@ class CandidateTableModel : public QAbstractTableModel {
     kPp,
     kDp,
     kZero,
+    kShardGroup,  // hybrid sharding group; 0 (shown "all") = the whole DP group
     kMicroBatch,
     kRecompute,
     kSchedule,

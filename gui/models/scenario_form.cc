@@ -75,6 +75,8 @@ std::vector<FormField> MakeFields() {
       F("parallel.pp", p, "Pipeline stages (pp)", K::kInteger, {}, "1"),
       F("parallel.dp", p, "Data parallel (dp)", K::kInteger, {}, "GPUs / (tp × pp)"),
       F("parallel.zero_stage", p, "ZeRO stage", K::kInteger, {}, "0"),
+      F("parallel.shard_group", p, "Hybrid shard group (ZeRO-2/3)", K::kInteger, {},
+        "the whole DP group"),
       F("parallel.schedule", p, "Schedule", K::kChoice, L({"gpipe", "1f1b", "interleaved"}),
         "1f1b"),
       F("parallel.virtual_stages", p, "Chunks per GPU (interleaved)", K::kInteger, {}, "1"),

@@ -44,6 +44,16 @@ class ModelTest : public QObject {
              best.priced[best.best_priced].job.expected_wall_s / 3600);
     QCOMPARE(model.data(model.index(0, CandidateTableModel::kNodes), Qt::UserRole).typeId(),
              QMetaType::Int);
+    // Each row's shard group: the hybrid group, or "all" for the whole DP group.
+    QCOMPARE(model.headerData(CandidateTableModel::kShardGroup, Qt::Horizontal).toString(),
+             QStringLiteral("shard group"));
+    for (int r = 0; r < model.rowCount(); ++r) {
+      const int g = plan->confirmed[model.confirmedOfRow(r)].candidate.shard_group;
+      QCOMPARE(model.data(model.index(r, CandidateTableModel::kShardGroup)).toString(),
+               g > 0 ? QString::number(g) : QStringLiteral("all"));
+      QCOMPARE(model.data(model.index(r, CandidateTableModel::kShardGroup), Qt::UserRole).toInt(),
+               g);
+    }
 
     // Sorting by cost goes by the number, not the text.
     proxy.sort(CandidateTableModel::kCost, Qt::AscendingOrder);

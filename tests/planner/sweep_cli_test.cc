@@ -152,7 +152,8 @@ TEST_F(SweepCliTest, WritesResultsAndSummarises) {
   const std::string csv = ReadFile(Out("out") + "/results.csv");
   EXPECT_EQ(CountLines(csv), 9u);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "point,id,scenario,status,message,instance,nodes,gpus,tp,pp,dp,zero_stage,micro_batch,"
+            "point,id,scenario,status,message,instance,nodes,gpus,tp,pp,dp,zero_stage,shard_group,"
+            "micro_batch,"
             "recompute,schedule,pricing,step_time_s,samples_per_s,tokens_per_s,mfu,"
             "time_to_train_h,cost_usd");
   EXPECT_NE(csv.find("\n7,tests/cli/data/gpt3-175b-one-node.json#0,gpt3-175b-one-node,"

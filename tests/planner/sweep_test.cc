@@ -124,8 +124,8 @@ TEST_F(SweepTest, FailingAndThrowingEvaluationsBecomeErrorRows) {
   EXPECT_EQ(r->errors, 2);
   std::vector<std::string> lines = Lines(Csv("out"));
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_EQ(lines[2], "1,p1.json#0,,error,the evaluation failed: boom,,,,,,,,,,,,,,,,,");
-  EXPECT_EQ(lines[3], "2,p2.json#0,s2,error,simulation failed: no route,,,,,,,,,,,,,,,,,");
+  EXPECT_EQ(lines[2], "1,p1.json#0,,error,the evaluation failed: boom,,,,,,,,,,,,,,,,,,");
+  EXPECT_EQ(lines[3], "2,p2.json#0,s2,error,simulation failed: no route,,,,,,,,,,,,,,,,,,");
 }
 
 TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
@@ -142,7 +142,7 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
   });
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(Lines(Csv("out"))[1],
-            "0,p0.json#0,\"a[tp=2,pp=4]\",ok,\"said \"\"hi\"\"\",,,,0,,,,,,,,,,,0.0,1e-05,");
+            "0,p0.json#0,\"a[tp=2,pp=4]\",ok,\"said \"\"hi\"\"\",,,,0,,,,,,,,,,,,0.0,1e-05,");
   EXPECT_EQ(Json("out"), R"({
   "version": 1,
   "points": 1,
@@ -160,6 +160,7 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
       "pp": null,
       "dp": null,
       "zero_stage": null,
+      "shard_group": null,
       "micro_batch": null,
       "recompute": null,
       "schedule": null,

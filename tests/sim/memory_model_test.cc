@@ -381,8 +381,9 @@ TEST(MemoryModelTest, HybridShardingDividesByTheShardGroup) {
     const MemoryBreakdown plain = ComputeMemory(one);
     EXPECT_DOUBLE_EQ(hybrid.optimizer_bytes, plain.optimizer_bytes / 4);
     EXPECT_DOUBLE_EQ(whole.optimizer_bytes, plain.optimizer_bytes / 16);
-    if (stage == 2) EXPECT_DOUBLE_EQ(hybrid.gradients_bytes, plain.gradients_bytes / 4);
-    if (stage == 3) {
+    if (stage == 2) {
+      EXPECT_DOUBLE_EQ(hybrid.gradients_bytes, plain.gradients_bytes / 4);
+    } else {
       // Shards of 1/4 instead of 1/16 of the weights, plus the same two units.
       EXPECT_NEAR(hybrid.weights_bytes - whole.weights_bytes,
                   plain.weights_bytes / 4 - plain.weights_bytes / 16, 1.0);
