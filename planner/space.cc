@@ -238,15 +238,28 @@ class Walker {
   }
 
   // The whole DP group, and with ZeRO-2/3 each hybrid shard group (ShardGroups).
-  // Listed groups that do not fit the layout are pruned; the default ones always do.
+  // Listed groups that do not fit the layout are pruned; of the default ones, those no
+  // measurement supports (HybridUnvalidated).
   void ShardGroupChoices() {
     std::vector<int> groups = {0};
     if (c_.zero_stage >= 2) {
-      const std::vector<int> fitting = ShardGroups(space_, c_.dp, c_.tp, s_.instance.gpus);
-      groups.insert(groups.end(), fitting.begin(), fitting.end());
       const int64_t per_group = static_cast<int64_t>(space_.recompute.size() * picks_.size());
+      for (int g : ShardGroups(space_, c_.dp, c_.tp, s_.instance.gpus)) {
+        if (space_.shard_groups.empty() && HybridUnvalidated(g)) {
+          Prune(tally_, "hybrid-unvalidated", per_group, [&] {
+            return "ZeRO-" + std::to_string(c_.zero_stage) + " in hybrid groups of " +
+                   std::to_string(g) + " with tp " + std::to_string(c_.tp) + " on " +
+                   std::to_string(s_.instance.gpus) +
+                   "-GPU nodes: the measurements of hybrid sharding are ZeRO-3 groups of one "
+                   "node (docs/validation.md section 0.3.19); list the group in "
+                   "search.shard_groups to plan with it";
+          });
+          continue;
+        }
+        groups.push_back(g);
+      }
       for (int g : space_.shard_groups) {
-        if (std::find(fitting.begin(), fitting.end(), g) != fitting.end()) continue;
+        if (std::find(groups.begin(), groups.end(), g) != groups.end()) continue;
         Prune(tally_, "shard-group", per_group, [&] {
           return "shard group " + std::to_string(g) + " with dp " + std::to_string(c_.dp) +
                  ": a hybrid group must divide dp and be smaller than it";
@@ -276,6 +289,14 @@ class Walker {
         c_.tp * c_.pp * c_.dp > kValidatedZeroThreeGpus ||
         (c_.tp == 1 && c_.pp == 1 && ParameterCount(s_.model) > kValidatedZeroThreeBillions * 1e9);
     return others_offered && beyond;
+  }
+
+  // The validation corpus measures hybrid sharding as FSDP HYBRID_SHARD over the GPUs of one
+  // node (fms-fsdp, 96-128 A100 and H100; docs/validation.md section 0.3.19): not ZeRO-2 in
+  // groups, not groups across nodes. The default search leaves those out; a search that lists
+  // its groups (search.shard_groups) keeps what it lists.
+  bool HybridUnvalidated(int group) const {
+    return c_.zero_stage != 3 || group * c_.tp != s_.instance.gpus;
   }
 
   void RecomputeChoice(Recompute r) {

@@ -214,22 +214,19 @@ TEST(WalkSpace, ParameterOffloadKeepsZeroThreeAndFitsGpt3On16P4d) {
     q.schedules = {Schedule::k1F1B};
     return Walk(*s);
   };
-  // dp 128 on 8-GPU nodes: the whole group and hybrid groups of 8, 16, 32 and 64 (ZeRO-2/3);
-  // in groups of 8 or 16 each node's host would hold 1/1 or 1/2 of the model's state, more
-  // than its memory.
+  // dp 128 on 8-GPU nodes: ZeRO-3 over the whole group; in hybrid groups of one node each
+  // node's host would hold the whole model's state, more than its memory (larger groups are
+  // not in the default search: hybrid-unvalidated).
   const Walked off = walk(true);
-  std::vector<int> groups;
-  for (const Candidate& c : off.candidates) {
-    EXPECT_EQ(c.zero_stage, 3);
-    groups.push_back(c.shard_group);
-  }
-  EXPECT_EQ(groups, (std::vector<int>{0, 32, 64}));
+  ASSERT_EQ(off.candidates.size(), 1u);
+  EXPECT_EQ(off.candidates[0].zero_stage, 3);
+  EXPECT_EQ(off.candidates[0].shard_group, 0);
   EXPECT_EQ(off.tally.at("offload-params-zero").count, 3);
   EXPECT_EQ(off.tally.at("offload-params-zero").example,
             "ZeRO-0: training.offload_params offloads ZeRO-3 shards (needs ZeRO-3)");
   const Walked on = walk(false);
   EXPECT_TRUE(on.candidates.empty());
-  EXPECT_EQ(on.tally.at("memory").count, 7);  // ZeRO-0, 1, and 2 in its 5 groupings
+  EXPECT_EQ(on.tally.at("memory").count, 3);  // ZeRO-0, 1, 2
   // ZeRO-3 for 175B without model parallelism, with other stages on offer: not put forward.
   EXPECT_EQ(on.tally.at("zero3-unvalidated").count, 1);
 }
@@ -245,7 +242,7 @@ TEST(WalkSpace, HybridShardGroupsForZeroTwoAndThree) {
   q.tp = {1, 2};
   q.pp = {1};
   q.micro_batch = {1};
-  q.zero_stages = {1, 3};
+  q.zero_stages = {1, 2, 3};
   auto groups = [](const Walked& w, int tp, int zero) {
     std::vector<int> out;
     for (const Candidate& c : w.candidates) {
@@ -257,14 +254,23 @@ TEST(WalkSpace, HybridShardGroupsForZeroTwoAndThree) {
   EXPECT_EQ(groups(by_default, 1, 1), std::vector<int>{0});
   EXPECT_EQ(groups(by_default, 1, 3), (std::vector<int>{0, 8}));
   EXPECT_EQ(groups(by_default, 2, 3), (std::vector<int>{0, 4}));
+  // Hybrid ZeRO-2 is not measured: left out of the default search, with the reason.
+  EXPECT_EQ(groups(by_default, 1, 2), std::vector<int>{0});
+  EXPECT_EQ(by_default.tally.at("hybrid-unvalidated").count, 2);  // tp 1 and tp 2
+  EXPECT_EQ(by_default.tally.at("hybrid-unvalidated").example,
+            "ZeRO-2 in hybrid groups of 8 with tp 1 on 8-GPU nodes: the measurements of hybrid "
+            "sharding are ZeRO-3 groups of one node (docs/validation.md section 0.3.19); list "
+            "the group in search.shard_groups to plan with it");
   q.shard_groups = {2, 3, 16};
   const Walked listed = Walk(s);
+  EXPECT_EQ(groups(listed, 1, 2), (std::vector<int>{0, 2}));
   EXPECT_EQ(groups(listed, 1, 3), (std::vector<int>{0, 2}));
   EXPECT_EQ(groups(listed, 2, 3), (std::vector<int>{0, 2}));
-  EXPECT_EQ(listed.tally.at("shard-group").count, 4);  // 3 and 16, at dp 16 and dp 8
+  EXPECT_EQ(listed.tally.at("shard-group").count, 8);  // 3 and 16, at dp 16 and 8, ZeRO-2 and 3
+  EXPECT_EQ(listed.tally.count("hybrid-unvalidated"), 0u);
   EXPECT_EQ(listed.tally.at("shard-group").example,
             "shard group 3 with dp 16: a hybrid group must divide dp and be smaller than it");
-  EXPECT_EQ(Describe(*ResolveSpace(s, test::BuiltinCatalog()), listed.candidates[2]),
+  EXPECT_EQ(Describe(*ResolveSpace(s, test::BuiltinCatalog()), listed.candidates[4]),
             "p4d.24xlarge x 2: tp 1, pp 1, dp 16, ZeRO-3, hybrid shard 2, micro batch 1, none "
             "recompute");
 }
