@@ -1,7 +1,8 @@
 // Accuracy of the simulator on the validation corpus (bench/data/validation/,
 // docs/validation.md): prints markdown tables, not pass/fail.
 //
-//   accuracy [--fit] [--loso] [--jobs N] [--match TEXT] [--set P=V]... [CORPUS_DIR]
+//   accuracy [--fit] [--loso] [--jobs N] [--match TEXT] [--set P=V]... [--write-bands FILE]
+//            [CORPUS_DIR]
 //
 // Default: every point simulated with the catalog's fitted parameters; a
 // table of points, the error per family on the evaluate part and on each fit
@@ -14,6 +15,8 @@
 // simulations run at once (default 1). --set: a trial value over the catalog's and
 // sim/model_params.h's (`hbm_efficiency=0.5`, `gemm_efficiency@A100-SXM4-80GB=0.7`), for
 // every run and as the base of every fit: a diagnostic, nothing is stored.
+// --write-bands FILE: the evaluate points' errors as error-band samples
+// (core/error_bands.h; instance-catalog/error-bands.json), after the default run.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -366,9 +369,64 @@ void RunLeaveOneSourceOut(const Corpus& corpus, const Catalog& catalog) {
   }
 }
 
+// The error-band samples of this run: every evaluate training point that simulated.
+ErrorBands BandsOf(const std::vector<Outcome>& outcomes, const Catalog& catalog) {
+  ErrorBands bands;
+  for (const Outcome& o : outcomes) {
+    if (!o.ok()) continue;
+    if (auto sample = BandSampleOf(*o.point, catalog, o.prediction.value)) {
+      bands.samples.push_back(std::move(*sample));
+    }
+  }
+  return bands;
+}
+
+// The band method's check (docs/validation.md section 0.7): the share of evaluate points
+// inside their band, with the band computed from all samples (in-sample) and without the
+// point's own source (leave one source out), per family and in all, at three coverages.
+void PrintBandCoverage(const ErrorBands& bands) {
+  const double coverages[] = {0.5, 0.8, 0.9};
+  struct Tally {
+    int points = 0, inside[3] = {}, inside_loso[3] = {};
+    double width80 = 0;  // sum of hi / lo - 1 at 80%, left-one-source-out
+  };
+  std::map<std::string, Tally> families;
+  Tally all;
+  for (const BandSample& s : bands.samples) {
+    Tally& f = families[s.key.strategy + " / " + s.key.gpu];
+    ++f.points, ++all.points;
+    for (int c = 0; c < 3; ++c) {
+      const Band in = BandFor(bands, s.key, coverages[c]);
+      const Band out = BandFor(bands, s.key, coverages[c], s.source);
+      const bool hit = std::log(in.lo) <= s.log_error && s.log_error <= std::log(in.hi);
+      const bool hit_loso = std::log(out.lo) <= s.log_error && s.log_error <= std::log(out.hi);
+      f.inside[c] += hit, all.inside[c] += hit;
+      f.inside_loso[c] += hit_loso, all.inside_loso[c] += hit_loso;
+      if (c == 1) {
+        f.width80 += out.hi / out.lo - 1;
+        all.width80 += out.hi / out.lo - 1;
+      }
+    }
+  }
+  std::printf(
+      "\n## Error bands: share of evaluate points inside their band (in-sample / leave one "
+      "source out)\n\n| family | points | 50%% band | 80%% band | 90%% band | mean width of the "
+      "80%% band (LOSO) |\n|---|---:|---:|---:|---:|---:|\n");
+  auto row = [&](const std::string& name, const Tally& t) {
+    std::printf("| %s | %d |", name.c_str(), t.points);
+    for (int c = 0; c < 3; ++c) {
+      std::printf(" %.0f%% / %.0f%% |", 100.0 * t.inside[c] / t.points,
+                  100.0 * t.inside_loso[c] / t.points);
+    }
+    std::printf(" %.0f%% |\n", 100 * t.width80 / t.points);
+  };
+  for (const auto& [name, t] : families) row(name, t);
+  if (all.points) row("**all training points**", all);
+}
+
 int Main(int argc, char** argv) {
   bool fit = false, loso = false;
-  std::string dir = kCorpusDir, match;
+  std::string dir = kCorpusDir, match, write_bands;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--fit") {
@@ -379,6 +437,8 @@ int Main(int argc, char** argv) {
       g_jobs = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--match" && i + 1 < argc) {
       match = argv[++i];
+    } else if (arg == "--write-bands" && i + 1 < argc) {
+      write_bands = argv[++i];
     } else if (arg == "--set" && i + 1 < argc) {
       if (Status st = ParseOverride(argv[++i], &g_trial); !st.ok()) {
         std::fprintf(stderr, "accuracy: %s\n", st.message().c_str());
@@ -389,9 +449,15 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: accuracy [--fit] [--loso] [--jobs N] [--match TEXT] [--set P=V]... "
-                   "[CORPUS_DIR]\n");
+                   "[--write-bands FILE] [CORPUS_DIR]\n");
       return 2;
     }
+  }
+  if (!write_bands.empty() && (fit || loso || !match.empty() || !g_trial.values.empty())) {
+    std::fprintf(stderr,
+                 "accuracy: --write-bands needs the whole corpus at the catalog's values (no "
+                 "--fit, --loso, --match or --set)\n");
+    return 2;
   }
   Expected<Catalog> catalog = Catalog::LoadDefault(dir + "/catalog.json");
   if (!catalog.ok()) {
@@ -421,6 +487,25 @@ int Main(int argc, char** argv) {
     PrintFamilies(outcomes, *catalog);
     PrintEstimator(outcomes, *catalog);
     PrintOrderings(outcomes, *catalog);
+    ErrorBands bands = BandsOf(outcomes, *catalog);
+    PrintBandCoverage(bands);
+    if (!write_bands.empty()) {
+      Expected<std::string> fingerprint = BandInputsFingerprint(dir, Catalog::DefaultDir());
+      if (!fingerprint.ok()) {
+        std::fprintf(stderr, "accuracy: %s\n", fingerprint.status().message().c_str());
+        return 1;
+      }
+      bands.corpus_fingerprint = *fingerprint;
+      bands.generated_by = "./build/bench/accuracy --jobs 2 --write-bands " + write_bands;
+      FILE* f = std::fopen(write_bands.c_str(), "wb");
+      const std::string text = ErrorBandsText(bands);
+      if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f)) {
+        std::fprintf(stderr, "accuracy: %s: cannot be written\n", write_bands.c_str());
+        return 1;
+      }
+      std::printf("\nerror bands written to %s (%zu samples)\n", write_bands.c_str(),
+                  bands.samples.size());
+    }
   }
   std::printf("\n(%zu points, %.0f s)\n", corpus->points.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

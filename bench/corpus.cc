@@ -225,16 +225,12 @@ Status LoadFolder(const fs::path& dir, const std::string& sub, Corpus* corpus) {
   return Status::Ok();
 }
 
-std::string Generation(const std::string& gpu) {
-  const auto dash = gpu.find('-');
-  return dash == std::string::npos ? gpu : gpu.substr(0, dash);
-}
-
 std::string Strategy(const json& scenario) {
   const json par = scenario.value("parallel", json::object());
   const int tp = par.value("tp", 1), pp = par.value("pp", 1), zero = par.value("zero_stage", 0);
   const bool model_parallel = tp > 1 || pp > 1;
-  if (zero == 3 || par.contains("shard_group")) return model_parallel ? "zero3+tp-pp" : "zero3";
+  // As BandKeyOf (core/error_bands.h), from the point's JSON (which may not parse).
+  if (zero == 3) return model_parallel ? "zero3+tp-pp" : "zero3";
   return model_parallel ? "tp-pp" : "dp";
 }
 
@@ -384,7 +380,7 @@ std::string FamilyOf(const CorpusPoint& p, const Catalog& catalog) {
   const std::string instance =
       p.scenario.value("cluster", json::object()).value("instance", std::string());
   const InstanceType* type = catalog.Find(instance);
-  const std::string gpu = type ? Generation(type->gpu.name) : "unknown GPU";
+  const std::string gpu = type ? GpuGeneration(type->gpu.name) : "unknown GPU";
   return Strategy(p.scenario) + " / " + gpu + " / throughput";
 }
 
@@ -438,6 +434,49 @@ Prediction Predict(const CorpusPoint& p, const Catalog& catalog, const ParamOver
 double ThroughputErrorPercent(const CorpusPoint& p, double predicted) {
   if (p.quantity == Quantity::kStepTimeS) return (p.measured / predicted - 1) * 100;
   return (predicted / p.measured - 1) * 100;
+}
+
+Expected<std::string> BandInputsFingerprint(const std::string& corpus_dir,
+                                            const std::string& catalog_dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(corpus_dir) / "evaluate")) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  files.push_back(fs::path(corpus_dir) / "catalog.json");
+  for (const char* f : {"gpus.json", "aws.json", "reference-systems.json"}) {
+    files.push_back(fs::path(catalog_dir) / f);
+  }
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const std::string& bytes) {
+    for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  };
+  for (const fs::path& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) return Status::InvalidInput(f.string() + ": cannot be read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    mix(f.filename().string());
+    mix(text.str());
+  }
+  char hex[20];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(hex);
+}
+
+std::optional<BandSample> BandSampleOf(const CorpusPoint& p, const Catalog& catalog,
+                                       double predicted) {
+  if (p.collective || p.split != "evaluate" || !(predicted > 0)) return std::nullopt;
+  Expected<Scenario> s = PointScenario(p, catalog);
+  if (!s.ok()) return std::nullopt;
+  BandSample out;
+  out.id = p.id;
+  out.source = p.source_id;
+  out.key = BandKeyOf(*s);
+  // ThroughputErrorPercent is predicted / measured - 1 in throughput terms.
+  out.log_error = -std::log1p(ThroughputErrorPercent(p, predicted) / 100);
+  return out;
 }
 
 const char* ToString(Quantity q) {

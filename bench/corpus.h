@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/error_bands.h"
 #include "core/scenario.h"
 #include "core/status.h"
 #include "sim/model_params.h"
@@ -114,5 +115,18 @@ Prediction Predict(const CorpusPoint& p, const Catalog& catalog, const ParamOver
 double ThroughputErrorPercent(const CorpusPoint& p, double predicted);
 
 const char* ToString(Quantity q);
+
+// FNV-1a (64 bit, hex) over the names and bytes of what a prediction's error
+// depends on besides the code: the corpus's evaluate/*.json and catalog.json
+// and the built-in catalog's gpus.json, aws.json and reference-systems.json
+// (the fitted figures), in that order. Written into the error-bands file so
+// that a test can tell when it is stale.
+Expected<std::string> BandInputsFingerprint(const std::string& corpus_dir,
+                                            const std::string& catalog_dir);
+
+// The error-band sample of an evaluate training point that simulated, with its
+// predicted value (core/error_bands.h); nullopt for other points.
+std::optional<BandSample> BandSampleOf(const CorpusPoint& p, const Catalog& catalog,
+                                       double predicted);
 
 }  // namespace trainsim::bench

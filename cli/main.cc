@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "cli/plan_cmd.h"
 #include "cli/sweep_cmd.h"
 #include "core/catalog.h"
+#include "core/error_bands.h"
 #include "core/model_zoo.h"
 #include "core/scenario.h"
 #include "sim/simulate.h"
@@ -102,7 +104,29 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
-void PrintHuman(const Scenario& s, const sim::SimulationResult& r) {
+// The band of the built-in error-bands file for `s`, or nullopt (with a
+// warning on stderr) when the file cannot be read: the prediction still stands.
+std::optional<Band> ScenarioBand(const Scenario& s) {
+  Expected<ErrorBands> bands = LoadErrorBands(DefaultErrorBandsPath());
+  if (!bands.ok()) {
+    std::cerr << "trainsim: no error band: " << bands.status().message() << "\n";
+    return std::nullopt;
+  }
+  return BandFor(*bands, BandKeyOf(s));
+}
+
+// "  80% band: 22.7-27.9 s per step, 0.91-1.12 x the throughput (family, N published points)"
+void PrintBand(const Band& b, const sim::SimulationResult& r) {
+  std::cout << "  " << Fixed(100 * b.coverage, 0) << "% band             "
+            << Fixed(r.step.step_time_s / b.hi, 3) << "-" << Fixed(r.step.step_time_s / b.lo, 3)
+            << " s per step, " << Fixed(b.lo, 2) << "-" << Fixed(b.hi, 2)
+            << " x the throughput\n                       (" << b.family << ": " << b.points
+            << " published measurements; docs/validation.md section 0.7)\n";
+  if (!b.note.empty()) std::cout << "                       wider: " << b.note << "\n";
+}
+
+void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
+                const std::optional<Band>& band) {
   const sim::MemoryBreakdown& m = r.memory;
   const double gib = 1024.0 * 1024 * 1024;
   std::cout << s.name << ": " << s.model.name << " on " << s.cluster.nodes << " x "
@@ -123,7 +147,9 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r) {
             << Fixed(100 * r.mfu, 1) << "%)\n"
             << "  hardware TFLOP/s/GPU "
             << Fixed(r.hardware_tflops_per_gpu, r.hardware_tflops_per_gpu < 1 ? 4 : 1)
-            << "  (with recompute)\n\n";
+            << "  (with recompute)\n";
+  if (band) PrintBand(*band, r);
+  std::cout << "\n";
   std::cout << "  memory per GPU (stage " << m.worst_stage << ")  " << Fixed(m.total_bytes / gib, 1)
             << " of " << Fixed(m.capacity_bytes / gib, 0) << " GiB: weights "
             << Fixed(m.weights_bytes / gib, 1) << ", gradients "
@@ -167,14 +193,15 @@ int Simulate(const Args& a) {
   opts.trace = !a.trace.empty();
   Expected<sim::SimulationResult> r = sim::Simulate(*s, opts);
   if (!r.ok()) return Fail(r.status());
-  if (a.json) std::cout << sim::ToJson(*s, *r).dump(2) << "\n";
+  const std::optional<Band> band = ScenarioBand(*s);
+  if (a.json) std::cout << sim::ToJson(*s, *r, band ? &*band : nullptr).dump(2) << "\n";
   if (!r->simulated) {
     std::cerr << "trainsim: " << a.positional[1]
               << ": the configuration does not fit: " << sim::DescribeShortfall(r->memory, *s)
               << "\n";
     return kBadInput;
   }
-  if (!a.json) PrintHuman(*s, *r);
+  if (!a.json) PrintHuman(*s, *r, band);
   if (!a.trace.empty()) {
     trace_out << sim::TraceJson(*r).dump() << "\n";
     trace_out.close();

@@ -113,6 +113,9 @@ struct ClusterConfig {
   std::vector<Straggler> stragglers;
 };
 
+// The largest tp, pp or dp a file may give: keeps tp * pp * dp an int64.
+inline constexpr int kMaxParallel = 1 << 20;
+
 struct ParallelConfig {
   int tp = 1;
   int pp = 1;

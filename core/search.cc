@@ -16,7 +16,6 @@ namespace {
 constexpr int kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int kMaxParallel = 1 << 20;  // as parallel.tp and parallel.pp
 constexpr int kMaxSearchNodes = 100000;
 
 // Numbers with each end open or closed (max = infinity: no upper end).

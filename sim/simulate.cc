@@ -99,7 +99,17 @@ Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& op
   return result;
 }
 
-json ToJson(const Scenario& s, const SimulationResult& r) {
+json BandJson(const Band& band, const SimulationResult& r) {
+  return json{{"coverage", band.coverage},
+              {"step_time_s", {r.step.step_time_s / band.hi, r.step.step_time_s / band.lo}},
+              {"samples_per_s", {r.samples_per_s * band.lo, r.samples_per_s * band.hi}},
+              {"tokens_per_s", {r.tokens_per_s * band.lo, r.tokens_per_s * band.hi}},
+              {"family", band.family},
+              {"points", band.points},
+              {"note", band.note.empty() ? json(nullptr) : json(band.note)}};
+}
+
+json ToJson(const Scenario& s, const SimulationResult& r, const Band* band) {
   const MemoryBreakdown& m = r.memory;
   json memory{{"weights_gib", GiB(m.weights_bytes)},
               {"gradients_gib", GiB(m.gradients_bytes)},
@@ -136,6 +146,7 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
                           "hardware_tflops_per_gpu", "mfu", "breakdown"}) {
       out[k] = nullptr;
     }
+    if (band) out["band"] = nullptr;
     return out;
   }
   out["step_time_s"] = r.step.step_time_s;
@@ -148,6 +159,7 @@ json ToJson(const Scenario& s, const SimulationResult& r) {
   out["breakdown"]["critical_stage"] = r.step.critical_stage;
   out["simulator"] = {{"simulated_gpus", r.step.simulated_gpus},
                       {"distinct_collectives", r.step.distinct_collectives}};
+  if (band) out["band"] = BandJson(*band, r);
   return out;
 }
 

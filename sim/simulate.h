@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/error_bands.h"
 #include "core/scenario.h"
 #include "sim/engine.h"
 #include "sim/memory_model.h"
@@ -33,8 +34,12 @@ struct SimulationResult {
 
 Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& options);
 
-// The `simulate --json` object. Deterministic: same input, same bytes.
-nlohmann::json ToJson(const Scenario& s, const SimulationResult& r);
+// The `simulate --json` object. Deterministic: same input, same bytes. With
+// `band` (core/error_bands.h) it carries "band": the step time and
+// throughputs at the band's ends, its coverage, family, points and note.
+nlohmann::json ToJson(const Scenario& s, const SimulationResult& r, const Band* band = nullptr);
+// The "band" object alone (the figures of a simulated result).
+nlohmann::json BandJson(const Band& band, const SimulationResult& r);
 // Chrome trace / Perfetto JSON: one process per GPU, one thread per stream.
 nlohmann::json TraceJson(const SimulationResult& r);
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "tests/test_util.h"
@@ -259,6 +260,38 @@ TEST(CorpusTest, BadTrialValuesAreRefusedWithWhatWasExpected) {
     ASSERT_FALSE(st.ok()) << c.text;
     EXPECT_EQ(st.message(), c.message);
     EXPECT_TRUE(o.values.empty()) << c.text;
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::bench
+
+namespace trainsim::bench {
+namespace {
+
+// instance-catalog/error-bands.json is what `accuracy --write-bands` makes of today's corpus
+// and catalog: a change to either (a new point, a refitted figure) without regenerating it
+// fails here. Every sample is an evaluate point, keyed as its family says.
+TEST(CorpusTest, TheErrorBandsFileIsOfTodaysCorpus) {
+  Expected<ErrorBands> bands = LoadErrorBands(DefaultErrorBandsPath());
+  ASSERT_TRUE(bands.ok()) << bands.status().message();
+  Expected<std::string> now = BandInputsFingerprint(kDir, Catalog::DefaultDir());
+  ASSERT_TRUE(now.ok()) << now.status().message();
+  EXPECT_EQ(bands->corpus_fingerprint, *now)
+      << "regenerate: ./build/bench/accuracy --jobs 2 --write-bands "
+         "instance-catalog/error-bands.json";
+  Expected<Corpus> corpus = LoadCorpus(kDir);
+  ASSERT_TRUE(corpus.ok()) << corpus.status().message();
+  std::map<std::string, const CorpusPoint*> by_id;
+  for (const CorpusPoint& p : corpus->points) by_id[p.id] = &p;
+  for (const BandSample& s : bands->samples) {
+    auto it = by_id.find(s.id);
+    ASSERT_NE(it, by_id.end()) << s.id;
+    EXPECT_EQ(it->second->split, "evaluate") << s.id;
+    EXPECT_EQ(it->second->source_id, s.source) << s.id;
+    EXPECT_EQ(FamilyOf(*it->second, CorpusCatalog()),
+              s.key.strategy + " / " + s.key.gpu + " / throughput")
+        << s.id;
   }
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "calibrate/calibration.h"
+#include "core/error_bands.h"
 #include "tests/test_util.h"
 
 #ifndef TRAINSIM_SOURCE_DIR
@@ -229,6 +230,26 @@ TEST_F(CliTest, SimulateJsonBreakdownAddsUpToTheStepTime) {
   }
   const double step_s = r.at("step_time_s");
   EXPECT_NEAR(sum_s, step_s, 1e-6 * step_s) << r.at("breakdown").dump(2);
+}
+
+// The prediction's error band (docs/validation.md section 0.7): the same band around every
+// figure (step time inverted), from the built-in error-bands file, and the text output says it.
+TEST_F(CliTest, SimulateGivesTheErrorBandOfItsFamily) {
+  json r = RunJson({"simulate", kGpt3Scenario, "--json"});
+  const json& band = r.at("band");
+  EXPECT_EQ(band.at("coverage"), 0.8);
+  const double step = r.at("step_time_s"), tokens = r.at("tokens_per_s");
+  const double lo = band.at("tokens_per_s")[0].get<double>() / tokens;
+  const double hi = band.at("tokens_per_s")[1].get<double>() / tokens;
+  EXPECT_LT(lo, 1);
+  EXPECT_GT(hi, 1);
+  EXPECT_NEAR(band.at("step_time_s")[0].get<double>(), step / hi, 1e-9 * step);
+  EXPECT_NEAR(band.at("step_time_s")[1].get<double>(), step / lo, 1e-9 * step);
+  EXPECT_GE(band.at("points").get<int>(), kMinBandPoints);
+  EXPECT_EQ(band.at("family").get<std::string>().rfind("tp-pp / A100", 0), 0u);
+  RunResult text = Run({"simulate", kGpt3Scenario});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  80% band             "), std::string::npos) << text.out;
 }
 
 TEST_F(CliTest, SimulateJsonIsByteForByteDeterministic) {

@@ -1,0 +1,234 @@
+#include "core/error_bands.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <limits>
+
+#include "core/catalog.h"
+#include "core/json_doc.h"
+
+namespace trainsim {
+namespace {
+
+const std::vector<std::string> kStrategies = {"dp", "zero3", "tp-pp", "zero3+tp-pp"};
+const std::vector<std::string> kPrecisions = {"fp8", "16-bit", "32-bit"};
+
+// Scale buckets: one node of 8 GPUs, up to 16 nodes, more.
+std::string ScaleBucket(int gpus) {
+  if (gpus <= 8) return "1-8 GPUs";
+  if (gpus <= 128) return "9-128 GPUs";
+  return "129+ GPUs";
+}
+
+std::string Quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+Status ReadSample(const JsonValue& v, const std::string& path, const std::string& file,
+                  BandSample* out) {
+  ObjectReader r(v, path, file);
+  int strategy = 0, precision = 0;
+  r.Require("id").Require("source").Require("strategy").Require("gpu").Require("precision");
+  r.Require("gpus").Require("log_error");
+  r.String("id", &out->id)
+      .String("source", &out->source)
+      .Enum("strategy", kStrategies, &strategy)
+      .String("gpu", &out->key.gpu)
+      .Enum("precision", kPrecisions, &precision)
+      .Int("gpus", &out->key.gpus, 1, kMaxParallel)
+      .Double("log_error", &out->log_error, -10, 10);
+  if (Status s = r.Finish(); !s.ok()) return s;
+  out->key.strategy = kStrategies[strategy];
+  out->key.precision = kPrecisions[precision];
+  return Status::Ok();
+}
+
+// The central `coverage` interval of the errors of `samples`, as throughput multipliers.
+void Interval(std::vector<double> errors, double coverage, Band* band) {
+  std::sort(errors.begin(), errors.end());
+  const double tail = (1 - coverage) / 2;
+  band->lo = std::exp(Quantile(errors, tail));
+  band->hi = std::exp(Quantile(errors, 1 - tail));
+  band->points = static_cast<int>(errors.size());
+}
+
+}  // namespace
+
+std::string GpuGeneration(std::string_view gpu_name) {
+  return std::string(gpu_name.substr(0, gpu_name.find('-')));
+}
+
+BandKey BandKeyOf(const Scenario& s) {
+  BandKey k;
+  const bool model_parallel = s.parallel.tp > 1 || s.parallel.pp > 1;
+  if (s.parallel.zero_stage == 3) {
+    k.strategy = model_parallel ? "zero3+tp-pp" : "zero3";
+  } else {
+    k.strategy = model_parallel ? "tp-pp" : "dp";
+  }
+  k.gpu = GpuGeneration(s.instance.gpu.name);
+  switch (s.training.precision) {
+    case Precision::kFp8:
+      k.precision = "fp8";
+      break;
+    case Precision::kFp32:
+    case Precision::kTf32:
+      k.precision = "32-bit";
+      break;
+    default:
+      k.precision = "16-bit";
+  }
+  k.gpus = s.total_gpus();
+  return k;
+}
+
+double Quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double h = (static_cast<double>(sorted.size()) - 1) * q;
+  const size_t i = static_cast<size_t>(std::floor(h));
+  if (i + 1 >= sorted.size()) return sorted.back();
+  return sorted[i] + (h - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]);
+}
+
+Expected<ErrorBands> ParseErrorBands(std::string_view text, std::string_view filename) {
+  Expected<JsonValue> doc = ParseJson(text, filename);
+  if (!doc.ok()) return doc.status();
+  const std::string file(filename);
+  ErrorBands out;
+  ObjectReader r(*doc, "", file);
+  int version = 0;
+  r.Require("version").Require("generated_by").Require("corpus_fingerprint").Require("samples");
+  r.Int("version", &version, 1, 1)
+      .String("generated_by", &out.generated_by)
+      .String("corpus_fingerprint", &out.corpus_fingerprint);
+  const JsonValue* samples = r.Child("samples");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  if (!samples->is_array()) {
+    return Status::InvalidInput(
+        Located(file, samples->pos, "samples: expected an array, got " + Describe(*samples)));
+  }
+  for (size_t i = 0; i < samples->items.size(); ++i) {
+    BandSample sample;
+    const std::string path = "samples[" + std::to_string(i) + "]";
+    if (Status s = ReadSample(samples->items[i], path, file, &sample); !s.ok()) return s;
+    out.samples.push_back(std::move(sample));
+  }
+  return out;
+}
+
+Expected<ErrorBands> LoadErrorBands(const std::string& path) {
+  Expected<JsonValue> doc = ParseJsonFile(path);  // for its file errors
+  if (!doc.ok()) return doc.status();
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status::InvalidInput(path + ": cannot be read");
+  std::string text;
+  char buffer[65536];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+  std::fclose(f);
+  return ParseErrorBands(text, path);
+}
+
+std::string ErrorBandsText(const ErrorBands& bands) {
+  std::vector<const BandSample*> sorted;
+  for (const BandSample& s : bands.samples) sorted.push_back(&s);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const BandSample* a, const BandSample* b) { return a->id < b->id; });
+  std::string out = "{\n  \"version\": 1,\n  \"generated_by\": " + Quoted(bands.generated_by) +
+                    ",\n  \"corpus_fingerprint\": " + Quoted(bands.corpus_fingerprint) +
+                    ",\n  \"samples\": [";
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const BandSample& s = *sorted[i];
+    char error[32];
+    std::snprintf(error, sizeof error, "%.6f", s.log_error);
+    out += std::string(i ? "," : "") + "\n    {\"id\": " + Quoted(s.id) +
+           ", \"source\": " + Quoted(s.source) + ", \"strategy\": " + Quoted(s.key.strategy) +
+           ", \"gpu\": " + Quoted(s.key.gpu) + ", \"precision\": " + Quoted(s.key.precision) +
+           ", \"gpus\": " + std::to_string(s.key.gpus) + ", \"log_error\": " + error + "}";
+  }
+  return out + "\n  ]\n}\n";
+}
+
+std::string DefaultErrorBandsPath() {
+  return (std::filesystem::path(Catalog::DefaultDir()) / "error-bands.json").string();
+}
+
+Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage,
+             std::string_view exclude_source) {
+  std::vector<const BandSample*> usable;
+  for (const BandSample& s : bands.samples) {
+    if (s.source != exclude_source) usable.push_back(&s);
+  }
+  auto errors = [&](const std::function<bool(const BandKey&)>& match) {
+    std::vector<double> out;
+    for (const BandSample* s : usable) {
+      if (match(s->key)) out.push_back(s->log_error);
+    }
+    return out;
+  };
+  const std::string scale = ScaleBucket(key.gpus);
+  // The finest family with enough samples: strategy x GPU x precision x scale, then without
+  // the scale, without the precision, without the GPU, then every sample.
+  const struct {
+    std::string name;
+    std::function<bool(const BandKey&)> match;
+  } levels[] = {
+      {key.strategy + " / " + key.gpu + " / " + key.precision + " / " + scale,
+       [&](const BandKey& k) {
+         return k.strategy == key.strategy && k.gpu == key.gpu && k.precision == key.precision &&
+                ScaleBucket(k.gpus) == scale;
+       }},
+      {key.strategy + " / " + key.gpu + " / " + key.precision,
+       [&](const BandKey& k) {
+         return k.strategy == key.strategy && k.gpu == key.gpu && k.precision == key.precision;
+       }},
+      {key.strategy + " / " + key.gpu,
+       [&](const BandKey& k) { return k.strategy == key.strategy && k.gpu == key.gpu; }},
+      {key.strategy, [&](const BandKey& k) { return k.strategy == key.strategy; }},
+      {"all training points", [](const BandKey&) { return true; }},
+  };
+  Band band;
+  band.coverage = coverage;
+  for (const auto& level : levels) {
+    const std::vector<double> e = errors(level.match);
+    if (static_cast<int>(e.size()) < kMinBandPoints && &level != &levels[4]) continue;
+    band.family = level.name;
+    if (e.empty()) {
+      band.note = "no published measurement to judge the prediction by";
+      return band;
+    }
+    Interval(e, coverage, &band);
+    break;
+  }
+  // Beyond what the configuration's strategy measured on its GPU: at least the whole corpus's
+  // spread, and say so.
+  int measured_gpus = 0;
+  for (const BandSample* s : usable) {
+    if (s->key.strategy == key.strategy && s->key.gpu == key.gpu) {
+      measured_gpus = std::max(measured_gpus, s->key.gpus);
+    }
+  }
+  if (measured_gpus == 0) {
+    band.note = "no published measurement of " + key.strategy + " on " + key.gpu;
+  } else if (key.gpus > measured_gpus) {
+    band.note = "no published measurement of " + key.strategy + " on " + key.gpu + " beyond " +
+                std::to_string(measured_gpus) + " GPUs";
+  }
+  if (!band.note.empty()) {
+    Band all;
+    Interval(errors([](const BandKey&) { return true; }), coverage, &all);
+    band.lo = std::min(band.lo, all.lo);
+    band.hi = std::max(band.hi, all.hi);
+    band.family += ", widened to all training points";
+  }
+  return band;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,87 @@
+// Error bands: how far a prediction can be trusted, from the validation
+// corpus (docs/validation.md section 0.7).
+//
+// Every evaluate point of the corpus (bench/data/validation/evaluate) that
+// the simulator can run leaves one sample: the log of measured over predicted
+// throughput, with the point's family (strategy, GPU generation, precision
+// class, GPU count). `bench/accuracy --write-bands` writes them to
+// instance-catalog/error-bands.json; nothing here is set by hand. A
+// configuration's band is the central `coverage` interval of the samples of
+// its family: the finest family with at least kMinBandPoints samples, backing
+// off to coarser ones, and widened to the whole corpus's band where the
+// configuration lies beyond what its family measured (then `note` says so).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/scenario.h"
+#include "core/status.h"
+
+namespace trainsim {
+
+// What a configuration's band is looked up by.
+struct BandKey {
+  std::string strategy;   // "dp", "zero3", "tp-pp" or "zero3+tp-pp"
+  std::string gpu;        // GPU generation: "V100", "A100", "H100", "H200", ...
+  std::string precision;  // "fp8", "16-bit" (fp16, bf16) or "32-bit" (fp32, tf32)
+  int gpus = 0;
+};
+
+// The key of a parsed scenario (strategy: ZeRO-3 with or without tp/pp, tp/pp
+// without it, else data parallel).
+BandKey BandKeyOf(const Scenario& s);
+
+// "H100" from "H100-SXM5-80GB": the part before the first '-'.
+std::string GpuGeneration(std::string_view gpu_name);
+
+// One evaluate point's error: log(measured / predicted), throughputs.
+struct BandSample {
+  std::string id;
+  std::string source;
+  BandKey key;
+  double log_error = 0;
+};
+
+struct ErrorBands {
+  std::string generated_by;        // the command that wrote the file
+  std::string corpus_fingerprint;  // of the evaluate files it was computed from
+  std::vector<BandSample> samples;
+};
+
+// Families with fewer samples back off to a coarser family: the 10% and 90%
+// quantiles of fewer than 10 samples would be their extremes.
+inline constexpr int kMinBandPoints = 10;
+
+Expected<ErrorBands> ParseErrorBands(std::string_view text, std::string_view filename);
+Expected<ErrorBands> LoadErrorBands(const std::string& path);
+// The file's text: samples sorted by id, errors to 6 decimals (same bands, same bytes).
+std::string ErrorBandsText(const ErrorBands& bands);
+// instance-catalog/error-bands.json of the built-in catalog (Catalog::DefaultDir()).
+std::string DefaultErrorBandsPath();
+
+// Measured throughput lies within [lo, hi] x the predicted one for `coverage`
+// of the corpus points like the configuration; a step time within
+// [1 / hi, 1 / lo] x the predicted one.
+struct Band {
+  double lo = 1, hi = 1;
+  double coverage = 0.8;
+  std::string family;  // the samples used, e.g. "zero3 / A100 / 16-bit / 9-128 GPUs"
+  int points = 0;
+  // Why the band is wider than its family's ("no published measurement of
+  // zero3 on H100 beyond 512 GPUs"), or "".
+  std::string note;
+};
+
+// The band of `key` at `coverage` (0 < coverage < 1). Samples of
+// `exclude_source` are left out (for leave-one-source-out checks). Without any
+// sample: lo = hi = 1, points 0, and a note.
+Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage = 0.8,
+             std::string_view exclude_source = {});
+
+// The q-quantile (0 <= q <= 1) of sorted values, linear between order
+// statistics (Hyndman and Fan's type 7, R's default).
+double Quantile(const std::vector<double>& sorted, double q);
+
+}  // namespace trainsim

@@ -1,0 +1,149 @@
+// Error bands (core/error_bands.h): quantiles, the family back-off, widening
+// beyond what a family measured, the file's round trip and its errors, and
+// the built-in file.
+#include "core/error_bands.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace trainsim {
+namespace {
+
+BandSample Sample(const std::string& source, const std::string& strategy, const std::string& gpu,
+                  int gpus, double log_error) {
+  static int n = 0;
+  BandSample s;
+  s.id = "p" + std::to_string(n++);
+  s.source = source;
+  s.key = {strategy, gpu, "16-bit", gpus};
+  s.log_error = log_error;
+  return s;
+}
+
+TEST(ErrorBands, QuantilesInterpolateBetweenOrderStatistics) {
+  const std::vector<double> v = {0, 1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(Quantile(v, 0), 0);
+  EXPECT_DOUBLE_EQ(Quantile(v, 0.1), 0.4);  // h = 4 x 0.1
+  EXPECT_DOUBLE_EQ(Quantile(v, 0.5), 2);
+  EXPECT_DOUBLE_EQ(Quantile(v, 0.9), 3.6);
+  EXPECT_DOUBLE_EQ(Quantile(v, 1), 4);
+}
+
+// Eleven zero3 / A100 samples with errors -0.5 .. +0.5 (step 0.1) on 64 GPUs: the 80% band is
+// exp(-0.4) .. exp(0.4) of the prediction (h = 10 x 0.1 = 1: the 2nd and 10th values).
+ErrorBands Eleven() {
+  ErrorBands b;
+  for (int i = 0; i <= 10; ++i)
+    b.samples.push_back(Sample("s", "zero3", "A100", 64, -0.5 + 0.1 * i));
+  return b;
+}
+
+TEST(ErrorBands, TheBandIsTheCentralIntervalOfTheFamilysErrors) {
+  const Band band = BandFor(Eleven(), {"zero3", "A100", "16-bit", 64});
+  EXPECT_NEAR(band.lo, std::exp(-0.4), 1e-12);
+  EXPECT_NEAR(band.hi, std::exp(0.4), 1e-12);
+  EXPECT_EQ(band.points, 11);
+  EXPECT_EQ(band.family, "zero3 / A100 / 16-bit / 9-128 GPUs");
+  EXPECT_EQ(band.note, "");
+  const Band half = BandFor(Eleven(), {"zero3", "A100", "16-bit", 64}, 0.5);
+  EXPECT_NEAR(half.lo, std::exp(-0.25), 1e-12);
+  EXPECT_NEAR(half.hi, std::exp(0.25), 1e-12);
+}
+
+// Fewer than kMinBandPoints in a family: the next coarser one (here the scale bucket is
+// dropped, then the precision, then the GPU).
+TEST(ErrorBands, SmallFamiliesBackOffToCoarserOnes) {
+  ErrorBands b = Eleven();
+  EXPECT_EQ(BandFor(b, {"zero3", "A100", "16-bit", 8}).family, "zero3 / A100 / 16-bit");
+  EXPECT_EQ(BandFor(b, {"zero3", "A100", "fp8", 64}).family, "zero3 / A100");
+  // Another GPU of the same strategy: the strategy's samples, and a note (nothing measured
+  // on that GPU), widened to all training points (the same samples here).
+  const Band h100 = BandFor(b, {"zero3", "H100", "16-bit", 64});
+  EXPECT_EQ(h100.family, "zero3, widened to all training points");
+  EXPECT_EQ(h100.note, "no published measurement of zero3 on H100");
+}
+
+// Beyond the largest GPU count its strategy measured on its GPU, the band takes at least the
+// whole corpus's spread, and says why.
+TEST(ErrorBands, BeyondTheMeasuredScaleTheBandWidens) {
+  ErrorBands b = Eleven();
+  for (int i = 0; i < 10; ++i) b.samples.push_back(Sample("t", "tp-pp", "A100", 512, 2.0));
+  const Band far = BandFor(b, {"zero3", "A100", "16-bit", 1024});
+  EXPECT_EQ(far.note, "no published measurement of zero3 on A100 beyond 64 GPUs");
+  // Its family (zero3 / A100 / 16-bit, 11 samples): exp(-0.4) .. exp(0.4); all 21 samples:
+  // the 3rd and 19th of -0.5 .. 0.5, 2.0 x 10, exp(-0.3) .. exp(2). The wider of each end.
+  EXPECT_NEAR(far.lo, std::exp(-0.4), 1e-12);
+  EXPECT_NEAR(far.hi, std::exp(2.0), 1e-12);
+  EXPECT_EQ(far.family, "zero3 / A100 / 16-bit, widened to all training points");
+  const Band near = BandFor(b, {"zero3", "A100", "16-bit", 64});
+  EXPECT_EQ(near.note, "");
+  EXPECT_NEAR(near.hi, std::exp(0.4), 1e-12);
+}
+
+TEST(ErrorBands, ASourceLeftOutDoesNotCount) {
+  ErrorBands b = Eleven();
+  for (int i = 0; i < 10; ++i) b.samples.push_back(Sample("u", "zero3", "A100", 64, 1.0));
+  EXPECT_EQ(BandFor(b, {"zero3", "A100", "16-bit", 64}).points, 21);
+  const Band without = BandFor(b, {"zero3", "A100", "16-bit", 64}, 0.8, "u");
+  EXPECT_EQ(without.points, 11);
+  EXPECT_NEAR(without.hi, std::exp(0.4), 1e-12);
+}
+
+TEST(ErrorBands, NoSamplesNoBand) {
+  const Band none = BandFor(ErrorBands(), {"dp", "A100", "16-bit", 8});
+  EXPECT_EQ(none.points, 0);
+  EXPECT_EQ(none.lo, 1);
+  EXPECT_EQ(none.hi, 1);
+  EXPECT_EQ(none.note, "no published measurement to judge the prediction by");
+}
+
+TEST(ErrorBands, TheFileRoundTripsByteForByte) {
+  ErrorBands b = Eleven();
+  b.generated_by = "accuracy --write-bands x";
+  b.corpus_fingerprint = "00ff";
+  const std::string text = ErrorBandsText(b);
+  Expected<ErrorBands> back = ParseErrorBands(text, "bands.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(ErrorBandsText(*back), text);
+  EXPECT_EQ(back->samples.size(), 11u);
+}
+
+TEST(ErrorBands, BadFilesNameTheFieldAndPosition) {
+  const struct {
+    std::string text, message;
+  } cases[] = {
+      {R"({"version": 2, "generated_by": "", "corpus_fingerprint": "", "samples": []})",
+       "b.json:1:13: version: expected an integer in [1, 1], got 2"},
+      {R"({"version": 1, "generated_by": "", "corpus_fingerprint": "", "samples": {}})",
+       "b.json:1:73: samples: expected an array, got {}"},
+      {R"({"version": 1, "generated_by": "", "corpus_fingerprint": "", "samples": [
+  {"id": "a", "source": "s", "strategy": "fsdp", "gpu": "A100", "precision": "16-bit",
+   "gpus": 8, "log_error": 0.1}]})",
+       "b.json:2:42: samples[0].strategy: expected one of dp, zero3, tp-pp, zero3+tp-pp, got "
+       "\"fsdp\""},
+      {R"({"version": 1, "generated_by": "", "corpus_fingerprint": "", "samples": [
+  {"id": "a", "source": "s", "strategy": "dp", "gpu": "A100", "precision": "16-bit",
+   "gpus": 8}]})",
+       "b.json:2:3: missing required field samples[0].log_error"},
+  };
+  for (const auto& c : cases) {
+    Expected<ErrorBands> b = ParseErrorBands(c.text, "b.json");
+    ASSERT_FALSE(b.ok()) << c.message;
+    EXPECT_EQ(b.status().message(), c.message);
+  }
+}
+
+// The file the tools read: written by bench/accuracy from the corpus, and it parses.
+TEST(ErrorBands, TheBuiltInFileLoads) {
+  Expected<ErrorBands> b = LoadErrorBands(DefaultErrorBandsPath());
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_GT(b->samples.size(), 400u);
+  EXPECT_NE(b->generated_by.find("--write-bands"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim
