@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -107,9 +108,10 @@ std::string Fixed(double v, int digits) {
 // The band of the built-in error-bands file for `s`, or nullopt (with a
 // warning on stderr) when the file cannot be read: the prediction still stands.
 std::optional<Band> ScenarioBand(const Scenario& s) {
-  Expected<ErrorBands> bands = LoadErrorBands(DefaultErrorBandsPath());
-  if (!bands.ok()) {
-    std::cerr << "trainsim: no error band: " << bands.status().message() << "\n";
+  std::string why_not;
+  const std::shared_ptr<const ErrorBands> bands = DefaultErrorBands(&why_not);
+  if (!bands) {
+    std::cerr << "trainsim: no error band: " << why_not << "\n";
     return std::nullopt;
   }
   return BandFor(*bands, BandKeyOf(s));

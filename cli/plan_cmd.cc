@@ -4,11 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "cli/args.h"
 #include "core/catalog.h"
+#include "core/error_bands.h"
 #include "core/scenario.h"
 #include "planner/plan.h"
 
@@ -94,9 +96,10 @@ std::string Money(const std::optional<planner::Spread>& s) { return s ? Dollars(
 void PrintTable(const Scenario& s, const planner::Plan& p) {
   std::printf("%s: %s, %.0f steps\n\n", s.name.c_str(), s.model.name.c_str(),
               p.confirmed.empty() ? 0.0 : p.confirmed[0].steps);
-  std::printf("%4s  %-16s %5s %3s %3s %4s %5s %3s %-9s %-14s %8s %6s %6s %6s  %-14s %9s %9s %9s\n",
-              "rank", "instance", "nodes", "tp", "pp", "dp", "zero", "mb", "recompute", "schedule",
-              "step s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
+  std::printf(
+      "%4s  %-16s %5s %3s %3s %4s %5s %3s %-9s %-14s %8s %15s %6s %6s %6s  %-14s %9s %9s %9s\n",
+      "rank", "instance", "nodes", "tp", "pp", "dp", "zero", "mb", "recompute", "schedule",
+      "step s", "80% band s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
   for (size_t i = 0; i < p.confirmed.size(); ++i) {
     const planner::ConfirmedCandidate& c = p.confirmed[i];
     if (c.best_priced < 0) continue;
@@ -108,13 +111,22 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
     // ZeRO stage, and "/g" with a hybrid shard group of g.
     std::string zero = std::to_string(k.zero_stage);
     if (k.shard_group > 0) zero += "/" + std::to_string(k.shard_group);
+    // The step time's 80% band (docs/validation.md section 0.7); "*" where it was widened.
+    std::string band = "-";
+    if (c.band) {
+      const double step = c.simulated.step.step_time_s;
+      char text[48];
+      std::snprintf(text, sizeof text, "%.3g-%.3g%s", step / c.band->hi, step / c.band->lo,
+                    c.band->note.empty() ? "" : "*");
+      band = text;
+    }
     std::printf(
-        "%3zu%s  %-16s %5d %3d %3d %4d %5s %3d %-9s %-14s %8.3f %+6.1f %6.1f %6.1f  %-14s %9.1f "
-        "%9.1f %9s\n",
+        "%3zu%s  %-16s %5d %3d %3d %4d %5s %3d %-9s %-14s %8.3f %15s %+6.1f %6.1f %6.1f  %-14s "
+        "%9.1f %9.1f %9s\n",
         i + 1, static_cast<int>(i) == p.best ? "*" : " ",
         p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp, k.pp, k.dp, zero.c_str(),
         k.micro_batch, ToString(k.recompute), sched.c_str(), c.simulated.step.step_time_s,
-        100 * c.estimator_error, 100 * c.simulated.mfu,
+        band.c_str(), 100 * c.estimator_error, 100 * c.simulated.mfu,
         c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024), ToString(pj.pricing),
         pj.job.expected_wall_s / 3600, pj.job.wall_s.p90 / 3600, Money(pj.job.cost_usd).c_str());
   }
@@ -130,8 +142,10 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
   }
   std::printf(
       "\n(* recommended; each candidate with its best pricing option; zero s/g = ZeRO-s sharded "
-      "over hybrid groups of g; est %% = estimator against simulator; hours and cost are "
-      "expected values of the whole job)\n\nRecommendation%s:\n",
+      "over hybrid groups of g; 80%% band: where the step time of 80%% of published runs like "
+      "it fell against the prediction, * = widened beyond what was measured (docs/validation.md "
+      "section 0.7); est %% = estimator against simulator; hours and cost are expected values "
+      "of the whole job, P90 with the model's error and interruptions)\n\nRecommendation%s:\n",
       p.meets_constraints ? "" : " (no plan meets the constraints)");
   for (const std::string& r : p.reasons) std::printf("  - %s\n", r.c_str());
   std::printf("\nPareto front (time against cost):");
@@ -182,6 +196,9 @@ int PlanCommand(int argc, char** argv) {
   planner::PlanOptions options;
   options.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   options.observer = &progress;
+  std::string no_bands;
+  options.bands = DefaultErrorBands(&no_bands);
+  if (!options.bands) std::cerr << "trainsim: no error bands: " << no_bands << "\n";
   Expected<planner::Plan> plan = planner::MakePlan(*s, *catalog, options);
   if (!plan.ok()) {
     std::filesystem::remove(tmp);

@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <thread>
 
 #include "cli/args.h"
 #include "core/catalog.h"
+#include "core/error_bands.h"
 #include "planner/sweep.h"
 #include "planner/sweep_eval.h"
 
@@ -172,7 +174,8 @@ Expected<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
-// The scenarios as sweep points; the extra catalog is part of every fingerprint.
+// The scenarios as sweep points; the extra catalog and the error bands are part of every
+// fingerprint (a resume with other bands would mix their columns).
 Expected<planner::ScenarioSweep> LoadSweep(const SweepArgs& a, Catalog* catalog) {
   std::string extra;
   if (!a.catalog.empty()) {
@@ -180,6 +183,9 @@ Expected<planner::ScenarioSweep> LoadSweep(const SweepArgs& a, Catalog* catalog)
     Expected<std::string> bytes = ReadFile(a.catalog);
     if (!bytes.ok()) return bytes.status();
     extra = std::string("catalog") + '\0' + *bytes;
+  }
+  if (Expected<std::string> bands = ReadFile(DefaultErrorBandsPath()); bands.ok()) {
+    extra += std::string("bands") + '\0' + *bands;
   }
   return planner::LoadScenarioSweep(
       a.scenarios, *catalog, extra,
@@ -228,11 +234,16 @@ int Sweep(const SweepArgs& a, planner::SweepWorld* world) {
                                               world->local_size());
   options.world = world;
   options.cancel = &g_interrupted;
+  std::string no_bands;
+  const std::shared_ptr<const ErrorBands> bands = DefaultErrorBands(&no_bands);
+  if (!bands && world->rank() == 0) {
+    std::fprintf(stderr, "trainsim: no error bands: %s\n", no_bands.c_str());
+  }
   auto evaluate = [&](const planner::SweepPoint& p) {
     BlockInterruptOnThisThread();
     const Scenario& s = sweep->scenarios[p.index];
-    return sweep->plan[p.index] ? planner::PlanScenarioRow(s, *catalog)
-                                : planner::SimulateScenarioRow(s);
+    return sweep->plan[p.index] ? planner::PlanScenarioRow(s, *catalog, bands)
+                                : planner::SimulateScenarioRow(s, bands.get());
   };
   CatchInterrupt(world->rank() == 0);
   Expected<planner::SweepSummary> result = [&] {

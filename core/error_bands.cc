@@ -160,8 +160,17 @@ std::string DefaultErrorBandsPath() {
   return (std::filesystem::path(Catalog::DefaultDir()) / "error-bands.json").string();
 }
 
-Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage,
-             std::string_view exclude_source) {
+namespace {
+
+// A key's family: its name, its samples' errors, and why it is beyond what the corpus
+// measured ("" when it is not).
+struct Family {
+  std::string name;
+  std::vector<double> errors;
+  std::string note;
+};
+
+Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view exclude_source) {
   std::vector<const BandSample*> usable;
   for (const BandSample& s : bands.samples) {
     if (s.source != exclude_source) usable.push_back(&s);
@@ -194,21 +203,14 @@ Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage,
       {key.strategy, [&](const BandKey& k) { return k.strategy == key.strategy; }},
       {"all training points", [](const BandKey&) { return true; }},
   };
-  Band band;
-  band.coverage = coverage;
+  Family f;
   for (const auto& level : levels) {
-    const std::vector<double> e = errors(level.match);
-    if (static_cast<int>(e.size()) < kMinBandPoints && &level != &levels[4]) continue;
-    band.family = level.name;
-    if (e.empty()) {
-      band.note = "no published measurement to judge the prediction by";
-      return band;
-    }
-    Interval(e, coverage, &band);
+    f.errors = errors(level.match);
+    if (static_cast<int>(f.errors.size()) < kMinBandPoints && &level != &levels[4]) continue;
+    f.name = level.name;
     break;
   }
-  // Beyond what the configuration's strategy measured on its GPU: at least the whole corpus's
-  // spread, and say so.
+  // Beyond what the configuration's strategy measured on its GPU.
   int measured_gpus = 0;
   for (const BandSample* s : usable) {
     if (s->key.strategy == key.strategy && s->key.gpu == key.gpu) {
@@ -216,19 +218,58 @@ Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage,
     }
   }
   if (measured_gpus == 0) {
-    band.note = "no published measurement of " + key.strategy + " on " + key.gpu;
+    f.note = "no published measurement of " + key.strategy + " on " + key.gpu;
   } else if (key.gpus > measured_gpus) {
-    band.note = "no published measurement of " + key.strategy + " on " + key.gpu + " beyond " +
-                std::to_string(measured_gpus) + " GPUs";
+    f.note = "no published measurement of " + key.strategy + " on " + key.gpu + " beyond " +
+             std::to_string(measured_gpus) + " GPUs";
   }
+  return f;
+}
+
+std::vector<double> AllErrors(const ErrorBands& bands, std::string_view exclude_source) {
+  std::vector<double> out;
+  for (const BandSample& s : bands.samples) {
+    if (s.source != exclude_source) out.push_back(s.log_error);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const ErrorBands> DefaultErrorBands(std::string* why_not) {
+  static const Expected<ErrorBands> loaded = LoadErrorBands(DefaultErrorBandsPath());
+  static const std::shared_ptr<const ErrorBands> shared =
+      loaded.ok() ? std::make_shared<const ErrorBands>(*loaded) : nullptr;
+  if (!shared && why_not) *why_not = loaded.status().message();
+  return shared;
+}
+
+Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage,
+             std::string_view exclude_source) {
+  const Family f = FamilyFor(bands, key, exclude_source);
+  Band band;
+  band.coverage = coverage;
+  band.family = f.name;
+  if (f.errors.empty()) {
+    band.note = "no published measurement to judge the prediction by";
+    return band;
+  }
+  Interval(f.errors, coverage, &band);
+  band.note = f.note;
   if (!band.note.empty()) {
+    // At least the whole corpus's spread.
     Band all;
-    Interval(errors([](const BandKey&) { return true; }), coverage, &all);
+    Interval(AllErrors(bands, exclude_source), coverage, &all);
     band.lo = std::min(band.lo, all.lo);
     band.hi = std::max(band.hi, all.hi);
     band.family += ", widened to all training points";
   }
   return band;
+}
+
+std::vector<double> BandErrors(const ErrorBands& bands, const BandKey& key) {
+  const Family f = FamilyFor(bands, key, {});
+  return f.note.empty() ? f.errors : AllErrors(bands, {});
 }
 
 }  // namespace trainsim

@@ -12,6 +12,7 @@
 // configuration lies beyond what its family measured (then `note` says so).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,9 @@ Expected<ErrorBands> LoadErrorBands(const std::string& path);
 std::string ErrorBandsText(const ErrorBands& bands);
 // instance-catalog/error-bands.json of the built-in catalog (Catalog::DefaultDir()).
 std::string DefaultErrorBandsPath();
+// That file, loaded once per process and shared (commands, the GUI's workers); null when it
+// cannot be read, with the reason in *why_not. Thread-safe.
+std::shared_ptr<const ErrorBands> DefaultErrorBands(std::string* why_not = nullptr);
 
 // Measured throughput lies within [lo, hi] x the predicted one for `coverage`
 // of the corpus points like the configuration; a step time within
@@ -79,6 +83,11 @@ struct Band {
 // sample: lo = hi = 1, points 0, and a note.
 Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage = 0.8,
              std::string_view exclude_source = {});
+
+// The log errors a band of `key` is made from, for drawing model error at
+// random (the planner's job Monte-Carlo): its family's samples, or all
+// training points' where BandFor widens the band. Empty without samples.
+std::vector<double> BandErrors(const ErrorBands& bands, const BandKey& key);
 
 // The q-quantile (0 <= q <= 1) of sorted values, linear between order
 // statistics (Hyndman and Fan's type 7, R's default).

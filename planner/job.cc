@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "planner/interruptions.h"
@@ -139,12 +140,23 @@ struct Samples {
   double interruptions = 0;
 };
 
-Samples Simulate(const JobInputs& in, const JobShape& shape, int trials) {
+Samples Simulate(const JobInputs& in, const JobShape& shape, int trials, bool model_error) {
   Samples out;
   out.run_s.reserve(trials);
   out.billed_instance_s.reserve(trials);
   JobSimulator sim(shape, in.seed);
+  // Model error: a generator of its own (the interruptions' draws stay those of the seed),
+  // and the shape of each factor's work, made once.
+  std::mt19937_64 pick(in.seed ^ 0x9e3779b97f4a7c15ull);
+  std::vector<JobShape> shapes;
+  for (double f : model_error ? in.work_factors : std::vector<double>()) {
+    JobInputs scaled = in;
+    scaled.work_s = in.work_s * f;
+    Expected<Plan> p = MakePlan(scaled);
+    shapes.push_back(p.ok() ? p->shape : shape);
+  }
   for (int i = 0; i < trials; ++i) {
+    if (!shapes.empty()) sim.SetShape(shapes[pick() % shapes.size()]);
     const TrialOutcome t = sim.RunTrial();
     out.run_s.push_back(t.run_s);
     out.billed_instance_s.push_back(BilledInstance_s(in, t));
@@ -177,6 +189,13 @@ void FillFromClosedForm(const JobInputs& in, const JobShape& shape, JobEstimate*
   }
 }
 
+// `from`'s spread and percentiles, `to`'s mean.
+void WithPercentiles(const Spread& from, Spread* to) {
+  const double mean = to->mean;
+  *to = from;
+  to->mean = mean;
+}
+
 double CeilHour_s(double s) { return std::ceil(s / kSecondsPerHour) * kSecondsPerHour; }
 
 }  // namespace
@@ -198,7 +217,14 @@ Expected<JobEstimate> EstimateJob(const JobInputs& in) {
   const double affordable = kMaxSimulatedInterruptions / std::max(1.0, e.expected_interruptions);
   const int trials = affordable >= in.trials ? in.trials : static_cast<int>(affordable);
   if (trials >= std::min(in.trials, kMinTrials)) {
-    FillFromSamples(in, Simulate(in, shape, trials), &e);
+    FillFromSamples(in, Simulate(in, shape, trials, false), &e);
+    if (!in.work_factors.empty()) {
+      // Percentiles and spread with the model's error; the means stay the prediction's.
+      JobEstimate with_error;
+      FillFromSamples(in, Simulate(in, shape, trials, true), &with_error);
+      WithPercentiles(with_error.wall_s, &e.wall_s);
+      if (e.cost_usd) WithPercentiles(*with_error.cost_usd, &*e.cost_usd);
+    }
   } else {
     FillFromClosedForm(in, shape, &e);
   }

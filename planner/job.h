@@ -4,12 +4,14 @@
 // caller gives a rate for). DESIGN.md section 5; docs/planner.md section 6.
 //
 // The expectation comes from closed forms (Daly 2006); the spread from a
-// seeded Monte-Carlo of the job. EstimateJob is a pure function: no I/O, no
+// seeded Monte-Carlo of the job, which also draws the model's error when
+// JobInputs::work_factors are given. EstimateJob is a pure function: no I/O, no
 // globals, thread-safe; the same inputs give the same bytes.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/search.h"
 #include "core/status.h"
@@ -44,6 +46,13 @@ struct JobInputs {
   double spot_billed_fraction = 1;
   int trials = 2000;  // Monte-Carlo runs, 1 to 1000000
   uint64_t seed = 1;
+  // Model error: factors on work_s (the simulated step time's error against
+  // published measurements like this job, core/error_bands.h BandErrors as
+  // exp(-e)). Each Monte-Carlo trial runs the job with work_s times one of
+  // them, drawn uniformly; empty = work_s exactly. Expectations (the closed
+  // forms and the Spreads' means) stay those of work_s itself: the
+  // prediction; the Spreads' stddev and percentiles include the error.
+  std::vector<double> work_factors;
 };
 
 // A figure over the Monte-Carlo trials. Percentiles are nearest-rank: the

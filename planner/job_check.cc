@@ -62,6 +62,10 @@ Status CheckFields(const JobInputs& in) {
   for (const Status& st : checks) {
     if (!st.ok()) return st;
   }
+  for (size_t i = 0; i < in.work_factors.size(); ++i) {
+    const std::string field = "work_factors[" + std::to_string(i) + "]";
+    if (Status st = Positive(field.c_str(), in.work_factors[i]); !st.ok()) return st;
+  }
   return Status::Ok();
 }
 

@@ -63,6 +63,9 @@ class JobSimulator {
  public:
   JobSimulator(const JobShape& shape, uint64_t seed);
   TrialOutcome RunTrial();
+  // The next trials run `shape` (same nodes; the generator goes on): a job whose work
+  // differs from trial to trial (model error, planner/job.h).
+  void SetShape(const JobShape& shape) { shape_ = shape; }
 
  private:
   double Uniform01();  // the generator's 53 high bits: [0, 1)

@@ -187,15 +187,23 @@ Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector
 // Prices every confirmed candidate under every option with the Monte-Carlo
 // job model; an option the model rejects is left out.
 void PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps,
-                    std::vector<ConfirmedCandidate>* confirmed) {
+                    const ErrorBands* bands, std::vector<ConfirmedCandidate>* confirmed) {
   for (ConfirmedCandidate& c : *confirmed) {
     if (!c.simulated.simulated) continue;
     Scenario s = base;
     ApplyCandidate(space, c.candidate, &s);
     c.steps = steps;
+    // Model error: the step time of a published run like this one was exp(-e) times the
+    // simulated one, e drawn from the band's samples.
+    std::vector<double> work_factors;
+    if (bands) {
+      c.band = BandFor(*bands, BandKeyOf(s));
+      for (double e : BandErrors(*bands, BandKeyOf(s))) work_factors.push_back(std::exp(-e));
+    }
     for (Pricing p : space.pricing) {
       std::optional<PricingInputs> in = MakeJobInputs(s, c.simulated.step.step_time_s, steps, p);
       if (!in) continue;
+      in->job.work_factors = work_factors;
       Expected<JobEstimate> job = EstimateJob(in->job);
       if (!job.ok()) continue;  // e.g. interruptions so frequent the job never finishes
       PricedJob pj{p, in->price_usd_hr, in->job, *job, in->rate_lower_bound};
@@ -316,7 +324,7 @@ Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
       !st.ok()) {
     return st;
   }
-  PriceConfirmed(base, plan.space, steps, &plan.confirmed);
+  PriceConfirmed(base, plan.space, steps, options.bands.get(), &plan.confirmed);
   FinalRanking(base, &plan);
   if (plan.best < 0) {
     return Status::InvalidInput(base.name + ": no confirmed configuration has a price");

@@ -10,12 +10,14 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/error_bands.h"
 #include "core/scenario.h"
 #include "planner/estimator.h"
 #include "planner/job.h"
@@ -40,6 +42,11 @@ struct PlanOptions {
   // are stopped, sim::SimulateOptions::cancel). MakePlan then
   // returns Status::Cancelled("<scenario>: planning cancelled").
   const std::atomic<bool>* cancel = nullptr;
+  // The validation corpus's error bands (core/error_bands.h, the built-in
+  // instance-catalog/error-bands.json): each confirmed candidate gets its band,
+  // and its job Monte-Carlo draws the model's error from the band's samples
+  // (P50/P90 of time and cost then include it). Null: no bands.
+  std::shared_ptr<const ErrorBands> bands;
 };
 
 // One pricing option of a confirmed candidate.
@@ -59,7 +66,8 @@ struct ConfirmedCandidate {
   double estimator_error = 0;  // estimate / simulated - 1
   double steps = 0;            // optimizer steps of the whole job
   std::vector<PricedJob> priced;
-  int best_priced = -1;  // its best option by the objective (constraints first)
+  int best_priced = -1;      // its best option by the objective (constraints first)
+  std::optional<Band> band;  // PlanOptions::bands at its family
 };
 
 // Throughput and job figures of the recommended layout at another node count.

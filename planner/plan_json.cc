@@ -103,6 +103,7 @@ json ConfirmedJson(const SearchSpace& space, const ConfirmedCandidate& c) {
               {"fits", r.memory.fits},
               {"breakdown", BreakdownJson(r.step.breakdown)},
               {"steps", c.steps},
+              {"band", c.band && r.simulated ? sim::BandJson(*c.band, r) : json(nullptr)},
               {"pricing", priced}};
 }
 

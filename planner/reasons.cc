@@ -239,6 +239,38 @@ std::string HybridReason(const Scenario& chosen, const Plan& plan, const Confirm
          "A100 and H100 GPUs (fms-fsdp; docs/validation.md).";
 }
 
+// The recommendation's error band, and whether the next candidates' bands overlap its own
+// (then the corpus cannot tell them apart). docs/validation.md section 0.7.
+std::string BandReason(const Plan& plan, const ConfirmedCandidate& best) {
+  if (!best.band || best.band->points == 0) return "";
+  const Band& b = *best.band;
+  const double step = best.simulated.step.step_time_s;
+  auto range = [](const ConfirmedCandidate& c) {
+    const double t = c.priced[c.best_priced].job.expected_wall_s;
+    return std::pair<double, double>{t / c.band->hi, t / c.band->lo};
+  };
+  std::string out = "Error band: " + Pct(b.coverage) + " of the published runs like this one (" +
+                    b.family + ", " + std::to_string(b.points) + " measurements) ran between " +
+                    Fmt("%.3g", step / b.hi) + " and " + Fmt("%.3g s", step / b.lo) +
+                    " per step against the simulated " + Fmt("%.3g s", step) +
+                    (b.note.empty() ? "" : " (wider: " + b.note + ")") +
+                    "; the P90 times and costs include that error.";
+  const auto mine = range(best);
+  int overlapping = 0;
+  for (const ConfirmedCandidate& c : plan.confirmed) {
+    if (&c == &best || !c.band || c.best_priced < 0) continue;
+    const auto theirs = range(c);
+    if (theirs.first <= mine.second && mine.first <= theirs.second) ++overlapping;
+  }
+  if (overlapping > 0) {
+    out += " " + std::to_string(overlapping) + " of the other " +
+           std::to_string(plan.confirmed.size() - 1) +
+           " confirmed candidates have job-time bands that overlap this one's: the corpus cannot "
+           "tell them apart.";
+  }
+  return out;
+}
+
 std::string ParallelReason(const Scenario& s, const ConfirmedCandidate& best) {
   const Candidate& c = best.candidate;
   const sim::Breakdown& b = best.simulated.step.breakdown;
@@ -379,6 +411,7 @@ std::vector<std::string> Reasons(const Scenario& base, const Plan& plan,
                                   MemoryReason(chosen, best),
                                   PracticeReason(chosen, plan, best, slot, estimated),
                                   ParallelReason(chosen, best),
+                                  BandReason(plan, best),
                                   HybridReason(chosen, plan, best, slot, estimated),
                                   InstanceReason(plan, best, slot, estimated, total_flops),
                                   PricingReason(chosen, best, p),

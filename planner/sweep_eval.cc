@@ -110,7 +110,7 @@ Expected<ScenarioSweep> LoadScenarioSweep(const std::vector<std::string>& paths,
   return sweep;
 }
 
-SweepRow SimulateScenarioRow(const Scenario& s) {
+SweepRow SimulateScenarioRow(const Scenario& s, const ErrorBands* bands) {
   SweepRow row = ConfigRow(s);
   try {
     Expected<sim::SimulationResult> r = sim::Simulate(s, sim::SimulateOptions());
@@ -118,13 +118,19 @@ SweepRow SimulateScenarioRow(const Scenario& s) {
       row.message = r.status().message();
       return row;
     }
-    row.detail = sim::ToJson(s, *r);
+    std::optional<Band> band;
+    if (bands) band = BandFor(*bands, BandKeyOf(s));
+    row.detail = sim::ToJson(s, *r, band ? &*band : nullptr);
     if (!r->simulated) {
       row.status = SweepStatus::kDoesNotFit;
       row.message = sim::DescribeShortfall(r->memory, s);
       return row;
     }
     FillResult(s, *r, &row);
+    if (band && band->points > 0) {
+      row.step_time_low_s = r->step.step_time_s / band->hi;
+      row.step_time_high_s = r->step.step_time_s / band->lo;
+    }
   } catch (const std::exception& e) {
     row.status = SweepStatus::kError;
     row.message = std::string("the simulation failed: ") + e.what();
@@ -136,11 +142,13 @@ SweepRow SimulateScenarioRow(const Scenario& s) {
 
 namespace trainsim::planner {
 
-SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog) {
+SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog,
+                         std::shared_ptr<const ErrorBands> bands) {
   SweepRow row;
   row.scenario = s.name;
   try {
     PlanOptions options;  // jobs 1: the sweep's threads run points side by side
+    options.bands = std::move(bands);
     Expected<Plan> plan = MakePlan(s, catalog, options);
     if (!plan.ok()) {
       row.message = plan.status().message();
@@ -160,7 +168,15 @@ SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog) {
     row.tokens_per_s = r.tokens_per_s;
     row.mfu = r.mfu;
     row.time_to_train_h = priced.job.expected_wall_s / 3600;
-    if (priced.job.cost_usd) row.cost_usd = priced.job.cost_usd->mean;
+    row.time_to_train_p90_h = priced.job.wall_s.p90 / 3600;
+    if (priced.job.cost_usd) {
+      row.cost_usd = priced.job.cost_usd->mean;
+      row.cost_p90_usd = priced.job.cost_usd->p90;
+    }
+    if (best.band && best.band->points > 0) {
+      row.step_time_low_s = r.step.step_time_s / best.band->hi;
+      row.step_time_high_s = r.step.step_time_s / best.band->lo;
+    }
     row.detail = ToJson(s, *plan);
   } catch (const std::exception& e) {
     row.status = SweepStatus::kError;

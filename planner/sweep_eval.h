@@ -4,12 +4,14 @@
 // (`trainsim plan`); any other file one point, simulated.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/error_bands.h"
 #include "core/scenario.h"
 #include "planner/sweep.h"
 
@@ -38,11 +40,13 @@ Expected<ScenarioSweep> LoadScenarioSweep(const std::vector<std::string>& paths,
 
 // Simulates the scenario and fills a row: ok, does-not-fit (with the
 // shortfall) or error. detail is the `simulate --json` object. Never throws.
-SweepRow SimulateScenarioRow(const Scenario& s);
+// With `bands` (may be null) the row has the step time's 80% error band.
+SweepRow SimulateScenarioRow(const Scenario& s, const ErrorBands* bands = nullptr);
 
 // Plans the scenario and fills a row with the recommendation: its layout and
 // pricing, simulated step, expected hours and cost; detail is the plan JSON.
 // A plan that meets no constraint is ok, with a message saying so. Never throws.
-SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog);
+SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog,
+                         std::shared_ptr<const ErrorBands> bands = nullptr);
 
 }  // namespace trainsim::planner

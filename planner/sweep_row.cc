@@ -30,11 +30,15 @@ void ForEachColumn(Row& row, F&& f) {
   f("schedule", row.schedule);
   f("pricing", row.pricing);
   f("step_time_s", row.step_time_s);
+  f("step_time_low_s", row.step_time_low_s);
+  f("step_time_high_s", row.step_time_high_s);
   f("samples_per_s", row.samples_per_s);
   f("tokens_per_s", row.tokens_per_s);
   f("mfu", row.mfu);
   f("time_to_train_h", row.time_to_train_h);
+  f("time_to_train_p90_h", row.time_to_train_p90_h);
   f("cost_usd", row.cost_usd);
+  f("cost_p90_usd", row.cost_p90_usd);
 }
 
 ordered_json ToJson(int v) { return v; }

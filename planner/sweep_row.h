@@ -30,8 +30,11 @@ struct SweepRow {
   // shard_group: hybrid sharding's group, 0 for the whole DP group (parallel.shard_group).
   std::optional<int64_t> nodes, gpus, tp, pp, dp, zero_stage, shard_group, micro_batch;
   std::optional<std::string> recompute, schedule, pricing;
-  std::optional<double> step_time_s, samples_per_s, tokens_per_s, mfu;
-  std::optional<double> time_to_train_h, cost_usd;
+  // step_time_low_s / high_s: the 80% error band (core/error_bands.h); time_to_train_p90_h and
+  // cost_p90_usd: plans' P90, with the model's error and interruptions.
+  std::optional<double> step_time_s, step_time_low_s, step_time_high_s, samples_per_s, tokens_per_s,
+      mfu;
+  std::optional<double> time_to_train_h, time_to_train_p90_h, cost_usd, cost_p90_usd;
   // Free-form figures of the evaluation; written to results.json only.
   nlohmann::json detail = nlohmann::json::object();
 };

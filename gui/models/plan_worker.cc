@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/error_bands.h"
+
 namespace trainsim::gui {
 
 void RegisterMetaTypes() {
@@ -44,6 +46,7 @@ void PlanWorker::run(trainsim::Scenario scenario,
       jobs_ > 0 ? jobs_ : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.observer = &observer;
   options.cancel = &cancel_;
+  options.bands = DefaultErrorBands();  // as `trainsim plan`; none when the file is unreadable
   Expected<planner::Plan> plan = planner::MakePlan(scenario, *catalog, options);
   cancel_ = false;  // a cancel applies to one plan
   if (!plan.ok()) {

@@ -65,6 +65,31 @@ TEST(EstimateJob, OnDemandIsExact) {
   EXPECT_FALSE(e.max_wait_s.has_value());
 }
 
+// Model error: each trial's work is work_s times a factor drawn from the list. On demand,
+// where nothing else varies, the trials' wall times are exactly the factors' jobs: P50 and P90
+// of factors 0.5, 1, 1.5 drawn uniformly are the 1 and 1.5 jobs; the closed form and the
+// means stay the prediction's; the cost follows the billed time.
+TEST(EstimateJob, ModelErrorSpreadsTheWallTimeByTheWorkFactors) {
+  JobInputs in = OnDemand();
+  in.trials = 3000;
+  in.work_factors = {0.5, 1.0, 1.5};
+  const JobEstimate e = Estimate(in);
+  auto wall = [](double f) { return 600 + 300 + 36000 * f + 120; };
+  EXPECT_DOUBLE_EQ(e.expected_wall_s, wall(1));
+  EXPECT_DOUBLE_EQ(e.wall_s.p50, wall(1));
+  EXPECT_DOUBLE_EQ(e.wall_s.p90, wall(1.5));
+  EXPECT_DOUBLE_EQ(e.wall_s.mean, wall(1));  // the mean is the prediction's
+  EXPECT_GT(e.wall_s.stddev, 0.3 * 36000);
+  ASSERT_TRUE(e.cost_usd.has_value());
+  EXPECT_DOUBLE_EQ(e.cost_usd->mean, 32.77 / 3600 * 4 * (300 + 36000 + 120));
+  EXPECT_DOUBLE_EQ(e.cost_usd->p90, 32.77 / 3600 * 4 * (300 + 36000 * 1.5 + 120));
+  // The same inputs, the same numbers.
+  EXPECT_EQ(Estimate(in).wall_s.stddev, e.wall_s.stddev);
+  in.work_factors = {1.0, -2.0};
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "work_factors[1]: expected a finite number > 0, got -2");
+}
+
 TEST(EstimateJob, IntervalOverrideWithoutInterruptions) {
   const struct {
     double work_s, interval_s;

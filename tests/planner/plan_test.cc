@@ -88,6 +88,34 @@ TEST(MakePlan, HybridShardingWinsAndSaysWhy) {
   }
 }
 
+// With the corpus's error bands every confirmed candidate has its band, the plan JSON carries
+// it, the job's P90 includes the model's error (wider than without it) while its expectation
+// stays the prediction's, and a reason states the band.
+TEST(MakePlan, ErrorBandsReachTheCandidatesTheJobsAndTheReasons) {
+  PlanOptions options;
+  options.jobs = 2;
+  const Plan without = *MakePlan(Small(kSearch), test::BuiltinCatalog(), options);
+  options.bands = DefaultErrorBands();
+  ASSERT_NE(options.bands, nullptr);
+  const Plan with = *MakePlan(Small(kSearch), test::BuiltinCatalog(), options);
+  ASSERT_EQ(with.confirmed.size(), without.confirmed.size());
+  for (const ConfirmedCandidate& c : with.confirmed) {
+    ASSERT_TRUE(c.band.has_value());
+    EXPECT_GE(c.band->points, kMinBandPoints);
+  }
+  const PricedJob& a = without.confirmed[0].priced[0];
+  const PricedJob& b = with.confirmed[0].priced[0];
+  EXPECT_EQ(a.job.expected_wall_s, b.job.expected_wall_s);
+  EXPECT_EQ(a.job.wall_s.mean, b.job.wall_s.mean);
+  EXPECT_GT(b.job.wall_s.p90 - b.job.wall_s.p50, a.job.wall_s.p90 - a.job.wall_s.p50);
+  const nlohmann::json j = ToJson(Small(kSearch), with, nlohmann::json());
+  EXPECT_EQ(j["candidates"][0]["band"]["coverage"], 0.8);
+  bool stated = false;
+  for (const std::string& r : with.reasons)
+    stated |= r.rfind("Error band: 80% of the published", 0) == 0;
+  EXPECT_TRUE(stated);
+}
+
 TEST(MakePlan, ParetoFrontIsExactlyTheUndominatedOptions) {
   const Plan p = MustPlan(Small(kSearch));
   std::vector<std::pair<double, double>> all;

@@ -153,13 +153,23 @@ TEST_F(SweepCliTest, WritesResultsAndSummarises) {
   EXPECT_EQ(CountLines(csv), 9u);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "point,id,scenario,status,message,instance,nodes,gpus,tp,pp,dp,zero_stage,shard_group,"
-            "micro_batch,"
-            "recompute,schedule,pricing,step_time_s,samples_per_s,tokens_per_s,mfu,"
-            "time_to_train_h,cost_usd");
+            "micro_batch,recompute,schedule,pricing,step_time_s,step_time_low_s,step_time_high_s,"
+            "samples_per_s,tokens_per_s,mfu,time_to_train_h,time_to_train_p90_h,cost_usd,"
+            "cost_p90_usd");
   EXPECT_NE(csv.find("\n7,tests/cli/data/gpt3-175b-one-node.json#0,gpt3-175b-one-node,"
                      "does-not-fit,\"needs 347.9 GiB"),
             std::string::npos)
       << csv;
+  // Every simulated row carries the 80% error band of its step time, as its detail's band
+  // says (a band need not contain the prediction: where the corpus finds the simulator too fast
+  // for the family, as for BERT data parallelism on V100, the whole band is slower).
+  const nlohmann::json rows = nlohmann::json::parse(ReadFile(Out("out") + "/results.json"))["rows"];
+  for (const nlohmann::json& row : rows) {
+    if (row["status"] != "ok") continue;
+    EXPECT_LT(row["step_time_low_s"].get<double>(), row["step_time_high_s"].get<double>()) << row;
+    EXPECT_EQ(row["step_time_low_s"], row["detail"]["band"]["step_time_s"][0]) << row;
+    EXPECT_EQ(row["step_time_high_s"], row["detail"]["band"]["step_time_s"][1]) << row;
+  }
 }
 
 TEST_F(SweepCliTest, AKilledSweepResumesToTheSameBytes) {

@@ -124,8 +124,8 @@ TEST_F(SweepTest, FailingAndThrowingEvaluationsBecomeErrorRows) {
   EXPECT_EQ(r->errors, 2);
   std::vector<std::string> lines = Lines(Csv("out"));
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_EQ(lines[2], "1,p1.json#0,,error,the evaluation failed: boom,,,,,,,,,,,,,,,,,,");
-  EXPECT_EQ(lines[3], "2,p2.json#0,s2,error,simulation failed: no route,,,,,,,,,,,,,,,,,,");
+  EXPECT_EQ(lines[2], "1,p1.json#0,,error,the evaluation failed: boom,,,,,,,,,,,,,,,,,,,,,,");
+  EXPECT_EQ(lines[3], "2,p2.json#0,s2,error,simulation failed: no route,,,,,,,,,,,,,,,,,,,,,,");
 }
 
 TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
@@ -142,7 +142,7 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
   });
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(Lines(Csv("out"))[1],
-            "0,p0.json#0,\"a[tp=2,pp=4]\",ok,\"said \"\"hi\"\"\",,,,0,,,,,,,,,,,,0.0,1e-05,");
+            "0,p0.json#0,\"a[tp=2,pp=4]\",ok,\"said \"\"hi\"\"\",,,,0,,,,,,,,,,,,,,0.0,1e-05,,,");
   EXPECT_EQ(Json("out"), R"({
   "version": 1,
   "points": 1,
@@ -166,11 +166,15 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
       "schedule": null,
       "pricing": null,
       "step_time_s": null,
+      "step_time_low_s": null,
+      "step_time_high_s": null,
       "samples_per_s": null,
       "tokens_per_s": null,
       "mfu": 0.0,
       "time_to_train_h": 1e-05,
+      "time_to_train_p90_h": null,
       "cost_usd": null,
+      "cost_p90_usd": null,
       "detail": {}
     }
   ]
