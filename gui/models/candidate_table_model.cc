@@ -88,6 +88,9 @@ QVariant CandidateTableModel::raw(const planner::ConfirmedCandidate& c, int colu
       return ScheduleText(k);
     case kStepSeconds:
       return c.simulated.step.step_time_s;
+    case kStepBand:
+      return c.band && c.band->points > 0 ? QVariant(c.simulated.step.step_time_s / c.band->hi)
+                                          : QVariant();
     case kMfu:
       return 100 * c.simulated.mfu;
     case kMemoryGib:
@@ -117,6 +120,14 @@ QVariant CandidateTableModel::display(const planner::ConfirmedCandidate& c, int 
       return v.toInt() > 0 ? v : QVariant(QStringLiteral("all"));
     case kStepSeconds:
       return QString::number(v.toDouble(), 'f', 3);
+    case kStepBand: {
+      if (!v.isValid()) return QStringLiteral("-");
+      const double step = c.simulated.step.step_time_s;
+      return QStringLiteral("%1-%2%3")
+          .arg(step / c.band->hi, 0, 'f', 3)
+          .arg(step / c.band->lo, 0, 'f', 3)
+          .arg(c.band->note.empty() ? QString() : QStringLiteral(" *"));
+    }
     case kMfu:
     case kMemoryGib:
       return QString::number(v.toDouble(), 'f', 1);
@@ -165,6 +176,12 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
                                                     : Qt::AlignRight | Qt::AlignVCenter));
     }
     case Qt::ToolTipRole:
+      if (index.column() == kStepBand && c.band && c.band->points > 0) {
+        // Where the band comes from, and why it is wider (docs/validation.md section 0.7).
+        return QString::fromStdString(c.band->family + ", " + std::to_string(c.band->points) +
+                                      " published measurements" +
+                                      (c.band->note.empty() ? "" : "; wider: " + c.band->note));
+      }
       if (confirmed == plan_->best) return QStringLiteral("the recommendation");
       return {};
     default:
@@ -176,9 +193,9 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kNames[kColumnCount] = {
-      "rank",  "instance",    "nodes",       "tp",        "pp",       "dp",
-      "ZeRO",  "shard group", "micro batch", "recompute", "schedule", "step s",
-      "MFU %", "GiB/GPU",     "fits",        "pricing",   "hours",    "cost $"};
+      "rank",        "instance",    "nodes",     "tp",       "pp",     "dp",         "ZeRO",
+      "shard group", "micro batch", "recompute", "schedule", "step s", "80% band s", "MFU %",
+      "GiB/GPU",     "fits",        "pricing",   "hours",    "cost $"};
   if (section < 0 || section >= kColumnCount) return {};
   return QString::fromLatin1(kNames[section]);
 }

@@ -34,6 +34,7 @@ class CandidateTableModel : public QAbstractTableModel {
     kRecompute,
     kSchedule,
     kStepSeconds,
+    kStepBand,  // the step time's 80% error band, "low-high" (raw: low); "-" without bands
     kMfu,
     kMemoryGib,
     kFits,

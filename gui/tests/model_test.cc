@@ -44,6 +44,15 @@ class ModelTest : public QObject {
              best.priced[best.best_priced].job.expected_wall_s / 3600);
     QCOMPARE(model.data(model.index(0, CandidateTableModel::kNodes), Qt::UserRole).typeId(),
              QMetaType::Int);
+    // The step's error band, with the plan worker's bands (the small plan has them: the
+    // built-in file), and where it comes from in the tooltip.
+    QCOMPARE(model.headerData(CandidateTableModel::kStepBand, Qt::Horizontal).toString(),
+             QStringLiteral("80% band s"));
+    QVERIFY(best.band.has_value());
+    QVERIFY(model.data(model.index(0, CandidateTableModel::kStepBand)).toString().contains('-'));
+    QVERIFY(model.data(model.index(0, CandidateTableModel::kStepBand), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("published measurements")));
     // Each row's shard group: the hybrid group, or "all" for the whole DP group.
     QCOMPARE(model.headerData(CandidateTableModel::kShardGroup, Qt::Horizontal).toString(),
              QStringLiteral("shard group"));

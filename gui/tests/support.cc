@@ -6,6 +6,8 @@
 #include <QPixmap>
 #include <cstdlib>
 
+#include "core/error_bands.h"
+
 namespace trainsim::gui::test {
 
 std::shared_ptr<const Catalog> TheCatalog() {
@@ -31,6 +33,7 @@ std::shared_ptr<const planner::Plan> SmallPlan() {
   static const std::shared_ptr<const planner::Plan> plan = [] {
     planner::PlanOptions options;
     options.jobs = 2;
+    options.bands = DefaultErrorBands();  // as the plan worker
     Expected<planner::Plan> p = planner::MakePlan(SmallScenario(), *TheCatalog(), options);
     if (!p.ok()) std::abort();
     return std::make_shared<const planner::Plan>(std::move(*p));

@@ -523,9 +523,8 @@ std::vector<FailCase> ParallelCases() {
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
        "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, shard_group, "
-       "schedule, "
-       "virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, tp_overlap, "
-       "pp_scatter_gather, parameter_servers)"},
+       "schedule, virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, "
+       "tp_overlap, pp_scatter_gather, parameter_servers)"},
       {"shard group with ZeRO-1",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 1, "shard_group": 4})"),
        "x.json:4:65: parallel.shard_group needs parallel.zero_stage 2 or 3 (got 1): it is the "

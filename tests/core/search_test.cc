@@ -179,8 +179,7 @@ std::vector<FailCase> SearchFailCases() {
       {"unknown field", R"({"budget": 5})",
        "x.json:5:13: unknown field search.budget (known: instances, nodes, pricing, "
        "spot_allowed, tp, pp, micro_batch, zero_stages, shard_groups, virtual_stages, max_pp, "
-       "recompute, "
-       "schedules, budget_usd, deadline_hours, objective, confirm_top, dataset_bytes, "
+       "recompute, schedules, budget_usd, deadline_hours, objective, confirm_top, dataset_bytes, "
        "storage_GBps, checkpoint_bytes, checkpoint_interval_s, provisioning_s, restart_s, "
        "spot_interruptions_per_month, checkpoint_on_notice, trials, seed)"},
       {"instances not an array", R"({"instances": "p4d.24xlarge"})",
