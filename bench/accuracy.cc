@@ -373,6 +373,13 @@ void RunLeaveOneSourceOut(const Corpus& corpus, const Catalog& catalog) {
 ErrorBands BandsOf(const std::vector<Outcome>& outcomes, const Catalog& catalog) {
   ErrorBands bands;
   for (const Outcome& o : outcomes) {
+    const CorpusPoint& p = *o.point;
+    if (p.collective) continue;
+    if (Expected<Scenario> s = PointScenario(p, catalog); s.ok()) {
+      bands.covered.push_back(CoveredKey{p.source_id, BandKeyOf(*s)});
+    }
+  }
+  for (const Outcome& o : outcomes) {
     if (!o.ok()) continue;
     if (auto sample = BandSampleOf(*o.point, catalog, o.prediction.value)) {
       bands.samples.push_back(std::move(*sample));

@@ -32,6 +32,23 @@ std::string Quoted(const std::string& s) {
   return out + "\"";
 }
 
+// A covered configuration: source, strategy, gpu, precision, gpus.
+Status ReadKey(const JsonValue& v, const std::string& path, const std::string& file,
+               BandSample* out) {
+  ObjectReader r(v, path, file);
+  int strategy = 0, precision = 0;
+  r.Require("source").Require("strategy").Require("gpu").Require("precision").Require("gpus");
+  r.String("source", &out->source)
+      .Enum("strategy", kStrategies, &strategy)
+      .String("gpu", &out->key.gpu)
+      .Enum("precision", kPrecisions, &precision)
+      .Int("gpus", &out->key.gpus, 1, kMaxParallel);
+  if (Status s = r.Finish(); !s.ok()) return s;
+  out->key.strategy = kStrategies[strategy];
+  out->key.precision = kPrecisions[precision];
+  return Status::Ok();
+}
+
 Status ReadSample(const JsonValue& v, const std::string& path, const std::string& file,
                   BandSample* out) {
   ObjectReader r(v, path, file);
@@ -110,7 +127,20 @@ Expected<ErrorBands> ParseErrorBands(std::string_view text, std::string_view fil
       .String("generated_by", &out.generated_by)
       .String("corpus_fingerprint", &out.corpus_fingerprint);
   const JsonValue* samples = r.Child("samples");
+  const JsonValue* covered = r.Child("covered");
   if (Status s = r.Finish(); !s.ok()) return s;
+  if (covered) {
+    if (!covered->is_array()) {
+      return Status::InvalidInput(
+          Located(file, covered->pos, "covered: expected an array, got " + Describe(*covered)));
+    }
+    for (size_t i = 0; i < covered->items.size(); ++i) {
+      BandSample sample;  // the same fields but the error
+      const std::string path = "covered[" + std::to_string(i) + "]";
+      if (Status s = ReadKey(covered->items[i], path, file, &sample); !s.ok()) return s;
+      out.covered.push_back(CoveredKey{sample.source, sample.key});
+    }
+  }
   if (!samples->is_array()) {
     return Status::InvalidInput(
         Located(file, samples->pos, "samples: expected an array, got " + Describe(*samples)));
@@ -153,7 +183,22 @@ std::string ErrorBandsText(const ErrorBands& bands) {
            ", \"gpu\": " + Quoted(s.key.gpu) + ", \"precision\": " + Quoted(s.key.precision) +
            ", \"gpus\": " + std::to_string(s.key.gpus) + ", \"log_error\": " + error + "}";
   }
-  return out + "\n  ]\n}\n";
+  out += "\n  ]";
+  std::vector<CoveredKey> covered = bands.covered;
+  std::sort(covered.begin(), covered.end());
+  covered.erase(std::unique(covered.begin(), covered.end()), covered.end());
+  if (!covered.empty()) {
+    out += ",\n  \"covered\": [";
+    for (size_t i = 0; i < covered.size(); ++i) {
+      const CoveredKey& c = covered[i];
+      out += std::string(i ? "," : "") + "\n    {\"source\": " + Quoted(c.source) +
+             ", \"strategy\": " + Quoted(c.key.strategy) + ", \"gpu\": " + Quoted(c.key.gpu) +
+             ", \"precision\": " + Quoted(c.key.precision) +
+             ", \"gpus\": " + std::to_string(c.key.gpus) + "}";
+    }
+    out += "\n  ]";
+  }
+  return out + "\n}\n";
 }
 
 std::string DefaultErrorBandsPath() {
@@ -204,24 +249,33 @@ Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view e
       {"all training points", [](const BandKey&) { return true; }},
   };
   Family f;
+  bool other_gpus = false;  // the family had to leave the configuration's GPU
   for (const auto& level : levels) {
     f.errors = errors(level.match);
     if (static_cast<int>(f.errors.size()) < kMinBandPoints && &level != &levels[4]) continue;
     f.name = level.name;
+    other_gpus = &level >= &levels[3];
     break;
   }
-  // Beyond what the configuration's strategy measured on its GPU.
+  // Beyond what the configuration's strategy was measured at on its GPU, fit points included.
   int measured_gpus = 0;
-  for (const BandSample* s : usable) {
-    if (s->key.strategy == key.strategy && s->key.gpu == key.gpu) {
-      measured_gpus = std::max(measured_gpus, s->key.gpus);
+  auto measured = [&](const BandKey& k) {
+    if (k.strategy == key.strategy && k.gpu == key.gpu) {
+      measured_gpus = std::max(measured_gpus, k.gpus);
     }
+  };
+  for (const BandSample* s : usable) measured(s->key);
+  for (const CoveredKey& c : bands.covered) {
+    if (c.source != exclude_source) measured(c.key);
   }
   if (measured_gpus == 0) {
     f.note = "no published measurement of " + key.strategy + " on " + key.gpu;
   } else if (key.gpus > measured_gpus) {
     f.note = "no published measurement of " + key.strategy + " on " + key.gpu + " beyond " +
              std::to_string(measured_gpus) + " GPUs";
+  } else if (other_gpus) {
+    f.note = "fewer than " + std::to_string(kMinBandPoints) + " judged measurements of " +
+             key.strategy + " on " + key.gpu;
   }
   return f;
 }

@@ -9,7 +9,9 @@
 // configuration's band is the central `coverage` interval of the samples of
 // its family: the finest family with at least kMinBandPoints samples, backing
 // off to coarser ones, and widened to the whole corpus's band where the
-// configuration lies beyond what its family measured (then `note` says so).
+// configuration lies beyond what its strategy was measured at on its GPU (fit
+// points included), or where its strategy has too few evaluate points on its
+// GPU to make a family of its own (then `note` says so).
 #pragma once
 
 #include <memory>
@@ -28,6 +30,7 @@ struct BandKey {
   std::string gpu;        // GPU generation: "V100", "A100", "H100", "H200", ...
   std::string precision;  // "fp8", "16-bit" (fp16, bf16) or "32-bit" (fp32, tf32)
   int gpus = 0;
+  auto operator<=>(const BandKey&) const = default;
 };
 
 // The key of a parsed scenario (strategy: ZeRO-3 with or without tp/pp, tp/pp
@@ -45,10 +48,21 @@ struct BandSample {
   double log_error = 0;
 };
 
+// A training configuration the corpus measured, fit or evaluate point: what
+// the corpus covers (the scale check of BandFor), with no error.
+struct CoveredKey {
+  std::string source;
+  BandKey key;
+  auto operator<=>(const CoveredKey&) const = default;
+};
+
 struct ErrorBands {
   std::string generated_by;        // the command that wrote the file
   std::string corpus_fingerprint;  // of the evaluate files it was computed from
   std::vector<BandSample> samples;
+  // Every training point that parses, fit ones included (their errors are in-sample, so not
+  // samples, but they were measured); distinct, sorted.
+  std::vector<CoveredKey> covered;
 };
 
 // Families with fewer samples back off to a coarser family: the 10% and 90%

@@ -84,6 +84,24 @@ TEST(ErrorBands, BeyondTheMeasuredScaleTheBandWidens) {
   EXPECT_NEAR(near.hi, std::exp(0.4), 1e-12);
 }
 
+// Fit points measured a scale without giving samples: the band is not widened up to it.
+// A strategy with too few samples on the configuration's GPU borrows its other GPUs' samples
+// and is widened, with a note.
+TEST(ErrorBands, CoveredScalesAndThinFamilies) {
+  ErrorBands b = Eleven();
+  b.covered.push_back(CoveredKey{"fit", {"zero3", "A100", "16-bit", 2048}});
+  EXPECT_EQ(BandFor(b, {"zero3", "A100", "16-bit", 1024}).note, "");
+  b.samples.push_back(Sample("s", "zero3", "H100", 64, 3.0));
+  const Band thin = BandFor(b, {"zero3", "H100", "16-bit", 64});
+  EXPECT_EQ(thin.family, "zero3, widened to all training points");
+  EXPECT_EQ(thin.note, "fewer than 10 judged measurements of zero3 on H100");
+  // The file keeps the covered keys, distinct and sorted.
+  b.covered.push_back(b.covered[0]);
+  Expected<ErrorBands> back = ParseErrorBands(ErrorBandsText(b), "b.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->covered.size(), 1u);
+}
+
 TEST(ErrorBands, ASourceLeftOutDoesNotCount) {
   ErrorBands b = Eleven();
   for (int i = 0; i < 10; ++i) b.samples.push_back(Sample("u", "zero3", "A100", 64, 1.0));
