@@ -1,11 +1,15 @@
 #include "core/error_bands.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
+#include <sstream>
 
 #include "core/catalog.h"
 #include "core/json_doc.h"
@@ -155,15 +159,11 @@ Expected<ErrorBands> ParseErrorBands(std::string_view text, std::string_view fil
 }
 
 Expected<ErrorBands> LoadErrorBands(const std::string& path) {
-  Expected<JsonValue> doc = ParseJsonFile(path);  // for its file errors
-  if (!doc.ok()) return doc.status();
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::InvalidInput(path + ": cannot be read");
-  std::string text;
-  char buffer[65536];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
-  std::fclose(f);
-  return ParseErrorBands(text, path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidInput(path + ": cannot be read: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseErrorBands(text.str(), path);
 }
 
 std::string ErrorBandsText(const ErrorBands& bands) {

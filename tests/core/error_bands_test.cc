@@ -155,6 +155,11 @@ TEST(ErrorBands, BadFilesNameTheFieldAndPosition) {
   }
 }
 
+TEST(ErrorBands, AMissingFileSaysSo) {
+  EXPECT_EQ(LoadErrorBands("/nonexistent/error-bands.json").status().message(),
+            "/nonexistent/error-bands.json: cannot be read: No such file or directory");
+}
+
 // The file the tools read: written by bench/accuracy from the corpus, and it parses.
 TEST(ErrorBands, TheBuiltInFileLoads) {
   Expected<ErrorBands> b = LoadErrorBands(DefaultErrorBandsPath());
