@@ -36,36 +36,20 @@ std::string Quoted(const std::string& s) {
   return out + "\"";
 }
 
-// A covered configuration: source, strategy, gpu, precision, gpus.
-Status ReadKey(const JsonValue& v, const std::string& path, const std::string& file,
-               BandSample* out) {
+// One entry of `samples` (id, source, key fields, log_error) or, without
+// `with_error`, of `covered` (source and key fields only).
+Status ReadEntry(const JsonValue& v, const std::string& path, const std::string& file,
+                 bool with_error, BandSample* out) {
   ObjectReader r(v, path, file);
   int strategy = 0, precision = 0;
+  if (with_error) r.Require("id").String("id", &out->id);
   r.Require("source").Require("strategy").Require("gpu").Require("precision").Require("gpus");
   r.String("source", &out->source)
       .Enum("strategy", kStrategies, &strategy)
       .String("gpu", &out->key.gpu)
       .Enum("precision", kPrecisions, &precision)
       .Int("gpus", &out->key.gpus, 1, kMaxParallel);
-  if (Status s = r.Finish(); !s.ok()) return s;
-  out->key.strategy = kStrategies[strategy];
-  out->key.precision = kPrecisions[precision];
-  return Status::Ok();
-}
-
-Status ReadSample(const JsonValue& v, const std::string& path, const std::string& file,
-                  BandSample* out) {
-  ObjectReader r(v, path, file);
-  int strategy = 0, precision = 0;
-  r.Require("id").Require("source").Require("strategy").Require("gpu").Require("precision");
-  r.Require("gpus").Require("log_error");
-  r.String("id", &out->id)
-      .String("source", &out->source)
-      .Enum("strategy", kStrategies, &strategy)
-      .String("gpu", &out->key.gpu)
-      .Enum("precision", kPrecisions, &precision)
-      .Int("gpus", &out->key.gpus, 1, kMaxParallel)
-      .Double("log_error", &out->log_error, -10, 10);
+  if (with_error) r.Require("log_error").Double("log_error", &out->log_error, -10, 10);
   if (Status s = r.Finish(); !s.ok()) return s;
   out->key.strategy = kStrategies[strategy];
   out->key.precision = kPrecisions[precision];
@@ -141,7 +125,7 @@ Expected<ErrorBands> ParseErrorBands(std::string_view text, std::string_view fil
     for (size_t i = 0; i < covered->items.size(); ++i) {
       BandSample sample;  // the same fields but the error
       const std::string path = "covered[" + std::to_string(i) + "]";
-      if (Status s = ReadKey(covered->items[i], path, file, &sample); !s.ok()) return s;
+      if (Status s = ReadEntry(covered->items[i], path, file, false, &sample); !s.ok()) return s;
       out.covered.push_back(CoveredKey{sample.source, sample.key});
     }
   }
@@ -152,7 +136,7 @@ Expected<ErrorBands> ParseErrorBands(std::string_view text, std::string_view fil
   for (size_t i = 0; i < samples->items.size(); ++i) {
     BandSample sample;
     const std::string path = "samples[" + std::to_string(i) + "]";
-    if (Status s = ReadSample(samples->items[i], path, file, &sample); !s.ok()) return s;
+    if (Status s = ReadEntry(samples->items[i], path, file, true, &sample); !s.ok()) return s;
     out.samples.push_back(std::move(sample));
   }
   return out;

@@ -197,8 +197,9 @@ void PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps
     // simulated one, e drawn from the band's samples.
     std::vector<double> work_factors;
     if (bands) {
-      c.band = BandFor(*bands, BandKeyOf(s));
-      for (double e : BandErrors(*bands, BandKeyOf(s))) work_factors.push_back(std::exp(-e));
+      const BandKey key = BandKeyOf(s);
+      c.band = BandFor(*bands, key);
+      for (double e : BandErrors(*bands, key)) work_factors.push_back(std::exp(-e));
     }
     for (Pricing p : space.pricing) {
       std::optional<PricingInputs> in = MakeJobInputs(s, c.simulated.step.step_time_s, steps, p);
