@@ -154,12 +154,18 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
     std::printf(" #%d %s %.1f h $%s;", i + 1, ToString(pj.pricing), pj.job.expected_wall_s / 3600,
                 Money(pj.job.cost_usd).c_str());
   }
-  std::printf("\n\nScaling of the recommended layout (estimated):\n  %6s %12s %10s %10s %12s\n",
-              "nodes", "samples/s", "efficiency", "hours", "cost $");
+  std::printf(
+      "\n\nScaling of the recommended layout (estimated):\n  %6s %12s %19s %10s %10s %12s\n",
+      "nodes", "samples/s", "80% band", "efficiency", "hours", "cost $");
   for (const planner::ScalingPoint& sp : p.scaling) {
+    char band[48] = "-";  // "*" where it was widened
+    if (sp.band && sp.band->points > 0) {
+      std::snprintf(band, sizeof band, "%.1f-%.1f%s", sp.samples_per_s * sp.band->lo,
+                    sp.samples_per_s * sp.band->hi, sp.band->note.empty() ? "" : "*");
+    }
     std::printf(
-        "  %6d %12.1f %9.0f%% %10.1f %12s%s\n", sp.nodes, sp.samples_per_s, 100 * sp.efficiency,
-        sp.expected_hours,
+        "  %6d %12.1f %19s %9.0f%% %10.1f %12s%s\n", sp.nodes, sp.samples_per_s, band,
+        100 * sp.efficiency, sp.expected_hours,
         sp.expected_cost_usd ? std::to_string(static_cast<long long>(*sp.expected_cost_usd)).c_str()
                              : "n/a",
         sp.nodes == p.scaling_stops_paying ? "  <- adding nodes stops paying after this" : "");

@@ -19,6 +19,7 @@ namespace {
 
 const std::vector<std::string> kStrategies = {"dp", "zero3", "tp-pp", "zero3+tp-pp"};
 const std::vector<std::string> kPrecisions = {"fp8", "16-bit", "32-bit"};
+const std::vector<std::string> kModelKinds = {"transformer", "layer list"};
 
 // Scale buckets: one node of 8 GPUs, up to 16 nodes, more.
 std::string ScaleBucket(int gpus) {
@@ -41,18 +42,20 @@ std::string Quoted(const std::string& s) {
 Status ReadEntry(const JsonValue& v, const std::string& path, const std::string& file,
                  bool with_error, BandSample* out) {
   ObjectReader r(v, path, file);
-  int strategy = 0, precision = 0;
+  int strategy = 0, precision = 0, model = 0;
   if (with_error) r.Require("id").String("id", &out->id);
   r.Require("source").Require("strategy").Require("gpu").Require("precision").Require("gpus");
   r.String("source", &out->source)
       .Enum("strategy", kStrategies, &strategy)
       .String("gpu", &out->key.gpu)
       .Enum("precision", kPrecisions, &precision)
-      .Int("gpus", &out->key.gpus, 1, kMaxParallel);
+      .Int("gpus", &out->key.gpus, 1, kMaxParallel)
+      .Enum("model", kModelKinds, &model);  // optional: "transformer"
   if (with_error) r.Require("log_error").Double("log_error", &out->log_error, -10, 10);
   if (Status s = r.Finish(); !s.ok()) return s;
   out->key.strategy = kStrategies[strategy];
   out->key.precision = kPrecisions[precision];
+  out->key.model = kModelKinds[model];
   return Status::Ok();
 }
 
@@ -92,6 +95,7 @@ BandKey BandKeyOf(const Scenario& s) {
       k.precision = "16-bit";
   }
   k.gpus = s.total_gpus();
+  k.model = s.model.kind == ModelKind::kLayerList ? "layer list" : "transformer";
   return k;
 }
 
@@ -165,7 +169,8 @@ std::string ErrorBandsText(const ErrorBands& bands) {
     out += std::string(i ? "," : "") + "\n    {\"id\": " + Quoted(s.id) +
            ", \"source\": " + Quoted(s.source) + ", \"strategy\": " + Quoted(s.key.strategy) +
            ", \"gpu\": " + Quoted(s.key.gpu) + ", \"precision\": " + Quoted(s.key.precision) +
-           ", \"gpus\": " + std::to_string(s.key.gpus) + ", \"log_error\": " + error + "}";
+           ", \"gpus\": " + std::to_string(s.key.gpus) + ", \"model\": " + Quoted(s.key.model) +
+           ", \"log_error\": " + error + "}";
   }
   out += "\n  ]";
   std::vector<CoveredKey> covered = bands.covered;
@@ -178,7 +183,8 @@ std::string ErrorBandsText(const ErrorBands& bands) {
       out += std::string(i ? "," : "") + "\n    {\"source\": " + Quoted(c.source) +
              ", \"strategy\": " + Quoted(c.key.strategy) + ", \"gpu\": " + Quoted(c.key.gpu) +
              ", \"precision\": " + Quoted(c.key.precision) +
-             ", \"gpus\": " + std::to_string(c.key.gpus) + "}";
+             ", \"gpus\": " + std::to_string(c.key.gpus) + ", \"model\": " + Quoted(c.key.model) +
+             "}";
     }
     out += "\n  ]";
   }
@@ -244,7 +250,7 @@ Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view e
   // Beyond what the configuration's strategy was measured at on its GPU, fit points included.
   int measured_gpus = 0;
   auto measured = [&](const BandKey& k) {
-    if (k.strategy == key.strategy && k.gpu == key.gpu) {
+    if (k.strategy == key.strategy && k.gpu == key.gpu && k.model == key.model) {
       measured_gpus = std::max(measured_gpus, k.gpus);
     }
   };
@@ -252,11 +258,14 @@ Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view e
   for (const CoveredKey& c : bands.covered) {
     if (c.source != exclude_source) measured(c.key);
   }
+  const std::string what = key.strategy +
+                           (key.model == "transformer" ? "" : " of a " + key.model + " model") +
+                           " on " + key.gpu;
   if (measured_gpus == 0) {
-    f.note = "no published measurement of " + key.strategy + " on " + key.gpu;
+    f.note = "no published measurement of " + what;
   } else if (key.gpus > measured_gpus) {
-    f.note = "no published measurement of " + key.strategy + " on " + key.gpu + " beyond " +
-             std::to_string(measured_gpus) + " GPUs";
+    f.note = "no published measurement of " + what + " beyond " + std::to_string(measured_gpus) +
+             " GPUs";
   } else if (other_gpus) {
     f.note = "fewer than " + std::to_string(kMinBandPoints) + " judged measurements of " +
              key.strategy + " on " + key.gpu;

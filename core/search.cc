@@ -111,6 +111,7 @@ class SearchReader {
     for (const NumberField& f : kGoalNumbers) r.Child(f.key);
     r.Child("objective");
     r.Int("confirm_top", &out_.confirm_top, 1, 1000);
+    r.Bool("prefer_validated", &out_.prefer_validated);
     for (const NumberField& f : kJobNumbers) r.Child(f.key);
     r.Bool("checkpoint_on_notice", &out_.checkpoint_on_notice)
         .Int("trials", &out_.trials, 1, 1000000)

@@ -92,16 +92,18 @@ Spread SpreadOf(std::vector<double> values) {
   double squares = 0;
   for (double v : values) squares += (v - out.mean) * (v - out.mean);
   out.stddev = n > 1 ? std::sqrt(squares / (n - 1)) : 0;
+  out.p10 = Percentile(values, 10);
   out.p50 = Percentile(values, 50);
   out.p90 = Percentile(values, 90);
   out.p99 = Percentile(values, 99);
   return out;
 }
 
-Spread Constant(double v) { return Spread{v, 0, v, v, v}; }
+Spread Constant(double v) { return Spread{v, 0, v, v, v, v}; }
 
 Spread Shifted(Spread s, double by) {
   s.mean += by;
+  s.p10 += by;
   s.p50 += by;
   s.p90 += by;
   s.p99 += by;

@@ -60,6 +60,7 @@ struct JobInputs {
 struct Spread {
   double mean = 0;
   double stddev = 0;  // sample standard deviation; 0 for one trial
+  double p10 = 0;     // with p90, the central 80% (the GUI's Pareto error bars)
   double p50 = 0;
   double p90 = 0;
   double p99 = 0;

@@ -218,6 +218,38 @@ void PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps
 
 double Cost(const PricedJob& p) { return p.job.cost_usd ? p.job.cost_usd->mean : kInf; }
 
+// Within the overlap of error bands, the better-measured layout (docs/planner.md
+// section 6). The band scales a candidate's score (time and cost both follow the
+// step time) to [score / hi, score / lo]. Among the candidates as feasible as the
+// leader whose interval overlaps the leader's, whose band is narrower, and whose
+// pessimistic end (score / lo) is no worse than the leader's, the narrowest is
+// moved to the front (ties: the better prediction); the rest keep their order.
+template <typename Key>
+void PreferValidated(const Key& key, Plan* plan) {
+  std::vector<ConfirmedCandidate>& c = plan->confirmed;
+  auto banded = [](const ConfirmedCandidate& x) { return x.band && x.band->points > 0; };
+  if (c.empty() || !banded(c[0])) return;
+  int which;
+  const auto [lead_infeasible, lead] = key(c[0], &which);
+  if (!std::isfinite(lead)) return;
+  auto width = [](const Band& b) { return std::log(b.hi / b.lo); };
+  const double lead_low = lead / c[0].band->hi, lead_high = lead / c[0].band->lo;
+  int pick = 0;
+  for (int i = 1; i < static_cast<int>(c.size()); ++i) {
+    if (!banded(c[i])) continue;
+    const auto [infeasible, score] = key(c[i], &which);
+    const Band& b = *c[i].band;
+    if (infeasible != lead_infeasible || !std::isfinite(score)) continue;
+    // Its interval [score / hi, high] overlaps the leader's and ends no later.
+    const double high = score / b.lo;
+    if (high > lead_high || high < lead_low) continue;
+    if (width(b) < width(*c[pick].band)) pick = i;
+  }
+  if (pick == 0) return;
+  std::rotate(c.begin(), c.begin() + pick, c.begin() + pick + 1);
+  plan->preferred_over = 1;
+}
+
 // Orders the confirmed candidates by their best priced option (feasible
 // first), picks the recommendation, and computes the front.
 void FinalRanking(const Scenario& s, Plan* plan) {
@@ -248,6 +280,7 @@ void FinalRanking(const Scenario& s, Plan* plan) {
                      int x, y;
                      return key(a, &x) < key(b, &y);
                    });
+  if (s.search.prefer_validated) PreferValidated(key, plan);
   std::vector<TimeCost> points;
   std::vector<std::pair<int, int>> index;
   for (int i = 0; i < static_cast<int>(plan->confirmed.size()); ++i) {
@@ -330,7 +363,8 @@ Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
   if (plan.best < 0) {
     return Status::InvalidInput(base.name + ": no confirmed configuration has a price");
   }
-  ScalingCurve(base, plan, steps, options.params, &plan.scaling, &plan.scaling_stops_paying);
+  ScalingCurve(base, plan, steps, options.params, options.bands.get(), &plan.scaling,
+               &plan.scaling_stops_paying);
   plan.assumptions = JobAssumptions(base);
   plan.reasons = Reasons(base, plan, ranking->ranked);
   return plan;

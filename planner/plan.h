@@ -77,6 +77,9 @@ struct ScalingPoint {
   double expected_hours = 0;
   std::optional<double> expected_cost_usd;
   double efficiency = 0;  // samples/s per node relative to the smallest node count
+  // PlanOptions::bands at this node count's family: samples/s within [lo, hi] x samples_per_s
+  // for its coverage (the band widens where the corpus measured fewer GPUs).
+  std::optional<Band> band;
 };
 
 struct Plan {
@@ -88,6 +91,9 @@ struct Plan {
   // (confirmed index, priced index), fastest first.
   std::vector<std::pair<int, int>> pareto;
   int best = -1, best_priced = -1;  // the recommendation
+  // The candidate the prediction alone would recommend, when the recommendation was
+  // preferred over it for its narrower error band (SearchConfig::prefer_validated); else -1.
+  int preferred_over = -1;
   bool meets_constraints = false;
   std::vector<std::string> reasons;
   std::vector<ScalingPoint> scaling;

@@ -28,8 +28,8 @@ json CandidateJson(const SearchSpace& space, const Candidate& c) {
 }
 
 json SpreadJson(const Spread& s) {
-  return json{
-      {"mean", s.mean}, {"stddev", s.stddev}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
+  return json{{"mean", s.mean}, {"stddev", s.stddev}, {"p10", s.p10},
+              {"p50", s.p50},   {"p90", s.p90},       {"p99", s.p99}};
 }
 
 const char* IntervalName(IntervalSource s) {
@@ -51,8 +51,8 @@ json PricedJson(const PricedJob& p) {
       {"pricing", ToString(p.pricing)},
       {"price_usd_per_instance_hour", OrNull(p.price_usd_hr)},
       {"expected_hours", j.expected_wall_s / 3600},
-      {"hours", SpreadJson(Spread{j.wall_s.mean / 3600, j.wall_s.stddev / 3600, j.wall_s.p50 / 3600,
-                                  j.wall_s.p90 / 3600, j.wall_s.p99 / 3600})},
+      {"hours", SpreadJson(Spread{j.wall_s.mean / 3600, j.wall_s.stddev / 3600, j.wall_s.p10 / 3600,
+                                  j.wall_s.p50 / 3600, j.wall_s.p90 / 3600, j.wall_s.p99 / 3600})},
       {"cost_usd", j.cost_usd ? SpreadJson(*j.cost_usd) : json(nullptr)},
       {"billed_instance_hours", j.mean_billed_instance_s / 3600},
       {"interruptions_per_instance_hour", in.interruptions_per_instance_hour},
@@ -126,6 +126,7 @@ json SearchJson(const Scenario& s, const Plan& p) {
               {"budget_usd", OrNull(q.budget_usd)},
               {"deadline_hours", OrNull(q.deadline_hours)},
               {"confirm_top", q.confirm_top},
+              {"prefer_validated", q.prefer_validated},
               {"trials", q.trials},
               {"seed", q.seed}};
 }
@@ -133,11 +134,14 @@ json SearchJson(const Scenario& s, const Plan& p) {
 json RecommendationJson(const Plan& p, int confirmed, int priced, bool meets_constraints,
                         const std::vector<std::string>& reasons) {
   const ConfirmedCandidate& c = p.confirmed[confirmed];
-  return json{{"candidate", confirmed},
-              {"config", CandidateJson(p.space, c.candidate)},
-              {"pricing", ToString(c.priced[priced].pricing)},
-              {"meets_constraints", meets_constraints},
-              {"reasons", reasons}};
+  return json{
+      {"candidate", confirmed},
+      {"config", CandidateJson(p.space, c.candidate)},
+      {"pricing", ToString(c.priced[priced].pricing)},
+      {"meets_constraints", meets_constraints},
+      {"preferred_over_candidate",
+       confirmed == p.best && p.preferred_over >= 0 ? json(p.preferred_over) : json(nullptr)},
+      {"reasons", reasons}};
 }
 
 }  // namespace
@@ -154,11 +158,17 @@ json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
          {"expected_cost_usd", pj.job.cost_usd ? json(pj.job.cost_usd->mean) : json(nullptr)}});
   }
   for (const ScalingPoint& sp : p.scaling) {
-    scaling.push_back({{"nodes", sp.nodes},
-                       {"samples_per_s", sp.samples_per_s},
-                       {"efficiency", sp.efficiency},
-                       {"expected_hours", sp.expected_hours},
-                       {"expected_cost_usd", OrNull(sp.expected_cost_usd)}});
+    const bool banded = sp.band && sp.band->points > 0;
+    scaling.push_back(
+        {{"nodes", sp.nodes},
+         {"samples_per_s", sp.samples_per_s},
+         {"samples_per_s_band",
+          banded ? json::array({sp.samples_per_s * sp.band->lo, sp.samples_per_s * sp.band->hi})
+                 : json(nullptr)},
+         {"band_note", banded && !sp.band->note.empty() ? json(sp.band->note) : json(nullptr)},
+         {"efficiency", sp.efficiency},
+         {"expected_hours", sp.expected_hours},
+         {"expected_cost_usd", OrNull(sp.expected_cost_usd)}});
   }
   json recommendation = nullptr;
   if (p.best >= 0) {

@@ -268,6 +268,22 @@ std::string BandReason(const Plan& plan, const ConfirmedCandidate& best) {
            " confirmed candidates have job-time bands that overlap this one's: the corpus cannot "
            "tell them apart.";
   }
+  if (plan.preferred_over >= 0) {
+    // The band's width as a share of the step: (1 / lo - 1 / hi).
+    auto span = [](const Band& x) { return Pct(1 / x.lo - 1 / x.hi); };
+    const ConfirmedCandidate& other = plan.confirmed[plan.preferred_over];
+    const PricedJob& o = other.priced[other.best_priced];
+    const PricedJob& mine_p = best.priced[best.best_priced];
+    out += " The prediction alone ranks " + Describe(plan.space, other.candidate) + " first (" +
+           ToString(o.pricing) + Fmt(" %.0f h", o.job.expected_wall_s / 3600) +
+           (o.job.cost_usd ? Fmt(", $%.0f", o.job.cost_usd->mean) : "") + " against " +
+           ToString(mine_p.pricing) + Fmt(" %.0f h", mine_p.job.expected_wall_s / 3600) +
+           (mine_p.job.cost_usd ? Fmt(", $%.0f", mine_p.job.cost_usd->mean) : "") +
+           "); their bands overlap, and this layout's is narrower (" + span(b) +
+           " of the step against " + span(*other.band) + ", " + other.band->family +
+           ") and ends no later, so it is recommended (search.prefer_validated: false ranks by "
+           "the prediction alone).";
+  }
   return out;
 }
 

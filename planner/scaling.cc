@@ -9,8 +9,8 @@
 namespace trainsim::planner {
 
 void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
-                  const sim::ModelParams& params, std::vector<ScalingPoint>* out,
-                  int* stops_paying) {
+                  const sim::ModelParams& params, const ErrorBands* bands,
+                  std::vector<ScalingPoint>* out, int* stops_paying) {
   const ConfirmedCandidate& best = plan.confirmed[plan.best];
   const PricedJob& priced = best.priced[plan.best_priced];
   Scenario s = base;
@@ -46,6 +46,7 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
     ScalingPoint p;
     p.nodes = n;
     p.samples_per_s = s.training.global_batch / e.step_s;
+    if (bands) p.band = BandFor(*bands, BandKeyOf(s));
     std::optional<PricingInputs> in = MakeJobInputs(s, e.step_s, steps, priced.pricing);
     if (in) {
       double t, cost;

@@ -10,10 +10,10 @@
 
 namespace trainsim::planner {
 
-// Fills *out (by node count) and *stops_paying (0 = never). `plan` has a
-// recommendation.
+// Fills *out (by node count) and *stops_paying (0 = never); with `bands` (may
+// be null) each point has its error band. `plan` has a recommendation.
 void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
-                  const sim::ModelParams& params, std::vector<ScalingPoint>* out,
-                  int* stops_paying);
+                  const sim::ModelParams& params, const ErrorBands* bands,
+                  std::vector<ScalingPoint>* out, int* stops_paying);
 
 }  // namespace trainsim::planner

@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QPen>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -9,6 +10,8 @@
 #include <QVBoxLayout>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
 #include <algorithm>
@@ -145,11 +148,39 @@ void PlanPage::rebuildChart() {
     all.append(pareto_->point(ParetoModel::kAllOptions, i));
   front_series_->replace(front);
   options_series_->replace(all);
+  // The front's error bars: a cross from P10 to P90 of hours and of cost through each point.
+  QChart* chart = chart_view_->chart();
+  for (QLineSeries* bar : bars_) {
+    chart->removeSeries(bar);
+    delete bar;
+  }
+  bars_.clear();
+  QList<QPointF> reach = all;  // what the axes must show
+  for (int i = 0; i < pareto_->pointCount(ParetoModel::kFront); ++i) {
+    const QPointF p = front[i];
+    const QRectF s = pareto_->spread(ParetoModel::kFront, i);
+    auto* bar = new QLineSeries;
+    bar->append({QPointF(s.left(), p.y()), QPointF(s.right(), p.y()), p, QPointF(p.x(), s.top()),
+                 QPointF(p.x(), s.bottom())});
+    bar->setName(QStringLiteral("P10-P90: interruptions and the model's error"));
+    bar->setPen(QPen(QColor(31, 119, 180, 160), 1.5));
+    chart->addSeries(bar);
+    for (QAbstractAxis* a : chart->axes()) bar->attachAxis(a);
+    for (QLegendMarker* m : chart->legend()->markers(bar)) m->setVisible(i == 0);
+    bars_.push_back(bar);
+    reach << s.topLeft() << s.bottomRight();
+  }
+  // The points above the bars, where clicks reach them: the last series added is on top.
+  for (QScatterSeries* points : {options_series_, front_series_}) {
+    chart->removeSeries(points);
+    chart->addSeries(points);
+    for (QAbstractAxis* a : chart->axes()) points->attachAxis(a);
+  }
   double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
-  if (!all.isEmpty()) {
-    x0 = x1 = all.first().x();
-    y0 = y1 = all.first().y();
-    for (const QPointF& p : all) {
+  if (!reach.isEmpty()) {
+    x0 = x1 = reach.first().x();
+    y0 = y1 = reach.first().y();
+    for (const QPointF& p : reach) {
       x0 = std::min(x0, p.x());
       x1 = std::max(x1, p.x());
       y0 = std::min(y0, p.y());
@@ -162,7 +193,7 @@ void PlanPage::rebuildChart() {
     y0 = std::max(0.0, y0 - dy);
     y1 += dy;
   }
-  const auto axes = chart_view_->chart()->axes();
+  const auto axes = chart->axes();
   for (QAbstractAxis* a : axes) {
     auto* axis = static_cast<QValueAxis*>(a);
     const bool horizontal = a->orientation() == Qt::Horizontal;

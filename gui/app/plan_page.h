@@ -5,12 +5,14 @@
 
 #include <QWidget>
 #include <memory>
+#include <vector>
 
 #include "gui/models/candidate_table_model.h"
 #include "gui/models/pareto_model.h"
 #include "gui/models/planned.h"
 
 class QChartView;
+class QLineSeries;
 class QScatterSeries;
 class QSortFilterProxyModel;
 class QTableView;
@@ -29,6 +31,8 @@ class PlanPage : public QWidget {
   QChartView* chartView() const { return chart_view_; }
   QScatterSeries* frontSeries() const { return front_series_; }
   QScatterSeries* optionsSeries() const { return options_series_; }
+  // One per front point: its P10-P90 of hours and of cost, a cross through the point.
+  const std::vector<QLineSeries*>& errorBars() const { return bars_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
   CandidateTableModel* candidates() const { return candidates_; }
   ParetoModel* pareto() const { return pareto_; }
@@ -56,6 +60,7 @@ class PlanPage : public QWidget {
   QTableView* table_;
   QChartView* chart_view_;
   QScatterSeries *front_series_, *options_series_;
+  std::vector<QLineSeries*> bars_;
   QTextEdit* reasons_;
 };
 

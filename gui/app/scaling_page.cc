@@ -4,6 +4,7 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <QtCharts/QAreaSeries>
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
@@ -92,7 +93,13 @@ QChartView* ScalingPage::makeScalingChart() {
   stops_->setColor(QColor(214, 39, 40));
   stops_->setPointLabelsVisible(true);
   stops_->setPointLabelsFormat(QStringLiteral("stops paying after @xPoint nodes"));
-  for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{throughput_, cost_, stops_})
+  // The band first: drawn under the curve.
+  band_ = new QAreaSeries(new QLineSeries, new QLineSeries);
+  band_->setName(QStringLiteral("80% error band"));
+  band_->setColor(QColor(31, 119, 180, 50));
+  band_->setBorderColor(QColor(31, 119, 180, 90));
+  for (QAbstractSeries* s :
+       std::initializer_list<QAbstractSeries*>{band_, throughput_, cost_, stops_})
     chart->addSeries(s);
   auto* nodes = new QLogValueAxis;
   nodes->setBase(2);
@@ -105,7 +112,8 @@ QChartView* ScalingPage::makeScalingChart() {
   chart->addAxis(nodes, Qt::AlignBottom);
   chart->addAxis(rate, Qt::AlignLeft);
   chart->addAxis(cost, Qt::AlignRight);
-  for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{throughput_, stops_, cost_}) {
+  for (QAbstractSeries* s :
+       std::initializer_list<QAbstractSeries*>{band_, throughput_, stops_, cost_}) {
     s->attachAxis(nodes);
     s->attachAxis(s == cost_ ? static_cast<QAbstractAxis*>(cost) : rate);
   }
@@ -148,11 +156,17 @@ void ScalingPage::showCandidate(std::shared_ptr<const PlannedScenario> planned, 
 }
 
 void ScalingPage::rebuildScaling() {
-  QList<QPointF> rate, cost, stops;
+  QList<QPointF> rate, cost, stops, low, high;
   double min_nodes = 1, max_nodes = 2, top_rate = 0, top_cost = 0;
   for (int r = 0; r < scaling_->rowCount(); ++r) {
     const planner::ScalingPoint& p = scaling_->point(r);
     rate.append(QPointF(p.nodes, p.samples_per_s));
+    const QModelIndex at = scaling_->index(r, 0);
+    if (const QVariant lo = at.data(ScalingModel::kBandLowRole); lo.isValid()) {
+      low.append(QPointF(p.nodes, lo.toDouble()));
+      high.append(QPointF(p.nodes, at.data(ScalingModel::kBandHighRole).toDouble()));
+      top_rate = std::max(top_rate, high.last().y());
+    }
     if (p.expected_cost_usd) cost.append(QPointF(p.nodes, *p.expected_cost_usd));
     if (r == scaling_->stopsPayingRow()) stops.append(rate.last());
     min_nodes = r == 0 ? p.nodes : std::min<double>(min_nodes, p.nodes);
@@ -162,6 +176,10 @@ void ScalingPage::rebuildScaling() {
   }
   throughput_->replace(rate);
   cost_->replace(cost);
+  band_->upperSeries()->replace(high);
+  band_->lowerSeries()->replace(low);
+  for (QLegendMarker* m : scaling_view_->chart()->legend()->markers(band_))
+    m->setVisible(!high.isEmpty());
   // The curve is priced like the recommendation.
   const planner::Plan* plan = planned_ ? planned_->plan.get() : nullptr;
   cost_->setName(plan && plan->best >= 0 && plan->best_priced >= 0

@@ -1,8 +1,8 @@
 // The scaling page: the plan's scaling curve (throughput and expected cost of
 // the recommendation's layout against node count, estimated, with where
-// adding nodes stops paying) and, for the candidate selected in the plan
-// view, its pricing options' expected, P50 and P90 cost (spot against
-// on-demand), each as a chart over its table.
+// adding nodes stops paying, and its 80% error band shaded) and, for the candidate selected in the
+// plan view, its pricing options' expected, P50 and P90 cost (spot against on-demand), each as a
+// chart over its table.
 #pragma once
 
 #include <QWidget>
@@ -12,6 +12,7 @@
 #include "gui/models/pricing_model.h"
 #include "gui/models/scaling_model.h"
 
+class QAreaSeries;
 class QBarSeries;
 class QChartView;
 class QLabel;
@@ -31,6 +32,8 @@ class ScalingPage : public QWidget {
   ScalingModel* scaling() const { return scaling_; }
   PricingModel* pricing() const { return pricing_; }
   QLineSeries* throughputSeries() const { return throughput_; }
+  // The samples/s error band: upperSeries() over lowerSeries(); empty without bands.
+  QAreaSeries* bandSeries() const { return band_; }
   QLineSeries* costSeries() const { return cost_; }
   QScatterSeries* stopsPayingSeries() const { return stops_; }
   QBarSeries* pricingSeries() const { return pricing_series_; }
@@ -53,6 +56,7 @@ class ScalingPage : public QWidget {
   PricingModel* pricing_;
   QChartView *scaling_view_, *pricing_view_;
   QLineSeries *throughput_, *cost_;
+  QAreaSeries* band_;
   QScatterSeries* stops_;
   QBarSeries* pricing_series_;
   QTableView *scaling_table_, *pricing_table_;

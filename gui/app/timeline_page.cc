@@ -197,9 +197,9 @@ void TimelinePage::onFinished(quint64 id, std::shared_ptr<const Timeline> timeli
   if (id != request_) return;
   setBusy(false);
   model_->setTimeline(std::move(timeline));
-  status_->setText(QStringLiteral("%1: step %2 ms; %3 events in %4 lanes")
+  status_->setText(QStringLiteral("%1: %2; %3 events in %4 lanes")
                        .arg(describe(wanted_))
-                       .arg(model_->timeline()->step_s * 1e3, 0, 'f', 3)
+                       .arg(StepSummary(*model_->timeline()))
                        .arg(model_->eventCount())
                        .arg(model_->rowCount()));
   emit timelineShown(wanted_);
@@ -231,8 +231,10 @@ void TimelinePage::rebuildBreakdown() {
     a->setRange(0, t->step_s * 1e3);
     static_cast<QValueAxis*>(a)->applyNiceNumbers();
   }
-  chart->setTitle(QStringLiteral("Step %1 ms: where the time of the critical stage (%2) went")
-                      .arg(t->step_s * 1e3, 0, 'f', 3)
+  QString summary = StepSummary(*t);
+  summary[0] = summary[0].toUpper();
+  chart->setTitle(QStringLiteral("%1: where the time of the critical stage (%2) went")
+                      .arg(summary)
                       .arg(t->critical_stage));
 }
 

@@ -16,7 +16,18 @@ void ParetoModel::setPlan(std::shared_ptr<const planner::Plan> plan) {
     auto make = [&](int c, int p, Point* out) {
       const planner::PricedJob& pj = plan_->confirmed[c].priced[p];
       if (!pj.job.cost_usd || rows[c] < 0) return false;
-      *out = {pj.job.expected_wall_s / 3600, pj.job.cost_usd->mean, c, p, rows[c], pj.pricing};
+      const planner::Spread& h = pj.job.wall_s;
+      const planner::Spread& d = *pj.job.cost_usd;
+      *out = {pj.job.expected_wall_s / 3600,
+              d.mean,
+              h.p10 / 3600,
+              h.p90 / 3600,
+              d.p10,
+              d.p90,
+              c,
+              p,
+              rows[c],
+              pj.pricing};
       return true;
     };
     Point pt;
@@ -44,6 +55,12 @@ int ParetoModel::pointCount(Series s) const {
 QPointF ParetoModel::point(Series s, int i) const {
   const Point* p = at(s, i);
   return p ? QPointF(p->hours, p->cost) : QPointF();
+}
+
+QRectF ParetoModel::spread(Series s, int i) const {
+  const Point* p = at(s, i);
+  return p ? QRectF(QPointF(p->hours_p10, p->cost_p10), QPointF(p->hours_p90, p->cost_p90))
+           : QRectF();
 }
 
 int ParetoModel::candidateRow(Series s, int i) const {
@@ -86,6 +103,16 @@ QVariant ParetoModel::data(const QModelIndex& index, int role) const {
         case kSeries:
           if (role == kSortRole) return static_cast<int>(s);
           return s == kFront ? QStringLiteral("front") : QStringLiteral("option");
+        case kHoursP10:
+        case kHoursP90: {
+          const double h = index.column() == kHoursP10 ? p.hours_p10 : p.hours_p90;
+          return role == kSortRole ? QVariant(h) : QString::number(h, 'f', 1);
+        }
+        case kCostP10:
+        case kCostP90: {
+          const double c = index.column() == kCostP10 ? p.cost_p10 : p.cost_p90;
+          return role == kSortRole ? QVariant(c) : QString::number(c, 'f', 0);
+        }
         default:
           return {};
       }
@@ -111,6 +138,14 @@ QVariant ParetoModel::headerData(int section, Qt::Orientation orientation, int r
       return QStringLiteral("pricing");
     case kSeries:
       return QStringLiteral("series");
+    case kHoursP10:
+      return QStringLiteral("hours P10");
+    case kHoursP90:
+      return QStringLiteral("hours P90");
+    case kCostP10:
+      return QStringLiteral("cost $ P10");
+    case kCostP90:
+      return QStringLiteral("cost $ P90");
     default:
       return {};
   }

@@ -3,6 +3,11 @@
 #include <QFont>
 
 namespace trainsim::gui {
+namespace {
+
+bool Banded(const planner::ScalingPoint& p) { return p.band && p.band->points > 0; }
+
+}  // namespace
 
 ScalingModel::ScalingModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -34,6 +39,8 @@ QVariant ScalingModel::raw(const planner::ScalingPoint& p, int column, int row) 
       return p.nodes;
     case kSamplesPerS:
       return p.samples_per_s;
+    case kBand:
+      return Banded(p) ? QVariant(p.samples_per_s * p.band->lo) : QVariant();
     case kEfficiency:
       return 100 * p.efficiency;
     case kHours:
@@ -53,6 +60,12 @@ QVariant ScalingModel::display(const planner::ScalingPoint& p, int column, int r
   switch (column) {
     case kSamplesPerS:
       return QString::number(v.toDouble(), 'f', 1);
+    case kBand:
+      if (!Banded(p)) return QStringLiteral("-");
+      return QStringLiteral("%1-%2%3")
+          .arg(p.samples_per_s * p.band->lo, 0, 'f', 1)
+          .arg(p.samples_per_s * p.band->hi, 0, 'f', 1)
+          .arg(p.band->note.empty() ? QString() : QStringLiteral(" *"));
     case kEfficiency:
       return QString::number(v.toDouble(), 'f', 0) + QStringLiteral(" %");
     case kHours:
@@ -77,6 +90,17 @@ QVariant ScalingModel::data(const QModelIndex& index, int role) const {
       return raw(p, index.column(), index.row());
     case kStopsPayingRole:
       return index.row() == stopsPayingRow();
+    case kBandLowRole:
+    case kBandHighRole:
+      if (!Banded(p)) return {};
+      return p.samples_per_s * (role == kBandLowRole ? p.band->lo : p.band->hi);
+    case Qt::ToolTipRole:
+      if (index.column() == kBand && Banded(p)) {
+        return QString::fromStdString(p.band->family + ", " + std::to_string(p.band->points) +
+                                      " measurements" +
+                                      (p.band->note.empty() ? "" : "; wider: " + p.band->note));
+      }
+      return {};
     case Qt::FontRole:
       if (index.row() == stopsPayingRow()) {
         QFont bold;
@@ -94,8 +118,8 @@ QVariant ScalingModel::data(const QModelIndex& index, int role) const {
 
 QVariant ScalingModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole || orientation != Qt::Horizontal) return {};
-  static const char* const kNames[kColumnCount] = {"nodes", "samples/s", "efficiency",
-                                                   "hours", "cost $",    ""};
+  static const char* const kNames[kColumnCount] = {
+      "nodes", "samples/s", "80% band samples/s", "efficiency", "hours", "cost $", ""};
   return section >= 0 && section < kColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 

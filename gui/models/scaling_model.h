@@ -1,7 +1,10 @@
 // The plan's scaling curve (Plan::scaling: the recommendation's layout at
 // every valid node count, estimated, not simulated) as a table, one row per
 // node count. The row at Plan::scaling_stops_paying is marked (bold, a note,
-// kStopsPayingRole). A point without a price keeps its cost empty.
+// kStopsPayingRole). A point without a price keeps its cost empty. With error
+// bands, kBand shows the samples/s 80% band ("low-high", "*" where widened; its
+// family in the tooltip; raw: low) and kBandLowRole / kBandHighRole give its
+// ends (the chart's shaded band); without, they are invalid.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -15,10 +18,12 @@ class ScalingModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { kNodes, kSamplesPerS, kEfficiency, kHours, kCost, kNote, kColumnCount };
+  enum Column { kNodes, kSamplesPerS, kBand, kEfficiency, kHours, kCost, kNote, kColumnCount };
   enum Role {
     kSortRole = Qt::UserRole,  // the raw value; an empty cost stays invalid
     kStopsPayingRole,          // bool
+    kBandLowRole,              // samples/s at the band's ends (any column)
+    kBandHighRole,
   };
 
   explicit ScalingModel(QObject* parent = nullptr);

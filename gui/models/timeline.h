@@ -8,8 +8,10 @@
 #include <QColor>
 #include <QString>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "core/error_bands.h"
 #include "sim/engine.h"
 
 namespace trainsim::gui {
@@ -34,8 +36,13 @@ struct Timeline {
   int critical_stage = 0;  // the stage whose compute stream sets the step
   sim::Breakdown breakdown;
   std::vector<TimelineLane> lanes;
-  double end_s = 0;  // the latest event end
+  double end_s = 0;          // the latest event end
+  std::optional<Band> band;  // the candidate's error band (planner::ConfirmedCandidate::band)
 };
+
+// "step 25380.123 ms (80% band 22100-28900 ms *)": the step and, where there is
+// one, its error band ("*": widened; docs/validation.md section 0.7).
+QString StepSummary(const Timeline& t);
 
 // The short name of a trace track ("compute", "send fwd", "DP", ...).
 QString TrackName(int track);

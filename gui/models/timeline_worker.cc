@@ -27,6 +27,7 @@ Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirme
   Timeline t = BuildTimeline(r->step);
   t.confirmed = confirmed;
   t.candidate = QString::fromStdString(name);
+  t.band = plan.confirmed[confirmed].band;
   return t;
 }
 

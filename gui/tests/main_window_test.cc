@@ -14,6 +14,7 @@
 #include <QTextEdit>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
+#include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtTest>
 
@@ -68,6 +69,16 @@ class MainWindowTest : public QObject {
     QCOMPARE(w.planPage()->frontSeries()->count(), static_cast<int>(plan->pareto.size()));
     QCOMPARE(w.planPage()->optionsSeries()->count(),
              w.planPage()->pareto()->pointCount(ParetoModel::kAllOptions));
+    // Each front point has its error bars: a cross through it from P10 to P90.
+    QCOMPARE(static_cast<int>(w.planPage()->errorBars().size()),
+             w.planPage()->frontSeries()->count());
+    for (int i = 0; i < w.planPage()->frontSeries()->count(); ++i) {
+      const QLineSeries* bar = w.planPage()->errorBars()[i];
+      const QRectF s = w.planPage()->pareto()->spread(ParetoModel::kFront, i);
+      QCOMPARE(bar->count(), 5);
+      QCOMPARE(bar->at(0), QPointF(s.left(), w.planPage()->frontSeries()->at(i).y()));
+      QCOMPARE(bar->at(4), QPointF(w.planPage()->frontSeries()->at(i).x(), s.bottom()));
+    }
 
     // The selected row's front points are highlighted.
     for (int i : w.planPage()->pareto()->pointsOfRow(ParetoModel::kFront, SelectedSourceRow(w)))

@@ -103,6 +103,17 @@ class ModelTest : public QObject {
                QPointF(pj.job.expected_wall_s / 3600, pj.job.cost_usd->mean));
       QCOMPARE(model.index(i, ParetoModel::kHours).data(ParetoModel::kCandidateRowRole).toInt(),
                table.rowOfConfirmed(c));
+      // Its error bars: the Monte-Carlo's P10-P90 of hours and of cost.
+      const QRectF s = model.spread(ParetoModel::kFront, i);
+      QCOMPARE(s.left(), pj.job.wall_s.p10 / 3600);
+      QCOMPARE(s.right(), pj.job.wall_s.p90 / 3600);
+      QCOMPARE(s.top(), pj.job.cost_usd->p10);
+      QCOMPARE(s.bottom(), pj.job.cost_usd->p90);
+      QVERIFY(s.left() < s.right());  // the model's error spreads even on-demand jobs
+      QCOMPARE(model.index(i, ParetoModel::kHoursP90).data(ParetoModel::kSortRole).toDouble(),
+               s.right());
+      QCOMPARE(model.index(i, ParetoModel::kCostP10).data(ParetoModel::kSortRole).toDouble(),
+               s.top());
     }
     // Every row has its points among all the options.
     std::set<int> rows;

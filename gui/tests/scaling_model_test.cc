@@ -49,13 +49,31 @@ class ScalingModelTest : public QObject {
       QCOMPARE(model.index(r, 0).data(ScalingModel::kStopsPayingRole).toBool(), r == stops);
       QCOMPARE(model.index(r, 0).data(Qt::FontRole).value<QFont>().bold(), r == stops);
       QCOMPARE(model.index(r, ScalingModel::kNote).data().toString().isEmpty(), r != stops);
+      // The error band at this node count (the plan has the corpus's bands).
+      QVERIFY(p.band && p.band->points > 0);
+      QCOMPARE(model.index(r, 0).data(ScalingModel::kBandLowRole).toDouble(),
+               p.samples_per_s * p.band->lo);
+      QCOMPARE(model.index(r, 0).data(ScalingModel::kBandHighRole).toDouble(),
+               p.samples_per_s * p.band->hi);
+      QCOMPARE(model.index(r, ScalingModel::kBand).data(Qt::UserRole).toDouble(),
+               p.samples_per_s * p.band->lo);
+      QVERIFY(model.index(r, ScalingModel::kBand).data().toString().contains('-'));
+      QVERIFY(model.index(r, ScalingModel::kBand)
+                  .data(Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("measurements")));
     }
+    QCOMPARE(model.headerData(ScalingModel::kBand, Qt::Horizontal).toString(),
+             QStringLiteral("80% band samples/s"));
 
     auto unpriced = std::make_shared<planner::Plan>(*plan);
     unpriced->scaling[0].expected_cost_usd.reset();
+    unpriced->scaling[0].band.reset();  // planned without error bands
     model.setPlan(unpriced);
     QVERIFY(!model.index(0, ScalingModel::kCost).data(Qt::UserRole).isValid());
     QVERIFY(!model.index(0, ScalingModel::kCost).data().isValid());
+    QVERIFY(!model.index(0, 0).data(ScalingModel::kBandLowRole).isValid());
+    QCOMPARE(model.index(0, ScalingModel::kBand).data().toString(), QStringLiteral("-"));
     model.clear();
     QCOMPARE(model.rowCount(), 0);
   }

@@ -64,6 +64,7 @@ std::shared_ptr<const planner::Plan> PipelinePlan() {
   static const std::shared_ptr<const planner::Plan> plan = [] {
     planner::PlanOptions options;
     options.jobs = 2;
+    options.bands = DefaultErrorBands();  // as the plan worker
     Expected<planner::Plan> p = planner::MakePlan(PipelineScenario(), *TheCatalog(), options);
     if (!p.ok()) std::abort();
     return std::make_shared<const planner::Plan>(std::move(*p));

@@ -140,6 +140,23 @@ class TimelineTest : public QObject {
     double parts = 0;
     for (const BreakdownPart& p : BreakdownParts(t->breakdown)) parts += p.seconds;
     QVERIFY(CloseRelative(parts, t->step_s, 1e-6));
+    // The candidate's error band comes along for the summary.
+    QVERIFY(t->band.has_value());
+    QCOMPARE(t->band->lo, plan->confirmed[confirmed].band->lo);
+  }
+
+  void stepSummaryShowsTheBand() {
+    Timeline t;
+    t.step_s = 0.5;
+    QCOMPARE(StepSummary(t), QStringLiteral("step 500.000 ms"));
+    Band b;
+    b.lo = 0.8;  // measured throughput 0.8-1.25 x predicted: steps 400-625 ms
+    b.hi = 1.25;
+    b.points = 12;
+    t.band = b;
+    QCOMPARE(StepSummary(t), QStringLiteral("step 500.000 ms (80% band 400.0-625.0 ms)"));
+    t.band->note = "no published measurement of zero3 on H100";
+    QCOMPARE(StepSummary(t), QStringLiteral("step 500.000 ms (80% band 400.0-625.0 ms *)"));
   }
 
   void newerRequestSupersedes() {

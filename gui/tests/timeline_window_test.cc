@@ -12,6 +12,7 @@
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QtCharts/QAreaSeries>
 #include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QHorizontalStackedBarSeries>
@@ -77,6 +78,8 @@ class TimelineWindowTest : public QObject {
     QVERIFY(page->model()->rowCount() > 0);
     QCOMPARE(page->model()->timeline()->step_s, plan->confirmed[other].simulated.step.step_time_s);
     QVERIFY(page->statusText().startsWith(QStringLiteral("#%1 ").arg(other + 1)));
+    QVERIFY2(page->statusText().contains(QStringLiteral("80% band")),
+             qPrintable(page->statusText()));
     QVERIFY(page->breakdownSeries()->count() > 0);
 
     // Zoom: + halves the span, the wheel keeps the time under the cursor.
@@ -222,6 +225,11 @@ class TimelineWindowTest : public QObject {
     QVERIFY(plan->scaling_stops_paying > 0);
     QCOMPARE(page->stopsPayingSeries()->count(), 1);
     QCOMPARE(page->stopsPayingSeries()->at(0).x(), double(plan->scaling_stops_paying));
+    // The error band, shaded between its ends at every node count.
+    QCOMPARE(page->bandSeries()->upperSeries()->count(), static_cast<int>(plan->scaling.size()));
+    QCOMPARE(page->bandSeries()->lowerSeries()->count(), static_cast<int>(plan->scaling.size()));
+    QCOMPARE(page->bandSeries()->upperSeries()->at(0).y(),
+             plan->scaling[0].samples_per_s * plan->scaling[0].band->hi);
 
     // The pricing bars: the recommendation's options, then another candidate's.
     QCOMPARE(page->pricing()->confirmed(), plan->best);

@@ -467,6 +467,15 @@ TEST_F(CliTest, PlanPrintsTheRecommendationAndWritesThePlan) {
   EXPECT_NE(r.out.find("Recommendation:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Pareto front"), std::string::npos);
   EXPECT_NE(r.out.find("Scaling of the recommended layout"), std::string::npos);
+  // The scaling table's samples/s band: "low-high" under its header.
+  const size_t scaling = r.out.find("nodes    samples/s            80% band efficiency");
+  ASSERT_NE(scaling, std::string::npos) << r.out;
+  const json plan_points = json::parse(ReadFile(out))["scaling"]["points"];
+  char band[64];
+  std::snprintf(band, sizeof band, "%.1f-%.1f",
+                plan_points[0]["samples_per_s_band"][0].get<double>(),
+                plan_points[0]["samples_per_s_band"][1].get<double>());
+  EXPECT_NE(r.out.find(band, scaling), std::string::npos) << band << "\n" << r.out;
   EXPECT_NE(r.err.find("plan: estimated "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("plan written to " + out), std::string::npos);
   const json plan = json::parse(ReadFile(out));

@@ -119,6 +119,28 @@ TEST(ErrorBands, NoSamplesNoBand) {
   EXPECT_EQ(none.note, "no published measurement to judge the prediction by");
 }
 
+// The model's kind counts as coverage: ZeRO-3 measured on transformers only says nothing of a
+// layer-list model (a CNN), whose band is widened; data parallelism measured on both is not.
+TEST(ErrorBands, AModelKindNeverMeasuredWithTheStrategyWidens) {
+  ErrorBands b = Eleven();
+  for (int i = 0; i <= 10; ++i) {
+    BandSample s = Sample("c", "dp", "A100", 8, -0.05 + 0.01 * i);
+    s.key.model = "layer list";
+    b.samples.push_back(s);
+  }
+  const Band cnn_zero3 = BandFor(b, {"zero3", "A100", "16-bit", 64, "layer list"});
+  EXPECT_EQ(cnn_zero3.note, "no published measurement of zero3 of a layer list model on A100");
+  EXPECT_EQ(cnn_zero3.family, "zero3 / A100 / 16-bit / 9-128 GPUs, widened to all training points");
+  EXPECT_EQ(BandFor(b, {"zero3", "A100", "16-bit", 64}).note, "");
+  EXPECT_EQ(BandFor(b, {"dp", "A100", "16-bit", 8, "layer list"}).note, "");
+  // The file keeps the kind.
+  Expected<ErrorBands> back = ParseErrorBands(ErrorBandsText(b), "bands.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  int layer_list = 0;
+  for (const BandSample& x : back->samples) layer_list += x.key.model == "layer list";
+  EXPECT_EQ(layer_list, 11);
+}
+
 TEST(ErrorBands, TheFileRoundTripsByteForByte) {
   ErrorBands b = Eleven();
   b.generated_by = "accuracy --write-bands x";
@@ -147,6 +169,10 @@ TEST(ErrorBands, BadFilesNameTheFieldAndPosition) {
   {"id": "a", "source": "s", "strategy": "dp", "gpu": "A100", "precision": "16-bit",
    "gpus": 8}]})",
        "b.json:2:3: missing required field samples[0].log_error"},
+      {R"({"version": 1, "generated_by": "", "corpus_fingerprint": "", "samples": [
+  {"id": "a", "source": "s", "strategy": "dp", "gpu": "A100", "precision": "16-bit",
+   "gpus": 8, "model": "cnn", "log_error": 0}]})",
+       "b.json:3:24: samples[0].model: expected one of transformer, layer list, got \"cnn\""},
   };
   for (const auto& c : cases) {
     Expected<ErrorBands> b = ParseErrorBands(c.text, "b.json");

@@ -76,8 +76,8 @@ std::string Summary(const SearchConfig& c) {
      << " recompute=" << List(c.recompute) << " schedules=" << List(c.schedules)
      << " | budget=" << Optional(c.budget_usd) << " deadline=" << Optional(c.deadline_hours) << " "
      << ToString(c.objective) << " w" << c.time_weight << " confirm" << c.confirm_top
-     << " | dataset=" << Optional(c.dataset_bytes) << " storage=" << Optional(c.storage_GBps)
-     << " ckpt=" << Optional(c.checkpoint_bytes)
+     << (c.prefer_validated ? "" : " by-prediction") << " | dataset=" << Optional(c.dataset_bytes)
+     << " storage=" << Optional(c.storage_GBps) << " ckpt=" << Optional(c.checkpoint_bytes)
      << " interval=" << Optional(c.checkpoint_interval_s) << " prov=" << Optional(c.provisioning_s)
      << " restart=" << Optional(c.restart_s)
      << " interruptions=" << Optional(c.spot_interruptions_per_month) << " notice"
@@ -108,13 +108,15 @@ std::vector<ValidCase> ValidCases() {
        R"( "pp": [1, 2], "micro_batch": [1], "zero_stages": [1, 3], "virtual_stages": [2],)"
        R"( "max_pp": 16, "recompute": ["full", "none"], "schedules": ["gpipe", "interleaved"],)"
        R"( "budget_usd": 2e6, "deadline_hours": 720, "objective": "min-time",)"
-       R"( "confirm_top": 5, "dataset_bytes": 1.2e12, "storage_GBps": 10,)"
+       R"( "confirm_top": 5, "prefer_validated": false, "dataset_bytes": 1.2e12,)"
+       R"( "storage_GBps": 10,)"
        R"( "checkpoint_bytes": 2.1e12, "checkpoint_interval_s": 3600, "provisioning_s": 900,)"
        R"( "restart_s": 300, "spot_interruptions_per_month": 0.05,)"
        R"( "checkpoint_on_notice": true, "trials": 500, "seed": 42})",
        "instances=[p5.48xlarge,p4d.24xlarge] nodes=2..256 pricing=[on-demand,spot] spot1 "
        "tp=[8,2,4] pp=[1,2] mb=[1] zero=[1,3] vs=[2] max_pp16 recompute=[full,none] "
-       "schedules=[gpipe,interleaved] | budget=2e+06 deadline=720 min-time w0.5 confirm5 | "
+       "schedules=[gpipe,interleaved] | budget=2e+06 deadline=720 min-time w0.5 confirm5 "
+       "by-prediction | "
        "dataset=1.2e+12 storage=10 ckpt=2.1e+12 interval=3600 prov=900 restart=300 "
        "interruptions=0.05 notice1 trials500 seed42"},
       {"a weight of time", R"({"objective": 0.25})",
@@ -179,7 +181,8 @@ std::vector<FailCase> SearchFailCases() {
       {"unknown field", R"({"budget": 5})",
        "x.json:5:13: unknown field search.budget (known: instances, nodes, pricing, "
        "spot_allowed, tp, pp, micro_batch, zero_stages, shard_groups, virtual_stages, max_pp, "
-       "recompute, schedules, budget_usd, deadline_hours, objective, confirm_top, dataset_bytes, "
+       "recompute, schedules, budget_usd, deadline_hours, objective, confirm_top, "
+       "prefer_validated, dataset_bytes, "
        "storage_GBps, checkpoint_bytes, checkpoint_interval_s, provisioning_s, restart_s, "
        "spot_interruptions_per_month, checkpoint_on_notice, trials, seed)"},
       {"instances not an array", R"({"instances": "p4d.24xlarge"})",
@@ -247,6 +250,8 @@ std::vector<FailCase> SearchFailCases() {
        "[0, 1] (the weight of time against cost), got 1.5"},
       {"zero confirm_top", R"({"confirm_top": 0})",
        "x.json:5:28: search.confirm_top: expected an integer in [1, 1000], got 0"},
+      {"prefer_validated not a boolean", R"({"prefer_validated": 1})",
+       "x.json:5:33: search.prefer_validated: expected true or false, got 1"},
       {"negative dataset", R"({"dataset_bytes": -1})",
        "x.json:5:30: search.dataset_bytes: expected a number >= 0, got -1"},
       {"zero storage bandwidth", R"({"storage_GBps": 0})",

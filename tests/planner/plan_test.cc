@@ -110,10 +110,84 @@ TEST(MakePlan, ErrorBandsReachTheCandidatesTheJobsAndTheReasons) {
   EXPECT_GT(b.job.wall_s.p90 - b.job.wall_s.p50, a.job.wall_s.p90 - a.job.wall_s.p50);
   const nlohmann::json j = ToJson(Small(kSearch), with, nlohmann::json());
   EXPECT_EQ(j["candidates"][0]["band"]["coverage"], 0.8);
+  // The job's P10 (the GUI's error bars) lies below its P90.
+  EXPECT_LT(j["candidates"][0]["pricing"][0]["hours"]["p10"].get<double>(),
+            j["candidates"][0]["pricing"][0]["hours"]["p90"].get<double>());
+  // Every point of the scaling curve has its band: [lo, hi] x its samples/s.
+  ASSERT_FALSE(with.scaling.empty());
+  for (size_t i = 0; i < with.scaling.size(); ++i) {
+    const ScalingPoint& sp = with.scaling[i];
+    ASSERT_TRUE(sp.band.has_value());
+    EXPECT_EQ(
+        j["scaling"]["points"][i]["samples_per_s_band"],
+        nlohmann::json::array({sp.samples_per_s * sp.band->lo, sp.samples_per_s * sp.band->hi}));
+  }
+  EXPECT_TRUE(ToJson(Small(kSearch), without,
+                     nlohmann::json())["scaling"]["points"][0]["samples_per_s_band"]
+                  .is_null());
   bool stated = false;
   for (const std::string& r : with.reasons)
     stated |= r.rfind("Error band: 80% of the published", 0) == 0;
   EXPECT_TRUE(stated);
+}
+
+// Bands of two families, ten samples each, 8 A100 GPUs: data parallel with `dp_spread`
+// around 0, ZeRO-3 with +-0.01 around `zero3_center` (log errors).
+std::shared_ptr<const ErrorBands> TwoFamilies(double dp_spread, double zero3_center) {
+  auto bands = std::make_shared<ErrorBands>();
+  for (int i = 0; i < 10; ++i) {
+    const double t = i / 9.0 * 2 - 1;  // -1 .. 1
+    bands->samples.push_back(
+        {"dp" + std::to_string(i), "a", {"dp", "A100", "16-bit", 8}, dp_spread * t});
+    bands->samples.push_back(
+        {"z" + std::to_string(i), "b", {"zero3", "A100", "16-bit", 8}, zero3_center + 0.01 * t});
+  }
+  return bands;
+}
+
+// One p4d node, ZeRO-1 or ZeRO-3 (the prediction puts ZeRO-1 first). Where their bands
+// overlap, the narrower ZeRO-3 band is recommended, its reason says why, and the JSON names
+// the candidate it was preferred over; not when search.prefer_validated is false, nor when
+// ZeRO-3's band, though narrow, lies beyond the leader's pessimistic end.
+TEST(MakePlan, OverlappingBandsPreferTheBetterMeasuredLayout) {
+  auto plan = [](bool prefer, std::shared_ptr<const ErrorBands> bands) {
+    const Scenario s =
+        Small(std::string(R"({"instances": ["p4d.24xlarge"], "nodes": {"min": 1, "max": 1},
+        "tp": [1], "pp": [1], "micro_batch": [4], "zero_stages": [1, 3], "recompute": ["none"],
+        "pricing": ["on-demand"], "confirm_top": 2, "trials": 200, "prefer_validated": )") +
+              (prefer ? "true" : "false") + "}");
+    PlanOptions options;
+    options.jobs = 2;
+    options.bands = std::move(bands);
+    Expected<Plan> p = MakePlan(s, test::BuiltinCatalog(), options);
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    return std::make_pair(s, *p);
+  };
+  const auto [by_prediction_s, by_prediction] = plan(false, TwoFamilies(0.3, 0));
+  ASSERT_EQ(by_prediction.confirmed.size(), 2u);
+  EXPECT_EQ(by_prediction.confirmed[0].candidate.zero_stage, 1);
+  EXPECT_EQ(by_prediction.preferred_over, -1);
+
+  const auto [s, preferred] = plan(true, TwoFamilies(0.3, 0));
+  EXPECT_EQ(preferred.confirmed[preferred.best].candidate.zero_stage, 3);
+  EXPECT_EQ(preferred.preferred_over, 1);
+  EXPECT_EQ(preferred.confirmed[1].candidate.zero_stage, 1);
+  std::string all;
+  for (const std::string& r : preferred.reasons) all += r + "\n";
+  EXPECT_NE(all.find("The prediction alone ranks p4d.24xlarge x 1: tp 1, pp 1, dp 8, ZeRO-1"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("their bands overlap, and this layout's is narrower"), std::string::npos);
+  const nlohmann::json j = ToJson(s, preferred, nlohmann::json());
+  EXPECT_EQ(j["recommendation"]["preferred_over_candidate"], 1);
+  EXPECT_EQ(j["search"]["prefer_validated"], true);
+
+  // ZeRO-3 runs 40% slower than predicted, every time: narrow, but worse at its end.
+  const auto [slow_s, slow] = plan(true, TwoFamilies(0.3, -0.5));
+  EXPECT_EQ(slow.confirmed[slow.best].candidate.zero_stage, 1);
+  EXPECT_EQ(slow.preferred_over, -1);
+  EXPECT_TRUE(ToJson(slow_s, slow, nlohmann::json())["recommendation"]["preferred_over_candidate"]
+                  .is_null());
 }
 
 TEST(MakePlan, ParetoFrontIsExactlyTheUndominatedOptions) {
