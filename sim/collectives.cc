@@ -484,6 +484,62 @@ double RunConcurrent(const Platform& platform, const ModelParams& params,
   return sg4::Engine::get_clock() - start;
 }
 
+// The node an endpoint is on (a GPU rank, or a node's host).
+int NodeOfEndpoint(const Platform& platform, int endpoint) {
+  const int gpus = static_cast<int>(platform.gpus.size());
+  return endpoint < gpus ? platform.node_of(endpoint) : endpoint - gpus;
+}
+
+// What a call is, up to the node it runs on: its fields with each endpoint as
+// its place inside the node (a GPU's local rank, the host as -1). Two nodes
+// whose calls have equal signatures run the same traffic over the same links.
+std::vector<double> NodeLocalSignature(const Platform& platform, const CollectiveCall& c) {
+  std::vector<double> out = {static_cast<double>(c.kind), static_cast<double>(c.algo), c.bytes,
+                             static_cast<double>(c.max_chunks), -2};
+  for (const std::vector<int>* ends : {&c.group, &c.servers}) {
+    for (int e : *ends) {
+      out.push_back(e < static_cast<int>(platform.gpus.size()) ? platform.local_of(e) : -1);
+    }
+    out.push_back(-2);
+  }
+  return out;
+}
+
+// RunConcurrent, simulating once what is repeated node by node. A call whose
+// endpoints are all on one node uses only that node's links, so calls on
+// different nodes share nothing and all of them end when the slowest node's
+// do; nodes running the same calls (NodeLocalSignature, in order) take the
+// same time, so one node of each kind is simulated (docs/model.md section 4).
+// Calls that span nodes share the fabric: then everything runs together.
+double RunNodeByNode(const Platform& platform, const ModelParams& params,
+                     const std::vector<CollectiveCall>& calls) {
+  if (!params.node_by_node) return RunConcurrent(platform, params, calls);
+  std::map<int, std::vector<const CollectiveCall*>> by_node;
+  for (const CollectiveCall& c : calls) {
+    std::set<int> nodes;
+    for (const std::vector<int>* ends : {&c.group, &c.servers}) {
+      for (int e : *ends) nodes.insert(NodeOfEndpoint(platform, e));
+    }
+    if (nodes.size() != 1) return RunConcurrent(platform, params, calls);
+    by_node[*nodes.begin()].push_back(&c);
+  }
+  if (by_node.size() <= 1) return RunConcurrent(platform, params, calls);
+  std::set<std::vector<double>> seen;
+  double slowest = 0;
+  for (const auto& [node, node_calls] : by_node) {
+    std::vector<double> signature;
+    for (const CollectiveCall* c : node_calls) {
+      const std::vector<double> one = NodeLocalSignature(platform, *c);
+      signature.insert(signature.end(), one.begin(), one.end());
+    }
+    if (!seen.insert(signature).second) continue;
+    std::vector<CollectiveCall> subset;
+    for (const CollectiveCall* c : node_calls) subset.push_back(*c);
+    slowest = std::max(slowest, RunConcurrent(platform, params, subset));
+  }
+  return slowest;
+}
+
 }  // namespace
 
 double MeasureConcurrent(const Platform& platform, const ModelParams& params,
@@ -503,12 +559,12 @@ double MeasureConcurrent(const Platform& platform, const ModelParams& params,
       k = params.max_hierarchical_pieces;
     }
   }
-  if (k <= 0 || chunks <= 2 * k) return RunConcurrent(platform, params, calls);
+  if (k <= 0 || chunks <= 2 * k) return RunNodeByNode(platform, params, calls);
   std::vector<CollectiveCall> truncated = calls;
   for (CollectiveCall& c : truncated) c.max_chunks = k;
-  const double t1 = RunConcurrent(platform, params, truncated);
+  const double t1 = RunNodeByNode(platform, params, truncated);
   for (CollectiveCall& c : truncated) c.max_chunks = 2 * k;
-  const double t2 = RunConcurrent(platform, params, truncated);
+  const double t2 = RunNodeByNode(platform, params, truncated);
   return t1 + (chunks - k) * (t2 - t1) / k;
 }
 

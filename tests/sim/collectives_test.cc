@@ -267,6 +267,43 @@ TEST(CollectivesTest, LongRingShortcutMatchesEveryStepSimulated) {
   }
 }
 
+// Node-local collectives on many nodes, measured together, are simulated on one node of
+// each kind (ModelParams::node_by_node): the same time as every node simulated, with nodes
+// of two kinds (a 4-GPU all-reduce and a host copy on even nodes, an 8-GPU all-gather on odd
+// ones; the odd nodes' is the slowest) and one kind.
+TEST(CollectivesTest, NodeByNodeMatchesEveryNodeSimulated) {
+  InstanceType t = SwitchNode(8, 300);
+  t.nics = 4;
+  auto run = [&](bool node_by_node, bool mixed) {
+    ModelParams p = Params();
+    p.node_by_node = node_by_node;
+    return Simulate(t, 6, p, [&](const Platform& platform) {
+      std::vector<CollectiveCall> calls;
+      for (int node = 0; node < 6; ++node) {
+        const std::string n = std::to_string(node);
+        if (mixed && node % 2 == 1) {
+          calls.push_back(
+              {CollKind::kAllGather, CollAlgo::kRing, 512e6, Iota(8, node * 8), "g" + n});
+          continue;
+        }
+        calls.push_back({CollKind::kAllReduce, CollAlgo::kRing, 64e6, Iota(4, node * 8), "a" + n});
+        calls.push_back({CollKind::kSendRecv,
+                         CollAlgo::kRing,
+                         16e6,
+                         {node * 8 + 5, platform.cpu_endpoint(node)},
+                         "c" + n});
+      }
+      return calls;
+    });
+  };
+  for (bool mixed : {false, true}) {
+    const double every = run(false, mixed), once = run(true, mixed);
+    EXPECT_GT(every, 0);
+    EXPECT_NEAR(once, every, 1e-9 * every) << (mixed ? "two kinds" : "one kind");
+  }
+  EXPECT_GT(run(true, true), run(true, false));  // the odd nodes' gather sets the time
+}
+
 // 2 nodes x 4 GPUs, one NIC per GPU, NVLink far faster than the NICs.
 // NCCL-style channels: 4 rings, each leaving node 0 through a different GPU
 // and NIC, so every NIC direction carries one flow and every step moves
