@@ -1,19 +1,24 @@
 // Simulator speed and memory: wall time and peak RSS of simulating one
-// training step of GPT-3-class models on p4d.24xlarge, 8 to 4096 GPUs, and of
-// GPT 1T on 3072 and 8192 GPUs (p4de.24xlarge).
+// training step of GPT-3-class models on p4d.24xlarge, 8 to 131,072 GPUs, and
+// of GPT 1T on 3072 and 8192 GPUs (p4de.24xlarge), with the slope of log(wall)
+// against log(GPUs) over the GPT-3 175B rows from 1024 GPUs (issue 16).
 // Prints a markdown table, not pass/fail (DESIGN.md section 8).
 //
 // The 1024-GPU case is scenarios/gpt3-175b-p4d.json itself; the others keep
 // tp 8, 96 microbatches per pipeline (global batch = 96 x dp), micro batch 1,
 // bf16, Adam, ZeRO 1, full recompute and 1F1B, and change dp (and for 8 to 64
 // GPUs pp and the model: GPT-3 175B does not fit on 64 A100 40GB, so smaller
-// Megatron presets stand in).
+// Megatron presets stand in). A second series, 1024 to 131,072 GPUs, runs GPT-3
+// 175B with 8 microbatches per pipeline (global batch 8 x dp, as large clusters
+// run); from 8192 GPUs each case runs once, and a size is not run once the one
+// before it took more than kLargeMaxS.
 //
 // Usage: sim_speed (run it under `taskset -c 0` for the one-core figure).
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,6 +37,8 @@ constexpr int kMicrobatchesPerPipeline = 96;
 constexpr int kRepetitions = 3;         // reduced mode: the median wall time is reported
 constexpr int kFullModeMaxGpus = 128;   // full mode only for the small cases
 constexpr double kFullModeMaxS = 60.0;  // stop full mode once one run takes longer
+constexpr int kLargeGpus = 8192;        // from here: one run per case, and the cap below
+constexpr double kLargeMaxS = 60.0;     // skip larger cases once one takes longer
 
 struct LadderCase {
   int gpus = 0;
@@ -59,6 +66,15 @@ const std::vector<LadderCase>& Ladder() {
       {3072, "gpt-1t", 64, 6, nullptr, "p4de.24xlarge", 3072},
       {4096, "gpt3-175b", 8, 64},
       {8192, "gpt-1t", 64, 16, nullptr, "p4de.24xlarge", 8192},
+      // Issue 16: GPT-3 175B at the scale of 2025-26's largest clusters, 8
+      // microbatches per pipeline; the slope is fitted on this series.
+      {1024, "gpt3-175b", 8, 16, nullptr, "p4d.24xlarge", 8 * 16},
+      {4096, "gpt3-175b", 8, 64, nullptr, "p4d.24xlarge", 8 * 64},
+      {8192, "gpt3-175b", 8, 128, nullptr, "p4d.24xlarge", 8 * 128},
+      {16384, "gpt3-175b", 8, 256, nullptr, "p4d.24xlarge", 8 * 256},
+      {32768, "gpt3-175b", 8, 512, nullptr, "p4d.24xlarge", 8 * 512},
+      {65536, "gpt3-175b", 8, 1024, nullptr, "p4d.24xlarge", 8 * 1024},
+      {131072, "gpt3-175b", 8, 2048, nullptr, "p4d.24xlarge", 8 * 2048},
   };
   return ladder;
 }
@@ -123,7 +139,8 @@ Run TimedSimulate(const Scenario& s, sim::SimMode mode) {
 // Reduced mode, kRepetitions times; the run with the median wall time.
 Run MedianReducedRun(const Scenario& s) {
   std::vector<Run> runs;
-  for (int i = 0; i < kRepetitions; ++i) {
+  const int repetitions = s.total_gpus() >= kLargeGpus ? 1 : kRepetitions;
+  for (int i = 0; i < repetitions; ++i) {
     runs.push_back(TimedSimulate(s, sim::SimMode::kReduced));
     if (!runs.back().ok || !runs.back().fits) return runs.back();
   }
@@ -139,6 +156,7 @@ struct Row {
   std::string model;
   Run reduced, full;
   bool full_run = false;
+  bool skipped = false;         // a smaller GPT-3 case took longer than kLargeMaxS
   double children_rss_mib = 0;  // running max over all simulation children so far
   std::string error;
 };
@@ -184,7 +202,9 @@ void PrintHeader() {
       "1F1B. 8-64 GPUs use smaller presets: GPT-3 175B does not fit on 64 A100 40GB\n"
       "(16 B of weights, gradients and Adam state per parameter x 175e9 = 2.8 TB > 64 x 40 GiB).\n"
       "The 3072- and 8192-GPU rows are GPT 1T with pp 64 and 512 microbatches per pipeline.\n"
-      "wall s: Simulate() in reduced mode (default), median of %d, steady_clock.\n"
+      "The rows with global batch 8 x dp are the large series (8 microbatches per pipeline).\n"
+      "wall s: Simulate() in reduced mode (default), median of %d (one run from 8192 GPUs),\n"
+      "steady_clock.\n"
       "peak RSS: getrusage(RUSAGE_CHILDREN).ru_maxrss after the case, i.e. the largest\n"
       "simulation child so far (the ladder runs small to large, so it is this case's peak\n"
       "unless a smaller case used more). The child shares the parent's pages copy-on-write\n"
@@ -199,8 +219,18 @@ void PrintHeader() {
 }
 
 void PrintRow(const Row& r) {
-  std::printf("| %d | %d | %s | %d/%d/%d | %lld | ", r.c.gpus, r.nodes, r.model.c_str(), r.tp, r.pp,
-              r.dp, r.global_batch);
+  if (r.skipped) {  // the case as asked: 8 GPUs per node, tp 8
+    std::printf("| %d | %d | %s | 8/%d/%d | %d | ", r.c.gpus, r.c.gpus / 8, r.c.model, r.c.pp,
+                r.c.dp, r.c.global_batch);
+  } else {
+    std::printf("| %d | %d | %s | %d/%d/%d | %lld | ", r.c.gpus, r.nodes, r.model.c_str(), r.tp,
+                r.pp, r.dp, r.global_batch);
+  }
+  if (r.skipped) {
+    std::printf("not run: the size before took more than %.0f s | - | - | - | - | - | - |\n",
+                kLargeMaxS);
+    return;
+  }
   if (!r.error.empty()) {
     std::printf("%s | - | - | %.2f | %.0f | - | - |\n", r.error.c_str(), r.reduced.wall_s,
                 r.children_rss_mib);
@@ -225,10 +255,38 @@ int Main() {
   }
   const auto start = std::chrono::steady_clock::now();
   std::vector<Row> rows;
-  for (const LadderCase& c : Ladder()) rows.push_back(MeasureReduced(c, *catalog));
+  bool too_slow = false;  // the last large GPT-3 case took longer than kLargeMaxS
+  for (const LadderCase& c : Ladder()) {
+    if (c.gpus >= kLargeGpus && too_slow) {
+      Row skipped;
+      skipped.c = c;
+      skipped.skipped = true;
+      rows.push_back(skipped);
+      continue;
+    }
+    std::fprintf(stderr, "sim_speed: %s on %d GPUs\n", c.model, c.gpus);
+    rows.push_back(MeasureReduced(c, *catalog));
+    if (c.gpus >= kLargeGpus) too_slow = rows.back().reduced.wall_s > kLargeMaxS;
+  }
   MeasureFull(&rows, *catalog);
   PrintHeader();
   for (const Row& r : rows) PrintRow(r);
+  // Least-squares slope of log(wall) on log(GPUs) over the second series.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, largest = 0;
+  for (const Row& r : rows) {
+    if (r.model != "gpt3-175b" || r.global_batch != 8LL * r.dp || r.skipped || !r.error.empty())
+      continue;
+    const double x = std::log(r.c.gpus), y = std::log(r.reduced.wall_s);
+    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+    largest = r.c.gpus;
+  }
+  if (n >= 2) {
+    std::printf(
+        "\nslope of log(wall s) against log(GPUs), GPT-3 175B, 8 microbatches, 1024 to %.0f GPUs "
+        "(%.0f rows): "
+        "%.2f\n",
+        largest, n, (n * sxy - sx * sy) / (n * sxx - sx * sx));
+  }
   std::printf("\nbench process itself (RUSAGE_SELF): peak RSS %.0f MiB\n", MaxRssMiB(RUSAGE_SELF));
   std::printf("total bench wall time %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -19,6 +19,7 @@
 #include "core/error_bands.h"
 #include "core/model_zoo.h"
 #include "core/scenario.h"
+#include "planner/estimator.h"
 #include "sim/simulate.h"
 
 namespace trainsim {
@@ -28,8 +29,8 @@ constexpr int kOk = 0, kBadInput = 1, kInternal = 2;
 
 const char kUsage[] =
     "usage:\n"
-    "  trainsim simulate SCENARIO [--json] [--trace FILE] [--full] [--catalog FILE]\n"
-    "                             [--profile FILE]\n"
+    "  trainsim simulate SCENARIO [--json] [--trace FILE] [--full | --estimate]\n"
+    "                             [--catalog FILE] [--profile FILE]\n"
     "  trainsim plan SCENARIO [--top K] [--jobs N] [--out FILE] [--json] [--catalog FILE]\n"
     "                         [--profile FILE]\n"
     "  trainsim sweep SCENARIO... [--out DIR] [--jobs N] [--simulate] [--catalog FILE]\n"
@@ -44,6 +45,8 @@ const char kUsage[] =
     "  --json          print the result as one JSON object (docs/formats.md)\n"
     "  --trace FILE    write a Chrome/Perfetto trace of the step\n"
     "  --full          simulate every GPU and message (slow; for checking the fast mode)\n"
+    "  --estimate      the fast estimator's closed-form step instead of a simulation\n"
+    "                  (any cluster size; docs/planner.md section 2)\n"
     "  --catalog FILE  add instance types from an extra catalog file\n"
     "  --profile FILE  use a hardware profile from trainsim-calibrate (replaces the\n"
     "                  scenario's cluster.profile)\n"
@@ -63,7 +66,7 @@ int Usage(const std::string& why) {
 
 struct Args {
   std::vector<std::string> positional;
-  bool json = false, full = false;
+  bool json = false, full = false, estimate = false;
   std::string trace, catalog, profile;
 };
 
@@ -82,6 +85,8 @@ Expected<Args> ParseArgs(int argc, char** argv) {
       a.json = true;
     } else if (arg == "--full") {
       a.full = true;
+    } else if (arg == "--estimate") {
+      a.estimate = true;
     } else if (arg == "--trace") {
       if (!value(&a.trace)) return Status::InvalidInput("--trace needs a file name");
     } else if (arg == "--catalog") {
@@ -177,12 +182,50 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
   row("input pipeline (exposed)", b.data_wait_s);
 }
 
+// `simulate --estimate`: the planner's closed form of the step (no simulation,
+// so no size limit), its parts, and the memory check.
+int Estimate(const Args& a, const Scenario& s) {
+  const sim::MemoryBreakdown memory = sim::ComputeMemory(s);
+  if (!memory.fits) {
+    std::cerr << "trainsim: " << a.positional[1]
+              << ": the configuration does not fit: " << sim::DescribeShortfall(memory, s) << "\n";
+    return kBadInput;
+  }
+  Expected<planner::Estimator> est = planner::Estimator::Create(s, sim::ModelParams{});
+  if (!est.ok()) return Fail(est.status());
+  const planner::StepEstimate e = est->Step(s, est->Figures(s));
+  const std::pair<const char*, double> parts[] = {
+      {"compute", e.compute_s},     {"tp_comm", e.tp_comm_s},
+      {"pp_bubble", e.pp_bubble_s}, {"dp_exposed", e.dp_exposed_s},
+      {"optimizer", e.optimizer_s}, {"offload_exposed", e.offload_s}};
+  if (a.json) {
+    nlohmann::json j = {{"scenario", s.name},
+                        {"gpus", s.total_gpus()},
+                        {"estimated", true},
+                        {"step_time_s", e.step_s},
+                        {"samples_per_s", s.training.global_batch / e.step_s}};
+    for (const auto& [name, seconds] : parts) j["parts_s"][name] = seconds;
+    std::cout << j.dump(2) << "\n";
+    return kOk;
+  }
+  std::cout << s.name << ": " << s.total_gpus() << " GPUs\n"
+            << "  estimated step time  " << Fixed(e.step_s, 3)
+            << " s (the fast estimator's closed form, not simulated; docs/planner.md section 2)\n"
+            << "  samples/s            " << Fixed(s.training.global_batch / e.step_s, 1) << "\n";
+  for (const auto& [name, seconds] : parts) {
+    std::printf("  %-20s %.3f s\n", name, seconds);
+  }
+  return kOk;
+}
+
 int Simulate(const Args& a) {
   if (a.positional.size() != 2) return Usage("simulate needs exactly one scenario file");
+  if (a.full && a.estimate) return Usage("--full and --estimate exclude each other");
   Expected<Catalog> catalog = LoadCatalog(a);
   if (!catalog.ok()) return Fail(catalog.status());
   Expected<Scenario> s = LoadScenarioFile(a.positional[1], *catalog, a.profile);
   if (!s.ok()) return Fail(s.status());
+  if (a.estimate) return Estimate(a, *s);
   std::ofstream trace_out;
   if (!a.trace.empty()) {  // fail before a long simulation, not after it
     trace_out.open(a.trace);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sim/simulate.h"
+
 namespace trainsim::planner {
 namespace {
 
@@ -161,6 +163,13 @@ class Walker {
   }
 
   void Nodes(int n) {
+    if (n > sim::kMaxReducedNodes) {  // could not be confirmed (sim/simulate.h)
+      Prune(tally_, "beyond-simulator", static_cast<int64_t>(space_.pp.size()) * PerLayout(), [&] {
+        return std::to_string(n) + " nodes: the simulator takes on at most " +
+               std::to_string(sim::kMaxReducedNodes);
+      });
+      return;
+    }
     c_.nodes = s_.cluster.nodes = n;
     const int gpus = n * s_.instance.gpus, layers = LayerCount(s_.model);
     for (int pp : space_.pp) {

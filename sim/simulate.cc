@@ -69,7 +69,32 @@ double GiB(double bytes) { return bytes / (1024.0 * 1024 * 1024); }
 
 }  // namespace
 
+Status CheckSimulationLimits(const Scenario& s, SimMode mode) {
+  const std::string gpus = std::to_string(s.total_gpus()) + " GPUs";
+  if (s.parallel.dp_algorithm == DpAlgorithm::kParameterServer &&
+      s.total_gpus() > kMaxFullModeGpus) {
+    return Status::InvalidInput(
+        s.name + ": parallel.dp_algorithm: parameter servers are simulated GPU by GPU, at most " +
+        std::to_string(kMaxFullModeGpus) + " GPUs; this cluster has " + gpus);
+  }
+  if (mode == SimMode::kFull && s.total_gpus() > kMaxFullModeGpus) {
+    return Status::InvalidInput(
+        s.name + ": --full simulates every GPU, at most " + std::to_string(kMaxFullModeGpus) +
+        " GPUs in reasonable time; this cluster has " + gpus + " (the default mode simulates it)");
+  }
+  if (s.cluster.nodes > kMaxReducedNodes) {
+    return Status::InvalidInput(
+        s.name + ": cluster.nodes: " + std::to_string(s.cluster.nodes) + " nodes (" + gpus +
+        ") are more than the simulator takes on in reasonable time: at most " +
+        std::to_string(kMaxReducedNodes) +
+        " nodes (docs/model.md section 4); `trainsim simulate --estimate` gives the fast "
+        "estimator's step instead");
+  }
+  return Status::Ok();
+}
+
 Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& options) {
+  if (Status st = CheckSimulationLimits(s, options.mode); !st.ok()) return st;
   SimulationResult result;
   result.memory = ComputeMemory(s);
   if (!result.memory.fits) return result;

@@ -32,6 +32,17 @@ struct SimulationResult {
   double model_tflops_per_gpu = 0, hardware_tflops_per_gpu = 0, mfu = 0;
 };
 
+// The largest clusters Simulate takes on (docs/model.md section 4, "Limits"):
+// beyond them it answers at once with an error naming the field and the limit,
+// never a run of minutes or hours. From bench/sim_speed on one core
+// (2026-11-26): the reduced mode took 41 s at 2048 nodes and 148 s at 4096
+// (GPT-3 175B, tp 8, pp 8); full mode, which simulates every GPU, 33 s at 128
+// GPUs. Parameter-server scenarios always run in full mode.
+inline constexpr int kMaxReducedNodes = 2048;
+inline constexpr int kMaxFullModeGpus = 128;
+// Ok, or the InvalidInput error Simulate gives for `s` in `mode`.
+Status CheckSimulationLimits(const Scenario& s, SimMode mode);
+
 Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& options);
 
 // The `simulate --json` object. Deterministic: same input, same bytes. With

@@ -261,6 +261,40 @@ TEST_F(CliTest, SimulateJsonIsByteForByteDeterministic) {
   EXPECT_EQ(first.out, second.out);
 }
 
+// Beyond what it simulates in reasonable time the command answers at once with the field and
+// the limit (sim/simulate.h); --estimate answers for any size with the estimator's step.
+TEST_F(CliTest, SimulateRefusesClustersBeyondItsLimitsAtOnce) {
+  json scenario = json::parse(ReadFile(std::string(TRAINSIM_SOURCE_DIR) + "/" + kGpt3Scenario));
+  scenario["name"] = "huge";
+  scenario["cluster"]["nodes"] = 131072;  // 1,048,576 GPUs
+  scenario["parallel"]["dp"] = 16384;
+  scenario["training"]["global_batch"] = 16384;
+  const std::string huge = dir_ + "/huge.json";
+  std::ofstream(huge) << scenario.dump();
+  RunResult r = Run({"simulate", huge});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "trainsim: huge: cluster.nodes: 131072 nodes (1048576 GPUs) are more than the "
+            "simulator takes on in reasonable time: at most 2048 nodes (docs/model.md section 4); "
+            "`trainsim simulate --estimate` gives the fast estimator's step instead\n");
+  EXPECT_EQ(Run({"simulate", kGpt3Scenario, "--full"}).err,
+            "trainsim: gpt3-175b-p4d: --full simulates every GPU, at most 128 GPUs in reasonable "
+            "time; this cluster has 1024 GPUs (the default mode simulates it)\n");
+  // The estimate: the same figures the planner ranks by, in a few milliseconds.
+  const json estimate = RunJson({"simulate", huge, "--estimate", "--json"});
+  EXPECT_EQ(estimate["gpus"], 1048576);
+  EXPECT_EQ(estimate["estimated"], true);
+  EXPECT_GT(estimate["step_time_s"].get<double>(), 0);
+  EXPECT_NEAR(estimate["samples_per_s"].get<double>(),
+              16384 / estimate["step_time_s"].get<double>(), 1e-9);
+  RunResult text = Run({"simulate", huge, "--estimate"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("estimated step time"), std::string::npos) << text.out;
+  RunResult both = Run({"simulate", huge, "--estimate", "--full"});
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_EQ(Lines(both.err)[0], "trainsim: --full and --estimate exclude each other");
+}
+
 TEST_F(CliTest, TraceHasComputeSendAndDataParallelTracks) {
   const std::string trace_path = dir_ + "/trace.json";
   RunResult r = Run({"simulate", kSmallScenario, "--json", "--trace", trace_path});
