@@ -2,6 +2,7 @@
 // Exit codes: 0 ok, 1 bad input (including a configuration that does not
 // fit in GPU memory), 2 internal error, 130 an interrupted sweep.
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -182,6 +183,33 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
   row("input pipeline (exposed)", b.data_wait_s);
 }
 
+// Progress of a simulation on stderr: nothing in the first second, then at
+// most one line a second, "simulate: NAME: WHAT (D of T parts done, S s so
+// far, about R s left)"; the estimate of what is left assumes the parts take
+// equally long (they do not: a rough figure).
+class SimulateProgress {
+ public:
+  explicit SimulateProgress(std::string name)
+      : name_(std::move(name)), start_(std::chrono::steady_clock::now()) {}
+  void operator()(const sim::Progress& p) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 1 || elapsed < last_ + 1) return;
+    last_ = elapsed;
+    std::fprintf(stderr, "simulate: %s: %s (%d of %d parts done, %.0f s so far", name_.c_str(),
+                 p.what.c_str(), p.done, p.total, elapsed);
+    if (p.done > 0) {
+      std::fprintf(stderr, ", about %.0f s left", elapsed * (p.total - p.done) / p.done);
+    }
+    std::fprintf(stderr, ")\n");
+  }
+
+ private:
+  std::string name_;
+  std::chrono::steady_clock::time_point start_;
+  double last_ = 0;
+};
+
 // `simulate --estimate`: the planner's closed form of the step (no simulation,
 // so no size limit), its parts, and the memory check.
 int Estimate(const Args& a, const Scenario& s) {
@@ -236,6 +264,7 @@ int Simulate(const Args& a) {
   sim::SimulateOptions opts;
   opts.mode = a.full ? sim::SimMode::kFull : sim::SimMode::kReduced;
   opts.trace = !a.trace.empty();
+  opts.progress = SimulateProgress(s->name);
   Expected<sim::SimulationResult> r = sim::Simulate(*s, opts);
   if (!r.ok()) return Fail(r.status());
   const std::optional<Band> band = ScenarioBand(*s);

@@ -7,6 +7,8 @@
 #include <set>
 #include <simgrid/s4u.hpp>
 
+#include "sim/isolate.h"
+
 namespace sg4 = simgrid::s4u;
 
 namespace trainsim::sim {
@@ -138,6 +140,13 @@ class CollectiveCache {
   std::map<Key, CollAlgo> algo_;
 };
 
+// "stage 3 of 8: what" as progress unit `done` (ProgressUnits).
+void ReportStage(const Layout& L, int stage, int done, const std::string& what) {
+  ReportProgress(
+      {done, ProgressUnits(L.pp),
+       "stage " + std::to_string(stage + 1) + " of " + std::to_string(L.pp) + ": " + what});
+}
+
 // Parameter servers: the hosts of the first `parameter_servers` nodes.
 std::vector<int> Servers(const Scenario& s, const Platform& platform) {
   std::vector<int> servers;
@@ -166,6 +175,7 @@ void BuildFusionGrid(const Scenario& s, const StepProgram& prog, const Platform&
                      const ModelParams& params, const Layout& L, bool timed,
                      CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
+    ReportStage(L, stage, 1 + stage, "data-parallel all-reduces (fusion grid)");
     const std::vector<AsyncItem>& items = prog.stages[stage].async[kDpStream];
     if (items.empty()) continue;
     std::set<double> sizes;
@@ -201,6 +211,7 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
                         const ModelParams& params, const Layout& L, bool timed,
                         CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
+    ReportStage(L, stage, 1 + stage, "data-parallel collectives");
     for (const AsyncItem& c : prog.stages[stage].async[kDpStream]) {
       const CollKey key{stage, Channel::kDp, static_cast<int>(c.kind), c.bytes, c.group};
       if (cache.HasAlgo(key)) continue;
@@ -228,6 +239,7 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
 void FillCache(const StepProgram& prog, const Platform& platform, const ModelParams& params,
                const Layout& L, CollectiveCache& cache) {
   for (int stage = 0; stage < L.pp; ++stage) {
+    ReportStage(L, stage, 1 + L.pp + stage, "tensor-parallel, pipeline and host collectives");
     const StageProgram& sp = prog.stages[stage];
     for (const Op& op : sp.ops) {
       if (op.kind == OpKind::kTpColl) {
@@ -313,6 +325,8 @@ class StepRun {
     }
     if (mode_ == SimMode::kReduced) FillCache(prog_, platform_, params_, L_, cache_);
     result.distinct_collectives = cache_.size();
+    ReportProgress({ProgressUnits(L_.pp) - 1, ProgressUnits(L_.pp),
+                    mode_ == SimMode::kFull ? "the step, every GPU" : "the step"});
     CreateGpus();
     start_ = sg4::Engine::get_clock();
     for (auto& [rank, gpu] : gpus_) StartActors(gpu);

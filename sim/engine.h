@@ -71,6 +71,11 @@ struct StepResult {
   std::vector<TraceEvent> trace;
 };
 
+// Progress (sim/isolate.h ReportProgress) comes in 2 pp + 2 units: the
+// platform (unit 1, reported by Simulate), each stage's DP collectives, each
+// stage's other collectives, and the step.
+inline int ProgressUnits(int pp) { return 2 * pp + 2; }
+
 // Must run inside the simulation process (see isolate.h), after BuildPlatform.
 StepResult RunStep(const Scenario& s, const StepProgram& program, const Platform& platform,
                    const ModelParams& params, SimMode mode, bool record_trace);

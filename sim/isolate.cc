@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -16,7 +17,12 @@
 namespace trainsim::sim {
 namespace {
 
-// The child's reply: one status byte ('0' ok, '1' error) then the text.
+// The child writes frames: a type byte, the payload's length (4 bytes, host
+// order: both ends are one program) and the payload. 'p': a progress report,
+// "done total what"; 'r': the reply, one status byte ('0' ok, '1' error) then
+// the text, always last.
+int progress_fd = -1;  // in the child, when the parent wants progress
+
 bool WriteAll(int fd, const std::string& data) {
   std::size_t done = 0;
   while (done < data.size()) {
@@ -28,7 +34,15 @@ bool WriteAll(int fd, const std::string& data) {
   return true;
 }
 
-[[noreturn]] void ChildMain(int fd, const std::function<std::string()>& body) {
+std::string Frame(char type, const std::string& payload) {
+  const uint32_t n = static_cast<uint32_t>(payload.size());
+  std::string out(1, type);
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+  return out + payload;
+}
+
+[[noreturn]] void ChildMain(int fd, const std::function<std::string()>& body, bool progress) {
+  if (progress) progress_fd = fd;
   std::string reply;
   try {
     int argc = 2;
@@ -45,7 +59,8 @@ bool WriteAll(int fd, const std::string& data) {
   } catch (...) {
     reply = "1simulation failed with an unknown exception";
   }
-  bool ok = WriteAll(fd, reply);
+  progress_fd = -1;
+  bool ok = WriteAll(fd, Frame('r', reply));
   close(fd);
   _exit(ok ? 0 : 3);
 }
@@ -61,10 +76,42 @@ bool WaitReadable(int fd, const std::atomic<bool>* cancel) {
   }
 }
 
+// Takes the complete frames off the front of `buffer`: progress to
+// `on_progress`, the reply into *reply.
+void TakeFrames(std::string* buffer, const ProgressFn& on_progress, std::string* reply) {
+  constexpr std::size_t kHead = 1 + sizeof(uint32_t);
+  std::size_t at = 0;
+  while (buffer->size() - at >= kHead) {
+    uint32_t n = 0;
+    std::memcpy(&n, buffer->data() + at + 1, sizeof n);
+    if (buffer->size() - at - kHead < n) break;
+    const char type = (*buffer)[at];
+    std::string payload = buffer->substr(at + kHead, n);
+    at += kHead + n;
+    if (type == 'r') {
+      *reply = std::move(payload);
+    } else if (type == 'p' && on_progress) {
+      Progress p;
+      int used = 0;
+      if (std::sscanf(payload.c_str(), "%d %d %n", &p.done, &p.total, &used) >= 2) {
+        p.what = payload.substr(static_cast<std::size_t>(used));
+        on_progress(p);
+      }
+    }
+  }
+  buffer->erase(0, at);
+}
+
 }  // namespace
 
+void ReportProgress(const Progress& p) {
+  if (progress_fd < 0) return;
+  WriteAll(progress_fd,
+           Frame('p', std::to_string(p.done) + " " + std::to_string(p.total) + " " + p.what));
+}
+
 Expected<std::string> RunIsolated(const std::function<std::string()>& body,
-                                  const std::atomic<bool>* cancel) {
+                                  const std::atomic<bool>* cancel, const ProgressFn& on_progress) {
   int fds[2];
   if (pipe(fds) != 0) return Status::Internal(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // or the child would print the parent's buffered output again
@@ -84,10 +131,10 @@ Expected<std::string> RunIsolated(const std::function<std::string()>& body,
       out = 3;
     }
     close_range(4, ~0U, 0);
-    ChildMain(out, body);
+    ChildMain(out, body, static_cast<bool>(on_progress));
   }
   close(fds[1]);
-  std::string reply;
+  std::string reply, buffer;
   char buf[1 << 16];
   bool cancelled = false;
   while (true) {
@@ -99,7 +146,8 @@ Expected<std::string> RunIsolated(const std::function<std::string()>& body,
     ssize_t n = read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    reply.append(buf, static_cast<std::size_t>(n));
+    buffer.append(buf, static_cast<std::size_t>(n));
+    TakeFrames(&buffer, on_progress, &reply);
   }
   close(fds[0]);
   int wstatus = 0;

@@ -7,7 +7,8 @@
 // crash or exception in the child becomes an Internal status, not a crash of
 // the caller. A `cancel` flag raised from another thread (looked at every
 // 100 ms) kills the child and gives Status::Cancelled("simulation
-// cancelled").
+// cancelled"). The body may report its progress (ReportProgress); the parent
+// hands each report to `on_progress` as it arrives, on the calling thread.
 #pragma once
 
 #include <atomic>
@@ -18,7 +19,18 @@
 
 namespace trainsim::sim {
 
+struct Progress {
+  int done = 0, total = 0;  // units of work
+  std::string what;         // what is being done now
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
 Expected<std::string> RunIsolated(const std::function<std::string()>& body,
-                                  const std::atomic<bool>* cancel = nullptr);
+                                  const std::atomic<bool>* cancel = nullptr,
+                                  const ProgressFn& on_progress = {});
+
+// Inside RunIsolated's body: sends `p` to the parent's on_progress (nothing
+// when it has none, or outside a body).
+void ReportProgress(const Progress& p);
 
 }  // namespace trainsim::sim

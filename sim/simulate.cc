@@ -106,10 +106,12 @@ Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& op
         ConfigureNetworkModel();
         ClusterShape shape{s.instance, s.cluster.nodes, s.cluster.oversubscription,
                            s.cluster.nodes_per_leaf};
+        ReportProgress({0, ProgressUnits(s.parallel.pp),
+                        "building the platform: " + std::to_string(s.cluster.nodes) + " nodes"});
         Platform platform = BuildPlatform(shape, options.params);
         return Serialize(RunStep(s, prog, platform, options.params, options.mode, options.trace));
       },
-      options.cancel);
+      options.cancel, options.progress);
   if (!reply.ok()) return reply.status();
   result.step = Deserialize(*reply);
   result.simulated = true;

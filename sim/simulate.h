@@ -10,6 +10,7 @@
 #include "core/error_bands.h"
 #include "core/scenario.h"
 #include "sim/engine.h"
+#include "sim/isolate.h"
 #include "sim/memory_model.h"
 #include "sim/model_params.h"
 
@@ -22,6 +23,9 @@ struct SimulateOptions {
   // Raised from another thread: the simulation stops within about 100 ms and
   // Simulate returns Status::Cancelled (RunIsolated kills its process).
   const std::atomic<bool>* cancel = nullptr;
+  // Called on the calling thread as the simulation reports its progress (the
+  // platform, each stage's collectives, the step: engine.h ProgressUnits).
+  ProgressFn progress;
 };
 
 struct SimulationResult {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/catalog.h"
 #include "core/model_spec.h"
@@ -184,6 +185,26 @@ TEST(EngineTest, SameScenarioGivesByteIdenticalJson) {
   std::string a = ToJson(s, RunScenario(s, SimMode::kReduced)).dump();
   std::string b = ToJson(s, RunScenario(s, SimMode::kReduced)).dump();
   EXPECT_EQ(a, b);
+}
+
+// Simulate reports its progress: 2 pp + 2 parts (the platform, each stage's DP collectives,
+// each stage's other collectives, the step), in order, naming what it is doing.
+TEST(EngineTest, ProgressCountsThePlatformTheStagesAndTheStep) {
+  Scenario s = Parse(R"({"model": "gpt-1.7b", "training": {"global_batch": 32},
+      "cluster": {"instance": "p4d.24xlarge", "nodes": 2}, "parallel": {"tp": 2, "pp": 2}})");
+  std::vector<Progress> seen;
+  SimulateOptions o;
+  o.progress = [&](const Progress& p) { seen.push_back(p); };
+  ASSERT_TRUE(Simulate(s, o).ok());
+  ASSERT_EQ(seen.size(), 6u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].done, static_cast<int>(i));
+    EXPECT_EQ(seen[i].total, 6);
+  }
+  EXPECT_EQ(seen[0].what, "building the platform: 2 nodes");
+  EXPECT_EQ(seen[1].what, "stage 1 of 2: data-parallel collectives");
+  EXPECT_EQ(seen[4].what, "stage 2 of 2: tensor-parallel, pipeline and host collectives");
+  EXPECT_EQ(seen[5].what, "the step");
 }
 
 TEST(EngineTest, BreakdownAddsUpToTheStep) {
