@@ -125,6 +125,19 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   const int leaves = (shape.nodes + per_leaf - 1) / per_leaf;
   auto* fabric = sg4::create_star_zone("fabric");
   const double nic_Bps = std::max(NodeNicBps(type), 1.0);
+  // Every node's links are created in the fabric zone before any other zone
+  // exists: SimGrid checks a new link's name against every zone from the
+  // root, so links made inside thousands of node zones would cost N^2 (5.6 s
+  // at 1024 nodes). Routes may use links of any zone.
+  std::vector<std::vector<sg4::SplitDuplexLink*>> node_links;
+  std::vector<sg4::SplitDuplexLink*> ports;
+  for (int node = 0; node < shape.nodes; ++node) {
+    node_links.push_back(CreateLinks(fabric, topo, node));
+    // The node's port on its leaf switch carries all of its NICs.
+    ports.push_back(
+        fabric->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps));
+    ports.back()->set_latency(params.switch_latency_s);
+  }
   for (int leaf = 0; leaf < leaves; ++leaf) {
     auto* leaf_zone = sg4::create_star_zone("leaf" + std::to_string(leaf));
     leaf_zone->set_parent(fabric);
@@ -146,7 +159,7 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
       }
       auto* cpu = zone->create_host("cpu" + std::to_string(node), 1e12);
       auto* gw = zone->create_router("node" + std::to_string(node) + "-gw");
-      auto links = CreateLinks(zone, topo, node);
+      const std::vector<sg4::SplitDuplexLink*>& links = node_links[node];
       auto add_both_ways = [&](simgrid::kernel::routing::NetPoint* a,
                                simgrid::kernel::routing::NetPoint* b,
                                const std::vector<std::pair<std::size_t, bool>>& route) {
@@ -167,12 +180,8 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
       zone->seal();
       p.gpus.insert(p.gpus.end(), hosts.begin(), hosts.end());
       p.cpus.push_back(cpu);
-      // The node's port on its leaf switch carries all of its NICs.
-      auto* port =
-          leaf_zone->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);
-      port->set_latency(params.switch_latency_s);
-      leaf_zone->add_route(zone->get_netpoint(), nullptr, gw, nullptr, {{port, Direction::UP}},
-                           true);
+      leaf_zone->add_route(zone->get_netpoint(), nullptr, gw, nullptr,
+                           {{ports[node], Direction::UP}}, true);
     }
     leaf_zone->seal();
     // Leaf uplink: the leaf's nodes' bandwidth divided by the oversubscription.
