@@ -1,6 +1,7 @@
 #include "sim/collectives.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -540,10 +541,67 @@ double RunNodeByNode(const Platform& platform, const ModelParams& params,
   return slowest;
 }
 
+// What `calls` are up to where on the cluster they run: each call's fields
+// with every endpoint as (its node less the first node any call uses, its
+// place in the node), and for every node used, its leaf less the first node's
+// leaf and that leaf's size (its uplink). The cluster is one instance type
+// throughout, so calls of equal shape take the same time wherever they run:
+// the DP collectives of identical pipeline stages, say.
+std::vector<double> ShapeOf(const Platform& platform, const std::vector<CollectiveCall>& calls) {
+  int base = std::numeric_limits<int>::max();
+  std::set<int> nodes;
+  for (const CollectiveCall& c : calls) {
+    for (const std::vector<int>* ends : {&c.group, &c.servers}) {
+      for (int e : *ends) nodes.insert(NodeOfEndpoint(platform, e));
+    }
+  }
+  if (nodes.empty()) return {};
+  base = *nodes.begin();
+  std::vector<double> out;
+  for (const CollectiveCall& c : calls) {
+    out.insert(out.end(), {static_cast<double>(c.kind), static_cast<double>(c.algo), c.bytes,
+                           static_cast<double>(c.max_chunks), -1});
+    for (const std::vector<int>* ends : {&c.group, &c.servers}) {
+      for (int e : *ends) {
+        const bool gpu = e < static_cast<int>(platform.gpus.size());
+        out.push_back(NodeOfEndpoint(platform, e) - base);
+        out.push_back(gpu ? platform.local_of(e) : -1);
+      }
+      out.push_back(-1);
+    }
+  }
+  const int leaves = (platform.nodes + platform.nodes_per_leaf - 1) / platform.nodes_per_leaf;
+  for (int n : nodes) {
+    const int leaf = platform.leaf_of(n);
+    const int size = leaf + 1 < leaves ? platform.nodes_per_leaf
+                                       : platform.nodes - leaf * platform.nodes_per_leaf;
+    out.insert(out.end(),
+               {static_cast<double>(n - base), static_cast<double>(leaf - platform.leaf_of(base)),
+                static_cast<double>(size)});
+  }
+  return out;
+}
+
+double MeasureOnce(const Platform& platform, const ModelParams& params,
+                   const std::vector<CollectiveCall>& calls);
+
 }  // namespace
 
 double MeasureConcurrent(const Platform& platform, const ModelParams& params,
                          const std::vector<CollectiveCall>& calls) {
+  if (!params.node_by_node || !platform.measured) return MeasureOnce(platform, params, calls);
+  const std::vector<double> shape = ShapeOf(platform, calls);
+  if (auto it = platform.measured->find(shape); it != platform.measured->end()) return it->second;
+  const double seconds = MeasureOnce(platform, params, calls);
+  platform.measured->emplace(shape, seconds);
+  return seconds;
+}
+
+namespace {
+
+// MeasureConcurrent without the memo.
+double MeasureOnce(const Platform& platform, const ModelParams& params,
+                   const std::vector<CollectiveCall>& calls) {
   // A pipelined tree of C chunks takes a fill time plus C times a steady
   // per-chunk time. Long ones are simulated with K and 2K chunks and the rest
   // extrapolated on that line (proved against every chunk in the tests).
@@ -567,5 +625,7 @@ double MeasureConcurrent(const Platform& platform, const ModelParams& params,
   const double t2 = RunNodeByNode(platform, params, truncated);
   return t1 + (chunks - k) * (t2 - t1) / k;
 }
+
+}  // namespace
 
 }  // namespace trainsim::sim

@@ -165,8 +165,9 @@ struct ModelParams {
   int max_hierarchical_pieces = 16;
   // Node-local collectives measured together (MeasureConcurrent) are
   // simulated on one node of each kind: nodes share no link for them, so the
-  // others take the same time (false = every node). A speed shortcut, proved
-  // against every node in the tests.
+  // others take the same time; and calls of a shape measured before take that
+  // time again (docs/model.md section 4, items 4 and 5). false = every node,
+  // every time. A speed shortcut, proved against the long way in the tests.
   bool node_by_node = true;
 };
 

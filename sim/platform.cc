@@ -122,6 +122,7 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   }
 
   const int per_leaf = std::max(1, shape.nodes_per_leaf);
+  p.nodes_per_leaf = per_leaf;
   const int leaves = (shape.nodes + per_leaf - 1) / per_leaf;
   auto* fabric = sg4::create_star_zone("fabric");
   const double nic_Bps = std::max(NodeNicBps(type), 1.0);

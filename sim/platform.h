@@ -7,6 +7,8 @@
 // after ConfigureNetworkModel() and before any actor starts.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "core/instance_type.h"
@@ -43,6 +45,12 @@ struct Platform {
   // NVLink efficiency / NVLS efficiency, so that links built at the NVLink
   // efficiency carry it at the NVLS one. 0 on other nodes (no NVLS).
   double nvls_traffic_scale = 0;
+  int nodes_per_leaf = 1;
+  // Times MeasureConcurrent measured, by the calls' shape up to where on the
+  // cluster they run (collectives.cc): the same shape is not simulated twice.
+  std::shared_ptr<std::map<std::vector<double>, double>> measured =
+      std::make_shared<std::map<std::vector<double>, double>>();
+  int leaf_of(int node) const { return node / nodes_per_leaf; }
   int node_of(int rank) const { return rank / gpus_per_node; }
   int local_of(int rank) const { return rank % gpus_per_node; }
   int cpu_endpoint(int node) const { return static_cast<int>(gpus.size()) + node; }

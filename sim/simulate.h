@@ -38,11 +38,12 @@ struct SimulationResult {
 
 // The largest clusters Simulate takes on (docs/model.md section 4, "Limits"):
 // beyond them it answers at once with an error naming the field and the limit,
-// never a run of minutes or hours. From bench/sim_speed on one core
-// (2026-11-26): the reduced mode took 41 s at 2048 nodes and 148 s at 4096
-// (GPT-3 175B, tp 8, pp 8); full mode, which simulates every GPU, 33 s at 128
-// GPUs. Parameter-server scenarios always run in full mode.
-inline constexpr int kMaxReducedNodes = 2048;
+// never a run of minutes or hours. Measured on one core (2026-11-26, GPT-3
+// 175B, tp 8, pp 8, `taskset -c 0 trainsim simulate`): the reduced mode took
+// 36 s at 4096 nodes (most of it building the platform, which grows as the
+// square of the nodes); full mode, which simulates every GPU, 33 s at 128
+// GPUs (bench/sim_speed). Parameter-server scenarios always run in full mode.
+inline constexpr int kMaxReducedNodes = 4096;
 inline constexpr int kMaxFullModeGpus = 128;
 // Ok, or the InvalidInput error Simulate gives for `s` in `mode`.
 Status CheckSimulationLimits(const Scenario& s, SimMode mode);

@@ -275,7 +275,7 @@ TEST_F(CliTest, SimulateRefusesClustersBeyondItsLimitsAtOnce) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err,
             "trainsim: huge: cluster.nodes: 131072 nodes (1048576 GPUs) are more than the "
-            "simulator takes on in reasonable time: at most 2048 nodes (docs/model.md section 4); "
+            "simulator takes on in reasonable time: at most 4096 nodes (docs/model.md section 4); "
             "`trainsim simulate --estimate` gives the fast estimator's step instead\n");
   EXPECT_EQ(Run({"simulate", kGpt3Scenario, "--full"}).err,
             "trainsim: gpt3-175b-p4d: --full simulates every GPU, at most 128 GPUs in reasonable "

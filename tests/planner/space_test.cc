@@ -81,20 +81,20 @@ TEST(WalkSpace, PrunesWithReasonsAndCountsEveryCandidateOnce) {
 // reason, every candidate under them counted, and the others are walked as before.
 TEST(WalkSpace, NodeCountsBeyondTheSimulatorArePruned) {
   Scenario s = Tiny();
-  s.training.global_batch = 2 * 2048;  // dp = 2 x nodes with tp 4
+  s.training.global_batch = 2 * 4096;  // dp = 2 x nodes with tp 4
   s.search.tp = {4};
   s.search.pp = {1};
   s.search.micro_batch = {1};
   s.search.zero_stages = {0};
-  s.search.min_nodes = 2047;
-  s.search.max_nodes = 2050;  // 2049 and 2050 are beyond the 2048 the simulator takes on
+  s.search.min_nodes = 4095;
+  s.search.max_nodes = 4098;  // 4097 and 4098 are beyond the 4096 the simulator takes on
   const Walked w = Walk(s);
   ASSERT_EQ(w.tally.count("beyond-simulator"), 1u);
   EXPECT_EQ(w.tally.at("beyond-simulator").count, 2);
   EXPECT_EQ(w.tally.at("beyond-simulator").example,
-            "2049 nodes: the simulator takes on at most 2048");
-  ASSERT_EQ(w.candidates.size(), 1u);  // 2048 nodes, dp 4096 (2047 do not divide the batch)
-  EXPECT_EQ(w.candidates[0].nodes, 2048);
+            "4097 nodes: the simulator takes on at most 4096");
+  ASSERT_EQ(w.candidates.size(), 1u);  // 4096 nodes, dp 8192 (4095 do not divide the batch)
+  EXPECT_EQ(w.candidates[0].nodes, 4096);
 }
 
 TEST(WalkSpace, MemoryPruningSaysWhatDoesNotFit) {
