@@ -1,7 +1,6 @@
 #include "sim/collectives.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -491,56 +490,6 @@ int NodeOfEndpoint(const Platform& platform, int endpoint) {
   return endpoint < gpus ? platform.node_of(endpoint) : endpoint - gpus;
 }
 
-// What a call is, up to the node it runs on: its fields with each endpoint as
-// its place inside the node (a GPU's local rank, the host as -1). Two nodes
-// whose calls have equal signatures run the same traffic over the same links.
-std::vector<double> NodeLocalSignature(const Platform& platform, const CollectiveCall& c) {
-  std::vector<double> out = {static_cast<double>(c.kind), static_cast<double>(c.algo), c.bytes,
-                             static_cast<double>(c.max_chunks), -2};
-  for (const std::vector<int>* ends : {&c.group, &c.servers}) {
-    for (int e : *ends) {
-      out.push_back(e < static_cast<int>(platform.gpus.size()) ? platform.local_of(e) : -1);
-    }
-    out.push_back(-2);
-  }
-  return out;
-}
-
-// RunConcurrent, simulating once what is repeated node by node. A call whose
-// endpoints are all on one node uses only that node's links, so calls on
-// different nodes share nothing and all of them end when the slowest node's
-// do; nodes running the same calls (NodeLocalSignature, in order) take the
-// same time, so one node of each kind is simulated (docs/model.md section 4).
-// Calls that span nodes share the fabric: then everything runs together.
-double RunNodeByNode(const Platform& platform, const ModelParams& params,
-                     const std::vector<CollectiveCall>& calls) {
-  if (!params.node_by_node) return RunConcurrent(platform, params, calls);
-  std::map<int, std::vector<const CollectiveCall*>> by_node;
-  for (const CollectiveCall& c : calls) {
-    std::set<int> nodes;
-    for (const std::vector<int>* ends : {&c.group, &c.servers}) {
-      for (int e : *ends) nodes.insert(NodeOfEndpoint(platform, e));
-    }
-    if (nodes.size() != 1) return RunConcurrent(platform, params, calls);
-    by_node[*nodes.begin()].push_back(&c);
-  }
-  if (by_node.size() <= 1) return RunConcurrent(platform, params, calls);
-  std::set<std::vector<double>> seen;
-  double slowest = 0;
-  for (const auto& [node, node_calls] : by_node) {
-    std::vector<double> signature;
-    for (const CollectiveCall* c : node_calls) {
-      const std::vector<double> one = NodeLocalSignature(platform, *c);
-      signature.insert(signature.end(), one.begin(), one.end());
-    }
-    if (!seen.insert(signature).second) continue;
-    std::vector<CollectiveCall> subset;
-    for (const CollectiveCall* c : node_calls) subset.push_back(*c);
-    slowest = std::max(slowest, RunConcurrent(platform, params, subset));
-  }
-  return slowest;
-}
-
 // What `calls` are up to where on the cluster they run: each call's fields
 // with every endpoint as (its node less the first node any call uses, its
 // place in the node), and for every node used, its leaf less the first node's
@@ -548,7 +497,6 @@ double RunNodeByNode(const Platform& platform, const ModelParams& params,
 // throughout, so calls of equal shape take the same time wherever they run:
 // the DP collectives of identical pipeline stages, say.
 std::vector<double> ShapeOf(const Platform& platform, const std::vector<CollectiveCall>& calls) {
-  int base = std::numeric_limits<int>::max();
   std::set<int> nodes;
   for (const CollectiveCall& c : calls) {
     for (const std::vector<int>* ends : {&c.group, &c.servers}) {
@@ -556,7 +504,7 @@ std::vector<double> ShapeOf(const Platform& platform, const std::vector<Collecti
     }
   }
   if (nodes.empty()) return {};
-  base = *nodes.begin();
+  const int base = *nodes.begin();
   std::vector<double> out;
   for (const CollectiveCall& c : calls) {
     out.insert(out.end(), {static_cast<double>(c.kind), static_cast<double>(c.algo), c.bytes,
@@ -580,6 +528,36 @@ std::vector<double> ShapeOf(const Platform& platform, const std::vector<Collecti
                 static_cast<double>(size)});
   }
   return out;
+}
+
+// RunConcurrent, simulating once what is repeated node by node. A call whose
+// endpoints are all on one node uses only that node's links, so calls on
+// different nodes share nothing and all of them end when the slowest node's
+// do; nodes running calls of the same shape (ShapeOf) take the same time, so
+// one node of each shape is simulated (docs/model.md section 4).
+// Calls that span nodes share the fabric: then everything runs together.
+double RunNodeByNode(const Platform& platform, const ModelParams& params,
+                     const std::vector<CollectiveCall>& calls) {
+  if (!params.node_by_node) return RunConcurrent(platform, params, calls);
+  std::map<int, std::vector<const CollectiveCall*>> by_node;
+  for (const CollectiveCall& c : calls) {
+    std::set<int> nodes;
+    for (const std::vector<int>* ends : {&c.group, &c.servers}) {
+      for (int e : *ends) nodes.insert(NodeOfEndpoint(platform, e));
+    }
+    if (nodes.size() != 1) return RunConcurrent(platform, params, calls);
+    by_node[*nodes.begin()].push_back(&c);
+  }
+  if (by_node.size() <= 1) return RunConcurrent(platform, params, calls);
+  std::set<std::vector<double>> seen;
+  double slowest = 0;
+  for (const auto& [node, node_calls] : by_node) {
+    std::vector<CollectiveCall> subset;
+    for (const CollectiveCall* c : node_calls) subset.push_back(*c);
+    if (!seen.insert(ShapeOf(platform, subset)).second) continue;
+    slowest = std::max(slowest, RunConcurrent(platform, params, subset));
+  }
+  return slowest;
 }
 
 double MeasureOnce(const Platform& platform, const ModelParams& params,
