@@ -53,6 +53,16 @@ TimelinePage::TimelinePage(QWidget* parent)
   layout->addWidget(split);
 
   connect(worker_.get(), &TimelineWorker::finished, this, &TimelinePage::onFinished);
+  connect(worker_.get(), &TimelineWorker::progress, this,
+          [this](quint64 id, int done, int total, const QString& what) {
+            if (id != request_ || !busy_) return;
+            progress_->setRange(0, total);
+            progress_->setValue(done);
+            status_->setText(QStringLiteral("Simulating %1: %2 (%3 of %4)\u2026")
+                                 .arg(describe(wanted_), what)
+                                 .arg(done)
+                                 .arg(total));
+          });
   connect(worker_.get(), &TimelineWorker::failed, this, &TimelinePage::onFailed);
   connect(model_, &QAbstractItemModel::modelReset, this, &TimelinePage::rebuildBreakdown);
 }
@@ -188,7 +198,7 @@ void TimelinePage::cancel() {
 
 void TimelinePage::setBusy(bool on) {
   busy_ = on;
-  progress_->setRange(0, on ? 0 : 1);  // busy: the simulation reports no progress of its own
+  progress_->setRange(0, on ? 0 : 1);  // busy until the simulation's first progress report
   progress_->setValue(0);
   cancel_->setEnabled(on);
 }

@@ -8,7 +8,8 @@
 namespace trainsim::gui {
 
 Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirmed,
-                                    const std::atomic<bool>* cancel) {
+                                    const std::atomic<bool>* cancel,
+                                    const sim::ProgressFn& progress) {
   if (!planned.plan || confirmed < 0 ||
       confirmed >= static_cast<int>(planned.plan->confirmed.size())) {
     return Status::InvalidInput("no such candidate: " + std::to_string(confirmed));
@@ -20,6 +21,7 @@ Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirme
   sim::SimulateOptions options;  // as planner::MakePlan confirms, PlanOptions::params default
   options.trace = true;
   options.cancel = cancel;
+  options.progress = progress;
   Expected<sim::SimulationResult> r = sim::Simulate(s, options);
   if (!r.ok()) return r.status();
   const std::string name = planner::Describe(plan.space, c);
@@ -64,7 +66,10 @@ void TimelineWorker::run(quint64 id, const std::shared_ptr<const PlannedScenario
   stop_ = false;
   if (cancelledOrStale(id)) return;  // a request or cancel came before the reset
   emit started(id, confirmed);
-  Expected<Timeline> t = planned ? SimulateTimeline(*planned, confirmed, &stop_)
+  auto report = [this, id](const sim::Progress& p) {
+    emit progress(id, p.done, p.total, QString::fromStdString(p.what));
+  };
+  Expected<Timeline> t = planned ? SimulateTimeline(*planned, confirmed, &stop_, report)
                                  : Expected<Timeline>(Status::InvalidInput("no plan"));
   if (cancelledOrStale(id)) return;
   if (!t.ok()) {

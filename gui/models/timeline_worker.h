@@ -15,6 +15,7 @@
 
 #include "gui/models/metatypes.h"
 #include "gui/models/timeline.h"
+#include "sim/isolate.h"
 
 namespace trainsim::gui {
 
@@ -32,6 +33,9 @@ class TimelineWorker : public QObject {
 
  signals:
   void started(quint64 request, int confirmed);
+  // The simulation's progress (sim::Progress: the platform, each stage's
+  // collectives, the step), from the worker thread.
+  void progress(quint64 request, int done, int total, QString what);
   void finished(quint64 request, std::shared_ptr<const trainsim::gui::Timeline> timeline);
   void failed(quint64 request, QString message);
   void cancelled(quint64 request);
@@ -52,7 +56,8 @@ class TimelineWorker : public QObject {
 // step equals the plan's simulated step. A raised `cancel` stops it
 // (Status::Cancelled).
 Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirmed,
-                                    const std::atomic<bool>* cancel = nullptr);
+                                    const std::atomic<bool>* cancel = nullptr,
+                                    const sim::ProgressFn& progress = {});
 
 }  // namespace trainsim::gui
 

@@ -119,6 +119,7 @@ class TimelineTest : public QObject {
     const auto plan = pipeline ? PipelinePlan() : SmallPlan();
     const int confirmed = pipeline ? plan->best : NotRecommended(*plan);
     QSignalSpy started(worker_, &TimelineWorker::started);
+    QSignalSpy progress(worker_, &TimelineWorker::progress);
     QSignalSpy finished(worker_, &TimelineWorker::finished);
     QSignalSpy failed(worker_, &TimelineWorker::failed);
     const quint64 id = worker_->request(
@@ -126,6 +127,15 @@ class TimelineTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
     QCOMPARE(failed.count(), 0);
     QCOMPARE(started.count(), 1);
+    // Its progress, before the result: every part of the simulation, the step last.
+    const int pp = plan->confirmed[confirmed].candidate.pp;
+    QCOMPARE(progress.count(), 2 * pp + 2);
+    for (int i = 0; i < progress.count(); ++i) {
+      QCOMPARE(progress.at(i).at(0).value<quint64>(), id);
+      QCOMPARE(progress.at(i).at(1).toInt(), i);
+      QCOMPARE(progress.at(i).at(2).toInt(), 2 * pp + 2);
+    }
+    QCOMPARE(progress.last().at(3).toString(), QStringLiteral("the step"));
     QCOMPARE(started.at(0).at(1).toInt(), confirmed);
     QCOMPARE(finished.at(0).at(0).value<quint64>(), id);
     const auto t = finished.at(0).at(1).value<std::shared_ptr<const Timeline>>();
