@@ -48,6 +48,7 @@ struct Platform {
   int nodes_per_leaf = 1;
   // Times MeasureConcurrent measured, by the calls' shape up to where on the
   // cluster they run (collectives.cc): the same shape is not simulated twice.
+  // A platform is measured under one ModelParams (one simulation's).
   std::shared_ptr<std::map<std::vector<double>, double>> measured =
       std::make_shared<std::map<std::vector<double>, double>>();
   int leaf_of(int node) const { return node / nodes_per_leaf; }
