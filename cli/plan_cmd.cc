@@ -113,7 +113,7 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
     if (k.shard_group > 0) zero += "/" + std::to_string(k.shard_group);
     // The step time's 80% band (docs/validation.md section 0.7); "*" where it was widened.
     std::string band = "-";
-    if (c.band) {
+    if (Judged(c.band)) {
       const double step = c.simulated.step.step_time_s;
       char text[48];
       std::snprintf(text, sizeof text, "%.3g-%.3g%s", step / c.band->hi, step / c.band->lo,
@@ -159,7 +159,7 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
       "nodes", "samples/s", "80% band", "efficiency", "hours", "cost $");
   for (const planner::ScalingPoint& sp : p.scaling) {
     char band[48] = "-";  // "*" where it was widened
-    if (sp.band && sp.band->points > 0) {
+    if (Judged(sp.band)) {
       std::snprintf(band, sizeof band, "%.1f-%.1f%s", sp.samples_per_s * sp.band->lo,
                     sp.samples_per_s * sp.band->hi, sp.band->note.empty() ? "" : "*");
     }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,10 @@ struct Band {
   // zero3 on H100 beyond 512 GPUs"), or "".
   std::string note;
 };
+
+// Whether `b` is a band made from samples (BandFor gives points 0, lo = hi = 1,
+// where there are none: nothing to show).
+inline bool Judged(const std::optional<Band>& b) { return b && b->points > 0; }
 
 // The band of `key` at `coverage` (0 < coverage < 1). Samples of
 // `exclude_source` are left out (for leave-one-source-out checks). Without any

@@ -227,8 +227,7 @@ double Cost(const PricedJob& p) { return p.job.cost_usd ? p.job.cost_usd->mean :
 template <typename Key>
 void PreferValidated(const Key& key, Plan* plan) {
   std::vector<ConfirmedCandidate>& c = plan->confirmed;
-  auto banded = [](const ConfirmedCandidate& x) { return x.band && x.band->points > 0; };
-  if (c.empty() || !banded(c[0])) return;
+  if (c.empty() || !Judged(c[0].band)) return;
   int which;
   const auto [lead_infeasible, lead] = key(c[0], &which);
   if (!std::isfinite(lead)) return;
@@ -236,7 +235,7 @@ void PreferValidated(const Key& key, Plan* plan) {
   const double lead_low = lead / c[0].band->hi, lead_high = lead / c[0].band->lo;
   int pick = 0;
   for (int i = 1; i < static_cast<int>(c.size()); ++i) {
-    if (!banded(c[i])) continue;
+    if (!Judged(c[i].band)) continue;
     const auto [infeasible, score] = key(c[i], &which);
     const Band& b = *c[i].band;
     if (infeasible != lead_infeasible || !std::isfinite(score)) continue;

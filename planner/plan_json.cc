@@ -158,7 +158,7 @@ json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
          {"expected_cost_usd", pj.job.cost_usd ? json(pj.job.cost_usd->mean) : json(nullptr)}});
   }
   for (const ScalingPoint& sp : p.scaling) {
-    const bool banded = sp.band && sp.band->points > 0;
+    const bool banded = Judged(sp.band);
     scaling.push_back(
         {{"nodes", sp.nodes},
          {"samples_per_s", sp.samples_per_s},

@@ -242,7 +242,7 @@ std::string HybridReason(const Scenario& chosen, const Plan& plan, const Confirm
 // The recommendation's error band, and whether the next candidates' bands overlap its own
 // (then the corpus cannot tell them apart). docs/validation.md section 0.7.
 std::string BandReason(const Plan& plan, const ConfirmedCandidate& best) {
-  if (!best.band || best.band->points == 0) return "";
+  if (!Judged(best.band)) return "";
   const Band& b = *best.band;
   const double step = best.simulated.step.step_time_s;
   auto range = [](const ConfirmedCandidate& c) {
@@ -258,7 +258,7 @@ std::string BandReason(const Plan& plan, const ConfirmedCandidate& best) {
   const auto mine = range(best);
   int overlapping = 0;
   for (const ConfirmedCandidate& c : plan.confirmed) {
-    if (&c == &best || !c.band || c.best_priced < 0) continue;
+    if (&c == &best || !Judged(c.band) || c.best_priced < 0) continue;
     const auto theirs = range(c);
     if (theirs.first <= mine.second && mine.first <= theirs.second) ++overlapping;
   }

@@ -64,6 +64,13 @@ void FillResult(const Scenario& s, const sim::SimulationResult& r, SweepRow* row
   }
 }
 
+// The step time's band (docs/validation.md section 0.7) into the row's low/high columns.
+void SetStepBand(const std::optional<Band>& band, double step_s, SweepRow* row) {
+  if (!Judged(band)) return;
+  row->step_time_low_s = step_s / band->hi;
+  row->step_time_high_s = step_s / band->lo;
+}
+
 }  // namespace
 
 std::string Fnv1a64Hex(std::string_view bytes) {
@@ -127,10 +134,7 @@ SweepRow SimulateScenarioRow(const Scenario& s, const ErrorBands* bands) {
       return row;
     }
     FillResult(s, *r, &row);
-    if (band && band->points > 0) {
-      row.step_time_low_s = r->step.step_time_s / band->hi;
-      row.step_time_high_s = r->step.step_time_s / band->lo;
-    }
+    SetStepBand(band, r->step.step_time_s, &row);
   } catch (const std::exception& e) {
     row.status = SweepStatus::kError;
     row.message = std::string("the simulation failed: ") + e.what();
@@ -173,10 +177,7 @@ SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog,
       row.cost_usd = priced.job.cost_usd->mean;
       row.cost_p90_usd = priced.job.cost_usd->p90;
     }
-    if (best.band && best.band->points > 0) {
-      row.step_time_low_s = r.step.step_time_s / best.band->hi;
-      row.step_time_high_s = r.step.step_time_s / best.band->lo;
-    }
+    SetStepBand(best.band, r.step.step_time_s, &row);
     row.detail = ToJson(s, *plan);
   } catch (const std::exception& e) {
     row.status = SweepStatus::kError;

@@ -76,9 +76,8 @@ int RunExport(const AppOptions& options) {
   PlanWorker worker;
   std::shared_ptr<const planner::Plan> plan;
   std::string error;
-  QObject::connect(&worker, &PlanWorker::estimated, [](qint64 n) {
-    std::cerr << n << " candidates estimated\n";
-  });
+  QObject::connect(&worker, &PlanWorker::estimated,
+                   [](qint64 n) { std::cerr << n << " candidates estimated\n"; });
   QObject::connect(&worker, &PlanWorker::progress, [](int done, int total) {
     std::cerr << "simulated " << done << "/" << total << "\n";
   });

@@ -89,8 +89,7 @@ QVariant CandidateTableModel::raw(const planner::ConfirmedCandidate& c, int colu
     case kStepSeconds:
       return c.simulated.step.step_time_s;
     case kStepBand:
-      return c.band && c.band->points > 0 ? QVariant(c.simulated.step.step_time_s / c.band->hi)
-                                          : QVariant();
+      return Judged(c.band) ? QVariant(c.simulated.step.step_time_s / c.band->hi) : QVariant();
     case kMfu:
       return 100 * c.simulated.mfu;
     case kMemoryGib:
@@ -176,7 +175,7 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
                                                     : Qt::AlignRight | Qt::AlignVCenter));
     }
     case Qt::ToolTipRole:
-      if (index.column() == kStepBand && c.band && c.band->points > 0) {
+      if (index.column() == kStepBand && Judged(c.band)) {
         // Where the band comes from, and why it is wider (docs/validation.md section 0.7).
         return QString::fromStdString(c.band->family + ", " + std::to_string(c.band->points) +
                                       " published measurements" +

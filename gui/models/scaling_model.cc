@@ -3,11 +3,6 @@
 #include <QFont>
 
 namespace trainsim::gui {
-namespace {
-
-bool Banded(const planner::ScalingPoint& p) { return p.band && p.band->points > 0; }
-
-}  // namespace
 
 ScalingModel::ScalingModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -40,7 +35,7 @@ QVariant ScalingModel::raw(const planner::ScalingPoint& p, int column, int row) 
     case kSamplesPerS:
       return p.samples_per_s;
     case kBand:
-      return Banded(p) ? QVariant(p.samples_per_s * p.band->lo) : QVariant();
+      return Judged(p.band) ? QVariant(p.samples_per_s * p.band->lo) : QVariant();
     case kEfficiency:
       return 100 * p.efficiency;
     case kHours:
@@ -61,7 +56,7 @@ QVariant ScalingModel::display(const planner::ScalingPoint& p, int column, int r
     case kSamplesPerS:
       return QString::number(v.toDouble(), 'f', 1);
     case kBand:
-      if (!Banded(p)) return QStringLiteral("-");
+      if (!Judged(p.band)) return QStringLiteral("-");
       return QStringLiteral("%1-%2%3")
           .arg(p.samples_per_s * p.band->lo, 0, 'f', 1)
           .arg(p.samples_per_s * p.band->hi, 0, 'f', 1)
@@ -92,10 +87,10 @@ QVariant ScalingModel::data(const QModelIndex& index, int role) const {
       return index.row() == stopsPayingRow();
     case kBandLowRole:
     case kBandHighRole:
-      if (!Banded(p)) return {};
+      if (!Judged(p.band)) return {};
       return p.samples_per_s * (role == kBandLowRole ? p.band->lo : p.band->hi);
     case Qt::ToolTipRole:
-      if (index.column() == kBand && Banded(p)) {
+      if (index.column() == kBand && Judged(p.band)) {
         return QString::fromStdString(p.band->family + ", " + std::to_string(p.band->points) +
                                       " measurements" +
                                       (p.band->note.empty() ? "" : "; wider: " + p.band->note));

@@ -8,7 +8,7 @@ namespace trainsim::gui {
 
 QString StepSummary(const Timeline& t) {
   QString out = QStringLiteral("step %1 ms").arg(t.step_s * 1e3, 0, 'f', 3);
-  if (t.band && t.band->points > 0) {
+  if (Judged(t.band)) {
     out += QStringLiteral(" (%1% band %2-%3 ms%4)")
                .arg(100 * t.band->coverage, 0, 'f', 0)
                .arg(t.step_s / t.band->hi * 1e3, 0, 'f', 1)
