@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sim/fold.h"
 #include "sim/simulate.h"
 
 namespace trainsim::planner {
@@ -163,13 +164,6 @@ class Walker {
   }
 
   void Nodes(int n) {
-    if (n > sim::kMaxReducedNodes) {  // could not be confirmed (sim/simulate.h)
-      Prune(tally_, "beyond-simulator", static_cast<int64_t>(space_.pp.size()) * PerLayout(), [&] {
-        return std::to_string(n) + " nodes: the simulator takes on at most " +
-               std::to_string(sim::kMaxReducedNodes);
-      });
-      return;
-    }
     c_.nodes = s_.cluster.nodes = n;
     const int gpus = n * s_.instance.gpus, layers = LayerCount(s_.model);
     for (int pp : space_.pp) {
@@ -277,6 +271,18 @@ class Walker {
     }
     for (int g : groups) {
       c_.shard_group = s_.parallel.shard_group = g;
+      // Layouts the simulator would refuse could not be confirmed (sim/simulate.h).
+      const sim::Fold fold = sim::PlanFold(s_, sim::SimMode::kReduced, sim::ModelParams{});
+      if (sim::BuiltNodes(s_, fold) > sim::kMaxReducedNodes) {
+        Prune(tally_, "beyond-simulator",
+              static_cast<int64_t>(space_.recompute.size() * picks_.size()), [&] {
+                return std::to_string(c_.nodes) + " nodes: the simulator takes on at most " +
+                       std::to_string(sim::kMaxReducedNodes) +
+                       " unless the cluster folds, and this layout does not (" + fold.why_not +
+                       ")";
+              });
+        continue;
+      }
       for (Recompute r : space_.recompute) RecomputeChoice(r);
     }
   }

@@ -58,7 +58,7 @@ void RingSteps(const std::vector<std::vector<int>>& channels, const std::vector<
 void Ring(const Platform& platform, const ModelParams& params, const CollectiveCall& call, int me,
           int steps_factor_num, double chunk_total) {
   auto channels = RingChannels(platform, call.group);
-  const int n = static_cast<int>(call.group.size());
+  const int n = MembersOf(call);  // a folded ring runs the real ring's steps
   const int rank = call.group[me];
   std::vector<int> position;
   for (const auto& ring : channels) {
@@ -411,13 +411,22 @@ std::vector<std::vector<int>> RingChannels(const Platform& platform,
   return out;
 }
 
+int MembersOf(const CollectiveCall& call) {
+  return call.members > 0 ? call.members : static_cast<int>(call.group.size());
+}
+
+int NodesOf(const Platform& platform, const CollectiveCall& call) {
+  if (call.nodes > 0) return call.nodes;
+  std::set<int> nodes;
+  for (int r : call.group) nodes.insert(platform.node_of(r));
+  return static_cast<int>(nodes.size());
+}
+
 double ProtocolLatency(const Platform& platform, const ModelParams& params,
                        const CollectiveCall& call) {
-  const int n = static_cast<int>(call.group.size());
+  const int n = MembersOf(call);
   if (call.kind == CollKind::kSendRecv || n <= 1) return 0;
-  std::set<int> node_set;
-  for (int r : call.group) node_set.insert(platform.node_of(r));
-  const int nodes = static_cast<int>(node_set.size());
+  const int nodes = NodesOf(platform, call);
   const double intra = params.protocol_intra_step_latency_s;
   const double inter = params.protocol_inter_step_latency_s;
   double steps_latency = 0;
@@ -508,7 +517,8 @@ std::vector<double> ShapeOf(const Platform& platform, const std::vector<Collecti
   std::vector<double> out;
   for (const CollectiveCall& c : calls) {
     out.insert(out.end(), {static_cast<double>(c.kind), static_cast<double>(c.algo), c.bytes,
-                           static_cast<double>(c.max_chunks), -1});
+                           static_cast<double>(c.max_chunks), static_cast<double>(c.members),
+                           static_cast<double>(c.nodes), -1});
     for (const std::vector<int>* ends : {&c.group, &c.servers}) {
       for (int e : *ends) {
         const bool gpu = e < static_cast<int>(platform.gpus.size());
@@ -560,24 +570,88 @@ double RunNodeByNode(const Platform& platform, const ModelParams& params,
   return slowest;
 }
 
-double MeasureOnce(const Platform& platform, const ModelParams& params,
-                   const std::vector<CollectiveCall>& calls);
+double MeasureDepth(const Platform& platform, const ModelParams& params,
+                    const std::vector<CollectiveCall>& calls);
 
 }  // namespace
 
 double MeasureConcurrent(const Platform& platform, const ModelParams& params,
                          const std::vector<CollectiveCall>& calls) {
-  if (!params.node_by_node || !platform.measured) return MeasureOnce(platform, params, calls);
+  if (!params.node_by_node || !platform.measured) return MeasureDepth(platform, params, calls);
   const std::vector<double> shape = ShapeOf(platform, calls);
   if (auto it = platform.measured->find(shape); it != platform.measured->end()) return it->second;
-  const double seconds = MeasureOnce(platform, params, calls);
+  const double seconds = MeasureDepth(platform, params, calls);
   platform.measured->emplace(shape, seconds);
   return seconds;
 }
 
 namespace {
 
-// MeasureConcurrent without the memo.
+// The depth of the double binary tree over n members (TreeOf): floor(log2 n).
+int TreeDepth(int n) {
+  int depth = 0;
+  while ((2 << depth) <= n) ++depth;
+  return depth;
+}
+
+// The members of a tree or hierarchical all-reduce's tree: members, or for
+// the hierarchical algorithm (a tree across nodes) the nodes; real or simulated.
+int TreeMembers(const Platform& platform, const CollectiveCall& c, bool real) {
+  const bool across_nodes = c.algo == CollAlgo::kHierarchical;
+  if (real) return across_nodes ? NodesOf(platform, c) : MembersOf(c);
+  CollectiveCall part = c;
+  part.members = part.nodes = 0;
+  return across_nodes ? NodesOf(platform, part) : MembersOf(part);
+}
+
+// `c` on half of its tree: its members on every other one of its nodes (the
+// half spans the same leaves as the whole, with as many members per node).
+CollectiveCall HalfOf(const Platform& platform, const CollectiveCall& c) {
+  std::set<int> nodes;
+  for (int r : c.group) nodes.insert(platform.node_of(r));
+  std::set<int> kept;
+  for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+    if (std::distance(nodes.begin(), it) % 2 == 0) kept.insert(*it);
+  }
+  CollectiveCall half = c;
+  half.group.clear();
+  for (int r : c.group) {
+    if (kept.count(platform.node_of(r))) half.group.push_back(r);
+  }
+  return half;
+}
+
+double MeasureOnce(const Platform& platform, const ModelParams& params,
+                   const std::vector<CollectiveCall>& calls);
+
+// MeasureConcurrent without the memo. A folded tree (members beyond its group)
+// costs a fill time that grows by a step per level of depth and a steady time
+// per chunk that does not: measured on the part (depth d) and on half of it
+// (depth d - 1), it is extended by the difference for each level the real tree
+// has beyond d (proved against unfolded trees in the tests).
+double MeasureDepth(const Platform& platform, const ModelParams& params,
+                    const std::vector<CollectiveCall>& calls) {
+  const CollectiveCall* tree = nullptr;
+  for (const CollectiveCall& c : calls) {
+    const bool is_tree = c.kind == CollKind::kAllReduce &&
+                         (c.algo == CollAlgo::kTree || c.algo == CollAlgo::kHierarchical);
+    if (is_tree && TreeMembers(platform, c, true) > TreeMembers(platform, c, false)) tree = &c;
+  }
+  const double full = MeasureOnce(platform, params, calls);
+  if (!tree) return full;
+  const int levels = TreeDepth(TreeMembers(platform, *tree, true)) -
+                     TreeDepth(TreeMembers(platform, *tree, false));
+  const CollectiveCall half_tree = HalfOf(platform, *tree);
+  const int step = TreeDepth(TreeMembers(platform, *tree, false)) -
+                   TreeDepth(TreeMembers(platform, half_tree, false));
+  if (levels <= 0 || step <= 0) return full;
+  std::vector<CollectiveCall> halves;
+  for (const CollectiveCall& c : calls) halves.push_back(HalfOf(platform, c));
+  const double half = MeasureOnce(platform, params, halves);
+  return full + levels * (full - half) / step;
+}
+
+// MeasureDepth's measurement of calls as they are.
 double MeasureOnce(const Platform& platform, const ModelParams& params,
                    const std::vector<CollectiveCall>& calls) {
   // A pipelined tree of C chunks takes a fill time plus C times a steady

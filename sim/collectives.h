@@ -34,7 +34,18 @@ struct CollectiveCall {
   // kParameterServer: the server endpoints (hosts); each holds an equal
   // share of the buffer. Member 0 starts the servers' actors.
   std::vector<int> servers = {};
+  // A folded collective (docs/model.md section 4, "The fold"): `group` is a
+  // part of the real group, which has `members` members on `nodes` nodes (0:
+  // the group's own). Rings run the real group's chunk and steps on the part;
+  // trees are measured on the part and its first half and extended in depth
+  // (MeasureConcurrent); the protocol latency is the real group's.
+  int members = 0;
+  int nodes = 0;
 };
+
+// The real group's member count and node count of `call`.
+int MembersOf(const CollectiveCall& call);
+int NodesOf(const Platform& platform, const CollectiveCall& call);
 
 // The calling actor's part of `call`, as member `me` of call.group: the
 // protocol latency (ProtocolLatency), then the algorithm's messages. Blocks
@@ -44,7 +55,9 @@ void RunCollectiveMember(const Platform& platform, const ModelParams& params,
 
 // Runs all `calls` concurrently (one actor per member of each), to the end,
 // and returns the simulated time they took. Call from outside any actor
-// (it runs the engine).
+// (it runs the engine). Folded tree and hierarchical all-reduces (members >
+// group size) take the time of the part plus, per level the real tree is
+// deeper, the time the part's tree gained over its first half's.
 double MeasureConcurrent(const Platform& platform, const ModelParams& params,
                          const std::vector<CollectiveCall>& calls);
 

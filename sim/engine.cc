@@ -7,6 +7,7 @@
 #include <set>
 #include <simgrid/s4u.hpp>
 
+#include "sim/fold.h"
 #include "sim/isolate.h"
 
 namespace sg4 = simgrid::s4u;
@@ -22,6 +23,8 @@ constexpr double kNeverDone = 1e30;
 struct Layout {
   int tp = 1, dp = 1, pp = 1;
   int shard = 1;  // DP ranks per shard group (dp without hybrid sharding)
+  // DP ranks whose collectives kReduced measures: all, or the fold's (sim/fold.h).
+  int measured = 1;
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
   // The stage a message in `dir` goes to (0 forward, 1 backward); it wraps
   // around for the interleaved schedule's chunk-to-chunk messages.
@@ -50,12 +53,12 @@ struct Layout {
     return group == DpGroup::kWhole ? d : group == DpGroup::kShard ? d % shard : d / shard;
   }
   // One DP rank of every group of `group`'s kind (the groups of one TP rank
-  // run concurrently).
+  // run concurrently) among the measured ranks.
   std::vector<int> DpGroupLeads(DpGroup group) const {
     std::vector<int> leads;
     if (group == DpGroup::kWhole) return {0};
     if (group == DpGroup::kShard) {
-      for (int d = 0; d < dp; d += shard) leads.push_back(d);
+      for (int d = 0; d < measured; d += shard) leads.push_back(d);
     } else {
       for (int d = 0; d < shard; ++d) leads.push_back(d);
     }
@@ -163,7 +166,17 @@ CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout&
   if (c.group != DpGroup::kWhole) {
     name += (c.group == DpGroup::kShard ? "_s" : "_r") + std::to_string(L.DpRanks(c.group, d)[0]);
   }
-  CollectiveCall call{c.kind, algo, c.bytes, L.DpGroupRanks(stage, t, c.group, d), name};
+  CollectiveCall call{c.kind, algo, c.bytes, {}, name};
+  const std::vector<int> real = L.DpGroupRanks(stage, t, c.group, d);
+  for (int k : L.DpRanks(c.group, d)) {
+    if (k < L.measured) call.group.push_back(L.Rank(stage, k, t));
+  }
+  if (call.group.size() < real.size()) {  // folded: the real group's size
+    call.members = static_cast<int>(real.size());
+    std::set<int> nodes;
+    for (int r : real) nodes.insert(platform.node_of(r));
+    call.nodes = static_cast<int>(nodes.size());
+  }
   if (algo == CollAlgo::kParameterServer) call.servers = Servers(s, platform);
   return call;
 }
@@ -246,7 +259,7 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
         const CollKey key{stage, Channel::kTp, static_cast<int>(op.coll), op.bytes};
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
-        for (int d = 0; d < L.dp; ++d) {
+        for (int d = 0; d < L.measured; ++d) {
           const std::vector<int> group = L.TpGroup(stage, d);
           calls.push_back({op.coll, TpAlgo(platform, op.coll, group), op.bytes, group,
                            "tp" + std::to_string(d)});
@@ -257,7 +270,7 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
         if (cache.Has(key)) continue;
         const int peer = L.NextStage(stage, op.dir);
         std::vector<CollectiveCall> calls;
-        for (int d = 0; d < L.dp; ++d) {
+        for (int d = 0; d < L.measured; ++d) {
           for (int t = 0; t < L.tp; ++t) {
             calls.push_back({CollKind::kSendRecv,
                              CollAlgo::kRing,
@@ -275,7 +288,7 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
         const CollKey key{stage, HostChannel(stream), 0, item.bytes};
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
-        for (int d = 0; d < L.dp; ++d) {
+        for (int d = 0; d < L.measured; ++d) {
           for (int t = 0; t < L.tp; ++t) {
             const int gpu = L.Rank(stage, d, t),
                       host = platform.cpu_endpoint(platform.node_of(gpu));
@@ -313,7 +326,9 @@ class StepRun {
   StepRun(const Scenario& s, const StepProgram& prog, const Platform& platform,
           const ModelParams& params, SimMode mode, bool trace)
       : s_(s), prog_(prog), platform_(platform), params_(params), mode_(mode), trace_(trace) {
-    L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp, s.shard_degree()};
+    L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp, s.shard_degree(), s.parallel.dp};
+    const Fold fold = PlanFold(s, mode, params, &prog);
+    if (fold.active()) L_.measured = fold.replicas;
   }
 
   StepResult Run() {

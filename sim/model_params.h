@@ -169,6 +169,10 @@ struct ModelParams {
   // time again (docs/model.md section 4, items 4 and 5). false = every node,
   // every time. A speed shortcut, proved against the long way in the tests.
   bool node_by_node = true;
+  // Large clusters that repeat leaf by leaf are built and measured on a few
+  // leaves of each pipeline stage (sim/fold.h; docs/model.md section 4, "The
+  // fold"). false = every node. Proved against the long way in the tests.
+  bool fold = true;
 };
 
 // The scale of NCCL's protocol latency for a collective over `nodes` nodes:

@@ -124,6 +124,9 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   const int per_leaf = std::max(1, shape.nodes_per_leaf);
   p.nodes_per_leaf = per_leaf;
   const int leaves = (shape.nodes + per_leaf - 1) / per_leaf;
+  auto built = [&](int node) { return shape.built.empty() || shape.built[node]; };
+  p.gpus.assign(static_cast<std::size_t>(shape.nodes) * type.gpus, nullptr);
+  p.cpus.assign(shape.nodes, nullptr);
   auto* fabric = sg4::create_star_zone("fabric");
   const double nic_Bps = std::max(NodeNicBps(type), 1.0);
   // Every node's links are created in the fabric zone before any other zone
@@ -132,14 +135,21 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   // at 1024 nodes). Routes may use links of any zone.
   std::vector<std::vector<sg4::SplitDuplexLink*>> node_links;
   std::vector<sg4::SplitDuplexLink*> ports;
+  node_links.resize(shape.nodes);
+  ports.resize(shape.nodes);
   for (int node = 0; node < shape.nodes; ++node) {
-    node_links.push_back(CreateLinks(fabric, topo, node));
+    if (!built(node)) continue;
+    node_links[node] = CreateLinks(fabric, topo, node);
     // The node's port on its leaf switch carries all of its NICs.
-    ports.push_back(
-        fabric->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps));
-    ports.back()->set_latency(params.switch_latency_s);
+    ports[node] = fabric->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);
+    ports[node]->set_latency(params.switch_latency_s);
   }
   for (int leaf = 0; leaf < leaves; ++leaf) {
+    const int first = leaf * per_leaf;
+    const int last = std::min(shape.nodes, first + per_leaf);
+    bool any = false;
+    for (int node = first; node < last; ++node) any = any || built(node);
+    if (!any) continue;
     auto* leaf_zone = sg4::create_star_zone("leaf" + std::to_string(leaf));
     leaf_zone->set_parent(fabric);
     // The leaf switch sits in a zone of its own: SimGrid resolves routes
@@ -149,9 +159,8 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
     auto* leaf_router = switch_zone->create_router("leaf" + std::to_string(leaf) + "-switch");
     switch_zone->seal();
     leaf_zone->add_route(switch_zone->get_netpoint(), nullptr, leaf_router, nullptr, {}, true);
-    const int first = leaf * per_leaf;
-    const int last = std::min(shape.nodes, first + per_leaf);
     for (int node = first; node < last; ++node) {
+      if (!built(node)) continue;
       auto* zone = sg4::create_full_zone("node" + std::to_string(node));
       zone->set_parent(leaf_zone);
       std::vector<sg4::Host*> hosts;
@@ -179,8 +188,8 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
         add_both_ways(hosts[i]->get_netpoint(), cpu->get_netpoint(), routes.gpu_to_cpu[i]);
       }
       zone->seal();
-      p.gpus.insert(p.gpus.end(), hosts.begin(), hosts.end());
-      p.cpus.push_back(cpu);
+      std::copy(hosts.begin(), hosts.end(), p.gpus.begin() + node * type.gpus);
+      p.cpus[node] = cpu;
       leaf_zone->add_route(zone->get_netpoint(), nullptr, gw, nullptr,
                            {{ports[node], Direction::UP}}, true);
     }

@@ -25,6 +25,10 @@ struct ClusterShape {
   int nodes = 1;
   double oversubscription = 1.0;
   int nodes_per_leaf = 32;
+  // The nodes to build, by node (empty: all). A folded simulation (sim/fold.h)
+  // builds a few leaves of each pipeline stage; the others' GPUs are null.
+  // Leaf uplinks keep the capacity of the whole leaf.
+  std::vector<bool> built = {};
 };
 
 // Endpoints of messages are numbered: GPUs by global rank, then the nodes'
@@ -33,8 +37,10 @@ struct ClusterShape {
 struct Platform {
   int nodes = 0;
   int gpus_per_node = 0;
-  std::vector<simgrid::s4u::Host*> gpus;  // by global rank: node * gpus_per_node + local
-  std::vector<simgrid::s4u::Host*> cpus;  // by node
+  // By global rank (node * gpus_per_node + local) and by node; null where a
+  // node is not built (ClusterShape::built).
+  std::vector<simgrid::s4u::Host*> gpus;
+  std::vector<simgrid::s4u::Host*> cpus;
   std::vector<int> nvlink_ring;           // local ranks in NVLink ring order
   // NVLink meshes: the ring channels (NvlinkChannels, local ranks) of every
   // set of the node's GPUs, indexed by its bit mask; empty on other nodes.

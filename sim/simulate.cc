@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "sim/fold.h"
 #include "sim/isolate.h"
 #include "sim/platform.h"
 #include "sim/workload.h"
@@ -69,7 +70,8 @@ double GiB(double bytes) { return bytes / (1024.0 * 1024 * 1024); }
 
 }  // namespace
 
-Status CheckSimulationLimits(const Scenario& s, SimMode mode) {
+Status CheckSimulationLimits(const Scenario& s, SimMode mode, const ModelParams& params,
+                             const StepProgram* program) {
   const std::string gpus = std::to_string(s.total_gpus()) + " GPUs";
   if (s.parallel.dp_algorithm == DpAlgorithm::kParameterServer &&
       s.total_gpus() > kMaxFullModeGpus) {
@@ -82,32 +84,42 @@ Status CheckSimulationLimits(const Scenario& s, SimMode mode) {
         s.name + ": --full simulates every GPU, at most " + std::to_string(kMaxFullModeGpus) +
         " GPUs in reasonable time; this cluster has " + gpus + " (the default mode simulates it)");
   }
-  if (s.cluster.nodes > kMaxReducedNodes) {
+  const Fold fold = PlanFold(s, mode, params, program);
+  if (BuiltNodes(s, fold) > kMaxReducedNodes) {
     return Status::InvalidInput(
         s.name + ": cluster.nodes: " + std::to_string(s.cluster.nodes) + " nodes (" + gpus +
         ") are more than the simulator takes on in reasonable time: at most " +
-        std::to_string(kMaxReducedNodes) +
-        " nodes (docs/model.md section 4); `trainsim simulate --estimate` gives the fast "
+        std::to_string(kMaxReducedNodes) + " nodes unless the cluster folds, and it does not (" +
+        fold.why_not +
+        "; docs/model.md section 4); `trainsim simulate --estimate` gives the fast "
         "estimator's step instead");
   }
   return Status::Ok();
 }
 
 Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& options) {
-  if (Status st = CheckSimulationLimits(s, options.mode); !st.ok()) return st;
+  if (Status st = CheckSimulationLimits(s, options.mode, options.params); !st.ok()) return st;
   SimulationResult result;
   result.memory = ComputeMemory(s);
   if (!result.memory.fits) return result;
   Expected<StepProgram> program = BuildStepProgram(s, options.params);
   if (!program.ok()) return program.status();
   const StepProgram& prog = *program;
+  if (Status st = CheckSimulationLimits(s, options.mode, options.params, &prog); !st.ok()) {
+    return st;
+  }
   Expected<std::string> reply = RunIsolated(
       [&]() {
         ConfigureNetworkModel();
+        const Fold fold = PlanFold(s, options.mode, options.params, &prog);
         ClusterShape shape{s.instance, s.cluster.nodes, s.cluster.oversubscription,
-                           s.cluster.nodes_per_leaf};
+                           s.cluster.nodes_per_leaf, FoldedNodes(s, fold)};
+        const int built = BuiltNodes(s, fold);
         ReportProgress({0, ProgressUnits(s.parallel.pp),
-                        "building the platform: " + std::to_string(s.cluster.nodes) + " nodes"});
+                        "building the platform: " + std::to_string(built) + " nodes" +
+                            (built < s.cluster.nodes
+                                 ? " of " + std::to_string(s.cluster.nodes) + " (folded)"
+                                 : "")});
         Platform platform = BuildPlatform(shape, options.params);
         return Serialize(RunStep(s, prog, platform, options.params, options.mode, options.trace));
       },

@@ -46,7 +46,9 @@ struct SimulationResult {
 inline constexpr int kMaxReducedNodes = 4096;
 inline constexpr int kMaxFullModeGpus = 128;
 // Ok, or the InvalidInput error Simulate gives for `s` in `mode`.
-Status CheckSimulationLimits(const Scenario& s, SimMode mode);
+// With `program`, as Simulate checks it (the fold may depend on the program).
+Status CheckSimulationLimits(const Scenario& s, SimMode mode, const ModelParams& params = {},
+                             const StepProgram* program = nullptr);
 
 Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& options);
 

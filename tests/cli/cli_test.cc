@@ -271,23 +271,33 @@ TEST_F(CliTest, SimulateRefusesClustersBeyondItsLimitsAtOnce) {
   scenario["training"]["global_batch"] = 16384;
   const std::string huge = dir_ + "/huge.json";
   std::ofstream(huge) << scenario.dump();
-  RunResult r = Run({"simulate", huge});
+  // It repeats leaf by leaf: simulated on 2 leaves of each stage (sim/fold.h).
+  RunResult folded = Run({"simulate", huge});
+  EXPECT_EQ(folded.exit_code, 0) << folded.err;
+  EXPECT_NE(folded.out.find("step time"), std::string::npos) << folded.out;
+  // Leaves of 48 nodes do not divide its stages: it would be built whole.
+  scenario["cluster"]["nodes_per_leaf"] = 48;
+  const std::string uneven = dir_ + "/uneven.json";
+  std::ofstream(uneven) << scenario.dump();
+  RunResult r = Run({"simulate", uneven});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err,
             "trainsim: huge: cluster.nodes: 131072 nodes (1048576 GPUs) are more than the "
-            "simulator takes on in reasonable time: at most 4096 nodes (docs/model.md section 4); "
-            "`trainsim simulate --estimate` gives the fast estimator's step instead\n");
+            "simulator takes on in reasonable time: at most 4096 nodes unless the cluster folds, "
+            "and it does not (a pipeline stage (16384 nodes) does not fill whole leaves of "
+            "cluster.nodes_per_leaf 48; docs/model.md section 4); `trainsim simulate --estimate` "
+            "gives the fast estimator's step instead\n");
   EXPECT_EQ(Run({"simulate", kGpt3Scenario, "--full"}).err,
             "trainsim: gpt3-175b-p4d: --full simulates every GPU, at most 128 GPUs in reasonable "
             "time; this cluster has 1024 GPUs (the default mode simulates it)\n");
   // The estimate: the same figures the planner ranks by, in a few milliseconds.
-  const json estimate = RunJson({"simulate", huge, "--estimate", "--json"});
+  const json estimate = RunJson({"simulate", uneven, "--estimate", "--json"});
   EXPECT_EQ(estimate["gpus"], 1048576);
   EXPECT_EQ(estimate["estimated"], true);
   EXPECT_GT(estimate["step_time_s"].get<double>(), 0);
   EXPECT_NEAR(estimate["samples_per_s"].get<double>(),
               16384 / estimate["step_time_s"].get<double>(), 1e-9);
-  RunResult text = Run({"simulate", huge, "--estimate"});
+  RunResult text = Run({"simulate", uneven, "--estimate"});
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("estimated step time"), std::string::npos) << text.out;
   RunResult both = Run({"simulate", huge, "--estimate", "--full"});

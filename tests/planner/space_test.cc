@@ -77,24 +77,35 @@ TEST(WalkSpace, PrunesWithReasonsAndCountsEveryCandidateOnce) {
   }
 }
 
-// Node counts the simulator would refuse (sim::kMaxReducedNodes) are pruned with their
-// reason, every candidate under them counted, and the others are walked as before.
+// Layouts the simulator would refuse (more than sim::kMaxReducedNodes nodes that do not
+// fold) are pruned with their reason, every candidate under them counted; larger ones
+// that fold are walked.
 TEST(WalkSpace, NodeCountsBeyondTheSimulatorArePruned) {
   Scenario s = Tiny();
-  s.training.global_batch = 2 * 4096;  // dp = 2 x nodes with tp 4
+  s.training.global_batch = 33587200;  // divisible by dp = 2 x nodes (tp 4) below
   s.search.tp = {4};
   s.search.pp = {1};
   s.search.micro_batch = {1};
-  s.search.zero_stages = {0};
-  s.search.min_nodes = 4095;
-  s.search.max_nodes = 4098;  // 4097 and 4098 are beyond the 4096 the simulator takes on
-  const Walked w = Walk(s);
+  s.search.zero_stages = {1};
+  s.search.min_nodes = 4099;
+  s.search.max_nodes = 4100;  // 4100 fill no whole leaves of 32 nodes: no fold
+  Walked w = Walk(s);
   ASSERT_EQ(w.tally.count("beyond-simulator"), 1u);
-  EXPECT_EQ(w.tally.at("beyond-simulator").count, 2);
+  EXPECT_EQ(w.tally.at("beyond-simulator").count, 1);  // 4099 does not divide the batch
   EXPECT_EQ(w.tally.at("beyond-simulator").example,
-            "4097 nodes: the simulator takes on at most 4096");
-  ASSERT_EQ(w.candidates.size(), 1u);  // 4096 nodes, dp 8192 (4095 do not divide the batch)
-  EXPECT_EQ(w.candidates[0].nodes, 4096);
+            "4100 nodes: the simulator takes on at most 4096 unless the cluster folds, and this "
+            "layout does not (a pipeline stage (4100 nodes) does not fill whole leaves of "
+            "cluster.nodes_per_leaf 32)");
+  EXPECT_TRUE(w.candidates.empty());
+  s.search.min_nodes = s.search.max_nodes = 16384;  // folds: 512 leaves of 32 nodes, 64 built
+  w = Walk(s);
+  EXPECT_EQ(w.tally.count("beyond-simulator"), 0u);
+  ASSERT_EQ(w.candidates.size(), 1u);
+  EXPECT_EQ(w.candidates[0].nodes, 16384);
+  s.search.zero_stages = {0};  // its all-reduce may run as the hierarchical algorithm
+  w = Walk(s);
+  EXPECT_EQ(w.tally.count("beyond-simulator"), 1u);
+  EXPECT_TRUE(w.candidates.empty());
 }
 
 TEST(WalkSpace, MemoryPruningSaysWhatDoesNotFit) {

@@ -12,6 +12,7 @@
 
 #include "sim/isolate.h"
 #include "sim/platform.h"
+#include "tests/test_util.h"
 
 namespace trainsim::sim {
 namespace {
@@ -634,6 +635,58 @@ TEST(CollectivesTest, NetworkEfficiencyScalesTheNicBandwidth) {
   };
   EXPECT_NEAR(run(0.5), S / (0.5 * nic), 1e-3 * S / nic);
   EXPECT_NEAR(run(std::nullopt), S / (0.8 * nic), 1e-3 * S / nic);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
+namespace trainsim::sim {
+namespace {
+
+// The fold (sim/fold.h) on p4d nodes, 8 per leaf, 8 concurrent groups of one
+// member per node (TP ranks 0-7): a ring folded onto 16 of 64 nodes takes the
+// real ring's time; a tree of up to tree_max_bytes grows by an even step per
+// level of depth once its members span leaves, so one folded onto 16 members
+// (2 leaves; its half, every other member, spans them too) and extended in
+// depth (MeasureDepth) takes the whole tree's time. (Larger trees do not grow
+// evenly, 2.0-2.8 ms per level at 64 MB, and are not folded.)
+TEST(CollectivesTest, FoldedRingsAndTreesTakeTheWholeGroupsTime) {
+  const InstanceType type = *test::BuiltinCatalog().Find("p4d.24xlarge");
+  ModelParams p;
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    Platform pl = BuildPlatform(ClusterShape{type, 64, 1.0, 8}, p);
+    // Groups of `part` members, folded when `folded`.
+    auto measure = [&](CollAlgo algo, double bytes, int part, bool folded) {
+      std::vector<CollectiveCall> calls;
+      for (int t = 0; t < 8; ++t) {
+        std::vector<int> g;
+        for (int k = 0; k < part; ++k) g.push_back(k * 8 + t);
+        calls.push_back({CollKind::kAllReduce, algo, bytes, g, "t" + std::to_string(t)});
+        if (folded) calls.back().members = calls.back().nodes = 64;
+      }
+      return MeasureConcurrent(pl, p, calls);
+    };
+    std::string s;
+    auto add = [&](double v) { s += std::to_string(v * 1e6) + " "; };
+    for (double bytes : {4e6, 16e6}) {
+      for (int part : {16, 32, 64}) add(measure(CollAlgo::kTree, bytes, part, false));
+      add(measure(CollAlgo::kTree, bytes, 16, true));
+    }
+    add(measure(CollAlgo::kRing, 64e6, 64, false));
+    add(measure(CollAlgo::kRing, 64e6, 16, true));
+    return s;
+  });
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  std::istringstream in(*out);
+  std::vector<double> us;
+  for (double v; in >> v;) us.push_back(v);
+  ASSERT_EQ(us.size(), 10u);
+  for (int b = 0; b < 2; ++b) {
+    const double* t = &us[4 * b];  // 16, 32, 64 members; then 16 folded from 64
+    EXPECT_NEAR(t[2] - t[1], t[1] - t[0], 0.02 * (t[1] - t[0])) << b;
+    EXPECT_NEAR(t[3], t[2], 0.005 * t[2]) << b;
+  }
+  EXPECT_NEAR(us[9], us[8], 0.005 * us[8]);
 }
 
 }  // namespace

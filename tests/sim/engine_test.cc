@@ -10,6 +10,7 @@
 #include "core/catalog.h"
 #include "core/model_spec.h"
 #include "core/scenario.h"
+#include "sim/fold.h"
 #include "sim/memory_model.h"
 #include "sim/simulate.h"
 #include "sim/workload.h"
@@ -176,6 +177,119 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
     const double reduced = RunScenario(s, SimMode::kReduced).step.step_time_s;
     const double full = RunScenario(s, SimMode::kFull).step.step_time_s;
     EXPECT_NEAR(reduced, full, 0.005 * full) << json;
+  }
+}
+
+// The fold (sim/fold.h): a cluster that repeats leaf by leaf, simulated on two
+// leaves of each stage, takes the same step as the whole cluster, for each
+// strategy family. Leaves of 2 nodes keep the whole clusters small.
+TEST(EngineTest, FoldedClusterMatchesTheWholeCluster) {
+  const char* cases[] = {
+      // Data parallelism across 4 leaves per stage, 1F1B, ring all-reduce.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 128},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 64, "nodes_per_leaf": 8},
+          "parallel": {"tp": 8, "pp": 2, "dp_algorithm": "ring"}})",
+      // The automatic choice (the tree for small buckets), 8 leaves per stage.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 128},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 64, "nodes_per_leaf": 8},
+          "parallel": {"tp": 8, "bucket_mb": 4}})",
+      // The tree alone, extended in depth: 512 members, 128 simulated (a model of
+      // 2 MB gradients per layer: trees of larger buffers are not folded).
+      R"({"model": {"layer_list": [
+            {"forward_flops": 2e11, "params": 1e6, "activation_bytes": 1e4},
+            {"forward_flops": 2e11, "params": 1e6, "activation_bytes": 1e4},
+            {"forward_flops": 2e11, "params": 1e6, "activation_bytes": 1e4},
+            {"forward_flops": 2e11, "params": 1e6, "activation_bytes": 1e4}]},
+          "training": {"global_batch": 512, "precision": "bf16"},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 64, "nodes_per_leaf": 8},
+          "parallel": {"dp_algorithm": "tree", "bucket_mb": 4}})",
+      // ZeRO-3: per-layer gathers and reduce-scatters over the whole DP group.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 64},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
+          "parallel": {"tp": 8, "zero_stage": 3}})",
+      // Hybrid sharding: shard groups of 2 inside a leaf, all-reduce across them.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 128},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
+          "parallel": {"tp": 4, "zero_stage": 3, "shard_group": 2}})",
+      // Interleaved 1F1B: messages wrap from the last stage to the first.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 128},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 128, "nodes_per_leaf": 8},
+          "parallel": {"tp": 8, "pp": 4, "schedule": "interleaved", "virtual_stages": 3}})",
+      // A straggler on a node that the fold does not build.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 128},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 64, "nodes_per_leaf": 8,
+                      "stragglers": [{"gpu": 200, "slowdown": 1.3}]},
+          "parallel": {"tp": 8, "pp": 2}})",
+      // A spine oversubscribed 4:1, pipeline messages across leaves.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 128},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 64, "nodes_per_leaf": 8,
+                      "oversubscription": 4},
+          "parallel": {"tp": 8, "pp": 2}})",
+      // Horovod tensor fusion (a grid of fused sizes), ZeRO-1 with offload.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 128, "recompute": "full"},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
+          "parallel": {"tp": 8, "dp_fusion": "horovod", "cycle_ms": 2}})",
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 64, "offload_optimizer": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
+          "parallel": {"tp": 8, "zero_stage": 1}})",
+  };
+  for (const char* json : cases) {
+    Scenario s = Parse(json);
+    SimulateOptions o;
+    Expected<StepProgram> program = BuildStepProgram(s, o.params);
+    ASSERT_TRUE(program.ok());
+    ASSERT_TRUE(PlanFold(s, SimMode::kReduced, o.params, &*program).active()) << json;
+    Expected<SimulationResult> folded = Simulate(s, o);
+    o.params.fold = false;
+    Expected<SimulationResult> whole = Simulate(s, o);
+    ASSERT_TRUE(folded.ok() && whole.ok()) << json;
+    const double a = folded->step.step_time_s, b = whole->step.step_time_s;
+    EXPECT_NEAR(a, b, 0.005 * b) << json;
+    // The communication the fold measures differently, where it shows.
+    const Breakdown &x = folded->step.breakdown, &y = whole->step.breakdown;
+    EXPECT_NEAR(x.dp_comm_exposed_s, y.dp_comm_exposed_s, 0.005 * b) << json;
+    EXPECT_NEAR(x.weight_gather_exposed_s, y.weight_gather_exposed_s, 0.005 * b) << json;
+    EXPECT_NEAR(x.pp_comm_exposed_s, y.pp_comm_exposed_s, 0.005 * b) << json;
+  }
+}
+
+// Where the cluster does not repeat leaf by leaf the fold says why and builds it all.
+TEST(EngineTest, ClustersThatDoNotRepeatAreNotFolded) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"model": "gpt-1.7b", "training": {"global_batch": 60},
+           "cluster": {"instance": "p4d.24xlarge", "nodes": 12, "nodes_per_leaf": 4},
+           "parallel": {"tp": 8, "pp": 2}})",
+       "a pipeline stage (6 nodes) does not fill whole leaves of cluster.nodes_per_leaf 4"},
+      {R"({"model": "gpt-1.7b", "training": {"global_batch": 64},
+           "cluster": {"instance": "p4d.24xlarge", "nodes": 16, "nodes_per_leaf": 4},
+           "parallel": {"tp": 4, "zero_stage": 3, "shard_group": 16}})",
+       "a shard group (parallel.shard_group) crosses a leaf boundary"},
+      {R"({"model": "gpt-1.7b", "training": {"global_batch": 64},
+           "cluster": {"instance": "p4d.24xlarge", "nodes": 16, "nodes_per_leaf": 8},
+           "parallel": {"tp": 8}})",
+       "a pipeline stage spans fewer than 4 leaves"},
+      {R"({"model": "gpt-1.7b", "training": {"global_batch": 64},
+           "cluster": {"instance": "p4d.24xlarge", "nodes": 16, "nodes_per_leaf": 4},
+           "parallel": {"tp": 8}})",
+       "leaves of 4 nodes are too small to fold"},
+      {R"({"model": "gpt-1.7b", "training": {"global_batch": 128},
+           "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
+           "parallel": {"tp": 2}})",
+       "the data-parallel all-reduce may run as the hierarchical algorithm, whose tree across "
+       "nodes is not extended by the fold"},
+      {R"({"model": "gpt-1.7b", "training": {"global_batch": 64},
+           "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
+           "parallel": {"tp": 8, "dp_algorithm": "tree", "bucket_mb": 64}})",
+       "tree all-reduces larger than 16 MiB are not extended in depth by the fold"},
+  };
+  for (const auto& [json, why] : cases) {
+    Scenario s = Parse(json);
+    Expected<StepProgram> program = BuildStepProgram(s, ModelParams{});
+    ASSERT_TRUE(program.ok());
+    const Fold f = PlanFold(s, SimMode::kReduced, ModelParams{}, &*program);
+    EXPECT_FALSE(f.active()) << json;
+    EXPECT_EQ(f.why_not, why);
+    EXPECT_EQ(BuiltNodes(s, f), s.cluster.nodes);
   }
 }
 
