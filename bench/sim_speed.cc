@@ -8,10 +8,11 @@
 // tp 8, 96 microbatches per pipeline (global batch = 96 x dp), micro batch 1,
 // bf16, Adam, ZeRO 1, full recompute and 1F1B, and change dp (and for 8 to 64
 // GPUs pp and the model: GPT-3 175B does not fit on 64 A100 40GB, so smaller
-// Megatron presets stand in). A second series, 1024 to 131,072 GPUs, runs GPT-3
-// 175B with 8 microbatches per pipeline (global batch 8 x dp, as large clusters
-// run); from 8192 GPUs each case runs once, and a size is not run once the one
-// before it took more than kLargeMaxS.
+// Megatron presets stand in). A second series, 1024 to 1,048,576 GPUs, runs
+// GPT-3 175B with 8 microbatches per pipeline (global batch 8 x dp, as large
+// clusters run; the slope is fitted up to 131,072); from 8192 GPUs each case
+// runs once, and a size is not run once the one before it took more than
+// kLargeMaxS. "nodes built" is what the fold (sim/fold.h) builds of the cluster.
 //
 // Usage: sim_speed (run it under `taskset -c 0` for the one-core figure).
 #include <sys/resource.h>
@@ -26,7 +27,9 @@
 
 #include "core/catalog.h"
 #include "core/scenario.h"
+#include "sim/fold.h"
 #include "sim/simulate.h"
+#include "sim/workload.h"
 
 namespace trainsim::bench {
 namespace {
@@ -75,6 +78,8 @@ const std::vector<LadderCase>& Ladder() {
       {32768, "gpt3-175b", 8, 512, nullptr, "p4d.24xlarge", 8 * 512},
       {65536, "gpt3-175b", 8, 1024, nullptr, "p4d.24xlarge", 8 * 1024},
       {131072, "gpt3-175b", 8, 2048, nullptr, "p4d.24xlarge", 8 * 2048},
+      // Beyond the slope's range: the 1,048,576 GPUs of issue 16's table.
+      {1048576, "gpt3-175b", 8, 16384, nullptr, "p4d.24xlarge", 8 * 16384},
   };
   return ladder;
 }
@@ -152,6 +157,7 @@ Run MedianReducedRun(const Scenario& s) {
 struct Row {
   LadderCase c;
   int nodes = 0, tp = 0, pp = 0, dp = 0;
+  int built = 0;  // nodes the simulation builds (sim/fold.h)
   long long global_batch = 0;
   std::string model;
   Run reduced, full;
@@ -175,6 +181,10 @@ Row MeasureReduced(const LadderCase& c, const Catalog& catalog) {
   row.dp = s->parallel.dp;
   row.global_batch = s->training.global_batch;
   row.model = s->model.name;
+  Expected<sim::StepProgram> program = sim::BuildStepProgram(*s, sim::ModelParams{});
+  row.built = sim::BuiltNodes(
+      *s, sim::PlanFold(*s, sim::SimMode::kReduced, sim::ModelParams{},
+                        program.ok() ? &*program : nullptr));
   row.reduced = MedianReducedRun(*s);
   row.children_rss_mib = MaxRssMiB(RUSAGE_CHILDREN);
   if (!row.reduced.ok) row.error = row.reduced.error;
@@ -212,19 +222,20 @@ void PrintHeader() {
       "parent (RUSAGE_SELF below), so parent + child bounds the total. Full mode (every GPU\n"
       "and message simulated) runs "
       "after all reduced cases, for <= %d GPUs.\n\n"
-      "| GPUs | nodes | model | tp/pp/dp | global batch | simulated step s | GPUs simulated | "
-      "distinct collectives | wall s | peak RSS MiB | full-mode step s | full-mode wall s |\n"
-      "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      "| GPUs | nodes | nodes built | model | tp/pp/dp | global batch | simulated step s | "
+      "GPUs simulated | distinct collectives | wall s | peak RSS MiB | full-mode step s | "
+      "full-mode wall s |\n"
+      "|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
       kMicrobatchesPerPipeline, kRepetitions, kFullModeMaxGpus);
 }
 
 void PrintRow(const Row& r) {
   if (r.skipped) {  // the case as asked: 8 GPUs per node, tp 8
-    std::printf("| %d | %d | %s | 8/%d/%d | %d | ", r.c.gpus, r.c.gpus / 8, r.c.model, r.c.pp,
-                r.c.dp, r.c.global_batch);
+    std::printf("| %d | %d | - | %s | 8/%d/%d | %d | ", r.c.gpus, r.c.gpus / 8, r.c.model,
+                r.c.pp, r.c.dp, r.c.global_batch);
   } else {
-    std::printf("| %d | %d | %s | %d/%d/%d | %lld | ", r.c.gpus, r.nodes, r.model.c_str(), r.tp,
-                r.pp, r.dp, r.global_batch);
+    std::printf("| %d | %d | %d | %s | %d/%d/%d | %lld | ", r.c.gpus, r.nodes, r.built,
+                r.model.c_str(), r.tp, r.pp, r.dp, r.global_batch);
   }
   if (r.skipped) {
     std::printf("not run: the size before took more than %.0f s | - | - | - | - | - | - |\n",
@@ -274,7 +285,8 @@ int Main() {
   // Least-squares slope of log(wall) on log(GPUs) over the second series.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, largest = 0;
   for (const Row& r : rows) {
-    if (r.model != "gpt3-175b" || r.global_batch != 8LL * r.dp || r.skipped || !r.error.empty())
+    if (r.model != "gpt3-175b" || r.global_batch != 8LL * r.dp || r.skipped ||
+        !r.error.empty() || r.c.gpus > 131072)
       continue;
     const double x = std::log(r.c.gpus), y = std::log(r.reduced.wall_s);
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
