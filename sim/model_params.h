@@ -173,6 +173,11 @@ struct ModelParams {
   // leaves of each pipeline stage (sim/fold.h; docs/model.md section 4, "The
   // fold"). false = every node. Proved against the long way in the tests.
   bool fold = true;
+  // A step of many microbatches is simulated with a few and extended on the
+  // line through them (simulate.cc MicrobatchSamples; docs/model.md section 4,
+  // "Microbatches"). false = every microbatch. Proved against the long way in
+  // the tests.
+  bool microbatch_line = true;
 };
 
 // The scale of NCCL's protocol latency for a collective over `nodes` nodes:

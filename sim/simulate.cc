@@ -1,6 +1,7 @@
 #include "sim/simulate.h"
 
 #include <cmath>
+#include <optional>
 
 #include "sim/fold.h"
 #include "sim/isolate.h"
@@ -68,6 +69,61 @@ StepResult Deserialize(const std::string& text) {
 
 double GiB(double bytes) { return bytes / (1024.0 * 1024 * 1024); }
 
+// The microbatch counts a step of `s` is sampled at (docs/model.md section 4,
+// "Microbatches"), or none to simulate every microbatch. A step's critical path
+// runs down the pipeline, spends each further microbatch at its slowest
+// stage and comes back, so its time is a constant plus a time per microbatch:
+// three small counts q, 2q and 3q (q = pp for the interleaved schedule, whose
+// microbatches come in multiples of pp; else 2) give that line, and checking
+// that the three lie on it catches what does not. Not sampled: the trace
+// (it shows every microbatch), full mode, Horovod (its cycles quantize time)
+// and a rate-limited input pipeline (its prefetch runs out after a few).
+std::vector<int64_t> MicrobatchSamples(const Scenario& s, const SimulateOptions& o) {
+  if (!o.params.microbatch_line || o.trace || o.mode != SimMode::kReduced ||
+      s.parallel.dp_fusion == DpFusion::kHorovod || s.training.input_samples_per_s_per_node > 0) {
+    return {};
+  }
+  const int64_t q = s.parallel.schedule == Schedule::kInterleaved ? s.parallel.pp : 2;
+  const int64_t m = s.microbatches_per_pipeline();
+  if (m <= 6 * q) return {};  // no faster than every microbatch
+  return {q, 2 * q, 3 * q};
+}
+
+// `s` with m microbatches per pipeline.
+Scenario WithMicrobatches(Scenario s, int64_t m) {
+  s.training.global_batch = m * s.parallel.dp * s.training.micro_batch;
+  return s;
+}
+
+// The step of m microbatches on the line through `runs` at `samples`, if they
+// lie on it (relative gap 1e-9 of the step) with the same critical stage.
+std::optional<StepResult> OnTheLine(const std::vector<StepResult>& runs,
+                                    const std::vector<int64_t>& samples, int64_t m) {
+  const StepResult &a = runs[0], &b = runs[1], &c = runs[2];
+  if (a.critical_stage != b.critical_stage || b.critical_stage != c.critical_stage) return {};
+  const double x0 = samples[0], x1 = samples[1], x2 = samples[2];
+  auto extend = [&](double ya, double yb, double yc, double* out) {
+    const double slope = (yb - ya) / (x1 - x0);
+    if (std::abs(ya + slope * (x2 - x0) - yc) > 1e-9 * c.step_time_s) return false;
+    *out = ya + slope * (static_cast<double>(m) - x0);
+    return true;
+  };
+  StepResult r = c;
+  r.trace.clear();
+  bool ok = extend(a.step_time_s, b.step_time_s, c.step_time_s, &r.step_time_s);
+  const Breakdown &p = a.breakdown, &q = b.breakdown, &t = c.breakdown;
+  Breakdown& o = r.breakdown;
+  for (auto field : {&Breakdown::compute_s, &Breakdown::recompute_s, &Breakdown::optimizer_s,
+                     &Breakdown::tp_comm_s, &Breakdown::dp_comm_exposed_s,
+                     &Breakdown::weight_gather_exposed_s, &Breakdown::offload_exposed_s,
+                     &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s,
+                     &Breakdown::data_wait_s}) {
+    ok = ok && extend(p.*field, q.*field, t.*field, &(o.*field));
+  }
+  if (!ok) return {};
+  return r;
+}
+
 }  // namespace
 
 Status CheckSimulationLimits(const Scenario& s, SimMode mode, const ModelParams& params,
@@ -108,6 +164,23 @@ Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& op
   if (Status st = CheckSimulationLimits(s, options.mode, options.params, &prog); !st.ok()) {
     return st;
   }
+  // The sampled steps' programs; the full program if the samples are off the line.
+  const std::vector<int64_t> samples = MicrobatchSamples(s, options);
+  std::vector<Scenario> sample_scenarios;
+  std::vector<StepProgram> sample_programs;
+  for (int64_t m : samples) {
+    sample_scenarios.push_back(WithMicrobatches(s, m));
+    Expected<StepProgram> p = BuildStepProgram(sample_scenarios.back(), options.params);
+    if (!p.ok()) return p.status();
+    sample_programs.push_back(std::move(*p));
+  }
+  // Later runs report the same parts again: pass on only what moves forward.
+  int reported = -1;
+  const ProgressFn progress = [&](const Progress& p) {
+    if (p.done < reported || !options.progress) return;
+    reported = p.done;
+    options.progress(p);
+  };
   Expected<std::string> reply = RunIsolated(
       [&]() {
         ConfigureNetworkModel();
@@ -121,9 +194,19 @@ Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& op
                                  ? " of " + std::to_string(s.cluster.nodes) + " (folded)"
                                  : "")});
         Platform platform = BuildPlatform(shape, options.params);
+        if (!samples.empty()) {
+          std::vector<StepResult> runs;
+          for (std::size_t k = 0; k < samples.size(); ++k) {
+            runs.push_back(RunStep(sample_scenarios[k], sample_programs[k], platform,
+                                   options.params, options.mode, false));
+          }
+          const std::optional<StepResult> line =
+              OnTheLine(runs, samples, s.microbatches_per_pipeline());
+          if (line) return Serialize(*line);
+        }
         return Serialize(RunStep(s, prog, platform, options.params, options.mode, options.trace));
       },
-      options.cancel, options.progress);
+      options.cancel, progress);
   if (!reply.ok()) return reply.status();
   result.step = Deserialize(*reply);
   result.simulated = true;

@@ -253,6 +253,68 @@ TEST(EngineTest, FoldedClusterMatchesTheWholeCluster) {
   }
 }
 
+// A step of many microbatches, simulated at 2, 4 and 6 (interleaved: pp, 2 pp, 3 pp)
+// and extended on their line (simulate.cc MicrobatchSamples), takes the step of every
+// microbatch simulated, with the same breakdown, for each strategy family.
+TEST(EngineTest, ManyMicrobatchesLieOnTheLineThroughAFew) {
+  const char* cases[] = {
+      // tp + pp + dp, 1F1B, 48 microbatches.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 192},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 2, "dp": 4}})",
+      // GPipe over 4 stages with full recompute.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 96, "recompute": "full"},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 4, "schedule": "gpipe"}})",
+      // Interleaved 1F1B, 48 microbatches sampled at 4, 8 and 12.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 96},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 4, "schedule": "interleaved", "virtual_stages": 3}})",
+      // ZeRO-2 with pipeline stages: a reduce-scatter every microbatch.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 192},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 2, "zero_stage": 2}})",
+      // ZeRO-3 with gradient accumulation: gathers and reduce-scatters every microbatch.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 128},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "zero_stage": 3}})",
+      // Hybrid sharding.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 256},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"zero_stage": 3, "shard_group": 8}})",
+      // A straggler, and optimizer plus activation offload.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 192},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2,
+                      "stragglers": [{"gpu": 5, "slowdown": 1.3}]},
+          "parallel": {"tp": 2, "pp": 2, "dp": 4}})",
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 192, "offload_activations": true,
+                                             "offload_optimizer": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "pp": 2, "zero_stage": 1}})",
+      // TP communication pipelined with its GEMMs.
+      R"({"model": "gpt-1.7b", "training": {"global_batch": 96, "sequence_parallel": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 4, "pp": 2, "tp_overlap": true}})",
+  };
+  for (const char* json : cases) {
+    Scenario s = Parse(json);
+    SimulateOptions o;
+    Expected<SimulationResult> line = Simulate(s, o);
+    o.params.microbatch_line = false;
+    Expected<SimulationResult> every = Simulate(s, o);
+    ASSERT_TRUE(line.ok() && every.ok()) << json;
+    const double a = line->step.step_time_s, b = every->step.step_time_s;
+    EXPECT_NEAR(a, b, 0.005 * b) << json;
+    const Breakdown &x = line->step.breakdown, &y = every->step.breakdown;
+    for (auto f : {&Breakdown::compute_s, &Breakdown::tp_comm_s, &Breakdown::dp_comm_exposed_s,
+                   &Breakdown::weight_gather_exposed_s, &Breakdown::pp_comm_exposed_s,
+                   &Breakdown::pipeline_bubble_s, &Breakdown::offload_exposed_s}) {
+      EXPECT_NEAR(x.*f, y.*f, 0.005 * b) << json;
+    }
+    EXPECT_EQ(line->step.critical_stage, every->step.critical_stage) << json;
+  }
+}
+
 // Where the cluster does not repeat leaf by leaf the fold says why and builds it all.
 TEST(EngineTest, ClustersThatDoNotRepeatAreNotFolded) {
   const std::pair<const char*, const char*> cases[] = {
