@@ -575,8 +575,61 @@ double MeasureDepth(const Platform& platform, const ModelParams& params,
 
 }  // namespace
 
+namespace {
+
+bool IsRing(const CollectiveCall& c) {
+  return c.kind == CollKind::kReduceScatter || c.kind == CollKind::kAllGather ||
+         (c.kind == CollKind::kAllReduce && c.algo == CollAlgo::kRing);
+}
+
+// Rings that span nodes keep the first and the last node of each leaf they
+// pass through (docs/model.md section 4, "Ring ends"), with the real group's
+// size (CollectiveCall::members, nodes). A ring's step moves the same chunk
+// over every hop, so its pace is its slowest hop's; the hops it drops run
+// between two nodes of one leaf, as the hop between the kept ends does, and
+// every kept node keeps all its members of every call (its port's load) and
+// every leaf crossing is kept (the uplinks' load). Not for trees.
+std::vector<CollectiveCall> RingEnds(const Platform& platform,
+                                     const std::vector<CollectiveCall>& calls) {
+  std::set<int> kept;
+  bool thinner = false;
+  for (const CollectiveCall& c : calls) {
+    if (!IsRing(c)) return calls;
+    std::set<int> node_set;
+    for (int r : c.group) node_set.insert(platform.node_of(r));
+    const std::vector<int> nodes(node_set.begin(), node_set.end());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const int leaf = platform.leaf_of(nodes[i]);
+      const bool first = i == 0 || platform.leaf_of(nodes[i - 1]) != leaf;
+      const bool last = i + 1 == nodes.size() || platform.leaf_of(nodes[i + 1]) != leaf;
+      if (first || last) {
+        kept.insert(nodes[i]);
+      } else {
+        thinner = true;
+      }
+    }
+  }
+  if (!thinner) return calls;
+  std::vector<CollectiveCall> out;
+  for (const CollectiveCall& c : calls) {
+    CollectiveCall t = c;
+    t.members = MembersOf(c);
+    t.nodes = NodesOf(platform, c);
+    t.group.clear();
+    for (int r : c.group) {
+      if (kept.count(platform.node_of(r))) t.group.push_back(r);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
 double MeasureConcurrent(const Platform& platform, const ModelParams& params,
-                         const std::vector<CollectiveCall>& calls) {
+                         const std::vector<CollectiveCall>& given) {
+  const std::vector<CollectiveCall> calls =
+      params.ring_ends ? RingEnds(platform, given) : given;
   if (!params.node_by_node || !platform.measured) return MeasureDepth(platform, params, calls);
   const std::vector<double> shape = ShapeOf(platform, calls);
   if (auto it = platform.measured->find(shape); it != platform.measured->end()) return it->second;

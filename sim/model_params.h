@@ -178,6 +178,10 @@ struct ModelParams {
   // "Microbatches"). false = every microbatch. Proved against the long way in
   // the tests.
   bool microbatch_line = true;
+  // Rings across nodes are measured on the first and last node of each leaf
+  // they pass through (collectives.cc RingEnds; docs/model.md section 4,
+  // "Ring ends"). false = every member. Proved against the long way in the tests.
+  bool ring_ends = true;
 };
 
 // The scale of NCCL's protocol latency for a collective over `nodes` nodes:

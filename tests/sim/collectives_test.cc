@@ -689,5 +689,43 @@ TEST(CollectivesTest, FoldedRingsAndTreesTakeTheWholeGroupsTime) {
   EXPECT_NEAR(us[9], us[8], 0.005 * us[8]);
 }
 
+// Ring ends (collectives.cc RingEnds): rings across 24 p4d nodes that start and
+// end inside leaves of 8, 4 concurrent rings of 2 members per node (two channels),
+// on a spine oversubscribed 16:1 (the uplinks are the bottleneck), measured on the
+// first and last node of each leaf, take the time of every member, for each ring
+// collective.
+TEST(CollectivesTest, RingsMeasuredAtTheirLeafEndsTakeTheWholeRingsTime) {
+  const InstanceType type = *test::BuiltinCatalog().Find("p4d.24xlarge");
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    ModelParams p;
+    Platform pl = BuildPlatform(ClusterShape{type, 32, 16.0, 8}, p);
+    std::string s;
+    for (CollKind kind : {CollKind::kAllReduce, CollKind::kReduceScatter, CollKind::kAllGather}) {
+      for (bool ends : {false, true}) {
+        p.ring_ends = ends;
+        pl.measured->clear();
+        std::vector<CollectiveCall> calls;
+        for (int t = 0; t < 4; ++t) {
+          std::vector<int> g;
+          for (int node = 4; node < 28; ++node) {
+            g.push_back(node * 8 + t);
+            g.push_back(node * 8 + t + 4);
+          }
+          calls.push_back({kind, CollAlgo::kRing, 256e6, g, "r" + std::to_string(t)});
+        }
+        s += std::to_string(MeasureConcurrent(pl, p, calls) * 1e6) + " ";
+      }
+    }
+    return s;
+  });
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  std::istringstream in(*out);
+  std::vector<double> us;
+  for (double v; in >> v;) us.push_back(v);
+  ASSERT_EQ(us.size(), 6u);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(us[2 * k + 1], us[2 * k], 1e-6 * us[2 * k]) << k;
+}
+
 }  // namespace
 }  // namespace trainsim::sim
