@@ -20,7 +20,7 @@ namespace {
 const char kPlanUsage[] =
     "usage: trainsim plan SCENARIO [--top K] [--jobs N] [--out FILE] [--json]\n"
     "                     [--catalog FILE] [--profile FILE]\n"
-    "  --top K         candidates the simulator confirms (default: search.confirm_top, 20)\n"
+    "  --top K         candidates the simulator confirms (default: search.confirm_top, 100)\n"
     "  --jobs N        simulations at once (default: all cores)\n"
     "  --out FILE      where to write the plan JSON (default: STEM.plan.json)\n"
     "  --json          print the plan JSON instead of the table\n"
@@ -155,7 +155,8 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
                 Money(pj.job.cost_usd).c_str());
   }
   std::printf(
-      "\n\nScaling of the recommended layout (estimated):\n  %6s %12s %19s %10s %10s %12s\n",
+      "\n\nScaling of the recommended layout (simulated; e: estimated):\n  %6s %13s %19s %10s "
+      "%10s %12s\n",
       "nodes", "samples/s", "80% band", "efficiency", "hours", "cost $");
   for (const planner::ScalingPoint& sp : p.scaling) {
     char band[48] = "-";  // "*" where it was widened
@@ -164,7 +165,8 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
                     sp.samples_per_s * sp.band->hi, sp.band->note.empty() ? "" : "*");
     }
     std::printf(
-        "  %6d %12.1f %19s %9.0f%% %10.1f %12s%s\n", sp.nodes, sp.samples_per_s, band,
+        "  %6d %12.1f%s %19s %9.0f%% %10.1f %12s%s\n", sp.nodes, sp.samples_per_s,
+        sp.simulated ? " " : "e", band,
         100 * sp.efficiency, sp.expected_hours,
         sp.expected_cost_usd ? std::to_string(static_cast<long long>(*sp.expected_cost_usd)).c_str()
                              : "n/a",

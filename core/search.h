@@ -47,7 +47,7 @@ struct SearchConfig {
   Objective objective = Objective::kMinCost;
   // kWeighted: minimise time_weight * time / best_time + (1 - time_weight) * cost / best_cost.
   double time_weight = 0.5;
-  int confirm_top = 20;  // candidates the SimGrid simulator confirms
+  int confirm_top = 100;  // candidates the SimGrid simulator confirms
   // Where the leader's error band overlaps others', recommend the better-measured
   // layout (the narrower band) when its pessimistic end is no worse (docs/planner.md
   // section 6); false: the prediction alone ranks.

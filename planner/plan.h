@@ -73,7 +73,9 @@ struct ConfirmedCandidate {
 // Throughput and job figures of the recommended layout at another node count.
 struct ScalingPoint {
   int nodes = 0;
-  double samples_per_s = 0;  // estimated
+  double samples_per_s = 0;  // simulated, or where not simulated estimated
+  double estimated_samples_per_s = 0;
+  bool simulated = false;  // see kMaxSimulatedScalingPoints (planner/scaling.h)
   double expected_hours = 0;
   std::optional<double> expected_cost_usd;
   double efficiency = 0;  // samples/s per node relative to the smallest node count

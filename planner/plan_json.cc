@@ -162,6 +162,8 @@ json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
     scaling.push_back(
         {{"nodes", sp.nodes},
          {"samples_per_s", sp.samples_per_s},
+         {"simulated", sp.simulated},
+         {"estimated_samples_per_s", sp.estimated_samples_per_s},
          {"samples_per_s_band",
           banded ? json::array({sp.samples_per_s * sp.band->lo, sp.samples_per_s * sp.band->hi})
                  : json(nullptr)},

@@ -1,23 +1,44 @@
 #include "planner/scaling.h"
 
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 #include "planner/estimator.h"
 #include "planner/pricing.h"
 #include "sim/memory_model.h"
+#include "sim/simulate.h"
 
 namespace trainsim::planner {
 
-void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
-                  const sim::ModelParams& params, const ErrorBands* bands,
+namespace {
+
+// Which of n points to simulate: all, or kMaxSimulatedScalingPoints spread
+// evenly with the first, the last and `must` among them.
+std::vector<bool> PointsToSimulate(int n, int must) {
+  std::vector<bool> pick(n, n <= kMaxSimulatedScalingPoints);
+  if (n <= kMaxSimulatedScalingPoints) return pick;
+  for (int k = 0; k < kMaxSimulatedScalingPoints; ++k) {
+    pick[static_cast<std::size_t>(std::llround(k * (n - 1.0) / (kMaxSimulatedScalingPoints - 1)))] =
+        true;
+  }
+  if (must >= 0) pick[must] = true;
+  return pick;
+}
+
+}  // namespace
+
+void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const PlanOptions& options,
                   std::vector<ScalingPoint>* out, int* stops_paying) {
   const ConfirmedCandidate& best = plan.confirmed[plan.best];
   const PricedJob& priced = best.priced[plan.best_priced];
   Scenario s = base;
   ApplyCandidate(plan.space, best.candidate, &s);
-  Expected<Estimator> est = Estimator::Create(s, params);
+  Expected<Estimator> est = Estimator::Create(s, options.params);
   if (!est.ok()) return;
   const Candidate& c = best.candidate;
+  std::vector<Scenario> scenarios;  // by point
+  std::vector<double> step_s;       // by point: estimated, then simulated where it ran
   for (int n = plan.space.min_nodes; n <= plan.space.max_nodes; ++n) {
     const int gpus = n * s.instance.gpus;
     if (gpus % (c.tp * c.pp)) continue;
@@ -30,6 +51,7 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
     // The same shape; the micro batch may change where the chosen one does
     // not divide the batch or fit: the fastest that works.
     std::optional<StepEstimate> fastest;
+    int fastest_mb = 0;
     for (int mb : plan.space.micro_batch) {
       const int64_t per_step = static_cast<int64_t>(dp) * mb;
       if (s.training.global_batch % per_step) continue;
@@ -39,22 +61,50 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
       s.training.micro_batch = mb;
       if (!sim::ComputeMemory(s).fits) continue;
       const StepEstimate e = est->Step(s, est->Figures(s));
-      if (!fastest || e.step_s < fastest->step_s) fastest = e;
+      if (!fastest || e.step_s < fastest->step_s) fastest = e, fastest_mb = mb;
     }
     if (!fastest) continue;
-    const StepEstimate& e = *fastest;
+    s.training.micro_batch = fastest_mb;
     ScalingPoint p;
     p.nodes = n;
-    p.samples_per_s = s.training.global_batch / e.step_s;
-    if (bands) p.band = BandFor(*bands, BandKeyOf(s));
-    std::optional<PricingInputs> in = MakeJobInputs(s, e.step_s, steps, priced.pricing);
+    p.estimated_samples_per_s = s.training.global_batch / fastest->step_s;
+    if (options.bands) p.band = BandFor(*options.bands, BandKeyOf(s));
+    out->push_back(p);
+    scenarios.push_back(s);
+    step_s.push_back(fastest->step_s);
+  }
+  // Simulate the points, options.jobs at a time.
+  int must = -1;
+  for (std::size_t i = 0; i < out->size(); ++i) {
+    if ((*out)[i].nodes == c.nodes) must = static_cast<int>(i);
+  }
+  const std::vector<bool> pick = PointsToSimulate(static_cast<int>(out->size()), must);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < out->size(); i = next++) {
+      if (!pick[i] || (options.cancel && options.cancel->load())) continue;
+      sim::SimulateOptions so;
+      so.params = options.params;
+      so.cancel = options.cancel;
+      Expected<sim::SimulationResult> r = sim::Simulate(scenarios[i], so);
+      if (!r.ok() || !r->simulated) continue;  // refused or failed: the estimate stays
+      (*out)[i].simulated = true;
+      step_s[i] = r->step.step_time_s;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, options.jobs); ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  for (std::size_t i = 0; i < out->size(); ++i) {
+    ScalingPoint& p = (*out)[i];
+    p.samples_per_s = scenarios[i].training.global_batch / step_s[i];
+    std::optional<PricingInputs> in = MakeJobInputs(scenarios[i], step_s[i], steps, priced.pricing);
     if (in) {
       double t, cost;
       ClosedFormJob(in->job, &t, &cost);
       p.expected_hours = t / 3600;
       if (std::isfinite(cost)) p.expected_cost_usd = cost;
     }
-    out->push_back(p);
   }
   if (out->empty()) return;
   const ScalingPoint& first = out->front();

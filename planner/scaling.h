@@ -1,7 +1,7 @@
 // The scaling curve of a plan's recommendation: its shape (instance, tp, pp,
 // ZeRO stage, recompute, schedule) at every node count of the search range
-// where it is valid, estimated, with where adding nodes stops paying
-// (docs/planner.md section 5).
+// where it is valid, simulated (the estimator picks each point's micro batch),
+// with where adding nodes stops paying (docs/planner.md section 5).
 #pragma once
 
 #include <vector>
@@ -10,10 +10,16 @@
 
 namespace trainsim::planner {
 
-// Fills *out (by node count) and *stops_paying (0 = never); with `bands` (may
-// be null) each point has its error band. `plan` has a recommendation.
-void ScalingCurve(const Scenario& base, const Plan& plan, double steps,
-                  const sim::ModelParams& params, const ErrorBands* bands,
+// At most this many points of a curve are simulated (spread over the range,
+// the ends and the recommendation's node count among them); the others keep
+// the estimator's figure and say so (ScalingPoint::simulated).
+inline constexpr int kMaxSimulatedScalingPoints = 48;
+
+// Fills *out (by node count) and *stops_paying (0 = never); with options.bands
+// each point has its error band. Simulates the points options.jobs at a time;
+// a point the simulator refuses or fails keeps its estimate. `plan` has a
+// recommendation.
+void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const PlanOptions& options,
                   std::vector<ScalingPoint>* out, int* stops_paying);
 
 }  // namespace trainsim::planner

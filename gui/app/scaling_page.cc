@@ -79,8 +79,8 @@ ScalingPage::ScalingPage(QWidget* parent)
 QChartView* ScalingPage::makeScalingChart() {
   auto* chart = new QChart;
   chart->setTitle(
-      QStringLiteral("Scaling of the recommended layout<br><small>estimated by the fast "
-                     "estimator, not simulated</small>"));
+      QStringLiteral("Scaling of the recommended layout<br><small>simulated at each node "
+                     "count (\u201ce\u201d in the table: estimated)</small>"));
   throughput_ = new QLineSeries;
   throughput_->setName(QStringLiteral("samples/s"));
   throughput_->setPointsVisible(true);

@@ -53,8 +53,8 @@ QVariant ScalingModel::raw(const planner::ScalingPoint& p, int column, int row) 
 QVariant ScalingModel::display(const planner::ScalingPoint& p, int column, int row) const {
   const QVariant v = raw(p, column, row);
   switch (column) {
-    case kSamplesPerS:
-      return QString::number(v.toDouble(), 'f', 1);
+    case kSamplesPerS:  // "e": the estimator's figure (planner/scaling.h)
+      return QString::number(v.toDouble(), 'f', 1) + (p.simulated ? QString() : QStringLiteral(" e"));
     case kBand:
       if (!Judged(p.band)) return QStringLiteral("-");
       return QStringLiteral("%1-%2%3")

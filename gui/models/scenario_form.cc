@@ -90,7 +90,7 @@ std::vector<FormField> MakeFields() {
         "none checked: every AWS type"),
       F("search.nodes.min", s, "Nodes from", K::kInteger, {}, "1"),
       F("search.nodes.max", s, "Nodes to", K::kInteger, {}, "64", L({"search.nodes"})),
-      F("search.confirm_top", s, "Simulate the best", K::kInteger, {}, "20"),
+      F("search.confirm_top", s, "Simulate the best", K::kInteger, {}, "100"),
   };
 }
 

@@ -1,6 +1,6 @@
 // ScalingModel and PricingModel under QAbstractItemModelTester, on the small
-// plan (scaling never stops paying) and the pipeline plan (it does), and on
-// copies with a price taken away: an empty cost stays empty.
+// plan (scaling stops paying after its first point) and the pipeline plan, and on
+// copies with a price taken away: an empty cost stays empty; an estimated point says so.
 #include "gui/models/scaling_model.h"
 
 #include <QAbstractItemModelTester>
@@ -26,8 +26,9 @@ class ScalingModelTest : public QObject {
     const auto small = SmallPlan();
     model.setPlan(small);
     QCOMPARE(model.rowCount(), static_cast<int>(small->scaling.size()));
-    QCOMPARE(small->scaling_stops_paying, 0);
-    QCOMPARE(model.stopsPayingRow(), -1);
+    // Simulated, the second node gains less than half a node (ZeRO-3's gathers then cross nodes).
+    QCOMPARE(small->scaling_stops_paying, 1);
+    QCOMPARE(model.stopsPayingRow(), 0);
 
     const auto plan = PipelinePlan();
     model.setPlan(plan);
@@ -42,6 +43,8 @@ class ScalingModelTest : public QObject {
       QCOMPARE(model.index(r, ScalingModel::kNodes).data(Qt::UserRole).toInt(), p.nodes);
       QCOMPARE(model.index(r, ScalingModel::kSamplesPerS).data(Qt::UserRole).toDouble(),
                p.samples_per_s);
+      QVERIFY(p.simulated);  // few points: every one simulated
+      QVERIFY(!model.index(r, ScalingModel::kSamplesPerS).data().toString().endsWith(" e"));
       QCOMPARE(model.index(r, ScalingModel::kEfficiency).data(Qt::UserRole).toDouble(),
                100 * p.efficiency);
       QCOMPARE(model.index(r, ScalingModel::kCost).data(Qt::UserRole).toDouble(),
@@ -69,7 +72,9 @@ class ScalingModelTest : public QObject {
     auto unpriced = std::make_shared<planner::Plan>(*plan);
     unpriced->scaling[0].expected_cost_usd.reset();
     unpriced->scaling[0].band.reset();  // planned without error bands
+    unpriced->scaling[0].simulated = false;  // beyond kMaxSimulatedScalingPoints: estimated
     model.setPlan(unpriced);
+    QVERIFY(model.index(0, ScalingModel::kSamplesPerS).data().toString().endsWith(" e"));
     QVERIFY(!model.index(0, ScalingModel::kCost).data(Qt::UserRole).isValid());
     QVERIFY(!model.index(0, ScalingModel::kCost).data().isValid());
     QVERIFY(!model.index(0, 0).data(ScalingModel::kBandLowRole).isValid());

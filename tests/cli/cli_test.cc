@@ -512,9 +512,14 @@ TEST_F(CliTest, PlanPrintsTheRecommendationAndWritesThePlan) {
   EXPECT_NE(r.out.find("Pareto front"), std::string::npos);
   EXPECT_NE(r.out.find("Scaling of the recommended layout"), std::string::npos);
   // The scaling table's samples/s band: "low-high" under its header.
-  const size_t scaling = r.out.find("nodes    samples/s            80% band efficiency");
+  const size_t scaling = r.out.find("nodes     samples/s            80% band efficiency");
   ASSERT_NE(scaling, std::string::npos) << r.out;
   const json plan_points = json::parse(ReadFile(out))["scaling"]["points"];
+  // Every point simulated (few enough), its estimate beside it.
+  for (const json& p : plan_points) {
+    EXPECT_TRUE(p["simulated"].get<bool>()) << p;
+    EXPECT_GT(p["estimated_samples_per_s"].get<double>(), 0) << p;
+  }
   char band[64];
   std::snprintf(band, sizeof band, "%.1f-%.1f",
                 plan_points[0]["samples_per_s_band"][0].get<double>(),

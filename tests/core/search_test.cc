@@ -99,7 +99,7 @@ struct ValidCase {
 };
 
 std::vector<ValidCase> ValidCases() {
-  const std::string no_goal = " | budget=- deadline=- min-cost w0.5 confirm20 | ";
+  const std::string no_goal = " | budget=- deadline=- min-cost w0.5 confirm100 | ";
   return {
       {"empty section: every default", "{}", kDefaultSpace + no_goal + kDefaultJob},
       {"every field",
@@ -120,11 +120,11 @@ std::vector<ValidCase> ValidCases() {
        "dataset=1.2e+12 storage=10 ckpt=2.1e+12 interval=3600 prov=900 restart=300 "
        "interruptions=0.05 notice1 trials500 seed42"},
       {"a weight of time", R"({"objective": 0.25})",
-       kDefaultSpace + " | budget=- deadline=- weighted w0.25 confirm20 | " + kDefaultJob},
+       kDefaultSpace + " | budget=- deadline=- weighted w0.25 confirm100 | " + kDefaultJob},
       {"weight 1: time only", R"({"objective": 1})",
-       kDefaultSpace + " | budget=- deadline=- weighted w1 confirm20 | " + kDefaultJob},
+       kDefaultSpace + " | budget=- deadline=- weighted w1 confirm100 | " + kDefaultJob},
       {"weight 0: cost only", R"({"objective": 0})",
-       kDefaultSpace + " | budget=- deadline=- weighted w0 confirm20 | " + kDefaultJob},
+       kDefaultSpace + " | budget=- deadline=- weighted w0 confirm100 | " + kDefaultJob},
       {"no spot: pricing without spot options",
        R"({"spot_allowed": false, "pricing": ["sagemaker", "on-demand"]})",
        "instances=[] nodes=1..64 pricing=[sagemaker,on-demand] spot0 tp=[] pp=[] mb=[] zero=[] "
@@ -138,7 +138,7 @@ std::vector<ValidCase> ValidCases() {
        R"({"nodes": {"min": 16, "max": 16}, "dataset_bytes": 0, "provisioning_s": 0,)"
        R"( "restart_s": 0, "spot_interruptions_per_month": 0, "seed": 0, "budget_usd": 0.01})",
        "instances=[] nodes=16..16 pricing=[] spot1 tp=[] pp=[] mb=[] zero=[] vs=[] max_pp64 "
-       "recompute=[] schedules=[] | budget=0.01 deadline=- min-cost w0.5 confirm20 | "
+       "recompute=[] schedules=[] | budget=0.01 deadline=- min-cost w0.5 confirm100 | "
        "dataset=0 storage=- ckpt=- interval=- prov=0 restart=0 interruptions=0 notice0 "
        "trials2000 seed0"},
       {"empty lists mean the defaults", R"({"instances": [], "tp": [], "pricing": []})",
@@ -164,7 +164,7 @@ TEST(SearchTest, AbsentSectionLeavesTheDefaults) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_FALSE(s->has_search);
   EXPECT_EQ(Summary(s->search),
-            kDefaultSpace + " | budget=- deadline=- min-cost w0.5 confirm20 | " + kDefaultJob);
+            kDefaultSpace + " | budget=- deadline=- min-cost w0.5 confirm100 | " + kDefaultJob);
   EXPECT_TRUE(s->sweep.empty());
 }
 
