@@ -46,6 +46,14 @@ double Simulate(const InstanceType& type, int nodes, const ModelParams& params,
   return out.ok() ? std::strtod(out->c_str(), nullptr) : -1;
 }
 
+// The numbers of a RunIsolated reply of space-separated figures.
+std::vector<double> Numbers(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<double> out;
+  for (double v; in >> v;) out.push_back(v);
+  return out;
+}
+
 std::vector<int> Iota(int n, int from = 0) {
   std::vector<int> v(n);
   for (int i = 0; i < n; ++i) v[i] = from + i;
@@ -677,9 +685,7 @@ TEST(CollectivesTest, FoldedRingsAndTreesTakeTheWholeGroupsTime) {
     return s;
   });
   ASSERT_TRUE(out.ok()) << out.status().message();
-  std::istringstream in(*out);
-  std::vector<double> us;
-  for (double v; in >> v;) us.push_back(v);
+  const std::vector<double> us = Numbers(*out);
   ASSERT_EQ(us.size(), 10u);
   for (int b = 0; b < 2; ++b) {
     const double* t = &us[4 * b];  // 16, 32, 64 members; then 16 folded from 64
@@ -720,9 +726,7 @@ TEST(CollectivesTest, RingsMeasuredAtTheirLeafEndsTakeTheWholeRingsTime) {
     return s;
   });
   ASSERT_TRUE(out.ok()) << out.status().message();
-  std::istringstream in(*out);
-  std::vector<double> us;
-  for (double v; in >> v;) us.push_back(v);
+  const std::vector<double> us = Numbers(*out);
   ASSERT_EQ(us.size(), 6u);
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(us[2 * k + 1], us[2 * k], 1e-6 * us[2 * k]) << k;
 }
