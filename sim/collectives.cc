@@ -573,10 +573,6 @@ double RunNodeByNode(const Platform& platform, const ModelParams& params,
 double MeasureDepth(const Platform& platform, const ModelParams& params,
                     const std::vector<CollectiveCall>& calls);
 
-}  // namespace
-
-namespace {
-
 bool IsRing(const CollectiveCall& c) {
   return c.kind == CollKind::kReduceScatter || c.kind == CollKind::kAllGather ||
          (c.kind == CollKind::kAllReduce && c.algo == CollAlgo::kRing);
