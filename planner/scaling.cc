@@ -11,11 +11,7 @@
 
 namespace trainsim::planner {
 
-namespace {
-
-// Which of n points to simulate: all, or kMaxSimulatedScalingPoints spread
-// evenly with the first, the last and `must` among them.
-std::vector<bool> PointsToSimulate(int n, int must) {
+std::vector<bool> ScalingPointsToSimulate(int n, int must) {
   std::vector<bool> pick(n, n <= kMaxSimulatedScalingPoints);
   if (n <= kMaxSimulatedScalingPoints) return pick;
   for (int k = 0; k < kMaxSimulatedScalingPoints; ++k) {
@@ -25,8 +21,6 @@ std::vector<bool> PointsToSimulate(int n, int must) {
   if (must >= 0) pick[must] = true;
   return pick;
 }
-
-}  // namespace
 
 void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const PlanOptions& options,
                   std::vector<ScalingPoint>* out, int* stops_paying) {
@@ -78,7 +72,7 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const Pl
   for (std::size_t i = 0; i < out->size(); ++i) {
     if ((*out)[i].nodes == c.nodes) must = static_cast<int>(i);
   }
-  const std::vector<bool> pick = PointsToSimulate(static_cast<int>(out->size()), must);
+  const std::vector<bool> pick = ScalingPointsToSimulate(static_cast<int>(out->size()), must);
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < out->size(); i = next++) {

@@ -10,10 +10,14 @@
 
 namespace trainsim::planner {
 
-// At most this many points of a curve are simulated (spread over the range,
-// the ends and the recommendation's node count among them); the others keep
+// At most this many points of a curve are simulated, spread over the range
+// with its ends, and the recommendation's node count besides; the others keep
 // the estimator's figure and say so (ScalingPoint::simulated).
 inline constexpr int kMaxSimulatedScalingPoints = 48;
+
+// Which of a curve's n points are simulated: all, or kMaxSimulatedScalingPoints
+// spread evenly (the first and the last among them) and point `must` (-1: none).
+std::vector<bool> ScalingPointsToSimulate(int n, int must);
 
 // Fills *out (by node count) and *stops_paying (0 = never); with options.bands
 // each point has its error band. Simulates the points options.jobs at a time;

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "core/catalog.h"
+#include "planner/scaling.h"
 #include "tests/test_util.h"
 
 namespace trainsim::planner {
@@ -335,6 +337,19 @@ TEST(StepsToTrain, FromTokensSamplesOrEpochsRoundedUp) {
     s.training.epochs = c.epochs;
     s.training.dataset_samples = c.dataset_samples;
     EXPECT_EQ(StepsToTrain(s), c.steps) << c.what;
+  }
+}
+
+// A long scaling curve simulates kMaxSimulatedScalingPoints points spread over it, its ends
+// among them, and the recommendation's node count; a short one every point.
+TEST(ScalingPoints, ALongCurveSimulatesASpreadOfPointsAndTheRecommendation) {
+  std::vector<bool> pick = ScalingPointsToSimulate(10, 3);
+  EXPECT_EQ(std::count(pick.begin(), pick.end(), true), 10);
+  pick = ScalingPointsToSimulate(200, 101);
+  EXPECT_EQ(std::count(pick.begin(), pick.end(), true), kMaxSimulatedScalingPoints + 1);
+  EXPECT_TRUE(pick.front() && pick.back() && pick[101]);
+  for (int i = 0; i + 8 < 200; ++i) {  // no gap longer than 200 / 47 points
+    EXPECT_TRUE(std::any_of(pick.begin() + i, pick.begin() + i + 8, [](bool b) { return b; })) << i;
   }
 }
 
