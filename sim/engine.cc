@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -237,6 +238,11 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
       CollAlgo algo = calls[0].algo;
       const bool choose = s.parallel.dp_algorithm == DpAlgorithm::kAuto;
       if (choose || timed) {
+        // Within the part: which collective, as one can take seconds.
+        char what[96];
+        std::snprintf(what, sizeof what, "data-parallel %s of %.0f MiB", ToString(c.kind),
+                      c.bytes / (1 << 20));
+        ReportStage(L, stage, 1 + stage, what);
         const double seconds = choose ? MeasureFastest(platform, params, calls, &algo)
                                       : MeasureConcurrent(platform, params, calls);
         if (timed) cache.Put(key, seconds);
