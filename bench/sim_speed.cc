@@ -182,9 +182,8 @@ Row MeasureReduced(const LadderCase& c, const Catalog& catalog) {
   row.global_batch = s->training.global_batch;
   row.model = s->model.name;
   Expected<sim::StepProgram> program = sim::BuildStepProgram(*s, sim::ModelParams{});
-  row.built = sim::BuiltNodes(
-      *s, sim::PlanFold(*s, sim::SimMode::kReduced, sim::ModelParams{},
-                        program.ok() ? &*program : nullptr));
+  row.built = sim::BuiltNodes(*s, sim::PlanFold(*s, sim::SimMode::kReduced, sim::ModelParams{},
+                                                program.ok() ? &*program : nullptr));
   row.reduced = MedianReducedRun(*s);
   row.children_rss_mib = MaxRssMiB(RUSAGE_CHILDREN);
   if (!row.reduced.ok) row.error = row.reduced.error;
@@ -231,8 +230,8 @@ void PrintHeader() {
 
 void PrintRow(const Row& r) {
   if (r.skipped) {  // the case as asked: 8 GPUs per node, tp 8
-    std::printf("| %d | %d | - | %s | 8/%d/%d | %d | ", r.c.gpus, r.c.gpus / 8, r.c.model,
-                r.c.pp, r.c.dp, r.c.global_batch);
+    std::printf("| %d | %d | - | %s | 8/%d/%d | %d | ", r.c.gpus, r.c.gpus / 8, r.c.model, r.c.pp,
+                r.c.dp, r.c.global_batch);
   } else {
     std::printf("| %d | %d | %d | %s | %d/%d/%d | %lld | ", r.c.gpus, r.nodes, r.built,
                 r.model.c_str(), r.tp, r.pp, r.dp, r.global_batch);
@@ -285,8 +284,8 @@ int Main() {
   // Least-squares slope of log(wall) on log(GPUs) over the second series.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, largest = 0;
   for (const Row& r : rows) {
-    if (r.model != "gpt3-175b" || r.global_batch != 8LL * r.dp || r.skipped ||
-        !r.error.empty() || r.c.gpus > 131072)
+    if (r.model != "gpt3-175b" || r.global_batch != 8LL * r.dp || r.skipped || !r.error.empty() ||
+        r.c.gpus > 131072)
       continue;
     const double x = std::log(r.c.gpus), y = std::log(r.reduced.wall_s);
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;

@@ -166,8 +166,7 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
     }
     std::printf(
         "  %6d %12.1f%s %19s %9.0f%% %10.1f %12s%s\n", sp.nodes, sp.samples_per_s,
-        sp.simulated ? " " : "e", band,
-        100 * sp.efficiency, sp.expected_hours,
+        sp.simulated ? " " : "e", band, 100 * sp.efficiency, sp.expected_hours,
         sp.expected_cost_usd ? std::to_string(static_cast<long long>(*sp.expected_cost_usd)).c_str()
                              : "n/a",
         sp.nodes == p.scaling_stops_paying ? "  <- adding nodes stops paying after this" : "");

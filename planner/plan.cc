@@ -362,8 +362,7 @@ Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
   if (plan.best < 0) {
     return Status::InvalidInput(base.name + ": no confirmed configuration has a price");
   }
-  ScalingCurve(base, plan, steps, options, &plan.scaling,
-               &plan.scaling_stops_paying);
+  ScalingCurve(base, plan, steps, options, &plan.scaling, &plan.scaling_stops_paying);
   plan.assumptions = JobAssumptions(base);
   plan.reasons = Reasons(base, plan, ranking->ranked);
   return plan;

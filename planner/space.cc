@@ -278,8 +278,7 @@ class Walker {
               static_cast<int64_t>(space_.recompute.size() * picks_.size()), [&] {
                 return std::to_string(c_.nodes) + " nodes: the simulator takes on at most " +
                        std::to_string(sim::kMaxReducedNodes) +
-                       " unless the cluster folds, and this layout does not (" + fold.why_not +
-                       ")";
+                       " unless the cluster folds, and this layout does not (" + fold.why_not + ")";
               });
         continue;
       }

@@ -624,8 +624,7 @@ std::vector<CollectiveCall> RingEnds(const Platform& platform,
 
 double MeasureConcurrent(const Platform& platform, const ModelParams& params,
                          const std::vector<CollectiveCall>& given) {
-  const std::vector<CollectiveCall> calls =
-      params.ring_ends ? RingEnds(platform, given) : given;
+  const std::vector<CollectiveCall> calls = params.ring_ends ? RingEnds(platform, given) : given;
   if (!params.node_by_node || !platform.measured) return MeasureDepth(platform, params, calls);
   const std::vector<double> shape = ShapeOf(platform, calls);
   if (auto it = platform.measured->find(shape); it != platform.measured->end()) return it->second;

@@ -8,7 +8,6 @@
 #include <set>
 #include <simgrid/s4u.hpp>
 
-#include "sim/fold.h"
 #include "sim/isolate.h"
 
 namespace sg4 = simgrid::s4u;
@@ -169,8 +168,8 @@ CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout&
   }
   CollectiveCall call{c.kind, algo, c.bytes, {}, name};
   const std::vector<int> real = L.DpGroupRanks(stage, t, c.group, d);
-  for (int k : L.DpRanks(c.group, d)) {
-    if (k < L.measured) call.group.push_back(L.Rank(stage, k, t));
+  for (int r : real) {
+    if (r < L.Rank(stage, L.measured, 0)) call.group.push_back(r);  // its DP rank < measured
   }
   if (call.group.size() < real.size()) {  // folded: the real group's size
     call.members = static_cast<int>(real.size());
@@ -330,11 +329,11 @@ struct Gpu {
 class StepRun {
  public:
   StepRun(const Scenario& s, const StepProgram& prog, const Platform& platform,
-          const ModelParams& params, SimMode mode, bool trace)
+          const ModelParams& params, SimMode mode, bool trace, int fold_replicas)
       : s_(s), prog_(prog), platform_(platform), params_(params), mode_(mode), trace_(trace) {
-    L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp, s.shard_degree(), s.parallel.dp};
-    const Fold fold = PlanFold(s, mode, params, &prog);
-    if (fold.active()) L_.measured = fold.replicas;
+    const bool folded = mode == SimMode::kReduced && fold_replicas > 0;
+    L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp, s.shard_degree(),
+                folded ? fold_replicas : s.parallel.dp};
   }
 
   StepResult Run() {
@@ -756,12 +755,12 @@ class StepRun {
 }  // namespace
 
 StepResult RunStep(const Scenario& s, const StepProgram& program, const Platform& platform,
-                   const ModelParams& params, SimMode mode, bool record_trace) {
+                   const ModelParams& params, SimMode mode, bool record_trace, int fold_replicas) {
   // Parameter-server workers are not symmetric: those beside a server finish
   // a bucket first and start the next while the server still answers the
   // others, which one simulated GPU per stage cannot show. Simulate them all.
   if (s.parallel.dp_algorithm == DpAlgorithm::kParameterServer) mode = SimMode::kFull;
-  return StepRun(s, program, platform, params, mode, record_trace).Run();
+  return StepRun(s, program, platform, params, mode, record_trace, fold_replicas).Run();
 }
 
 }  // namespace trainsim::sim

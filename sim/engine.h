@@ -77,7 +77,10 @@ struct StepResult {
 inline int ProgressUnits(int pp) { return 2 * pp + 2; }
 
 // Must run inside the simulation process (see isolate.h), after BuildPlatform.
+// kReduced measures the collectives of the first `fold_replicas` DP replicas of
+// each stage (sim/fold.h Fold::replicas, the platform built for it; 0 = all).
 StepResult RunStep(const Scenario& s, const StepProgram& program, const Platform& platform,
-                   const ModelParams& params, SimMode mode, bool record_trace);
+                   const ModelParams& params, SimMode mode, bool record_trace,
+                   int fold_replicas = 0);
 
 }  // namespace trainsim::sim

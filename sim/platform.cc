@@ -149,7 +149,8 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
     if (!built(node)) continue;
     node_links[node] = CreateLinks(fabric, topo, node);
     // The node's port on its leaf switch carries all of its NICs.
-    ports[node] = fabric->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);
+    ports[node] =
+        fabric->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);
     ports[node]->set_latency(params.switch_latency_s);
   }
   for (int leaf = 0; leaf < leaves; ++leaf) {

@@ -41,7 +41,7 @@ struct Platform {
   // node is not built (ClusterShape::built).
   std::vector<simgrid::s4u::Host*> gpus;
   std::vector<simgrid::s4u::Host*> cpus;
-  std::vector<int> nvlink_ring;           // local ranks in NVLink ring order
+  std::vector<int> nvlink_ring;  // local ranks in NVLink ring order
   // NVLink meshes: the ring channels (NvlinkChannels, local ranks) of every
   // set of the node's GPUs, indexed by its bit mask; empty on other nodes.
   std::vector<std::vector<std::vector<int>>> mesh_channels;

@@ -113,11 +113,11 @@ std::optional<StepResult> OnTheLine(const std::vector<StepResult>& runs,
   bool ok = extend(a.step_time_s, b.step_time_s, c.step_time_s, &r.step_time_s);
   const Breakdown &p = a.breakdown, &q = b.breakdown, &t = c.breakdown;
   Breakdown& o = r.breakdown;
-  for (auto field : {&Breakdown::compute_s, &Breakdown::recompute_s, &Breakdown::optimizer_s,
-                     &Breakdown::tp_comm_s, &Breakdown::dp_comm_exposed_s,
-                     &Breakdown::weight_gather_exposed_s, &Breakdown::offload_exposed_s,
-                     &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s,
-                     &Breakdown::data_wait_s}) {
+  for (auto field :
+       {&Breakdown::compute_s, &Breakdown::recompute_s, &Breakdown::optimizer_s,
+        &Breakdown::tp_comm_s, &Breakdown::dp_comm_exposed_s, &Breakdown::weight_gather_exposed_s,
+        &Breakdown::offload_exposed_s, &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s,
+        &Breakdown::data_wait_s}) {
     ok = ok && extend(p.*field, q.*field, t.*field, &(o.*field));
   }
   if (!ok) return {};
@@ -188,23 +188,24 @@ Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& op
         ClusterShape shape{s.instance, s.cluster.nodes, s.cluster.oversubscription,
                            s.cluster.nodes_per_leaf, FoldedNodes(s, fold)};
         const int built = BuiltNodes(s, fold);
-        ReportProgress({0, ProgressUnits(s.parallel.pp),
-                        "building the platform: " + std::to_string(built) + " nodes" +
-                            (built < s.cluster.nodes
-                                 ? " of " + std::to_string(s.cluster.nodes) + " (folded)"
-                                 : "")});
+        ReportProgress(
+            {0, ProgressUnits(s.parallel.pp),
+             "building the platform: " + std::to_string(built) + " nodes" +
+                 (built < s.cluster.nodes ? " of " + std::to_string(s.cluster.nodes) + " (folded)"
+                                          : "")});
         Platform platform = BuildPlatform(shape, options.params);
         if (!samples.empty()) {
           std::vector<StepResult> runs;
           for (std::size_t k = 0; k < samples.size(); ++k) {
             runs.push_back(RunStep(sample_scenarios[k], sample_programs[k], platform,
-                                   options.params, options.mode, false));
+                                   options.params, options.mode, false, fold.replicas));
           }
           const std::optional<StepResult> line =
               OnTheLine(runs, samples, s.microbatches_per_pipeline());
           if (line) return Serialize(*line);
         }
-        return Serialize(RunStep(s, prog, platform, options.params, options.mode, options.trace));
+        return Serialize(
+            RunStep(s, prog, platform, options.params, options.mode, options.trace, fold.replicas));
       },
       options.cancel, progress);
   if (!reply.ok()) return reply.status();

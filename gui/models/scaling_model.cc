@@ -54,7 +54,8 @@ QVariant ScalingModel::display(const planner::ScalingPoint& p, int column, int r
   const QVariant v = raw(p, column, row);
   switch (column) {
     case kSamplesPerS:  // "e": the estimator's figure (planner/scaling.h)
-      return QString::number(v.toDouble(), 'f', 1) + (p.simulated ? QString() : QStringLiteral(" e"));
+      return QString::number(v.toDouble(), 'f', 1) +
+             (p.simulated ? QString() : QStringLiteral(" e"));
     case kBand:
       if (!Judged(p.band)) return QStringLiteral("-");
       return QStringLiteral("%1-%2%3")

@@ -71,7 +71,7 @@ class ScalingModelTest : public QObject {
 
     auto unpriced = std::make_shared<planner::Plan>(*plan);
     unpriced->scaling[0].expected_cost_usd.reset();
-    unpriced->scaling[0].band.reset();  // planned without error bands
+    unpriced->scaling[0].band.reset();       // planned without error bands
     unpriced->scaling[0].simulated = false;  // beyond kMaxSimulatedScalingPoints: estimated
     model.setPlan(unpriced);
     QVERIFY(model.index(0, ScalingModel::kSamplesPerS).data().toString().endsWith(" e"));
