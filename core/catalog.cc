@@ -21,6 +21,7 @@ namespace {
 
 using GpuMap = std::map<std::string, GpuSpec, std::less<>>;
 using TypeMap = std::map<std::string, InstanceType, std::less<>>;
+using FabricMap = std::map<std::string, Fabric, std::less<>>;
 using SourceMap = std::map<std::string, std::string>;
 
 constexpr int kFormatVersion = 1;
@@ -169,15 +170,17 @@ struct FileContents {
   SourceMap sources;
   GpuMap gpus;
   std::vector<InstanceType> types;
+  std::vector<Fabric> fabrics;
 };
 
 // Reads one catalog file against what the catalog already holds.
 class FileReader {
  public:
-  FileReader(const GpuMap& gpus, const TypeMap& types, const SourceMap& sources,
-             std::string_view file, bool builtin)
+  FileReader(const GpuMap& gpus, const TypeMap& types, const FabricMap& fabrics,
+             const SourceMap& sources, std::string_view file, bool builtin)
       : known_gpus_(gpus),
         known_types_(types),
+        known_fabrics_(fabrics),
         known_sources_(sources),
         file_(file),
         builtin_(builtin) {}
@@ -189,6 +192,7 @@ class FileReader {
     const JsonValue* sources = f.r().Child("sources");
     const JsonValue* gpus = f.r().Child("gpus");
     const JsonValue* instances = f.r().Child("instances");
+    const JsonValue* fabrics = f.r().Child("fabrics");
     if (Status s = f.Finish(); !s.ok()) return s;
     if (sources) {
       if (Status s = ReadSourceTexts(*sources); !s.ok()) return s;
@@ -198,6 +202,9 @@ class FileReader {
     }
     if (instances) {
       if (Status s = ReadArray(*instances, "instances", &FileReader::AddType); !s.ok()) return s;
+    }
+    if (fabrics) {
+      if (Status s = ReadArray(*fabrics, "fabrics", &FileReader::AddFabric); !s.ok()) return s;
     }
     return Status::Ok();
   }
@@ -567,6 +574,44 @@ class FileReader {
     return Status::Ok();
   }
 
+  // A fabric: figures >= 1 or null (not confirmed), its sources and notes.
+  Status AddFabric(const JsonValue& v, const std::string& path) {
+    Fields f(v, path, file_);
+    Fabric fabric;
+    f.Require("name").String("name", &fabric.name);
+    f.OptInt("nodes_per_leaf", &fabric.nodes_per_leaf, 1, kMaxInt);
+    f.OptInt("leaves_per_pod", &fabric.leaves_per_pod, 1, kMaxInt);
+    for (auto [key, out] : {std::pair{"oversubscription", &fabric.oversubscription},
+                            std::pair{"pod_oversubscription", &fabric.pod_oversubscription}}) {
+      const JsonValue* x = f.r().Child(key);
+      if (IsNull(x) || !f.ok()) continue;
+      if (!x->is_number() || x->number < 1) {
+        f.Fail(f.r().ErrorAt(*x, key, "expected a number >= 1 or null, got " + Describe(*x)));
+      } else {
+        *out = x->number;
+      }
+    }
+    const JsonValue* sources = f.r().Child("sources");
+    f.r().String("notes", &fabric.notes);
+    if (builtin_) f.Require("sources");
+    if (Status s = f.Finish(); !s.ok()) return s;
+    if (fabric.name.empty())
+      return ErrorAtValue(file_, *v.Find("name"), path + ".name", "empty name");
+    bool in_file = false;
+    for (const Fabric& other : out_.fabrics) in_file = in_file || other.name == fabric.name;
+    if (in_file || known_fabrics_.count(fabric.name)) {
+      return ErrorAtValue(file_, *v.Find("name"), path + ".name",
+                          "duplicate fabric \"" + fabric.name + "\" (already defined)");
+    }
+    if (sources) {
+      if (Status s = ReadSourceIds(*sources, path + ".sources", &fabric.sources); !s.ok()) {
+        return s;
+      }
+    }
+    out_.fabrics.push_back(std::move(fabric));
+    return Status::Ok();
+  }
+
   Status CheckName(const JsonValue& v, const std::string& path, const std::string& name) {
     const JsonValue& at = *v.Find("name");
     if (name.empty()) return ErrorAtValue(file_, at, path + ".name", "empty name");
@@ -581,6 +626,7 @@ class FileReader {
 
   const GpuMap& known_gpus_;
   const TypeMap& known_types_;
+  const FabricMap& known_fabrics_;
   const SourceMap& known_sources_;
   std::string file_;
   bool builtin_;
@@ -589,9 +635,9 @@ class FileReader {
 
 // Validates one parsed file completely, then adds its contents to the maps.
 Status AddDocument(const Expected<JsonValue>& root, std::string_view filename, bool builtin,
-                   GpuMap* gpus, TypeMap* types, SourceMap* sources) {
+                   GpuMap* gpus, TypeMap* types, FabricMap* fabrics, SourceMap* sources) {
   if (!root.ok()) return root.status();
-  FileReader reader(*gpus, *types, *sources, filename, builtin);
+  FileReader reader(*gpus, *types, *fabrics, *sources, filename, builtin);
   if (Status s = reader.Read(*root); !s.ok()) return s;
   FileContents& c = reader.contents();
   sources->merge(c.sources);
@@ -600,6 +646,10 @@ Status AddDocument(const Expected<JsonValue>& root, std::string_view filename, b
     std::string name = t.name;
     types->emplace(std::move(name), std::move(t));
   }
+  for (Fabric& f : c.fabrics) {
+    std::string name = f.name;
+    fabrics->emplace(std::move(name), std::move(f));
+  }
   return Status::Ok();
 }
 
@@ -607,10 +657,11 @@ Status AddDocument(const Expected<JsonValue>& root, std::string_view filename, b
 
 Expected<Catalog> Catalog::LoadBuiltin(const std::string& dir) {
   Catalog c;
-  for (const char* file : {"sources.json", "gpus.json", "aws.json", "reference-systems.json"}) {
+  for (const char* file :
+       {"sources.json", "gpus.json", "aws.json", "reference-systems.json", "fabrics.json"}) {
     std::string path = (std::filesystem::path(dir) / file).string();
     Status s = AddDocument(ParseJsonFile(path), path, /*builtin=*/true, &c.gpus_, &c.types_,
-                           &c.source_text_);
+                           &c.fabrics_, &c.source_text_);
     if (!s.ok()) return s;
   }
   return c;
@@ -632,12 +683,13 @@ Expected<Catalog> Catalog::LoadDefault(const std::string& extra_file) {
 }
 
 Status Catalog::AddFile(const std::string& path) {
-  return AddDocument(ParseJsonFile(path), path, /*builtin=*/false, &gpus_, &types_, &source_text_);
+  return AddDocument(ParseJsonFile(path), path, /*builtin=*/false, &gpus_, &types_, &fabrics_,
+                     &source_text_);
 }
 
 Status Catalog::AddFromString(std::string_view text, std::string_view filename) {
   return AddDocument(ParseJson(text, filename), filename, /*builtin=*/false, &gpus_, &types_,
-                     &source_text_);
+                     &fabrics_, &source_text_);
 }
 
 const InstanceType* Catalog::Find(std::string_view name) const {
@@ -649,6 +701,17 @@ std::vector<std::string> Catalog::Names() const {
   std::vector<std::string> names;
   names.reserve(types_.size());
   for (const auto& [name, type] : types_) names.push_back(name);
+  return names;
+}
+
+const Fabric* Catalog::FindFabric(std::string_view name) const {
+  auto it = fabrics_.find(name);
+  return it == fabrics_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Catalog::FabricNames() const {
+  std::vector<std::string> names;
+  for (const auto& [name, fabric] : fabrics_) names.push_back(name);
   return names;
 }
 

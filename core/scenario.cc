@@ -385,12 +385,16 @@ class ScenarioParser {
     ReadEnum(&r, "pricing", 4, &c.pricing);
     r.Double("oversubscription", &c.oversubscription, 1, kInf)
         .Int("nodes_per_leaf", &c.nodes_per_leaf, 1, kMaxInt)
+        .Int("leaves_per_pod", &c.leaves_per_pod, 1, kMaxInt)
+        .Double("pod_oversubscription", &c.pod_oversubscription, 1, kInf)
+        .String("fabric", &c.fabric)
         .Int("nics", &nics, 1, kMaxInt)
         .String("profile", &c.profile);
     const JsonValue* stragglers = r.Child("stragglers");
     if (Status s = FinishRequiring(&r, *cluster_, {"instance"}); !s.ok()) return s;
     if (nics > 0) c.nics = nics;
     if (Status s = ResolveInstance(); !s.ok()) return s;
+    if (Status s = ResolveFabric(); !s.ok()) return s;
     return stragglers ? ReadStragglers(*stragglers) : Status::Ok();
   }
 
@@ -432,6 +436,33 @@ class ScenarioParser {
                          "\" has no network in the catalog: one node only"));
     }
     if (out_.cluster.nics) out_.instance.nics = *out_.cluster.nics;
+    return Status::Ok();
+  }
+
+  // Fills the fabric fields the file leaves out from the catalog fabric it
+  // names (where the catalog has a figure), then checks the pod tier.
+  Status ResolveFabric() {
+    ClusterConfig& c = out_.cluster;
+    if (cluster_->Find("fabric")) {
+      const Fabric* f = catalog_.FindFabric(c.fabric);
+      if (!f) {
+        return ErrorAt(file_, PosOf(*cluster_, "fabric"),
+                       Cat("cluster.fabric: unknown fabric \"", c.fabric,
+                           "\"; known: ", Join(catalog_.FabricNames())));
+      }
+      auto fill = [&](const char* key, auto figure, auto* field) {
+        if (figure && !cluster_->Find(key)) *field = figure;
+      };
+      fill("nodes_per_leaf", f->nodes_per_leaf, &c.nodes_per_leaf);
+      fill("leaves_per_pod", f->leaves_per_pod, &c.leaves_per_pod);
+      fill("oversubscription", f->oversubscription, &c.oversubscription);
+      fill("pod_oversubscription", f->pod_oversubscription, &c.pod_oversubscription);
+    }
+    if (c.pod_oversubscription > 1 && c.leaves_per_pod == 0) {
+      return ErrorAt(file_, PosOf(*cluster_, "pod_oversubscription"),
+                     "cluster.pod_oversubscription: needs cluster.leaves_per_pod (the leaves "
+                     "under one pod's spines)");
+    }
     return Status::Ok();
   }
 

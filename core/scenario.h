@@ -108,8 +108,13 @@ struct ClusterConfig {
   Pricing pricing = Pricing::kOnDemand;
   double oversubscription = 1.0;  // leaf uplink : downlink ratio of the fabric (>= 1)
   int nodes_per_leaf = 32;        // nodes under one leaf switch
-  std::optional<int> nics;        // override of the catalog NIC count
-  std::string profile;            // hardware profile file (calibration); empty = catalog
+  // A third tier: leaves under one pod's spines (0 = none: every leaf under
+  // one spine), and the pod uplink : its leaves' uplinks ratio (>= 1).
+  int leaves_per_pod = 0;
+  double pod_oversubscription = 1.0;
+  std::string fabric;       // catalog fabric whose figures fill the fields above not given
+  std::optional<int> nics;  // override of the catalog NIC count
+  std::string profile;      // hardware profile file (calibration); empty = catalog
   std::vector<Straggler> stragglers;
 };
 

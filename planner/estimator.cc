@@ -43,6 +43,9 @@ Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
   }
   double net = t.nics * t.nic_gbps / 8 * 1e9 * t.network_efficiency.value_or(p.network_efficiency);
   if (s.cluster.nodes > s.cluster.nodes_per_leaf) net /= s.cluster.oversubscription;
+  const long long pod_nodes =
+      static_cast<long long>(s.cluster.nodes_per_leaf) * s.cluster.leaves_per_pod;
+  if (pod_nodes > 0 && s.cluster.nodes > pod_nodes) net /= s.cluster.pod_oversubscription;
   l.node_net_Bps = net;
   const double nic_latency = t.efa ? p.efa_latency_s : p.ena_latency_s;
   auto latency = [&](double scale) {

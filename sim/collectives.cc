@@ -502,7 +502,8 @@ int NodeOfEndpoint(const Platform& platform, int endpoint) {
 // What `calls` are up to where on the cluster they run: each call's fields
 // with every endpoint as (its node less the first node any call uses, its
 // place in the node), and for every node used, its leaf less the first node's
-// leaf and that leaf's size (its uplink). The cluster is one instance type
+// leaf and that leaf's size (its uplink), and so for its pod where there are
+// pods. The cluster is one instance type
 // throughout, so calls of equal shape take the same time wherever they run:
 // the DP collectives of identical pipeline stages, say.
 std::vector<double> ShapeOf(const Platform& platform, const std::vector<CollectiveCall>& calls) {
@@ -536,6 +537,11 @@ std::vector<double> ShapeOf(const Platform& platform, const std::vector<Collecti
     out.insert(out.end(),
                {static_cast<double>(n - base), static_cast<double>(leaf - platform.leaf_of(base)),
                 static_cast<double>(size)});
+    if (!platform.pod_nodes.empty()) {  // where the pods' boundaries fall, and their sizes
+      const int pod = platform.pod_of(n);
+      out.insert(out.end(), {static_cast<double>(pod - platform.pod_of(base)),
+                             static_cast<double>(platform.pod_nodes[pod])});
+    }
   }
   return out;
 }

@@ -52,6 +52,27 @@ std::string TreesBlock(const Scenario& s, const StepProgram* program, const Mode
   }
 }
 
+// Whether the pod tier keeps the cluster repeating leaf by leaf ("" if it
+// does), for stages of `stage_leaves` leaves. A non-blocking pod tier only
+// adds switch hops, and the fold reproduces them where a stage's DP ring or
+// its pipeline sends cross pods (FoldedShape); an oversubscribed one carries
+// traffic that grows with the leaves of a pod, which the fold does not build.
+std::string PodsBlock(const Scenario& s, long long stage_leaves) {
+  const long long per_pod = s.cluster.leaves_per_pod;
+  const long long leaves =
+      (s.cluster.nodes + s.cluster.nodes_per_leaf - 1LL) / s.cluster.nodes_per_leaf;
+  if (per_pod == 0 || leaves <= per_pod) return "";  // one pod
+  if (s.cluster.pod_oversubscription > 1) {
+    return "an oversubscribed pod tier (cluster.pod_oversubscription > 1) is simulated whole";
+  }
+  if (stage_leaves % per_pod != 0 && per_pod % stage_leaves != 0) {
+    return "pipeline stages (" + std::to_string(stage_leaves) +
+           " leaves) and pods (cluster.leaves_per_pod " + std::to_string(per_pod) +
+           ") do not align";
+  }
+  return "";
+}
+
 }  // namespace
 
 Fold PlanFold(const Scenario& s, SimMode mode, const ModelParams& params,
@@ -92,19 +113,37 @@ Fold PlanFold(const Scenario& s, SimMode mode, const ModelParams& params,
     f.why_not = "a pipeline stage spans fewer than " + std::to_string(2 * kFoldLeaves) + " leaves";
     return f;
   }
-  f.why_not = TreesBlock(s, program, params);
+  const long long stage_leaves = stage_nodes / per_leaf;
+  f.why_not = PodsBlock(s, stage_leaves);
+  if (f.why_not.empty()) f.why_not = TreesBlock(s, program, params);
   if (!f.why_not.empty()) return f;
   f.replicas = static_cast<int>(kFoldLeaves * replicas_per_leaf);
   return f;
 }
 
-std::vector<bool> FoldedNodes(const Scenario& s, const Fold& fold) {
-  if (!fold.active()) return {};
+ClusterShape FoldedShape(const Scenario& s, const Fold& fold) {
+  const ClusterConfig& c = s.cluster;
+  ClusterShape shape{s.instance, c.nodes, c.oversubscription, c.nodes_per_leaf};
+  shape.leaves_per_pod = c.leaves_per_pod;
+  shape.pod_oversubscription = c.pod_oversubscription;
+  if (!fold.active()) return shape;
   const int stage_nodes = s.parallel.tp * s.parallel.dp / s.instance.gpus;
-  const int kept = kFoldLeaves * s.cluster.nodes_per_leaf;
-  std::vector<bool> built(s.cluster.nodes, false);
-  for (int node = 0; node < s.cluster.nodes; ++node) built[node] = node % stage_nodes < kept;
-  return built;
+  const int kept = kFoldLeaves * c.nodes_per_leaf;
+  shape.built.assign(c.nodes, false);
+  for (int node = 0; node < c.nodes; ++node) shape.built[node] = node % stage_nodes < kept;
+  // A stage over several pods: its kept leaves stand for the first leaf of
+  // each of its first kFoldLeaves pods, so that the folded DP ring crosses
+  // pods as the real one does (PodsBlock).
+  const int stage_leaves = stage_nodes / c.nodes_per_leaf;
+  const int leaves = c.nodes / c.nodes_per_leaf;
+  if (c.leaves_per_pod > 0 && leaves > c.leaves_per_pod && stage_leaves > c.leaves_per_pod) {
+    for (int leaf = 0; leaf < leaves; ++leaf) {
+      const int first = leaf - leaf % stage_leaves, k = leaf % stage_leaves;
+      shape.pod_of_leaf.push_back((first + (k < kFoldLeaves ? k * c.leaves_per_pod : k)) /
+                                  c.leaves_per_pod);
+    }
+  }
+  return shape;
 }
 
 int BuiltNodes(const Scenario& s, const Fold& fold) {

@@ -12,8 +12,8 @@
 // Where the cluster does not repeat so (a stage ending inside a leaf, a
 // replica across a leaf boundary, hybrid shard groups across leaves, fewer
 // than 2 x kFoldLeaves leaves per stage, leaves too small to keep
-// kFoldMinNodes nodes, trees whose depth cannot be extended), the whole
-// cluster is built.
+// kFoldMinNodes nodes, trees whose depth cannot be extended, an oversubscribed
+// pod tier, stages not aligned with pods), the whole cluster is built.
 #pragma once
 
 #include <string>
@@ -22,6 +22,7 @@
 #include "core/scenario.h"
 #include "sim/engine.h"
 #include "sim/model_params.h"
+#include "sim/platform.h"
 #include "sim/workload.h"
 
 namespace trainsim::sim {
@@ -49,9 +50,9 @@ struct Fold {
 Fold PlanFold(const Scenario& s, SimMode mode, const ModelParams& params,
               const StepProgram* program = nullptr);
 
-// ClusterShape::built for `fold`: every node, or the first kFoldLeaves leaves
-// of each stage.
-std::vector<bool> FoldedNodes(const Scenario& s, const Fold& fold);
+// The cluster to build for `fold`: every node, or the first kFoldLeaves leaves
+// of each stage, in the pods of the leaves they stand for.
+ClusterShape FoldedShape(const Scenario& s, const Fold& fold);
 
 // The nodes a simulation of `s` builds.
 int BuiltNodes(const Scenario& s, const Fold& fold);

@@ -132,6 +132,19 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   const int per_leaf = std::max(1, shape.nodes_per_leaf);
   p.nodes_per_leaf = per_leaf;
   const int leaves = (shape.nodes + per_leaf - 1) / per_leaf;
+  const double over = std::max(1.0, shape.oversubscription);
+  // Pods, where leaves_per_pod leaves fewer than all the leaves in one.
+  const long long per_pod = shape.leaves_per_pod;
+  if (per_pod > 0 && leaves > per_pod) {
+    p.pod_of_leaf = shape.pod_of_leaf;
+    if (p.pod_of_leaf.empty()) {
+      for (int leaf = 0; leaf < leaves; ++leaf) p.pod_of_leaf.push_back(leaf / per_pod);
+    }
+    const long long pod_size = per_pod * per_leaf;
+    for (long long first = 0; first < shape.nodes; first += pod_size) {
+      p.pod_nodes.push_back(static_cast<int>(std::min<long long>(shape.nodes - first, pod_size)));
+    }
+  }
   auto built = [&](int node) { return shape.built.empty() || shape.built[node]; };
   p.gpus.assign(static_cast<std::size_t>(shape.nodes) * type.gpus, nullptr);
   p.cpus.assign(shape.nodes, nullptr);
@@ -153,21 +166,30 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
         fabric->create_split_duplex_link("node" + std::to_string(node) + "-port", nic_Bps);
     ports[node]->set_latency(params.switch_latency_s);
   }
-  for (int leaf = 0; leaf < leaves; ++leaf) {
+  // A switch: a router in a zone of its own inside `parent` (SimGrid resolves
+  // routes between sibling zones only, not to a router placed beside them).
+  auto create_switch = [](sg4::NetZone* parent, const std::string& name) {
+    auto* zone = sg4::create_full_zone(name + "-switchzone");
+    zone->set_parent(parent);
+    auto* router = zone->create_router(name + "-switch");
+    zone->seal();
+    parent->add_route(zone->get_netpoint(), nullptr, router, nullptr, {}, true);
+    return router;
+  };
+  auto uplink = [&](const std::string& name, double Bps) {
+    auto* link = fabric->create_split_duplex_link(name + "-uplink", Bps);
+    link->set_latency(params.switch_latency_s);
+    return std::vector<sg4::LinkInRoute>{{link, Direction::UP}};
+  };
+  // Builds the leaf's built nodes in a zone under `parent` and routes it
+  // through its uplink: the leaf's nodes' bandwidth over the oversubscription.
+  auto build_leaf = [&](int leaf, sg4::NetZone* parent) {
     const int first = leaf * per_leaf;
     const int last = std::min(shape.nodes, first + per_leaf);
-    bool any = false;
-    for (int node = first; node < last; ++node) any = any || built(node);
-    if (!any) continue;
-    auto* leaf_zone = sg4::create_star_zone("leaf" + std::to_string(leaf));
-    leaf_zone->set_parent(fabric);
-    // The leaf switch sits in a zone of its own: SimGrid resolves routes
-    // between sibling zones only, not to a router placed beside them.
-    auto* switch_zone = sg4::create_full_zone("leaf" + std::to_string(leaf) + "-switchzone");
-    switch_zone->set_parent(leaf_zone);
-    auto* leaf_router = switch_zone->create_router("leaf" + std::to_string(leaf) + "-switch");
-    switch_zone->seal();
-    leaf_zone->add_route(switch_zone->get_netpoint(), nullptr, leaf_router, nullptr, {}, true);
+    const std::string name = "leaf" + std::to_string(leaf);
+    auto* leaf_zone = sg4::create_star_zone(name);
+    leaf_zone->set_parent(parent);
+    auto* leaf_router = create_switch(leaf_zone, name);
     for (int node = first; node < last; ++node) {
       if (!built(node)) continue;
       auto* zone = sg4::create_full_zone("node" + std::to_string(node));
@@ -203,13 +225,39 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
                            {{ports[node], Direction::UP}}, true);
     }
     leaf_zone->seal();
-    // Leaf uplink: the leaf's nodes' bandwidth divided by the oversubscription.
-    double up_Bps = (last - first) * nic_Bps / std::max(1.0, shape.oversubscription);
-    auto* uplink =
-        fabric->create_split_duplex_link("leaf" + std::to_string(leaf) + "-uplink", up_Bps);
-    uplink->set_latency(params.switch_latency_s);
-    fabric->add_route(leaf_zone->get_netpoint(), nullptr, leaf_router, nullptr,
-                      {{uplink, Direction::UP}}, true);
+    parent->add_route(leaf_zone->get_netpoint(), nullptr, leaf_router, nullptr,
+                      uplink(name, (last - first) * nic_Bps / over), true);
+  };
+  auto any_built = [&](int leaf) {
+    bool any = false;
+    for (int node = leaf * per_leaf; node < std::min(shape.nodes, (leaf + 1) * per_leaf); ++node) {
+      any = any || built(node);
+    }
+    return any;
+  };
+  if (p.pod_of_leaf.empty()) {
+    for (int leaf = 0; leaf < leaves; ++leaf) {
+      if (any_built(leaf)) build_leaf(leaf, fabric);
+    }
+  } else {
+    std::map<int, std::vector<int>> leaves_of_pod;
+    for (int leaf = 0; leaf < leaves; ++leaf) {
+      if (any_built(leaf)) leaves_of_pod[p.pod_of_leaf[leaf]].push_back(leaf);
+    }
+    // A pod's uplink to the core: its leaves' uplinks over the pod's
+    // oversubscription, counting the leaves of the real pod (a folded
+    // platform builds some of them).
+    for (const auto& [pod, pod_leaves] : leaves_of_pod) {
+      const std::string name = "pod" + std::to_string(pod);
+      auto* pod_zone = sg4::create_star_zone(name);
+      pod_zone->set_parent(fabric);
+      auto* pod_router = create_switch(pod_zone, name);
+      for (int leaf : pod_leaves) build_leaf(leaf, pod_zone);
+      pod_zone->seal();
+      fabric->add_route(
+          pod_zone->get_netpoint(), nullptr, pod_router, nullptr,
+          uplink(name, p.pod_nodes[pod] * nic_Bps / over / shape.pod_oversubscription), true);
+    }
   }
   fabric->seal();
   return p;

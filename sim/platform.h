@@ -1,7 +1,8 @@
 // Turns a cluster (instance type x nodes, fabric settings) into a SimGrid
 // platform: one host per GPU, one zone per node whose links and routes come
 // from the node's Boost.Graph topology, nodes under leaf switches, leaves
-// under a spine with the set oversubscription.
+// under a spine with the set oversubscription, and optionally leaves grouped
+// in pods whose spines hang under a core tier (a three-tier fat tree).
 //
 // Must be called once, inside the process that runs the SimGrid engine,
 // after ConfigureNetworkModel() and before any actor starts.
@@ -25,6 +26,13 @@ struct ClusterShape {
   int nodes = 1;
   double oversubscription = 1.0;
   int nodes_per_leaf = 32;
+  // Leaves under one pod's spines; 0 = one spine tier for all leaves. Pods are
+  // built only where there are several.
+  int leaves_per_pod = 0;
+  double pod_oversubscription = 1.0;  // pod uplink : its leaves' uplinks
+  // The pod of each leaf (empty: leaf / leaves_per_pod). A folded simulation
+  // may place a kept leaf in the pod of a leaf it stands for (sim/fold.h).
+  std::vector<int> pod_of_leaf = {};
   // The nodes to build, by node (empty: all). A folded simulation (sim/fold.h)
   // builds a few leaves of each pipeline stage; the others' GPUs are null.
   // Leaf uplinks keep the capacity of the whole leaf.
@@ -52,12 +60,17 @@ struct Platform {
   // efficiency carry it at the NVLS one. 0 on other nodes (no NVLS).
   double nvls_traffic_scale = 0;
   int nodes_per_leaf = 1;
+  // By leaf, the pod (ClusterShape::pod_of_leaf, resolved), and by pod its
+  // nodes in the real cluster; empty with one pod.
+  std::vector<int> pod_of_leaf;
+  std::vector<int> pod_nodes;
   // Times MeasureConcurrent measured, by the calls' shape up to where on the
   // cluster they run (collectives.cc): the same shape is not simulated twice.
   // A platform is measured under one ModelParams (one simulation's).
   std::shared_ptr<std::map<std::vector<double>, double>> measured =
       std::make_shared<std::map<std::vector<double>, double>>();
   int leaf_of(int node) const { return node / nodes_per_leaf; }
+  int pod_of(int node) const { return pod_of_leaf.empty() ? 0 : pod_of_leaf[leaf_of(node)]; }
   int node_of(int rank) const { return rank / gpus_per_node; }
   int local_of(int rank) const { return rank % gpus_per_node; }
   int cpu_endpoint(int node) const { return static_cast<int>(gpus.size()) + node; }

@@ -185,8 +185,7 @@ Expected<SimulationResult> Simulate(const Scenario& s, const SimulateOptions& op
       [&]() {
         ConfigureNetworkModel();
         const Fold fold = PlanFold(s, options.mode, options.params, &prog);
-        ClusterShape shape{s.instance, s.cluster.nodes, s.cluster.oversubscription,
-                           s.cluster.nodes_per_leaf, FoldedNodes(s, fold)};
+        const ClusterShape shape = FoldedShape(s, fold);
         const int built = BuiltNodes(s, fold);
         ReportProgress(
             {0, ProgressUnits(s.parallel.pp),

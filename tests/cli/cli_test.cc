@@ -353,7 +353,8 @@ TEST_F(CliTest, BadScenarioNamesFileLineColumnAndField) {
       {"tp-not-dividing-heads.json", ":6:22: parallel.tp = 5 does not divide model.heads = 96"},
       {"unknown-field.json",
        ":7:5: unknown field cluster.gpus (known: instance, nodes, pricing, oversubscription, "
-       "nodes_per_leaf, nics, profile, stragglers)"},
+       "nodes_per_leaf, leaves_per_pod, pod_oversubscription, fabric, nics, profile, "
+       "stragglers)"},
       {"malformed.json",
        ":4:35: invalid JSON: expected a string key after ',', got '}' (no trailing commas in "
        "JSON)"},

@@ -272,6 +272,27 @@ TEST(CatalogBuiltin, EveryFigureCitesKnownSources) {
   }
 }
 
+// Fabrics cite known sources; what the sources do not confirm stays 0 (null).
+TEST(CatalogBuiltin, FabricsCiteTheirSources) {
+  const Catalog& c = Builtin();
+  EXPECT_EQ(c.FabricNames(), (std::vector<std::string>{"aws-ultracluster", "dgx-superpod-b200",
+                                                       "dgx-superpod-h100"}));
+  for (const std::string& name : c.FabricNames()) {
+    const Fabric* f = c.FindFabric(name);
+    ASSERT_FALSE(f->sources.empty()) << name;
+    for (const std::string& id : f->sources) EXPECT_TRUE(c.source_text().count(id)) << id;
+  }
+  const Fabric* b200 = c.FindFabric("dgx-superpod-b200");
+  EXPECT_EQ(b200->nodes_per_leaf, 32);
+  EXPECT_EQ(b200->leaves_per_pod, 4);
+  EXPECT_EQ(b200->pod_oversubscription, 1.0);
+  const Fabric* aws = c.FindFabric("aws-ultracluster");
+  EXPECT_EQ(aws->nodes_per_leaf, 0);
+  EXPECT_EQ(aws->leaves_per_pod, 0);
+  EXPECT_EQ(aws->oversubscription, 1.0);
+  EXPECT_EQ(c.FindFabric("nope"), nullptr);
+}
+
 TEST(CatalogBuiltin, PcieBandwidthFollowsTheGeneration) {
   EXPECT_NEAR(Builtin().Find("p3.16xlarge")->pcie_GBps_per_dir, 15.75, 0.01);
   EXPECT_NEAR(Builtin().Find("p4de.24xlarge")->pcie_GBps_per_dir, 31.5, 0.01);
@@ -603,6 +624,15 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
       {"malformed JSON", R"({"version": 1,})",
        "extra.json:1:15: invalid JSON: expected a string key after ',', got '}' (no trailing "
        "commas in JSON)"},
+      {"fabric oversubscription below 1",
+       R"({"version": 1, "fabrics": [{"name": "f", "oversubscription": 0.5}]})",
+       "extra.json:1:62: fabrics[0].oversubscription: expected a number >= 1 or null, got 0.5"},
+      {"fabric of a built-in name", R"({"version": 1, "fabrics": [{"name": "aws-ultracluster"}]})",
+       "extra.json:1:37: fabrics[0].name: duplicate fabric \"aws-ultracluster\" (already "
+       "defined)"},
+      {"fabric with an unknown field", R"({"version": 1, "fabrics": [{"name": "f", "tiers": 3}]})",
+       "extra.json:1:42: unknown field fabrics[0].tiers (known: name, nodes_per_leaf, "
+       "leaves_per_pod, oversubscription, pod_oversubscription, sources, notes)"},
   };
   for (const BadInput& c : cases) {
     SCOPED_TRACE(c.what);

@@ -470,7 +470,19 @@ std::vector<FailCase> ClusterCases() {
       {"unknown cluster field",
        Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "gpus": 8})"),
        "x.json:3:42: unknown field cluster.gpus (known: instance, nodes, pricing, "
-       "oversubscription, nodes_per_leaf, nics, profile, stragglers)"},
+       "oversubscription, nodes_per_leaf, leaves_per_pod, pod_oversubscription, fabric, nics, "
+       "profile, stragglers)"},
+      {"unknown fabric", Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "fabric": "x"})"),
+       "x.json:3:52: cluster.fabric: unknown fabric \"x\"; known: aws-ultracluster, "
+       "dgx-superpod-b200, dgx-superpod-h100"},
+      {"pod oversubscription below 1",
+       Doc(kGpt3, kBatch1536,
+           R"({"instance": "p4d.24xlarge", "leaves_per_pod": 4, "pod_oversubscription": 0})"),
+       "x.json:3:87: cluster.pod_oversubscription: expected a number >= 1, got 0"},
+      {"pod oversubscription without pods",
+       Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "pod_oversubscription": 2})"),
+       "x.json:3:66: cluster.pod_oversubscription: needs cluster.leaves_per_pod (the leaves under "
+       "one pod's spines)"},
   };
 }
 
@@ -652,6 +664,30 @@ TEST(ScenarioTest, NicOverrideReplacesTheCatalogCount) {
   EXPECT_EQ(two->cluster.nics, 2);
   EXPECT_EQ(two->instance.nics, 2);
   EXPECT_EQ(two->instance.gpus_per_nic(), 4);
+}
+
+// A catalog fabric fills the fabric fields the file leaves out, where it has
+// a figure; the file's own values win.
+TEST(ScenarioTest, CatalogFabricFillsTheFieldsNotGiven) {
+  Expected<Scenario> b200 =
+      Parse(Doc(kGpt3, kBatch1536,
+                R"({"instance": "p4d.24xlarge", "nodes": 128, "fabric": "dgx-superpod-b200",)"
+                R"( "nodes_per_leaf": 16})",
+                kTp8Pp8));
+  ASSERT_TRUE(b200.ok()) << b200.status().message();
+  EXPECT_EQ(b200->cluster.nodes_per_leaf, 16);
+  EXPECT_EQ(b200->cluster.leaves_per_pod, 4);
+  EXPECT_EQ(b200->cluster.oversubscription, 1.0);
+  EXPECT_EQ(b200->cluster.pod_oversubscription, 1.0);
+  // Nulls in the catalog leave the scenario's values.
+  Expected<Scenario> aws = Parse(Doc(kGpt3, kBatch1536,
+                                     R"({"instance": "p4d.24xlarge", "nodes": 128,)"
+                                     R"( "fabric": "aws-ultracluster", "oversubscription": 2})",
+                                     kTp8Pp8));
+  ASSERT_TRUE(aws.ok()) << aws.status().message();
+  EXPECT_EQ(aws->cluster.nodes_per_leaf, 32);
+  EXPECT_EQ(aws->cluster.leaves_per_pod, 0);
+  EXPECT_EQ(aws->cluster.oversubscription, 2.0);
 }
 
 TEST(ScenarioTest, LayerListKeepsEachLayer) {

@@ -142,6 +142,38 @@ TEST(FabricTest, OversubscriptionSlowsCrossLeafTraffic) {
   EXPECT_NEAR(one_leaf, flat, 0.01 * flat);
 }
 
+// The same with a core tier: leaves of 1 node, pods of 2 leaves, so the rings
+// cross pods. An oversubscribed pod tier slows them as an oversubscribed leaf
+// tier does; a non-blocking one only adds two switch hops.
+TEST(FabricTest, PodOversubscriptionSlowsCrossPodTraffic) {
+  auto run = [](int leaves_per_pod, double pod_oversubscription) {
+    auto out = RunIsolated([&]() {
+      ConfigureNetworkModel();
+      ModelParams params;
+      ClusterShape shape{Type("p4d.24xlarge"), 4, 1.0, 1};
+      shape.leaves_per_pod = leaves_per_pod;
+      shape.pod_oversubscription = pod_oversubscription;
+      Platform p = BuildPlatform(shape, params);
+      std::vector<CollectiveCall> calls;
+      for (int local = 0; local < 8; ++local) {
+        std::vector<int> group;
+        for (int node = 0; node < 4; ++node) group.push_back(node * 8 + local);
+        calls.push_back(
+            {CollKind::kAllReduce, CollAlgo::kRing, 256e6, group, "g" + std::to_string(local)});
+      }
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", MeasureConcurrent(p, params, calls));
+      return std::string(buf);
+    });
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return std::stod(*out);
+  };
+  const double flat = run(0, 1.0), pods = run(2, 1.0), oversub = run(2, 4.0);
+  EXPECT_GT(pods, flat);
+  EXPECT_LT(pods, 1.01 * flat);
+  EXPECT_GT(oversub, 1.5 * pods);
+}
+
 }  // namespace
 }  // namespace trainsim::sim
 
@@ -165,6 +197,32 @@ TEST(FabricTest, CrossLeafRouteClimbsThroughPortsAndUplinks) {
             "n0-pcie-gpu0_UP n0-pcie-nic0_UP n0-nic0_DOWN node0-port_UP leaf0-uplink_UP "
             "leaf1-uplink_DOWN "
             "node2-port_DOWN n2-nic0_UP n2-pcie-nic0_DOWN n2-pcie-gpu0_DOWN ");
+}
+
+// With a core tier, a route between pods climbs through both pods' uplinks too;
+// one inside a pod does not.
+TEST(FabricTest, CrossPodRouteClimbsThroughPodUplinks) {
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    ClusterShape shape{Type("p4d.24xlarge"), 8, 1.0, 2};
+    shape.leaves_per_pod = 2;
+    Platform p = BuildPlatform(shape, ModelParams());
+    std::string names;
+    for (int to : {16, 32}) {  // node 2 (pod 0), node 4 (pod 1)
+      std::vector<simgrid::s4u::Link*> links;
+      double latency = 0;
+      p.gpus[0]->route_to(p.gpus[to], links, &latency);
+      for (auto* l : links) {
+        if (l->get_name().find("uplink") != std::string::npos) names += l->get_name() + " ";
+      }
+      names += "| ";
+    }
+    return names;
+  });
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(*out,
+            "leaf0-uplink_UP leaf1-uplink_DOWN | "
+            "leaf0-uplink_UP pod0-uplink_UP pod1-uplink_DOWN leaf2-uplink_DOWN | ");
 }
 
 }  // namespace
