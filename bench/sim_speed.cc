@@ -49,7 +49,8 @@ struct LadderCase {
   int pp = 1, dp = 1;
   const char* file = nullptr;  // a scenario file to load instead (the 1024-GPU case)
   const char* instance = "p4d.24xlarge";
-  int global_batch = 0;  // 0: kMicrobatchesPerPipeline x dp
+  int global_batch = 0;          // 0: kMicrobatchesPerPipeline x dp
+  const char* fabric = nullptr;  // cluster.fabric (a catalog fabric), or the default
 };
 
 const std::vector<LadderCase>& Ladder() {
@@ -78,6 +79,10 @@ const std::vector<LadderCase>& Ladder() {
       {32768, "gpt3-175b", 8, 512, nullptr, "p4d.24xlarge", 8 * 512},
       {65536, "gpt3-175b", 8, 1024, nullptr, "p4d.24xlarge", 8 * 1024},
       {131072, "gpt3-175b", 8, 2048, nullptr, "p4d.24xlarge", 8 * 2048},
+      // The same on a DGX B200 SuperPOD's three-tier fabric (pods of 4 leaves of
+      // 32 nodes under a core): stages of 16 and 64 leaves over 4 and 16 pods.
+      {32768, "gpt3-175b", 8, 512, nullptr, "p4d.24xlarge", 8 * 512, "dgx-superpod-b200"},
+      {131072, "gpt3-175b", 8, 2048, nullptr, "p4d.24xlarge", 8 * 2048, "dgx-superpod-b200"},
       // Beyond the slope's range: the 1,048,576 GPUs of issue 16's table.
       {1048576, "gpt3-175b", 8, 16384, nullptr, "p4d.24xlarge", 8 * 16384},
   };
@@ -98,6 +103,7 @@ std::string ScenarioJson(const LadderCase& c) {
       {"cluster", {{"instance", c.instance}, {"nodes", c.gpus / 8}}},
       {"parallel",
        {{"tp", 8}, {"pp", c.pp}, {"dp", c.dp}, {"zero_stage", 1}, {"schedule", "1f1b"}}}};
+  if (c.fabric != nullptr) s["cluster"]["fabric"] = c.fabric;
   return s.dump();
 }
 
@@ -233,8 +239,9 @@ void PrintRow(const Row& r) {
     std::printf("| %d | %d | - | %s | 8/%d/%d | %d | ", r.c.gpus, r.c.gpus / 8, r.c.model, r.c.pp,
                 r.c.dp, r.c.global_batch);
   } else {
-    std::printf("| %d | %d | %d | %s | %d/%d/%d | %lld | ", r.c.gpus, r.nodes, r.built,
-                r.model.c_str(), r.tp, r.pp, r.dp, r.global_batch);
+    std::printf("| %d | %d | %d | %s%s%s | %d/%d/%d | %lld | ", r.c.gpus, r.nodes, r.built,
+                r.model.c_str(), r.c.fabric ? ", " : "", r.c.fabric ? r.c.fabric : "", r.tp, r.pp,
+                r.dp, r.global_batch);
   }
   if (r.skipped) {
     std::printf("not run: the size before took more than %.0f s | - | - | - | - | - | - |\n",
@@ -285,7 +292,7 @@ int Main() {
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, largest = 0;
   for (const Row& r : rows) {
     if (r.model != "gpt3-175b" || r.global_batch != 8LL * r.dp || r.skipped || !r.error.empty() ||
-        r.c.gpus > 131072)
+        r.c.gpus > 131072 || r.c.fabric != nullptr)
       continue;
     const double x = std::log(r.c.gpus), y = std::log(r.reduced.wall_s);
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
