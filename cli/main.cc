@@ -382,14 +382,23 @@ int CatalogCommand(const Args& a) {
 }
 
 int Models() {
-  std::printf("%-12s %-12s %6s %7s %6s %6s %7s %7s %16s\n", "name", "kind", "layers", "hidden",
-              "heads", "kv", "seq", "vocab", "parameters");
+  std::printf("%-16s %-11s %6s %7s %6s %6s %7s %7s %9s %16s %16s\n", "name", "kind", "layers",
+              "hidden", "heads", "kv", "seq", "vocab", "experts", "parameters", "active");
   for (const ModelSpec& m : ModelZoo()) {
-    bool tr = m.kind == ModelKind::kTransformer;
-    std::printf("%-12s %-12s %6d %7d %6d %6d %7d %7d %16.0f\n", m.name.c_str(),
-                tr ? "transformer" : "layer list",
+    const bool tr = m.kind == ModelKind::kTransformer;
+    // "256/8+1": routed experts / per token + shared; "-" for a dense model.
+    std::string experts = "-";
+    if (m.experts > 0) {
+      experts = std::to_string(m.experts) + "/" + std::to_string(m.experts_per_token);
+      if (m.shared_experts > 0) experts += "+" + std::to_string(m.shared_experts);
+    }
+    std::printf("%-16s %-11s %6d %7d %6d %6d %7d %7d %9s %16.0f %16.0f\n", m.name.c_str(),
+                !tr                  ? "layer list"
+                : m.kv_lora_rank > 0 ? "mla"
+                                     : "transformer",
                 tr ? m.layers : static_cast<int>(m.layer_list.size()), m.hidden, m.heads,
-                m.kv_heads, m.seq_len, m.vocab, ParameterCount(m));
+                m.kv_heads, m.seq_len, m.vocab, experts.c_str(), ParameterCount(m),
+                ActiveParameterCount(m));
   }
   return kOk;
 }

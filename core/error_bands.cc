@@ -19,7 +19,7 @@ namespace {
 
 const std::vector<std::string> kStrategies = {"dp", "zero3", "tp-pp", "zero3+tp-pp"};
 const std::vector<std::string> kPrecisions = {"fp8", "16-bit", "32-bit"};
-const std::vector<std::string> kModelKinds = {"transformer", "layer list"};
+const std::vector<std::string> kModelKinds = {"transformer", "layer list", "mixture-of-experts"};
 
 // Scale buckets: one node of 8 GPUs, up to 16 nodes, more.
 std::string ScaleBucket(int gpus) {
@@ -95,7 +95,9 @@ BandKey BandKeyOf(const Scenario& s) {
       k.precision = "16-bit";
   }
   k.gpus = s.total_gpus();
-  k.model = s.model.kind == ModelKind::kLayerList ? "layer list" : "transformer";
+  k.model = s.model.kind == ModelKind::kLayerList ? "layer list"
+            : s.model.experts > 0                 ? "mixture-of-experts"
+                                                  : "transformer";
   return k;
 }
 

@@ -31,7 +31,8 @@ struct BandKey {
   std::string gpu;        // GPU generation: "V100", "A100", "H100", "H200", ...
   std::string precision;  // "fp8", "16-bit" (fp16, bf16) or "32-bit" (fp32, tf32)
   int gpus = 0;
-  // "transformer" or "layer list" (model.layers: CNNs and the like). Not a family of its own
+  // "transformer", "mixture-of-experts" (model.experts) or "layer list" (model.layer_list:
+  // CNNs and the like). Not a family of its own
   // (too few samples); a strategy never measured on the configuration's kind widens the band.
   std::string model = "transformer";
   auto operator<=>(const BandKey&) const = default;

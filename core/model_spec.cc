@@ -8,9 +8,14 @@
 //   (weight + bias, 2h); without: no biases and norms are RMSNorm (weight only, h);
 // - two norms per block plus one more outside the blocks (GPT/Llama final norm; BERT's
 //   embedding LayerNorm, which has the same size).
+// - MoE layers (docs/formats.md, "model"): a router of hidden x experts and the experts' MLPs;
+// - MLA (DeepSeek-V2 Sec. 2.1): the latent projections and RMSNorms on the latents.
 // Layer lists sum their LayerSpec entries; they have no transformer block or embedding, so
 // LayerParameterCount and EmbeddingParameterCount return 0 for them.
 #include "core/model_spec.h"
+
+#include <utility>
+#include <vector>
 
 namespace trainsim {
 
@@ -26,19 +31,64 @@ double MlpMatrices(const ModelSpec& m) { return m.mlp == MlpKind::kSwiGlu ? 3 : 
 // One norm's parameters: LayerNorm (weight + bias) with biases, RMSNorm (weight) without.
 double NormParams(const ModelSpec& m) { return m.bias ? 2.0 * m.hidden : m.hidden; }
 
-double AttentionParams(const ModelSpec& m) {
-  const double h = static_cast<double>(m.hidden), kv = KvDim(m);
-  const double weights = h * h + 2 * h * kv + h * h;  // Q, K, V, output projection
-  const double biases = m.bias ? h + 2 * kv + h : 0;
-  return weights + biases;
+bool Mla(const ModelSpec& m) { return m.kv_lora_rank > 0; }
+
+// The attention's weight matrices as (rows, columns), input to output.
+// Standard: Q, K, V and the output projection. MLA (DeepSeek-V2 Sec. 2.1): Q's
+// down and up projections (or one from the hidden state), the joint K/V down
+// projection with the shared rotary key, K/V's up projection, the output.
+std::vector<std::pair<double, double>> AttentionMatrices(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  if (!Mla(m)) return {{h, h}, {h, KvDim(m)}, {h, KvDim(m)}, {h, h}};
+  const double heads = m.heads, qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  std::vector<std::pair<double, double>> out;
+  if (m.q_lora_rank > 0) {
+    out.push_back({h, static_cast<double>(m.q_lora_rank)});
+    out.push_back({static_cast<double>(m.q_lora_rank), heads * qk});
+  } else {
+    out.push_back({h, heads * qk});
+  }
+  out.push_back({h, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim)});
+  out.push_back({static_cast<double>(m.kv_lora_rank),
+                 heads * (m.qk_nope_head_dim + static_cast<double>(m.v_head_dim))});
+  out.push_back({heads * m.v_head_dim, h});
+  return out;
 }
 
-double MlpParams(const ModelSpec& m) {
-  const double h = static_cast<double>(m.hidden), f = m.ffn_hidden;
+double AttentionParams(const ModelSpec& m) {
+  double params = 0;
+  for (const auto& [in, out] : AttentionMatrices(m)) params += in * out;
+  if (Mla(m)) {  // RMSNorms on the latents, no biases
+    return params + m.kv_lora_rank + (m.q_lora_rank > 0 ? m.q_lora_rank : 0);
+  }
+  const double h = static_cast<double>(m.hidden), kv = KvDim(m);
+  return params + (m.bias ? h + 2 * kv + h : 0);
+}
+
+// One MLP of width f.
+double MlpParams(const ModelSpec& m, double f) {
+  const double h = static_cast<double>(m.hidden);
   const double weights = MlpMatrices(m) * h * f;
   // Biases: one per output column; SwiGLU's gate and up both output f.
   const double biases = m.bias ? (MlpMatrices(m) - 1) * f + h : 0;
   return weights + biases;
+}
+
+double ExpertWidth(const ModelSpec& m) {
+  return m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
+}
+
+double RouterParams(const ModelSpec& m) {
+  return (static_cast<double>(m.hidden) + (m.router_bias ? 1 : 0)) * m.experts;
+}
+
+// A transformer block: attention, two norms and a dense MLP, or the router and
+// every expert.
+double BlockParams(const ModelSpec& m, bool moe) {
+  const double mlp =
+      moe ? RouterParams(m) + (m.experts + m.shared_experts) * MlpParams(m, ExpertWidth(m))
+          : MlpParams(m, m.ffn_hidden);
+  return AttentionParams(m) + mlp + 2 * NormParams(m);
 }
 
 double SumLayers(const ModelSpec& m, double LayerSpec::*field) {
@@ -49,9 +99,25 @@ double SumLayers(const ModelSpec& m, double LayerSpec::*field) {
 
 }  // namespace
 
-double LayerParameterCount(const ModelSpec& m) {
+bool IsMoeLayer(const ModelSpec& m, int l) {
+  return m.experts > 0 && l >= m.dense_layers && (l - m.dense_layers) % m.moe_every == 0;
+}
+
+int MoeLayerCount(const ModelSpec& m, int first, int last) {
+  int n = 0;
+  for (int l = first; l < last; ++l) n += IsMoeLayer(m, l);
+  return n;
+}
+
+double LayerParameterCount(const ModelSpec& m, int l) {
   if (m.kind != ModelKind::kTransformer) return 0;
-  return AttentionParams(m) + MlpParams(m) + 2 * NormParams(m);
+  return BlockParams(m, IsMoeLayer(m, l));
+}
+
+double LayersParameterCount(const ModelSpec& m, int first, int last) {
+  if (m.kind != ModelKind::kTransformer) return 0;
+  const int moe = MoeLayerCount(m, first, last);
+  return (last - first - moe) * BlockParams(m, false) + (moe > 0 ? moe * BlockParams(m, true) : 0);
 }
 
 double EmbeddingParameterCount(const ModelSpec& m) {
@@ -66,19 +132,40 @@ double EmbeddingParameterCount(const ModelSpec& m) {
 
 double ParameterCount(const ModelSpec& m) {
   if (m.kind == ModelKind::kLayerList) return SumLayers(m, &LayerSpec::params);
-  return m.layers * LayerParameterCount(m) + EmbeddingParameterCount(m) + NormParams(m);
+  return LayersParameterCount(m, 0, m.layers) + EmbeddingParameterCount(m) + NormParams(m);
+}
+
+double ActiveParameterCount(const ModelSpec& m) {
+  if (m.kind == ModelKind::kLayerList || m.experts == 0) return ParameterCount(m);
+  const double idle = m.experts - m.experts_per_token;  // routed experts a token skips
+  const double input_embedding = static_cast<double>(m.vocab) * m.hidden;
+  return ParameterCount(m) - MoeLayerCount(m, 0, m.layers) * idle * MlpParams(m, ExpertWidth(m)) -
+         (m.tied_embeddings ? 0 : input_embedding);
+}
+
+double QkWidth(const ModelSpec& m) {
+  if (!Mla(m)) return m.hidden;
+  return static_cast<double>(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim);
+}
+
+double VWidth(const ModelSpec& m) {
+  return Mla(m) ? static_cast<double>(m.heads) * m.v_head_dim : m.hidden;
 }
 
 double ForwardFlopsPerSample(const ModelSpec& m) {
   if (m.kind == ModelKind::kLayerList) return SumLayers(m, &LayerSpec::forward_flops);
-  const double s = m.seq_len, h = static_cast<double>(m.hidden), kv = KvDim(m), f = m.ffn_hidden;
-  const double qkv = 2 * s * h * (h + 2 * kv);
-  const double scores = 2 * s * s * h;   // Q K^T over all query heads
-  const double context = 2 * s * s * h;  // softmax(...) V
-  const double projection = 2 * s * h * h;
-  const double mlp = 2 * s * h * f * MlpMatrices(m);
+  const double s = m.seq_len, h = static_cast<double>(m.hidden);
+  double projections = 0;  // the attention's weight matrices, per token
+  for (const auto& [in, out] : AttentionMatrices(m)) projections += in * out;
+  const double attention = 2 * s * projections + 2 * s * s * QkWidth(m)  // Q K^T
+                           + 2 * s * s * VWidth(m);                      // softmax(...) V
+  const double dense_mlp = 2 * s * h * m.ffn_hidden * MlpMatrices(m);
+  const double moe_mlp =  // router, then the routed and shared experts a token goes through
+      2 * s * h * m.experts +
+      2 * s * h * ExpertWidth(m) * MlpMatrices(m) * (m.experts_per_token + m.shared_experts);
+  const int moe = MoeLayerCount(m, 0, m.layers);
   const double logits = 2 * s * h * m.vocab;
-  return m.layers * (qkv + scores + context + projection + mlp) + logits;
+  return m.layers * attention + (m.layers - moe) * dense_mlp + moe * moe_mlp + logits;
 }
 
 double TokensPerSample(const ModelSpec& m) {

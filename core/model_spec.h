@@ -53,6 +53,36 @@ struct ModelSpec {
   // preset; explicit dimensions take true (docs/formats.md, "flash_attention").
   bool flash_attention_default = true;
 
+  // Mixture of experts; 0 experts = a dense model. Layer l (from 0) is an MoE
+  // layer when l >= dense_layers and (l - dense_layers) % moe_every == 0; its
+  // MLP is a router (hidden x experts, no bias) and `experts` expert MLPs of
+  // width expert_ffn_hidden (the model's MLP kind), experts_per_token of which
+  // each token goes through, plus shared_experts of the same width that every
+  // token goes through. The other layers keep a dense MLP of ffn_hidden.
+  int experts = 0;
+  int experts_per_token = 0;
+  int expert_ffn_hidden = 0;
+  int shared_experts = 0;
+  int moe_every = 1;
+  int dense_layers = 0;
+  bool router_bias = false;  // a bias per expert on the routing scores (DeepSeek-V3)
+  // Tokens an expert takes, as a multiple of its even share (tokens x
+  // experts_per_token / experts); beyond it tokens are dropped, and experts
+  // compute padded to it (GShard, Switch). 0: dropless (every routed token
+  // is computed, as in Mixtral, DeepSeek-V3 and Megatron-Core's default).
+  double capacity_factor = 0;
+
+  // Multi-head latent attention (DeepSeek-V2/V3) when kv_lora_rank > 0: K and V
+  // come from a kv_lora_rank latent (plus qk_rope_head_dim shared rotary
+  // dimensions) projected up per head; Q from a q_lora_rank latent (0: directly
+  // from the hidden state). Heads have qk_nope_head_dim + qk_rope_head_dim
+  // query/key dimensions and v_head_dim value dimensions.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+
   // Layer list (kind == kLayerList).
   std::vector<LayerSpec> layer_list;
   int sample_elems = 0;  // input elements per sample (e.g. 3*224*224), for data loading
@@ -67,12 +97,28 @@ struct ModelSpec {
 double KvDim(const ModelSpec& m);
 // Total trainable parameters.
 double ParameterCount(const ModelSpec& m);
-// Parameters of one transformer block (attention + MLP + norms).
-double LayerParameterCount(const ModelSpec& m);
+// Parameters a token goes through. A dense model: all of them (the usual
+// convention). An MoE model, as DeepSeek-V3 counts its "37B activated": the
+// router, the experts_per_token routed and the shared experts of each MoE
+// layer, everything else but the input embedding (a token reads one row).
+double ActiveParameterCount(const ModelSpec& m);
+// Whether layer `l` (from 0) has an MoE MLP.
+bool IsMoeLayer(const ModelSpec& m, int l);
+// MoE layers among layers [first, last).
+int MoeLayerCount(const ModelSpec& m, int first, int last);
+// Parameters of transformer block `l` (attention + MLP or experts + norms).
+double LayerParameterCount(const ModelSpec& m, int l);
+// Of blocks [first, last).
+double LayersParameterCount(const ModelSpec& m, int first, int last);
 // Embedding (+ position table) and output head parameters.
 double EmbeddingParameterCount(const ModelSpec& m);
+// Widths (over all heads) of the attention's queries and keys, and of its
+// values: hidden without MLA.
+double QkWidth(const ModelSpec& m);
+double VWidth(const ModelSpec& m);
 // Forward FLOPs for one sample (one sequence for transformers), multiply-add = 2 FLOPs,
-// GEMMs only (attention scores included, no recompute).
+// GEMMs only (attention scores included, no recompute). MoE layers count what
+// a token goes through (ActiveParameterCount's matrices), dropless.
 double ForwardFlopsPerSample(const ModelSpec& m);
 // Tokens per sample: seq_len for transformers, 1 for layer lists.
 double TokensPerSample(const ModelSpec& m);

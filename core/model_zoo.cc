@@ -66,6 +66,86 @@ ModelSpec Llama2(std::string name, int layers, int hidden, int heads, int kv_hea
   return m;
 }
 
+constexpr char kLlama3Source[] =
+    "Llama Team, 'The Llama 3 Herd of Models' (arXiv:2407.21783), Table 3; dimensions of the "
+    "Hugging Face meta-llama/Llama-3.1-{8B,70B,405B} config.json; totals of their safetensors "
+    "indexes (8,030,261,248, 70,553,706,496 and 405,853,388,800 parameters)";
+
+// Llama 3 / 3.1: Llama 2's block with grouped-query attention everywhere, a vocabulary of
+// 128,256 and 8,192-token pre-training sequences (Llama 3 Sec. 3.4.1; the 128K context is a
+// later stage, the -128k presets).
+ModelSpec Llama3(std::string name, int layers, int hidden, int heads, int ffn, double published,
+                 int seq_len = 8192) {
+  ModelSpec m = Llama2(std::move(name), layers, hidden, heads, 8, ffn, published);
+  m.vocab = 128256;
+  m.seq_len = seq_len;
+  m.source = kLlama3Source;
+  // Llama 3 trains with flash attention (Llama 3 Sec. 3.3.2 mentions its use with CP).
+  m.flash_attention_default = true;
+  return m;
+}
+
+constexpr char kMixtralSource[] =
+    "Jiang et al., 'Mixtral of Experts' (arXiv:2401.04088), Table 1; dimensions of the Hugging "
+    "Face mistralai/Mixtral-8x7B-v0.1 and Mixtral-8x22B-v0.1 config.json; totals of their "
+    "safetensors indexes (46,702,792,704 and 140,630,071,296 parameters)";
+
+// Mixtral: Mistral's block (SwiGLU, RMSNorm, rotary, GQA 8) with every MLP an MoE of 8
+// experts, top-2, dropless; untied head, vocabulary 32,000 (8x7B) or 32,768 (8x22B).
+ModelSpec Mixtral(std::string name, int layers, int hidden, int heads, int ffn, int vocab,
+                  double published) {
+  ModelSpec m = Llama2(std::move(name), layers, hidden, heads, 8, ffn, published);
+  m.vocab = vocab;
+  m.seq_len = 32768;
+  m.experts = 8;
+  m.experts_per_token = 2;
+  m.expert_ffn_hidden = ffn;
+  m.source = kMixtralSource;
+  return m;
+}
+
+// DeepSeek-V3 (arXiv:2412.19437, Sec. 4.2 and the Hugging Face deepseek-ai/DeepSeek-V3
+// config.json): 61 layers, the first 3 dense (FFN 18,432), the other 58 MoE with 256 routed
+// experts of 2,048 (top 8) and 1 shared; MLA with 128 heads, Q latent 1,536, KV latent 512,
+// head dimensions 128 + 64 rotary (query, key) and 128 (value); vocabulary 129,280, untied.
+// The router carries a bias per expert (its auxiliary-loss-free balancing, Sec. 2.1.2).
+// 671,026,419,200 parameters: the main model of the checkpoint, without the multi-token
+// prediction module (14B more, Sec. 4.2). Pre-training sequences of 4,096 tokens (Sec.
+// 4.2), extended to 128K later (the -128k preset).
+ModelSpec DeepSeekV3(std::string name, int seq_len) {
+  ModelSpec m;
+  m.name = std::move(name);
+  m.layers = 61;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.ffn_hidden = 18432;
+  m.seq_len = seq_len;
+  m.vocab = 129280;
+  m.mlp = MlpKind::kSwiGlu;
+  m.bias = false;
+  m.tied_embeddings = false;
+  m.learned_positions = false;
+  m.experts = 256;
+  m.experts_per_token = 8;
+  m.expert_ffn_hidden = 2048;
+  m.shared_experts = 1;
+  m.dense_layers = 3;
+  m.router_bias = true;
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_nope_head_dim = 128;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  m.published_params = 671026419200;
+  m.source =
+      "DeepSeek-AI, 'DeepSeek-V3 Technical Report' (arXiv:2412.19437), Sec. 4.2; dimensions of "
+      "the Hugging Face deepseek-ai/DeepSeek-V3 config.json; 671,026,419,200 main-model "
+      "parameters of its checkpoint";
+  m.flash_attention_default = true;
+  return m;
+}
+
 // BERT-large. Counted: word + position + token-type embeddings, the embedding LayerNorm
 // (ParameterCount's "extra" norm) and the 24 encoder layers. Not counted: the pooler
 // (h*h + h = 1,049,600, which BertModel includes: 335,141,888 in all) and the pre-training
@@ -207,6 +287,14 @@ std::vector<ModelSpec> BuildZoo() {
       Llama2("llama2-7b", 32, 4096, 32, 32, 11008, 6738415616),
       Llama2("llama2-13b", 40, 5120, 40, 40, 13824, 13015864320),
       Llama2("llama2-70b", 80, 8192, 64, 8, 28672, 68976648192),
+      Llama3("llama3-8b", 32, 4096, 32, 14336, 8030261248),
+      Llama3("llama3-70b", 80, 8192, 64, 28672, 70553706496),
+      Llama3("llama3.1-405b", 126, 16384, 128, 53248, 405853388800),
+      Llama3("llama3.1-8b-128k", 32, 4096, 32, 14336, 8030261248, 131072),
+      Mixtral("mixtral-8x7b", 32, 4096, 32, 14336, 32000, 46702792704),
+      Mixtral("mixtral-8x22b", 56, 6144, 48, 16384, 32768, 140630071296),
+      DeepSeekV3("deepseek-v3", 4096),
+      DeepSeekV3("deepseek-v3-128k", 131072),
       BertLarge(),
       ResNet50(),
   };

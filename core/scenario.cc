@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,75 @@ void ReadDimensions(ObjectReader* r, ModelSpec* m) {
   for (const auto& [key, field] : kDimensions) r->Int(key, &(m->*field), 1, kMaxDim);
 }
 
+// Mixture-of-experts and multi-head latent attention fields of an explicit
+// model (0 = not used), each with its least value when given.
+constexpr std::tuple<std::string_view, int ModelSpec::*, int> kMoeAndMlaFields[] = {
+    {"experts", &ModelSpec::experts, 1},
+    {"experts_per_token", &ModelSpec::experts_per_token, 1},
+    {"expert_ffn_hidden", &ModelSpec::expert_ffn_hidden, 1},
+    {"shared_experts", &ModelSpec::shared_experts, 0},
+    {"moe_every", &ModelSpec::moe_every, 1},
+    {"dense_layers", &ModelSpec::dense_layers, 0},
+    {"q_lora_rank", &ModelSpec::q_lora_rank, 1},
+    {"kv_lora_rank", &ModelSpec::kv_lora_rank, 1},
+    {"qk_nope_head_dim", &ModelSpec::qk_nope_head_dim, 1},
+    {"qk_rope_head_dim", &ModelSpec::qk_rope_head_dim, 1},
+    {"v_head_dim", &ModelSpec::v_head_dim, 1}};
+
+void ReadMoeAndMla(ObjectReader* r, ModelSpec* m) {
+  for (const auto& [key, field, least] : kMoeAndMlaFields) {
+    r->Int(key, &(m->*field), least, kMaxDim);
+  }
+  r->Double("capacity_factor", &m->capacity_factor, 0, kInf).Bool("router_bias", &m->router_bias);
+}
+
+// The MoE and MLA fields agree with each other and with the dimensions.
+Status CheckMoeAndMla(const JsonValue& v, std::string_view file, const ModelSpec& m) {
+  if (m.experts == 0) {
+    for (const char* key : {"experts_per_token", "expert_ffn_hidden", "shared_experts", "moe_every",
+                            "dense_layers", "capacity_factor", "router_bias"}) {
+      if (const JsonValue* given = v.Find(key)) {
+        return ErrorAt(file, given->pos,
+                       Cat("model.", key, ": only for a mixture of experts (give model.experts)"));
+      }
+    }
+  } else {
+    if (m.experts_per_token == 0) {
+      return ErrorAt(file, PosOf(v, "experts"),
+                     "model.experts: needs model.experts_per_token (the experts each token goes "
+                     "through, top-k)");
+    }
+    if (m.experts_per_token > m.experts) {
+      return ErrorAt(file, PosOf(v, "experts_per_token"),
+                     Cat("model.experts_per_token = ", m.experts_per_token,
+                         " exceeds model.experts = ", m.experts));
+    }
+    if (m.dense_layers >= m.layers) {
+      return ErrorAt(file, PosOf(v, "dense_layers"),
+                     Cat("model.dense_layers = ", m.dense_layers, " leaves no MoE layer of the ",
+                         m.layers, " layers"));
+    }
+  }
+  if (m.kv_lora_rank == 0) {
+    for (const char* key : {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+      if (const JsonValue* given = v.Find(key)) {
+        return ErrorAt(
+            file, given->pos,
+            Cat("model.", key, ": only for multi-head latent attention (give model.kv_lora_rank)"));
+      }
+    }
+  } else if (m.qk_nope_head_dim == 0 || m.qk_rope_head_dim == 0 || m.v_head_dim == 0) {
+    return ErrorAt(file, PosOf(v, "kv_lora_rank"),
+                   "model.kv_lora_rank: needs model.qk_nope_head_dim, model.qk_rope_head_dim and "
+                   "model.v_head_dim");
+  } else if (m.kv_heads != m.heads) {
+    return ErrorAt(file, PosOf(v, "kv_heads"),
+                   "model.kv_heads: multi-head latent attention has a key and value per head "
+                   "(leave kv_heads out)");
+  }
+  return Status::Ok();
+}
+
 Status CheckTransformerDims(const JsonValue& v, std::string_view file, const ModelSpec& m) {
   if (m.hidden % m.heads != 0) {
     return ErrorAt(
@@ -140,13 +210,17 @@ Expected<ModelSpec> ReadPresetObject(const JsonValue& v, std::string_view file) 
   ModelSpec given;  // dimensions stay 0 unless the file gives them
   r.String("preset", &name);
   ReadDimensions(&r, &given);
+  double capacity_factor = -1;
+  r.Double("capacity_factor", &capacity_factor, 0, kInf);
   if (Status s = r.Finish(); !s.ok()) return s;
   std::optional<ModelSpec> preset = FindModel(name);
   if (!preset) return UnknownPreset(*v.Find("preset"), "model.preset", file);
   ModelSpec m = *std::move(preset);
   if (Status s = ApplyOverrides(v, file, given, &m); !s.ok()) return s;
+  if (capacity_factor >= 0) m.capacity_factor = capacity_factor;  // the parameters stay
   if (m.kind == ModelKind::kTransformer) {
     if (Status s = CheckTransformerDims(v, file, m); !s.ok()) return s;
+    if (Status s = CheckMoeAndMla(v, file, m); !s.ok()) return s;
   }
   return m;
 }
@@ -163,11 +237,14 @@ Expected<ModelSpec> ReadExplicitModel(const JsonValue& v, std::string_view file)
       .Bool("tied_embeddings", &m.tied_embeddings)
       .Bool("learned_positions", &m.learned_positions)
       .Int("token_types", &m.token_types, 0, kMaxDim);
+  ReadMoeAndMla(&r, &m);
   Status status = FinishRequiring(&r, v, {"layers", "hidden", "heads", "seq_len", "vocab"});
   if (!status.ok()) return status;
   if (m.kv_heads == 0) m.kv_heads = m.heads;
   if (m.ffn_hidden == 0) m.ffn_hidden = 4 * m.hidden;
   status = CheckTransformerDims(v, file, m);
+  if (!status.ok()) return status;
+  status = CheckMoeAndMla(v, file, m);
   if (!status.ok()) return status;
   return m;
 }
@@ -524,8 +601,13 @@ class ScenarioParser {
                          " needs a transformer model; tensor parallelism "
                          "does not apply to a layer-list model (use tp = 1)"));
     }
+    // Experts are split over the TP group as the dense MLP is (Megatron-Core's
+    // expert tensor parallelism equal to tp).
     const std::pair<const char*, int> divided[] = {
-        {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"ffn_hidden", m.ffn_hidden}};
+        {"heads", m.heads},
+        {"kv_heads", m.kv_heads},
+        {"ffn_hidden", m.ffn_hidden},
+        {"expert_ffn_hidden", m.experts > 0 ? m.expert_ffn_hidden : 0}};
     for (const auto& [field, value] : divided) {
       if (value % tp != 0) {
         return ErrorAt(file_, at,

@@ -134,6 +134,7 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
   // As sim/workload.cc MakeStageModel: embedding lookup, output layer and loss.
   const double t = s.parallel.tp, tokens = b * m.seq_len;
   f.layer = sim::TransformerLayerCost(s, cm_);
+  if (m.experts > 0) f.moe_layer = sim::TransformerLayerCost(s, cm_, true);
   f.embed_fwd_s = f.embed_bwd_s = cm_.MemorySeconds(2 * tokens * m.hidden * e);
   const double loss = 2 * tokens * m.vocab / t * 4;
   const double logits_s = cm_.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
@@ -163,37 +164,42 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // With tp_overlap, what a layer's collectives add beyond the GEMMs they are pipelined
   // with, per forward and per backward pass (sim/workload.cc Block; the GEMMs stay in
   // compute; backward pairs each with both gradient GEMMs).
-  const sim::LayerCost& c = f.layer;
   const bool tp_overlap = tp > 1 && par.tp_overlap;
-  auto beyond = [&](double passes) {
+  auto beyond = [&](const sim::LayerCost& c, double passes) {
     double s = 0;
     for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, c.mlp_in_gemm_s, c.mlp_out_gemm_s}) {
       s += sim::PipelinedSeconds(passes * g, tp_one, tp, params_.comm_compute_share) - passes * g;
     }
     return s;
   };
-  const double tp_fwd_overlapped = tp_overlap ? beyond(1) : 0;
-  const double tp_bwd_overlapped = tp_overlap ? beyond(2) : 0;
   auto stage_mb = [&](int stage) {
     StageMicrobatch mb;
     const int layers = StageLayerCount(n_layers, pp, stage);
     int first = 0;
     for (int i = 0; i < stage; ++i) first += StageLayerCount(n_layers, pp, i);
     if (transformer) {
-      mb.fwd_s = layers * (c.attn_fwd_s + c.mlp_fwd_s);
-      mb.bwd_s = layers * (c.attn_bwd_s + c.mlp_bwd_s);
+      // The stage's dense and MoE layers; recomputed ones in proportion.
+      const int moe = MoeLayerCount(s.model, first, first + layers);
+      auto sum = [&](auto&& part) {
+        return (layers - moe) * part(f.layer) + moe * part(f.moe_layer);
+      };
+      const double fwd = sum([](const sim::LayerCost& c) { return c.attn_fwd_s + c.mlp_fwd_s; });
+      mb.fwd_s = fwd;
+      mb.bwd_s = sum([](const sim::LayerCost& c) { return c.attn_bwd_s + c.mlp_bwd_s; });
       // Full recompute runs the forward of its layers again (sim::RecomputedLayers).
       const int recomputed = sim::RecomputedLayers(s.training, layers);
       if (s.training.recompute == Recompute::kFull) {
-        mb.recompute_s = recomputed * (c.attn_fwd_s + c.mlp_fwd_s);
+        mb.recompute_s = fwd * recomputed / layers;
       } else if (s.training.recompute == Recompute::kSelective) {
-        mb.recompute_s = layers * c.selective_recompute_s;
+        mb.recompute_s = sum([](const sim::LayerCost& c) { return c.selective_recompute_s; });
       } else if (s.training.recompute == Recompute::kSelectiveOp) {
-        mb.recompute_s = layers * c.op_recompute_s;
+        mb.recompute_s = sum([](const sim::LayerCost& c) { return c.op_recompute_s; });
       }
       const int forward_passes = layers + recomputed;
       if (tp_overlap) {
-        mb.tp_s = forward_passes * tp_fwd_overlapped + layers * tp_bwd_overlapped;
+        const double per_fwd = sum([&](const sim::LayerCost& c) { return beyond(c, 1); }) / layers;
+        mb.tp_s =
+            forward_passes * per_fwd + sum([&](const sim::LayerCost& c) { return beyond(c, 2); });
       } else if (tp > 1) {  // two blocks (attention, MLP) per pass
         mb.tp_s = 2 * (forward_passes + layers) * tp_block;
       }
@@ -207,9 +213,15 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     }
     return mb;
   };
-  const StageMicrobatch first = stage_mb(0), last = stage_mb(pp - 1);
-  const StageMicrobatch& worst = first.total() >= last.total() ? first : last;
-  const int worst_stage = &worst == &first ? 0 : pp - 1;
+  // The slowest stage: the first (embedding) or the last (logits), or with MoE layers
+  // any stage, whose mix of dense and MoE layers differs.
+  int worst_stage = 0;
+  StageMicrobatch worst = stage_mb(0);
+  for (int stage = 1; stage < pp; ++stage) {
+    if (stage != pp - 1 && s.model.experts == 0) continue;
+    const StageMicrobatch mb = stage_mb(stage);
+    if (mb.total() > worst.total()) worst = mb, worst_stage = stage;
+  }
 
   StepEstimate e;
   e.compute_s = m * (worst.fwd_s + worst.bwd_s + worst.recompute_s);

@@ -86,7 +86,7 @@ double InputEmbeddingParams(const ModelSpec& m) {
 
 // What ParameterCount holds outside the blocks and the embeddings: the final norm.
 double FinalNormParams(const ModelSpec& m) {
-  return ParameterCount(m) - m.layers * LayerParameterCount(m) - EmbeddingParameterCount(m);
+  return ParameterCount(m) - LayersParameterCount(m, 0, m.layers) - EmbeddingParameterCount(m);
 }
 
 double LayerListStageParams(const ModelSpec& m, int stages, int stage) {
@@ -97,7 +97,8 @@ double LayerListStageParams(const ModelSpec& m, int stages, int stage) {
 }
 
 double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage) {
-  double params = StageLayers(m.layers, stages, stage).count * LayerParameterCount(m);
+  const LayerRange range = StageLayers(m.layers, stages, stage);
+  double params = LayersParameterCount(m, range.first, range.first + range.count);
   if (stage == 0) params += InputEmbeddingParams(m);
   const bool last = stage == stages - 1;
   // Untied: the head lives on the last stage. Tied with pp > 1: Megatron keeps a copy of the
@@ -110,11 +111,19 @@ double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage)
 // --- Activations -------------------------------------------------------------------------
 
 // Korthikanti et al. 2022, Sec. 4, generalised to the FFN width f and SwiGLU (docs/memory.md):
-// 16-bit bytes one layer stores for one microbatch.
-double LayerActivationBytes16(const Scenario& s, Recompute mode) {
+// 16-bit bytes one layer stores for one microbatch. `moe`: an MoE layer, whose MLP
+// intermediates are per routed token (and shared-expert visit), at the expert width.
+double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   const ModelSpec& m = s.model;
   const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch;
-  const double h = m.hidden, f = m.ffn_hidden, t = TensorParallel(s);
+  const double h = m.hidden, t = TensorParallel(s);
+  const double f = moe && m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
+  // Rows through the MLP: tokens, or with MoE every routed token (padded to the capacity
+  // factor) and every shared-expert visit.
+  const double rows =
+      moe ? sb * (m.experts_per_token * (m.capacity_factor > 0 ? m.capacity_factor : 1) +
+                  m.shared_experts)
+          : sb;
   const double sp_divisor = s.training.sequence_parallel ? t : 1;
   if (mode == Recompute::kFull) return 2 * sb * h / sp_divisor;  // the layer input only
   if (mode == Recompute::kSelectiveOp) {
@@ -122,7 +131,7 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode) {
     // it keeps, those of wq, wv and the attention (split by tp), of w1 (f wide, split by tp)
     // and of w2 (the row-parallel output, whole before its reduction).
     const double kv = KvDim(m);
-    return 2 * sb * h / sp_divisor + 2 * sb * (h + kv + h + f) / t + 2 * sb * h;
+    return 2 * sb * h / sp_divisor + 2 * sb * (h + kv + h) / t + 2 * rows * f / t + 2 * sb * h;
   }
 
   // Not split by tp (split by t only with SP): 2 norm inputs (4sbh), QKV input (2sbh),
@@ -132,25 +141,34 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode) {
   // GELU input + fc2 input (4sbf), or SwiGLU's fused gate/up input + fc2 input (6sbf).
   // Flash attention takes K and V at their own width (grouped-query attention is not
   // expanded to the query heads), so they are 2sb kv each there.
+  // MLA: queries and keys at their own width, values and the projection input at theirs
+  // (QkWidth, VWidth), and the two latents, which every TP rank holds whole.
   const bool flash = s.training.flash_attention;
   const double kv = flash ? KvDim(m) : h;
-  const double mlp_inner = (m.mlp == MlpKind::kSwiGlu ? 6 : 4) * sb * f;
-  const double split = 2 * sb * (h + 2 * kv + h) + mlp_inner;
+  const double mlp_inner = (m.mlp == MlpKind::kSwiGlu ? 6 : 4) * rows * f;
+  const double attention =
+      m.kv_lora_rank > 0 ? 2 * sb * (2 * QkWidth(m) + 2 * VWidth(m)) : 2 * sb * (h + 2 * kv + h);
+  const double latents =
+      m.kv_lora_rank > 0 ? 2 * sb * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0;
+  // MoE: the experts' input, every routed token's hidden state in expert order (2 sb k h,
+  // kept by every TP rank) and the router's fp32 probabilities (4 sb E).
+  const double moe_inputs = moe ? 2 * sb * m.experts_per_token * h + 4 * sb * m.experts : 0;
+  const double split = attention + mlp_inner;
   // Attention scores: softmax output (2as^2b), its dropout mask (as^2b), dropout output
   // (2as^2b). Dropped by selective recompute; never stored with flash attention.
   const double scores = mode == Recompute::kNone && !flash ? 5.0 * m.heads * m.seq_len * sb : 0;
-  return replicated / sp_divisor + (split + scores) / t;
+  return (replicated + latents + moe_inputs) / sp_divisor + (split + scores) / t;
 }
 
 // Bytes one layer stores for one microbatch in `mode`, at the scenario's precision. Flash
 // attention adds its softmax statistics: one fp32 logsumexp per head and query, 4 a s b / t
 // (FlashAttention-2, Algorithm 1, output L), kept unless the whole layer is recomputed.
-double LayerBytes(const Scenario& s, Recompute mode) {
+double LayerBytes(const Scenario& s, Recompute mode, bool moe = false) {
   const ModelSpec& m = s.model;
   const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch;
   const bool stats = s.training.flash_attention && mode != Recompute::kFull;
   const double logsumexp = stats ? 4.0 * m.heads * sb / TensorParallel(s) : 0;
-  return LayerActivationBytes16(s, mode) * ActivationScale(s.training.precision) + logsumexp;
+  return LayerActivationBytes16(s, mode, moe) * ActivationScale(s.training.precision) + logsumexp;
 }
 
 // Layers whose activations a GPU holds at once with activation offload: two
@@ -160,15 +178,17 @@ constexpr int kOffloadResidentLayers = 4;
 double TransformerStageActivations(const Scenario& s, int stage, double inflight) {
   const ModelSpec& m = s.model;
   const double scale = ActivationScale(s.training.precision);
-  const int layers = StageLayers(m.layers, PipelineStages(s), stage).count;
-  const double per_layer = LayerActivationBytes(s, layers);
+  const LayerRange range = StageLayers(m.layers, PipelineStages(s), stage);
+  const int layers = range.count;
+  const int moe = MoeLayerCount(m, range.first, range.first + layers);
+  const double per_layer = LayerActivationBytes(s, layers, moe);
   double bytes = s.training.offload_activations
                      ? std::min(layers, kOffloadResidentLayers) * per_layer
                      : layers * per_layer * inflight;
   if (RecomputedLayers(s.training, layers) > 0 ||
       (s.training.recompute == Recompute::kSelectiveOp && layers > 0)) {
     // The layer being recomputed materialises all of its activations for one microbatch.
-    bytes += LayerBytes(s, Recompute::kNone);
+    bytes += LayerBytes(s, Recompute::kNone, moe > 0);
   }
   const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch;
   const double sp_divisor = s.training.sequence_parallel ? TensorParallel(s) : 1;
@@ -205,9 +225,13 @@ double LargestUnitParams(const Scenario& s, int stage) {
     }
     return largest;
   }
-  const double layer = LayerParameterCount(m) / TensorParallel(s);
-  const int layers = StageLayers(m.layers, PipelineStages(s), stage).count;
-  return layer + (StageParameterCount(s, stage) - layers * layer);
+  const LayerRange range = StageLayers(m.layers, PipelineStages(s), stage);
+  const int end = range.first + range.count;
+  double largest = 0;
+  for (int l = range.first; l < end; ++l) largest = std::max(largest, LayerParameterCount(m, l));
+  const double tp = TensorParallel(s);
+  return largest / tp +
+         (StageParameterCount(s, stage) - LayersParameterCount(m, range.first, end) / tp);
 }
 
 StageMemory ComputeStage(const Scenario& s, int stage) {
@@ -245,8 +269,9 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
                               ? LayerListStageActivations(s, stage, mem.inflight)
                               : TransformerStageActivations(s, stage, mem.inflight);
   if (s.training.offload_activations) {
-    const int layers = StageLayers(s.model.layers, PipelineStages(s), stage).count;
-    mem.host_bytes += layers * LayerActivationBytes(s, layers) * mem.inflight;
+    const LayerRange range = StageLayers(s.model.layers, PipelineStages(s), stage);
+    const int moe = MoeLayerCount(s.model, range.first, range.first + range.count);
+    mem.host_bytes += range.count * LayerActivationBytes(s, range.count, moe) * mem.inflight;
   }
   return mem;
 }
@@ -270,15 +295,20 @@ std::string CapacityGib(double bytes) {
 
 }  // namespace
 
-double LayerActivationBytes(const Scenario& s, int layers) {
-  if (s.model.kind != ModelKind::kTransformer) return 0;
+double LayerActivationBytes(const Scenario& s, int layers, int moe_layers) {
+  if (s.model.kind != ModelKind::kTransformer || layers == 0) return 0;
+  // One layer of each kind in `mode`, on average over the stage's mix.
+  auto bytes = [&](Recompute mode) {
+    if (moe_layers == 0) return LayerBytes(s, mode);
+    return ((layers - moe_layers) * LayerBytes(s, mode) + moe_layers * LayerBytes(s, mode, true)) /
+           layers;
+  };
   const int recomputed = RecomputedLayers(s.training, layers);
   if (s.training.recompute != Recompute::kFull || recomputed == layers) {
-    return LayerBytes(s, s.training.recompute);
+    return bytes(s.training.recompute);
   }
   // The layers full recompute skips keep everything.
-  return (recomputed * LayerBytes(s, Recompute::kFull) +
-          (layers - recomputed) * LayerBytes(s, Recompute::kNone)) /
+  return (recomputed * bytes(Recompute::kFull) + (layers - recomputed) * bytes(Recompute::kNone)) /
          layers;
 }
 

@@ -35,9 +35,11 @@ struct MemoryBreakdown {
 // Activation bytes one transformer layer stores for one microbatch
 // (Korthikanti et al. 2022, section 4, equations for t, SP and recompute; with
 // flash attention no score matrix, and the fp32 softmax statistics instead), on
-// average over a stage of `layers` layers (they differ with
-// training.recompute_every). Includes the fp32 doubling; 0 for layer-list models.
-double LayerActivationBytes(const Scenario& s, int layers);
+// average over a stage of `layers` layers, `moe_layers` of them MoE (they
+// differ with training.recompute_every, and MoE layers store their experts'
+// inputs and intermediates per routed token). Includes the fp32 doubling; 0
+// for layer-list models.
+double LayerActivationBytes(const Scenario& s, int layers, int moe_layers = 0);
 
 // Full recompute re-runs the forward of every layer of a stage, or with
 // training.recompute_every k of every k-th one (stage-local index i with

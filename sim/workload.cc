@@ -12,18 +12,85 @@
 
 namespace trainsim::sim {
 
-LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
+namespace {
+
+double Flops(const std::vector<GemmDims>& gemms) {
+  double flops = 0;
+  for (const GemmDims& g : gemms) flops += 2 * g.m * g.n * g.k;
+  return flops;
+}
+
+// The attention's weight GEMMs before its core, on this GPU (rows = tokens):
+// Q, K and V as one GEMM, or MLA's projections, whose down projections to the
+// latents every TP rank computes whole (Megatron-Core's MLA splits the heads).
+std::vector<GemmDims> AttentionInGemms(const ModelSpec& m, double tokens, double t) {
+  const double h = m.hidden;
+  if (m.kv_lora_rank == 0) return {{tokens, (h + 2 * KvDim(m)) / t, h}};
+  const double heads = m.heads, qk_head = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  std::vector<GemmDims> g;
+  if (m.q_lora_rank > 0) {
+    g.push_back({tokens, static_cast<double>(m.q_lora_rank), h});
+    g.push_back({tokens, heads * qk_head / t, static_cast<double>(m.q_lora_rank)});
+  } else {
+    g.push_back({tokens, heads * qk_head / t, h});
+  }
+  g.push_back({tokens, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim), h});
+  g.push_back({tokens, heads * (m.qk_nope_head_dim + m.v_head_dim) / t,
+               static_cast<double>(m.kv_lora_rank)});
+  return g;
+}
+
+// The MLP's GEMMs on this GPU: dense, the up (and gate) projection then the
+// down one over every token; MoE (moe = true), the router over every token,
+// each routed expert over its even share of the routed tokens (padded to the
+// capacity factor where there is one) and the shared experts over every token.
+struct MlpShape {
+  std::vector<GemmDims> gemms;
+  double rows = 0;   // tokens through an MLP of width `width` (one per expert visit)
+  double width = 0;  // FFN width of one MLP (dense or expert)
+  double router_flops = 0;
+};
+
+MlpShape MlpGemms(const ModelSpec& m, double tokens, double t, bool moe) {
+  const double h = m.hidden, gated = m.mlp == MlpKind::kSwiGlu ? 2 : 1;
+  MlpShape shape;
+  if (!moe) {
+    shape.width = m.ffn_hidden, shape.rows = tokens;
+    shape.gemms = {{tokens, gated * shape.width / t, h}, {tokens, h, shape.width / t}};
+    return shape;
+  }
+  shape.width = m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
+  const double routed =
+      tokens * m.experts_per_token * (m.capacity_factor > 0 ? m.capacity_factor : 1);
+  const double per_expert = routed / m.experts, f = shape.width;
+  shape.rows = routed + tokens * m.shared_experts;
+  shape.gemms.push_back({tokens, static_cast<double>(m.experts), h});
+  shape.router_flops = Flops({shape.gemms.back()});
+  for (int i = 0; i < m.experts; ++i) shape.gemms.push_back({per_expert, gated * f / t, h});
+  if (m.shared_experts > 0) shape.gemms.push_back({tokens, m.shared_experts * gated * f / t, h});
+  for (int i = 0; i < m.experts; ++i) shape.gemms.push_back({per_expert, h, f / t});
+  if (m.shared_experts > 0) shape.gemms.push_back({tokens, h, m.shared_experts * f / t});
+  return shape;
+}
+
+}  // namespace
+
+LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool moe) {
   const ModelSpec& m = s.model;
   const double b = s.training.micro_batch, seq = m.seq_len, h = m.hidden, t = s.parallel.tp;
-  const double f = m.ffn_hidden, a = m.heads;
+  const double a = m.heads;
   const double kv = KvDim(m);
   const double e = ActivationBytesPerElem(s.training.precision);
   const double tokens = b * seq;
+  const std::vector<GemmDims> attn_in = AttentionInGemms(m, tokens, t);
+  const GemmDims attn_out{tokens, h, VWidth(m) / t};
+  const MlpShape mlp_shape = MlpGemms(m, tokens, t, moe);
+  const double f = mlp_shape.width;
   // GEMM FLOPs (2 per multiply-add), this GPU's share under tensor parallelism.
-  const double qkv = 2 * tokens * h * (h + 2 * kv) / t;
-  const double scores = 2 * b * seq * seq * h / t, av = scores;
-  const double proj = 2 * tokens * h * h / t;
-  const double mlp = 2 * tokens * h * f * (m.mlp == MlpKind::kSwiGlu ? 3 : 2) / t;
+  const double qkv = Flops(attn_in);
+  const double scores = 2 * b * seq * seq * QkWidth(m) / t, av = 2 * b * seq * seq * VWidth(m) / t;
+  const double proj = Flops({attn_out});
+  const double mlp = Flops(mlp_shape.gemms);
   // Memory-bound kernels, bytes read + written: norm (r+w of b*s*h), softmax
   // and dropout over the score matrix (2 passes, r+w; none with flash
   // attention), dropout + residual (3 tensors), activation function over the
@@ -34,12 +101,15 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   const double norm = 2 * tokens * h * e * sequence_share;
   const double softmax = 4 * b * (a / t) * seq * seq * e;
   const double residual = 3 * tokens * h * e * sequence_share;
-  const double act = 2 * tokens * f / t * e;
+  const double act = 2 * mlp_shape.rows * f / t * e;
+  // MoE: tokens are permuted into expert order before the experts and back
+  // after (a copy of every routed token's hidden state each way, r+w).
+  const double permute = moe ? 2 * tokens * m.experts_per_token * h * e : 0;
   // The weight GEMMs' shapes (rows = tokens), as calibrate/plan.cc measures them.
   const double up = f * (m.mlp == MlpKind::kSwiGlu ? 2 : 1);
-  const double qkv_s = cm.GemmSeconds({{tokens, (h + 2 * kv) / t, h}});
-  const double proj_s = cm.GemmSeconds({{tokens, h, h / t}});
-  const double mlp_s = cm.GemmSeconds({{tokens, up / t, h}, {tokens, h, f / t}});
+  const double qkv_s = cm.GemmSeconds(attn_in);
+  const double proj_s = cm.GemmSeconds({attn_out});
+  const double mlp_s = cm.GemmSeconds(mlp_shape.gemms);
   // The attention core stays in 16 bits under FP8 training (ComputeModel::SixteenBit).
   const ComputeModel core = cm.SixteenBit();
   // Without flash attention the core is two batched GEMMs per head; a head size that is not a
@@ -57,7 +127,8 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
     // reading Q, K, V and writing O and the fp32 logsumexp. Backward: 5 GEMMs of the size of
     // one forward GEMM (QK^T again, dV, dP, dQ, dK: 2.5x the forward's FLOPs, FlashAttention-2
     // Sec. 4.1), reading Q, K, V, O, dO and the logsumexp and writing dQ, dK, dV.
-    const double q = tokens * h / t * e, k_v = 2 * tokens * kv / t * e;
+    const double q = tokens * QkWidth(m) / t * e;
+    const double k_v = tokens * (m.kv_lora_rank > 0 ? QkWidth(m) + VWidth(m) : 2 * kv) / t * e;
     const double logsumexp = 4 * b * (a / t) * seq;
     c.core_fwd_s = core.AttentionSeconds(scores + av, q + k_v + q + logsumexp);
     flash_bwd_s = core.AttentionSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
@@ -67,7 +138,8 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   }
   c.attn_fwd_s =
       cm.MemorySeconds(norm) + qkv_s + c.core_fwd_s + proj_s + cm.MemorySeconds(residual);
-  c.mlp_fwd_s = cm.MemorySeconds(norm) + mlp_s + cm.MemorySeconds(act) + cm.MemorySeconds(residual);
+  c.mlp_fwd_s = cm.MemorySeconds(norm) + mlp_s + cm.MemorySeconds(act) +
+                cm.MemorySeconds(residual) + (moe ? 2 * cm.MemorySeconds(permute) : 0);
   // Backward: input and weight gradients, each a GEMM the size of the forward one.
   c.attn_bwd_s = s.training.flash_attention
                      ? cm.MemorySeconds(2 * norm) + 2 * (qkv_s + proj_s) + flash_bwd_s +
@@ -75,15 +147,19 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
                      : cm.MemorySeconds(2 * norm) +
                            2 * (qkv_s + core_gemm_s(scores) + core_gemm_s(av) + proj_s) +
                            cm.MemorySeconds(2 * softmax + 2 * residual);
-  c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * mlp_s + cm.MemorySeconds(2 * act + 2 * residual);
+  c.mlp_bwd_s = cm.MemorySeconds(2 * norm) + 2 * mlp_s + cm.MemorySeconds(2 * act + 2 * residual) +
+                (moe ? 2 * cm.MemorySeconds(permute) : 0);
   if (s.training.precision == Precision::kFp8) {
     // FP8 linear layers quantize their 16-bit activations in memory-bound kernels (Transformer
     // Engine; torchao float8): forward each GEMM's input (read 2 bytes, write 1; the amax of the
     // scaling is fused into the cast), backward the output gradient the same way and the fp8
     // input transposed for the weight-gradient GEMM (read 1, write 1). Weights are cast once per
     // step (Transformer Engine caches them across microbatches), so not counted here.
-    const double attn_in = tokens * (h + h / t), mlp_in = tokens * (h + f / t);
-    const double attn_out = tokens * ((h + 2 * kv) / t + h), mlp_out = tokens * (up / t + h);
+    double qkv_in = 0, qkv_out = 0;  // elements per token into and out of the QKV GEMMs
+    for (const GemmDims& g : attn_in) qkv_in += g.k, qkv_out += g.n;
+    const double rows = mlp_shape.rows;
+    const double attn_in = tokens * (qkv_in + VWidth(m) / t), mlp_in = rows * (h + f / t);
+    const double attn_out = tokens * (qkv_out + h), mlp_out = rows * (up / t + h);
     c.attn_fwd_s += cm.MemorySeconds(3 * attn_in);
     c.mlp_fwd_s += cm.MemorySeconds(3 * mlp_in);
     c.attn_bwd_s += cm.MemorySeconds(3 * attn_out + 2 * attn_in);
@@ -91,7 +167,11 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm) {
   }
   c.attn_in_gemm_s = qkv_s;
   c.attn_out_gemm_s = proj_s;
-  const double up_share = up / (up + f);  // the MLP's GEMMs are timed as one (GemmSeconds)
+  // The MLP's GEMMs are timed as one (GemmSeconds): split by FLOPs (the router
+  // goes with the up projections).
+  const double up_share =
+      moe ? (mlp_shape.router_flops + (mlp - mlp_shape.router_flops) * up / (up + f)) / mlp
+          : up / (up + f);
   c.mlp_in_gemm_s = mlp_s * up_share;
   c.mlp_out_gemm_s = mlp_s * (1 - up_share);
   // torchtitan's op-level policy keeps the outputs of SDPA and of every other matmul of a
@@ -310,7 +390,9 @@ struct StageModel {
   double logits_fwd_s = 0, logits_bwd_s = 0;  // last stage: output layer and loss
   double p2p_bytes = 0;
   double activation_bytes = 0;  // one layer's stored activations, one microbatch (offload)
-  LayerCost layer;              // transformer only
+  LayerCost layer;              // transformer only: a dense layer,
+  LayerCost moe_layer;          // and an MoE one (ModelSpec::experts)
+  std::vector<bool> moe;        // per layer of the stage: an MoE layer
   bool transformer = true;
   double optimizer_s = 0;               // on the GPU
   double host_optimizer_s = 0;          // with offload_optimizer: on the node's CPU
@@ -326,6 +408,7 @@ struct StageModel {
     if (l == layers - 1) bytes += head_grad_bytes;
     return bytes;
   }
+  const LayerCost& Cost(int l) const { return moe[l] ? moe_layer : layer; }
   // Parameter offload: bytes of this GPU's shard of unit l that cross PCIe,
   // in (weights before each gather) and out (gradients after each reduce-scatter).
   double HostShardBytes(int l) const { return UnitBytes(l) * host_shard_per_unit_byte; }
@@ -549,7 +632,7 @@ void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p
   for (int l = first; l < last; ++l) {
     traffic.BeforeForward(l, first, last);
     if (sm.transformer) {
-      ForwardBlocks(em, s, OpPhase::kForward, mb, sm.layer);
+      ForwardBlocks(em, s, OpPhase::kForward, mb, sm.Cost(l));
     } else {
       em.Compute(OpPhase::kForward, mb, sm.fwd_s[l]);
     }
@@ -578,14 +661,15 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& 
   for (int l = last - 1; l >= first; --l) {
     traffic.BeforeBackward(l, first, last);
     if (sm.transformer) {
+      const LayerCost& c = sm.Cost(l);
       if (RecomputesLayer(s.training, l)) {
-        ForwardBlocks(em, s, OpPhase::kRecompute, mb, sm.layer);
+        ForwardBlocks(em, s, OpPhase::kRecompute, mb, c);
       } else if (s.training.recompute == Recompute::kSelective) {
-        em.Compute(OpPhase::kRecompute, mb, sm.layer.selective_recompute_s);
+        em.Compute(OpPhase::kRecompute, mb, c.selective_recompute_s);
       } else if (s.training.recompute == Recompute::kSelectiveOp) {
-        em.Compute(OpPhase::kRecompute, mb, sm.layer.op_recompute_s);
+        em.Compute(OpPhase::kRecompute, mb, c.op_recompute_s);
       }
-      BackwardBlocks(em, s, mb, sm.layer);
+      BackwardBlocks(em, s, mb, c);
     } else {
       em.Compute(OpPhase::kBackward, mb, sm.bwd_s[l]);
     }
@@ -648,8 +732,10 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     auto [first, last] = StageLayers(m.layers, s.parallel.pp, stage);
     sm.layers = last - first;
     sm.layer = TransformerLayerCost(s, cm);
+    if (m.experts > 0) sm.moe_layer = TransformerLayerCost(s, cm, true);
     for (int l = first; l < last; ++l) {
-      sm.layer_grad_bytes.push_back(LayerParameterCount(m) / t * gb);
+      sm.moe.push_back(IsMoeLayer(m, l));
+      sm.layer_grad_bytes.push_back(LayerParameterCount(m, l) / t * gb);
     }
     const double tokens = b * m.seq_len;
     if (stage == 0) {
@@ -666,8 +752,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     // Parameters outside the layers, placed as the memory model places them:
     // the embedding on the first stage, the output head on the last. Their
     // gradients join the buckets when ready; with one stage, all at the end.
-    const double outside =
-        StageParameterCount(s, stage) - (last - first) * LayerParameterCount(m) / t;
+    const double outside = StageParameterCount(s, stage) - LayersParameterCount(m, first, last) / t;
     (stage == 0 ? sm.embed_grad_bytes : sm.head_grad_bytes) = outside * gb;
     sm.p2p_bytes = TransformerP2pBytes(s);
   } else {
@@ -696,7 +781,8 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   if (s.training.offload_params) {
     sm.host_shard_per_unit_byte = kHostShardBytesPerParam / gb / std::max(1, s.shard_degree());
   }
-  sm.activation_bytes = LayerActivationBytes(s, sm.layers);
+  sm.activation_bytes = LayerActivationBytes(
+      s, sm.layers, static_cast<int>(std::count(sm.moe.begin(), sm.moe.end(), true)));
   return sm;
 }
 
@@ -807,7 +893,7 @@ double ComputeModel::KernelSeconds(double flops, double efficiency) const {
   return params_.kernel_overhead_s + flops / (efficiency * peak_flops_);
 }
 
-double ComputeModel::GemmSeconds(std::initializer_list<GemmDims> gemms) const {
+double ComputeModel::GemmSeconds(const std::vector<GemmDims>& gemms) const {
   double total_flops = 0, seconds = 0;
   for (const GemmDims& g : gemms) {
     const double flops = 2 * g.m * g.n * g.k;
@@ -947,7 +1033,7 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
   if (m.kind == ModelKind::kTransformer) {
     const double seq = m.seq_len, h = m.hidden;
     const double logits = 2 * seq * h * m.vocab * prog.samples;
-    const double scores = 2 * seq * seq * h * m.layers * prog.samples;  // QK^T of every layer
+    const double scores = 2 * seq * seq * QkWidth(m) * m.layers * prog.samples;  // QK^T, all
     const bool flash = s.training.flash_attention;
     if (s.training.recompute == Recompute::kFull) {  // the layers' forward, not the logits'
       int recomputed = 0;

@@ -40,7 +40,7 @@ class ComputeModel {
   // The weight GEMMs of one block. With a profile: each at the measured rate
   // of its exact shape, else at the table's rate for its FLOPs. Without one:
   // GemmSeconds of their total FLOPs (the model counts a block as one kernel).
-  double GemmSeconds(std::initializer_list<GemmDims> gemms) const;
+  double GemmSeconds(const std::vector<GemmDims>& gemms) const;
   double MemorySeconds(double bytes) const;
   // A fused attention kernel (flash attention) that does `flops` of matrix
   // work and moves `bytes` to and from device memory: the slower of its compute
@@ -115,7 +115,9 @@ struct LayerCost {
   // Parts of attn_fwd_s / mlp_fwd_s; the windows of parallel.tp_overlap.
   double attn_in_gemm_s = 0, attn_out_gemm_s = 0, mlp_in_gemm_s = 0, mlp_out_gemm_s = 0;
 };
-LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm);
+// `moe`: of an MoE layer (ModelSpec::experts), whose MLP is the router and the
+// experts (all of them on this GPU: no expert parallelism).
+LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool moe = false);
 
 // Bytes one GPU sends to the next pipeline stage per microbatch (a
 // transformer's activation; 1/tp of it with parallel.pp_scatter_gather).

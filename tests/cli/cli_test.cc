@@ -145,9 +145,12 @@ TEST_F(CliTest, ModelsListsThePresets) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   std::set<std::string> names = FirstColumn(r.out);
-  for (const char* model : {"gpt3-175b", "llama2-70b", "bert-large", "resnet50"}) {
+  for (const char* model : {"gpt3-175b", "llama2-70b", "bert-large", "resnet50", "llama3.1-405b",
+                            "mixtral-8x7b", "deepseek-v3"}) {
     EXPECT_TRUE(names.count(model)) << model << " missing from:\n" << r.out;
   }
+  // Experts (routed / per token + shared), total and active parameters.
+  EXPECT_NE(r.out.find("256/8+1     671026419200      36625618432"), std::string::npos) << r.out;
 }
 
 TEST_F(CliTest, CatalogListShowsEveryAwsTypeAndTheDgx) {

@@ -141,6 +141,20 @@ TEST(ErrorBands, AModelKindNeverMeasuredWithTheStrategyWidens) {
   EXPECT_EQ(layer_list, 11);
 }
 
+// A mixture of experts is a model kind of its own: the corpus's dense measurements do not
+// judge it, so its band widens and says why.
+TEST(ErrorBands, MixturesOfExpertsAreTheirOwnKind) {
+  Expected<Scenario> s = ParseScenario(
+      R"({"model": {"preset": "mixtral-8x7b", "seq_len": 4096}, "training": {"global_batch": 64},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 4}, "parallel": {"tp": 8, "pp": 2}})",
+      "x.json", test::BuiltinCatalog());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const BandKey key = BandKeyOf(*s);
+  EXPECT_EQ(key.model, "mixture-of-experts");
+  EXPECT_EQ(BandFor(Eleven(), key).note,
+            "no published measurement of tp-pp of a mixture-of-experts model on A100");
+}
+
 TEST(ErrorBands, TheFileRoundTripsByteForByte) {
   ErrorBands b = Eleven();
   b.generated_by = "accuracy --write-bands x";
@@ -172,7 +186,8 @@ TEST(ErrorBands, BadFilesNameTheFieldAndPosition) {
       {R"({"version": 1, "generated_by": "", "corpus_fingerprint": "", "samples": [
   {"id": "a", "source": "s", "strategy": "dp", "gpu": "A100", "precision": "16-bit",
    "gpus": 8, "model": "cnn", "log_error": 0}]})",
-       "b.json:3:24: samples[0].model: expected one of transformer, layer list, got \"cnn\""},
+       "b.json:3:24: samples[0].model: expected one of transformer, layer list, "
+       "mixture-of-experts, got \"cnn\""},
   };
   for (const auto& c : cases) {
     Expected<ErrorBands> b = ParseErrorBands(c.text, "b.json");

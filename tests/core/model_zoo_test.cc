@@ -53,6 +53,15 @@ const PublishedCount kPublished[] = {
     {"llama2-7b", 6738415616, 0},  // exact Hugging Face checkpoint counts
     {"llama2-13b", 13015864320, 0},
     {"llama2-70b", 68976648192, 0},
+    // Exact counts of the Hugging Face checkpoints' safetensors indexes.
+    {"llama3-8b", 8030261248, 0},
+    {"llama3-70b", 70553706496, 0},
+    {"llama3.1-405b", 405853388800, 0},
+    {"llama3.1-8b-128k", 8030261248, 0},
+    {"mixtral-8x7b", 46702792704, 0},
+    {"mixtral-8x22b", 140630071296, 0},
+    {"deepseek-v3", 671026419200, 0},  // the main model, without multi-token prediction
+    {"deepseek-v3-128k", 671026419200, 0},
     {"bert-large", 340e6, kBertTolerance},
     {"resnet50", 25557032, 0},  // torchvision.models.resnet50, exact
 };
@@ -77,10 +86,12 @@ TEST(ModelZooTest, EveryPresetIsCheckedAndCited) {
 TEST(ModelZooTest, FixedOrder) {
   std::vector<std::string> names;
   for (const ModelSpec& m : ModelZoo()) names.push_back(m.name);
-  const std::vector<std::string> expected = {"gpt-1.7b",   "gpt-3.6b",   "gpt-7.5b",   "gpt-18.4b",
-                                             "gpt-39.1b",  "gpt-76.1b",  "gpt-145.6b", "gpt-310.1b",
-                                             "gpt-529.6b", "gpt-1t",     "gpt3-175b",  "llama2-7b",
-                                             "llama2-13b", "llama2-70b", "bert-large", "resnet50"};
+  const std::vector<std::string> expected = {
+      "gpt-1.7b",    "gpt-3.6b",         "gpt-7.5b",         "gpt-18.4b",    "gpt-39.1b",
+      "gpt-76.1b",   "gpt-145.6b",       "gpt-310.1b",       "gpt-529.6b",   "gpt-1t",
+      "gpt3-175b",   "llama2-7b",        "llama2-13b",       "llama2-70b",   "llama3-8b",
+      "llama3-70b",  "llama3.1-405b",    "llama3.1-8b-128k", "mixtral-8x7b", "mixtral-8x22b",
+      "deepseek-v3", "deepseek-v3-128k", "bert-large",       "resnet50"};
   EXPECT_EQ(names, expected);
 }
 
@@ -133,7 +144,7 @@ ModelSpec TinyLlama() {
 TEST(ModelSpecTest, TinyModelCountedByHand) {
   const ModelSpec m = TinyLlama();
   // Q 64 + K 32 + V 32 + O 64, MLP 3*8*16 = 384, two RMSNorms 16.
-  EXPECT_EQ(LayerParameterCount(m), 592);
+  EXPECT_EQ(LayerParameterCount(m, 0), 592);
   EXPECT_EQ(EmbeddingParameterCount(m), 160);       // embedding 80 + output head 80
   EXPECT_EQ(ParameterCount(m), 2 * 592 + 160 + 8);  // + final RMSNorm
   // Per layer: QKV 2*4*8*(8+8) = 1024, scores 256, AV 256, projection 512,
@@ -147,7 +158,7 @@ TEST(ModelSpecTest, BiasesAndLearnedPositionsCounted) {
   m.bias = true;  // + Q 8, K 4, V 4, O 8, gate 16, up 16, down 8; norms become LayerNorm
   m.learned_positions = true;  // + 4*8
   m.tied_embeddings = true;    // - 80
-  EXPECT_EQ(LayerParameterCount(m), 592 + 64 + 16);
+  EXPECT_EQ(LayerParameterCount(m, 0), 592 + 64 + 16);
   EXPECT_EQ(ParameterCount(m), 2 * (592 + 64 + 16) + 80 + 32 + 16);
 }
 
@@ -160,6 +171,41 @@ TEST(ModelSpecTest, GroupedQueryAttentionReducesParamsAndFlops) {
   EXPECT_EQ(ParameterCount(mha) - ParameterCount(gqa), saved);
   // Each K/V parameter saved is one multiply-add per token: 2 FLOPs x 4096 tokens.
   EXPECT_EQ(ForwardFlopsPerSample(mha) - ForwardFlopsPerSample(gqa), 2.0 * 4096 * saved);
+}
+
+// Active parameters, as the model cards state them: Mixtral 8x7B "13B active parameters"
+// (Jiang et al., Sec. 2.1: 12.9B with the input embedding, which this count leaves out);
+// DeepSeek-V3 "37B activated for each token" (arXiv:2412.19437, abstract).
+TEST(ModelSpecTest, ActiveParametersOfMixtureOfExperts) {
+  const ModelSpec& mixtral = Preset("mixtral-8x7b");
+  // Per layer: attention 41,943,040 + router 32,768 + 2 experts of 176,160,768 + norms 8,192;
+  // 32 layers, the output head 131,072,000 and the final norm 4,096.
+  EXPECT_EQ(ActiveParameterCount(mixtral), 32.0 * 394305536 + 131072000 + 4096);
+  EXPECT_NEAR(ActiveParameterCount(mixtral) + 131072000, 12.9e9, 0.05e9);
+  EXPECT_NEAR(ActiveParameterCount(Preset("deepseek-v3")), 37e9, 0.5e9);
+  EXPECT_EQ(ActiveParameterCount(Preset("llama3-8b")), ParameterCount(Preset("llama3-8b")));
+  // 3 dense layers then 58 MoE layers.
+  const ModelSpec& ds = Preset("deepseek-v3");
+  EXPECT_EQ(MoeLayerCount(ds, 0, ds.layers), 58);
+  EXPECT_FALSE(IsMoeLayer(ds, 2));
+  EXPECT_TRUE(IsMoeLayer(ds, 3));
+}
+
+// Forward FLOPs of an MoE layer: a token goes through the router and its top-k experts
+// (2 FLOPs per parameter), not through every expert.
+TEST(ModelSpecTest, MoeForwardFlopsCountTheExpertsATokenVisits) {
+  ModelSpec moe = TinyLlama();
+  moe.experts = 4;
+  moe.experts_per_token = 2;
+  moe.expert_ffn_hidden = 8;
+  // Per MoE layer and token: router 8*4 = 32, two experts of 3*8*8 = 192 each, so the
+  // MLP's 2*(32 + 384) = 832 FLOPs per token against the dense 2*384 = 768.
+  EXPECT_EQ(ForwardFlopsPerSample(moe) - ForwardFlopsPerSample(TinyLlama()), 2 * 4 * (832.0 - 768));
+  // Parameters: router 32 + four experts of 192 = 800 per layer against 384.
+  EXPECT_EQ(ParameterCount(moe) - ParameterCount(TinyLlama()), 2 * (800.0 - 384));
+  moe.moe_every = 2;  // layers 0 only
+  EXPECT_EQ(ParameterCount(moe) - ParameterCount(TinyLlama()), 800.0 - 384);
+  EXPECT_EQ(LayerParameterCount(moe, 0) - LayerParameterCount(moe, 1), 800.0 - 384);
 }
 
 TEST(ModelSpecTest, BertLargeMatchesBertModelWithoutPooler) {

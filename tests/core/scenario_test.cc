@@ -265,7 +265,7 @@ std::vector<FailCase> ModelCases() {
       {"unknown field in the preset form",
        Doc(R"({"preset": "llama2-70b", "mlp": "gelu"})", kBatch1536, kP4dX128),
        "x.json:1:36: unknown field model.mlp (known: preset, layers, hidden, heads, kv_heads, "
-       "ffn_hidden, seq_len, vocab)"},
+       "ffn_hidden, seq_len, vocab, capacity_factor)"},
       {"dimension override on a layer-list preset",
        Doc(R"({"preset": "resnet50", "layers": 3})", kBatch1536, kP3),
        "x.json:1:44: model.layers: resnet50 is a layer-list model; only transformer presets take "
@@ -273,7 +273,30 @@ std::vector<FailCase> ModelCases() {
       {"unknown field in the explicit form", Doc(Explicit(R"(, "depth": 3)"), "{}", kP4d),
        "x.json:1:86: unknown field model.depth (known: layers, hidden, heads, kv_heads, "
        "ffn_hidden, seq_len, vocab, name, mlp, bias, tied_embeddings, learned_positions, "
-       "token_types)"},
+       "token_types, experts, experts_per_token, expert_ffn_hidden, shared_experts, moe_every, "
+       "dense_layers, q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, "
+       "capacity_factor, router_bias)"},
+      {"top-k above the expert count",
+       Doc(Explicit(R"(, "experts": 8, "experts_per_token": 9)"), "{}", kP4d),
+       "x.json:1:121: model.experts_per_token = 9 exceeds model.experts = 8"},
+      {"experts without top-k", Doc(Explicit(R"(, "experts": 8)"), "{}", kP4d),
+       "x.json:1:97: model.experts: needs model.experts_per_token (the experts each token goes "
+       "through, top-k)"},
+      {"an expert field on a dense model",
+       Doc(Explicit(R"(, "capacity_factor": 1.25)"), "{}", kP4d),
+       "x.json:1:105: model.capacity_factor: only for a mixture of experts (give model.experts)"},
+      {"negative capacity factor",
+       Doc(R"({"preset": "mixtral-8x7b", "capacity_factor": -1})", kBatch1536, kP4dX128),
+       "x.json:1:57: model.capacity_factor: expected a number >= 0, got -1"},
+      {"no MoE layer left",
+       Doc(Explicit(R"(, "experts": 8, "experts_per_token": 2, "dense_layers": 16)"), "{}", kP4d),
+       "x.json:1:140: model.dense_layers = 16 leaves no MoE layer of the 16 layers"},
+      {"MLA without its head sizes", Doc(Explicit(R"(, "kv_lora_rank": 16)"), "{}", kP4d),
+       "x.json:1:102: model.kv_lora_rank: needs model.qk_nope_head_dim, model.qk_rope_head_dim "
+       "and model.v_head_dim"},
+      {"an MLA field without MLA", Doc(Explicit(R"(, "v_head_dim": 16)"), "{}", kP4d),
+       "x.json:1:100: model.v_head_dim: only for multi-head latent attention (give "
+       "model.kv_lora_rank)"},
       {"missing dimension",
        Doc(R"({"layers": 2, "hidden": 64, "heads": 4, "seq_len": 8})", "{}", kP4d),
        "x.json:1:11: missing required field model.vocab"},

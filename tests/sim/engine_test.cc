@@ -642,7 +642,7 @@ TEST(EngineTest, ParameterOffloadExposesTheFirstCopyOfEachPass) {
   EXPECT_TRUE(r.names.at(kTrackHostCopy).count("gradient shard to host"));
   const double rate = s.instance.pcie_GBps_per_dir * 1e9 / 2;
   auto copy = [&](double params) { return params * 4 / rate; };
-  const double layer = LayerParameterCount(s.model) / 8;
+  const double layer = LayerParameterCount(s.model, 0) / 8;
   const double unit0 = StageParameterCount(s, 0) - layer;
   Expected<ComputeModel> cm = MakeComputeModel(s, ModelParams());
   ASSERT_TRUE(cm.ok());

@@ -359,7 +359,7 @@ TEST(MemoryModelTest, ZeroThreeShardsWeightsAndHoldsTwoGatheredUnits) {
   const MemoryBreakdown three = ComputeMemory(s);
   ASSERT_EQ(three.worst_stage, two.worst_stage);
   const int stage = three.worst_stage;
-  const double layer = LayerParameterCount(s.model) / 8;
+  const double layer = LayerParameterCount(s.model, 0) / 8;
   const double outside = StageParameterCount(s, stage) - 12 * layer;  // 96 layers / pp 8
   const double unit = 2 * (layer + outside);                          // bf16 bytes
   EXPECT_NEAR(three.weights_bytes, two.weights_bytes / 16 + 2 * unit, 1.0);
@@ -428,7 +428,7 @@ TEST(MemoryModelTest, ParameterOffloadMovesTheShardsToTheHost) {
   const MemoryBreakdown par = ComputeMemory(s);
   const double params = StageParameterCount(s, 0);
   const double shard = 2 * params / 128;  // bf16 weights (and gradients) over dp 128
-  const double layer = LayerParameterCount(s.model) / 8;
+  const double layer = LayerParameterCount(s.model, 0) / 8;
   const double unit = 2 * (params - 95 * layer);  // a layer + the embedding and final norm
   EXPECT_NEAR(opt.weights_bytes - par.weights_bytes, shard, 1.0);
   EXPECT_NEAR(opt.gradients_bytes - par.gradients_bytes, shard, 1.0);

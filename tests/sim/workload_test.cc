@@ -206,6 +206,51 @@ TEST(WorkloadTest, OpLevelCheckpointingReRunsTheForwardButTheKeptOutputs) {
   }
 }
 
+// A small MoE model on one p4d node: 4 layers, the first dense, 8 experts of the dense
+// width, top-2, with `extra` model fields.
+Scenario Moe(const std::string& extra, const std::string& parallel = R"("tp": 2, "dp": 4)") {
+  return Parse(R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024,
+      "vocab": 32000, "mlp": "swiglu", "bias": false, "experts": 8, "experts_per_token": 2,
+      "dense_layers": 1)" +
+               extra +
+               R"(}, "training": {"global_batch": 16}, "cluster": {"instance": "p4d.24xlarge"},
+      "parallel": {)" +
+               parallel + "}}");
+}
+
+// An MoE layer's GEMMs: the router (tokens x experts x hidden) and, with every expert as wide
+// as the dense MLP, k times the dense MLP's FLOPs (the experts' rows add up to k x tokens);
+// a capacity factor pads each expert's rows to c times its even share.
+TEST(WorkloadTest, MoeLayersComputeTheRouterAndTheExpertsTokensVisit) {
+  const Scenario s = Moe("");
+  const ComputeModel cm = MakeComputeModel(s, ModelParams()).value();
+  const LayerCost dense = TransformerLayerCost(s, cm), moe = TransformerLayerCost(s, cm, true);
+  const double tokens = 1024, h = 1024, t = 2;
+  const double dense_mlp = 2 * tokens * h * 4096 * 3 / t, router = 2 * tokens * 8 * h;
+  EXPECT_DOUBLE_EQ(moe.fwd_flops - dense.fwd_flops, router + dense_mlp);
+  const LayerCost padded = TransformerLayerCost(Moe(R"(, "capacity_factor": 1.25)"), cm, true);
+  EXPECT_DOUBLE_EQ(padded.fwd_flops - dense.fwd_flops, router + 1.5 * dense_mlp);
+  // The step runs the dense layer once and the MoE layers three times per pass.
+  const StepProgram p = Build(s);
+  const double per_mb = p.stages[0].compute_per_microbatch_s;
+  EXPECT_GT(per_mb, 4 * (dense.attn_fwd_s + dense.mlp_fwd_s + dense.attn_bwd_s + dense.mlp_bwd_s));
+  // Gradients: each layer's own parameters, the MoE layers' with every expert.
+  double dp_bytes = DpBytes(p, CollKind::kAllReduce);
+  EXPECT_NEAR(dp_bytes, ParameterCount(s.model) / t * 2, 1e-6 * dp_bytes);
+}
+
+// MoE layers store the experts' input in expert order and the intermediates of every routed
+// token; a stage of them holds more than a stage of dense layers.
+TEST(WorkloadTest, MoeLayersStoreTheirRoutedTokens) {
+  const Scenario s = Moe("");
+  const double dense = LayerActivationBytes(s, 4, 0), moe = LayerActivationBytes(s, 4, 4);
+  const double sb = 1024, h = 1024, f = 4096, t = 2;
+  // Per MoE layer: 2 sb k h + 4 sb E more outside the TP split; the SwiGLU intermediates
+  // 6 rows f / t at k = 2 rows per token instead of one.
+  EXPECT_DOUBLE_EQ(moe - dense, 2 * sb * 2 * h + 4 * sb * 8 + 6 * sb * f / t);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 4, 2), (dense + moe) / 2);
+}
+
 TEST(WorkloadTest, ZeroThreePrefetchesTheNextLayersWeights) {
   // When the compute stream waits for a layer's gather, the next layer's
   // gather (or, in backward, a reduce-scatter) is already queued behind it,
