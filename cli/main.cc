@@ -175,6 +175,7 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
   row("recompute", b.recompute_s);
   row("optimizer", b.optimizer_s);
   row("tensor-parallel comm", b.tp_comm_s);  // blocking: all of it is exposed
+  if (b.ep_comm_s > 0) row("expert-parallel all-to-all", b.ep_comm_s);  // blocking too
   row("data-parallel comm (exp.)", b.dp_comm_exposed_s);
   row("weight gather (exposed)", b.weight_gather_exposed_s);
   row("offload copies (exposed)", b.offload_exposed_s);

@@ -120,6 +120,12 @@ double LayersParameterCount(const ModelSpec& m, int first, int last) {
   return (last - first - moe) * BlockParams(m, false) + (moe > 0 ? moe * BlockParams(m, true) : 0);
 }
 
+double RoutedExpertParameterCount(const ModelSpec& m, int first, int last) {
+  if (m.kind != ModelKind::kTransformer || m.experts == 0) return 0;
+  return MoeLayerCount(m, first, last) * static_cast<double>(m.experts) *
+         MlpParams(m, ExpertWidth(m));
+}
+
 double EmbeddingParameterCount(const ModelSpec& m) {
   if (m.kind != ModelKind::kTransformer) return 0;
   const double h = static_cast<double>(m.hidden);

@@ -110,6 +110,8 @@ int MoeLayerCount(const ModelSpec& m, int first, int last);
 double LayerParameterCount(const ModelSpec& m, int l);
 // Of blocks [first, last).
 double LayersParameterCount(const ModelSpec& m, int first, int last);
+// The routed experts' part of that (what expert parallelism splits).
+double RoutedExpertParameterCount(const ModelSpec& m, int first, int last);
 // Embedding (+ position table) and output head parameters.
 double EmbeddingParameterCount(const ModelSpec& m);
 // Widths (over all heads) of the attention's queries and keys, and of its

@@ -313,15 +313,15 @@ class ScenarioParser {
 
   Expected<Scenario> Run() {
     using Step = Status (ScenarioParser::*)();
-    for (Step step :
-         {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
-          &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
-          &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
-          &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
-          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
-          &ScenarioParser::CheckInterleaving, &ScenarioParser::CheckDataParallel,
-          &ScenarioParser::CheckShardGroup, &ScenarioParser::CheckOffload,
-          &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
+    for (Step step : {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
+                      &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork,
+                      &ScenarioParser::ReadCluster, &ScenarioParser::CheckPrecision,
+                      &ScenarioParser::ReadParallel, &ScenarioParser::CheckTensorParallel,
+                      &ScenarioParser::CheckPipeline, &ScenarioParser::CheckGpuCount,
+                      &ScenarioParser::CheckBatch, &ScenarioParser::CheckInterleaving,
+                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckShardGroup,
+                      &ScenarioParser::CheckExperts, &ScenarioParser::CheckOffload,
+                      &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);
@@ -382,7 +382,8 @@ class ScenarioParser {
         .Int("input_prefetch_microbatches", &t.input_prefetch_microbatches, 0, kMaxInt)
         .Bool("offload_activations", &t.offload_activations)
         .Bool("offload_optimizer", &t.offload_optimizer)
-        .Bool("offload_params", &t.offload_params);
+        .Bool("offload_params", &t.offload_params)
+        .Double("moe_imbalance", &t.moe_imbalance, 1, kInf);
     if (Status s = FinishRequiring(&r, *training_, {"global_batch"}); !s.ok()) return s;
     if (const JsonValue* scaling = training_->Find("fp8_scaling");
         scaling && t.precision != Precision::kFp8) {
@@ -561,7 +562,8 @@ class ScenarioParser {
         .Int("pp", &p.pp, 1, kMaxParallel)
         .Int("dp", &p.dp, 1, kMaxParallel)
         .Int("zero_stage", &p.zero_stage, 0, 3)
-        .Int("shard_group", &p.shard_group, 1, kMaxParallel);
+        .Int("shard_group", &p.shard_group, 1, kMaxParallel)
+        .Int("ep", &p.ep, 1, kMaxParallel);
     ReadEnum(&r, "schedule", 3, &p.schedule);
     r.Int("virtual_stages", &p.virtual_stages, 1, kMaxParallel);
     ReadEnum(&r, "dp_algorithm", 5, &p.dp_algorithm);
@@ -760,6 +762,47 @@ class ScenarioParser {
       return ErrorAt(file_, given->pos,
                      Cat("parallel.shard_group = ", p.shard_group, " must divide parallel.dp = ",
                          p.dp, " (the data-parallel group is split into equal shard groups)"));
+    }
+    return Status::Ok();
+  }
+
+  // Expert parallelism: a divisor of the experts and of dp; with ZeRO 0 or 1
+  // (Megatron-Core's distributed optimizer), the only combinations modelled.
+  Status CheckExperts() {
+    const ParallelConfig& p = out_.parallel;
+    const ModelSpec& m = out_.model;
+    const JsonValue* imbalance = training_->Find("moe_imbalance");
+    if (imbalance && m.experts == 0) {
+      return ErrorAt(file_, imbalance->pos,
+                     "training.moe_imbalance: only for a mixture-of-experts model (model.experts)");
+    }
+    const JsonValue* given = parallel_->Find("ep");
+    if (!given || p.ep == 1) return Status::Ok();
+    if (m.experts == 0) {
+      return ErrorAt(
+          file_, given->pos,
+          Cat("parallel.ep = ", p.ep, " needs a mixture-of-experts model (model.experts); ", m.name,
+              " is dense"));
+    }
+    if (m.experts % p.ep != 0) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.ep = ", p.ep, " does not divide model.experts = ", m.experts));
+    }
+    if (p.dp % p.ep != 0) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.ep = ", p.ep, " does not divide parallel.dp = ", p.dp,
+                         " (expert-parallel groups are made of data-parallel ranks)"));
+    }
+    if (p.zero_stage >= 2 || p.shard_group > 0) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.ep = ", p.ep, " with parallel.zero_stage ", p.zero_stage,
+                         p.shard_group > 0 ? " and parallel.shard_group" : "",
+                         " is not modelled: expert parallelism takes zero_stage 0 or 1 "
+                         "(Megatron-Core's distributed optimizer)"));
+    }
+    if (p.dp_algorithm == DpAlgorithm::kParameterServer) {
+      return ErrorAt(file_, given->pos,
+                     "parallel.ep is not modelled with parameter servers (parallel.dp_algorithm)");
     }
     return Status::Ok();
   }

@@ -93,6 +93,11 @@ struct TrainingConfig {
   // reduce-scatter. Needs zero_stage 3; implies offload_optimizer (the step
   // runs on the CPU, where the parameters are).
   bool offload_params = false;
+  // Mixture of experts with expert parallelism: the routed tokens of the
+  // busiest expert-parallel rank over the mean (>= 1; 1 = even). It scales
+  // that rank's expert compute and all-to-all traffic, which the others wait
+  // for. Not a sourced default: give your router's measured figure.
+  double moe_imbalance = 1.0;
 };
 
 // A slower node or GPU: its compute takes `slowdown` times as long.
@@ -134,6 +139,12 @@ struct ParallelConfig {
   // shard_group groups, whose gradients are all-reduced. 0 = the whole DP
   // group (plain ZeRO; the default). Read it through Scenario::shard_degree().
   int shard_group = 0;
+  // Expert parallelism (Megatron-Core's expert_model_parallel_size): the
+  // experts of each MoE layer are split over groups of `ep` consecutive DP
+  // ranks, which exchange tokens by all-to-all; expert gradients are reduced
+  // over the dp / ep ranks that hold the same experts. 1 = every GPU holds
+  // every expert.
+  int ep = 1;
   Schedule schedule = Schedule::k1F1B;
   int virtual_stages = 1;
   DpAlgorithm dp_algorithm = DpAlgorithm::kAuto;

@@ -102,6 +102,22 @@ double AllReduceSeconds(const Links& l, const Group& g, int gpus_per_node, doubl
   return std::min(ring, latency + bytes * (g.n + 1) / g.n / l.nvls_Bps);
 }
 
+// All-to-all (sim/collectives.cc AllToAll): every member sends bytes / n to each
+// other member at once, in one latency step. Inside a node that is (n - 1) / n of
+// the bytes through each GPU's link; across nodes the node's NICs carry what its
+// GPUs send to other nodes, (n - per_node) / n of each one's bytes.
+double AllToAllSeconds(const Links& l, const Group& g, int gpus_per_node, double bytes) {
+  if (g.n <= 1 || bytes <= 0) return 0;
+  const int local_members = std::min(g.n, g.per_node);
+  double seconds = bytes * (local_members - 1.0) / g.n / l.intra_Bps;
+  if (g.nodes() > 1) {
+    const double node_bytes = gpus_per_node * bytes * (g.n - local_members) / g.n;
+    seconds = std::max(seconds, node_bytes / l.node_net_Bps);
+  }
+  const Links::Latency& lat = g.nodes() > 1 ? l.cross : l.local;
+  return lat.base_s + (g.nodes() > 1 ? lat.inter_s : lat.intra_s) + seconds;
+}
+
 // Layers of stage `stage` (the first n % pp stages take one more).
 int StageLayerCount(int n, int pp, int stage) { return n / pp + (stage < n % pp ? 1 : 0); }
 
@@ -164,6 +180,10 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // With tp_overlap, what a layer's collectives add beyond the GEMMs they are pipelined
   // with, per forward and per backward pass (sim/workload.cc Block; the GEMMs stay in
   // compute; backward pairs each with both gradient GEMMs).
+  // EP: groups of ep consecutive DP ranks, tp ranks apart; two all-to-alls per MoE
+  // layer and pass (dispatch and combine).
+  const Group ep_group{par.ep, std::max(1, std::min(par.ep, gpn / tp)), tp};
+  const double ep_one = AllToAllSeconds(links, ep_group, gpn, f.moe_layer.ep_bytes);
   const bool tp_overlap = tp > 1 && par.tp_overlap;
   auto beyond = [&](const sim::LayerCost& c, double passes) {
     double s = 0;
@@ -203,6 +223,9 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       } else if (tp > 1) {  // two blocks (attention, MLP) per pass
         mb.tp_s = 2 * (forward_passes + layers) * tp_block;
       }
+      // EP: two all-to-alls per MoE layer and pass, forward and backward; recomputed
+      // layers exchange their tokens again, in proportion.
+      mb.tp_s += 2 * ep_one * moe * (2.0 + static_cast<double>(recomputed) / layers);
       if (stage == 0) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
       if (stage == pp - 1) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;
     } else {

@@ -78,6 +78,7 @@ json BreakdownJson(const sim::Breakdown& b) {
               {"recompute_s", b.recompute_s},
               {"optimizer_s", b.optimizer_s},
               {"tp_comm_s", b.tp_comm_s},
+              {"ep_comm_s", b.ep_comm_s},
               {"dp_comm_exposed_s", b.dp_comm_exposed_s},
               {"weight_gather_exposed_s", b.weight_gather_exposed_s},
               {"pp_comm_exposed_s", b.pp_comm_exposed_s},

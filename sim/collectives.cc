@@ -235,6 +235,23 @@ void Hierarchical(const Platform& platform, const ModelParams& params, const Col
 // no ring steps. Simulated as that traffic: each member sends it to the next
 // member (its own link out, the next member's link in), scaled by
 // platform.nvls_traffic_scale (the links run at the NVLink efficiency).
+// Member `me` sends bytes / n to every other member and receives as much from
+// each, all at once (its own share stays on the GPU).
+void AllToAll(const CollectiveCall& call, int me) {
+  const int n = static_cast<int>(call.group.size());
+  const double piece = call.bytes / n;
+  std::vector<sg4::CommPtr> comms;
+  std::vector<int*> received(n, nullptr);
+  for (int j = 0; j < n; ++j) {
+    if (j == me) continue;
+    comms.push_back(
+        Box(call.tag, "a2a" + std::to_string(me), call.group[j])->put_async(&kPayload, piece));
+    comms.push_back(
+        Box(call.tag, "a2a" + std::to_string(j), call.group[me])->get_async<int>(&received[j]));
+  }
+  sg4::Comm::wait_all(comms);
+}
+
 void Nvls(const Platform& platform, const CollectiveCall& call, int me) {
   const int n = static_cast<int>(call.group.size());
   const double bytes = call.bytes * (n + 1) / n * platform.nvls_traffic_scale;
@@ -299,6 +316,8 @@ const char* ToString(CollKind k) {
       return "all_gather";
     case CollKind::kSendRecv:
       return "send_recv";
+    case CollKind::kAllToAll:
+      return "all_to_all";
   }
   return "?";
 }
@@ -430,7 +449,9 @@ double ProtocolLatency(const Platform& platform, const ModelParams& params,
   const double intra = params.protocol_intra_step_latency_s;
   const double inter = params.protocol_inter_step_latency_s;
   double steps_latency = 0;
-  if (call.kind == CollKind::kAllReduce && call.algo != CollAlgo::kRing) {
+  if (call.kind == CollKind::kAllToAll) {  // one step: every pair at once
+    steps_latency = nodes > 1 ? inter : intra;
+  } else if (call.kind == CollKind::kAllReduce && call.algo != CollAlgo::kRing) {
     int log2_nodes = 0;
     while ((1 << log2_nodes) < nodes) ++log2_nodes;
     steps_latency = 2 * ((n / nodes - 1) * intra + log2_nodes * inter);
@@ -473,6 +494,8 @@ void RunAlgorithm(const Platform& platform, const ModelParams& params, const Col
     case CollKind::kReduceScatter:
     case CollKind::kAllGather:
       return Ring(platform, params, call, me, 1, call.bytes);
+    case CollKind::kAllToAll:
+      return AllToAll(call, me);
     case CollKind::kSendRecv:
       return;
   }

@@ -16,7 +16,9 @@
 
 namespace trainsim::sim {
 
-enum class CollKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv };
+// kAllToAll: every member sends bytes / n to each member (expert parallelism's token
+// dispatch and combine; NCCL runs it as n - 1 concurrent sends and receives).
+enum class CollKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv, kAllToAll };
 enum class CollAlgo { kRing, kTree, kHierarchical, kParameterServer, kNvls };
 
 const char* ToString(CollKind k);

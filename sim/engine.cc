@@ -23,8 +23,15 @@ constexpr double kNeverDone = 1e30;
 struct Layout {
   int tp = 1, dp = 1, pp = 1;
   int shard = 1;  // DP ranks per shard group (dp without hybrid sharding)
+  int ep = 1;     // DP ranks per expert-parallel group
   // DP ranks whose collectives kReduced measures: all, or the fold's (sim/fold.h).
   int measured = 1;
+  // The expert-parallel group of DP rank d: ep consecutive DP ranks.
+  std::vector<int> EpGroup(int stage, int d, int t) const {
+    std::vector<int> g;
+    for (int k = d - d % ep; k < d - d % ep + ep; ++k) g.push_back(Rank(stage, k, t));
+    return g;
+  }
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
   // The stage a message in `dir` goes to (0 forward, 1 backward); it wraps
   // around for the interleaved schedule's chunk-to-chunk messages.
@@ -44,12 +51,14 @@ struct Layout {
     } else if (group == DpGroup::kShard) {
       for (int k = d - d % shard; k < d - d % shard + shard; ++k) ranks.push_back(k);
     } else {
-      for (int k = d % shard; k < dp; k += shard) ranks.push_back(k);
+      const int stride = group == DpGroup::kExpertData ? ep : shard;
+      for (int k = d % stride; k < dp; k += stride) ranks.push_back(k);
     }
     return ranks;
   }
   // d's place in that group (its member index in the collective).
   int DpMember(DpGroup group, int d) const {
+    if (group == DpGroup::kExpertData) return d / ep;
     return group == DpGroup::kWhole ? d : group == DpGroup::kShard ? d % shard : d / shard;
   }
   // One DP rank of every group of `group`'s kind (the groups of one TP rank
@@ -60,7 +69,8 @@ struct Layout {
     if (group == DpGroup::kShard) {
       for (int d = 0; d < measured; d += shard) leads.push_back(d);
     } else {
-      for (int d = 0; d < shard; ++d) leads.push_back(d);
+      const int stride = group == DpGroup::kExpertData ? ep : shard;
+      for (int d = 0; d < stride; ++d) leads.push_back(d);
     }
     return leads;
   }
@@ -89,7 +99,7 @@ CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
 }
 
 // What a cached duration is of.
-enum class Channel { kTp, kDp, kPipe, kToHost, kFromHost };
+enum class Channel { kTp, kEp, kDp, kPipe, kToHost, kFromHost };
 
 Channel HostChannel(int stream) {
   return stream == kToHostStream ? Channel::kToHost : Channel::kFromHost;
@@ -164,7 +174,10 @@ CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout&
                       const AsyncItem& c, CollAlgo algo, int stage, int t, int d) {
   std::string name = "dp" + std::to_string(stage) + "_" + std::to_string(t);
   if (c.group != DpGroup::kWhole) {
-    name += (c.group == DpGroup::kShard ? "_s" : "_r") + std::to_string(L.DpRanks(c.group, d)[0]);
+    name += (c.group == DpGroup::kShard        ? "_s"
+             : c.group == DpGroup::kExpertData ? "_e"
+                                               : "_r") +
+            std::to_string(L.DpRanks(c.group, d)[0]);
   }
   CollectiveCall call{c.kind, algo, c.bytes, {}, name};
   const std::vector<int> real = L.DpGroupRanks(stage, t, c.group, d);
@@ -270,6 +283,17 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
                            "tp" + std::to_string(d)});
         }
         cache.Put(key, MeasureConcurrent(platform, params, calls));
+      } else if (op.kind == OpKind::kEpColl) {  // every EP group of every TP rank at once
+        const CollKey key{stage, Channel::kEp, static_cast<int>(op.coll), op.bytes};
+        if (cache.Has(key)) continue;
+        std::vector<CollectiveCall> calls;
+        for (int d = 0; d < L.measured; d += L.ep) {
+          for (int t = 0; t < L.tp; ++t) {
+            calls.push_back({op.coll, CollAlgo::kRing, op.bytes, L.EpGroup(stage, d, t),
+                             "ep" + std::to_string(d) + "_" + std::to_string(t)});
+          }
+        }
+        cache.Put(key, MeasureConcurrent(platform, params, calls));
       } else if (op.kind == OpKind::kSend) {
         const CollKey key{stage, Channel::kPipe, op.dir, op.bytes};
         if (cache.Has(key)) continue;
@@ -332,8 +356,8 @@ class StepRun {
           const ModelParams& params, SimMode mode, bool trace, int fold_replicas)
       : s_(s), prog_(prog), platform_(platform), params_(params), mode_(mode), trace_(trace) {
     const bool folded = mode == SimMode::kReduced && fold_replicas > 0;
-    L_ = Layout{s.parallel.tp, s.parallel.dp, s.parallel.pp, s.shard_degree(),
-                folded ? fold_replicas : s.parallel.dp};
+    L_ = Layout{s.parallel.tp,    s.parallel.dp, s.parallel.pp,
+                s.shard_degree(), s.parallel.ep, folded ? fold_replicas : s.parallel.dp};
   }
 
   StepResult Run() {
@@ -433,6 +457,8 @@ class StepRun {
     switch (op.kind) {
       case OpKind::kTpColl:
         return kTrackTp;
+      case OpKind::kEpColl:
+        return kTrackEp;
       case OpKind::kRecv:
       case OpKind::kWait:
       case OpKind::kInputWait:
@@ -503,6 +529,10 @@ class StepRun {
         case OpKind::kCompute:
           Work(op.seconds * g.slowdown);
           Account(g, op, Now() - t0);
+          break;
+        case OpKind::kEpColl:
+          EpCollective(g, op);
+          g.spent.ep_comm_s += Now() - t0;
           break;
         case OpKind::kTpColl: {
           TpCollective(g, op);
@@ -582,6 +612,18 @@ class StepRun {
     CollectiveCall call{op.coll, TpAlgo(platform_, op.coll, group), op.bytes, group,
                         "tp" + std::to_string(g.stage) + "_" + std::to_string(g.d)};
     RunCollectiveMember(platform_, params_, call, g.t);
+  }
+
+  void EpCollective(Gpu& g, const Op& op) {
+    if (mode_ == SimMode::kReduced) {
+      sg4::this_actor::sleep_for(
+          cache_.Get({g.stage, Channel::kEp, static_cast<int>(op.coll), op.bytes}));
+      return;
+    }
+    const std::vector<int> group = L_.EpGroup(g.stage, g.d, g.t);
+    CollectiveCall call{op.coll, CollAlgo::kRing, op.bytes, group,
+                        "ep" + std::to_string(g.stage) + "_" + std::to_string(group[0])};
+    RunCollectiveMember(platform_, params_, call, g.d % L_.ep);
   }
 
   void Receive(Gpu& g, const Op& op) {

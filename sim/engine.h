@@ -38,7 +38,8 @@ enum TraceTrack {
   kTrackWait = 5,          // compute stream waiting: pipeline bubble / messages, DP
   kTrackWeightGather = 6,  // ZeRO / FSDP all-gathers of weights
   kTrackHostCopy = 7,      // offload copies between GPU and host memory
-  kTrackCount = 8
+  kTrackEp = 8,            // expert-parallel all-to-alls (MoE token dispatch and combine)
+  kTrackCount = 9
 };
 
 struct TraceEvent {
@@ -54,6 +55,7 @@ struct Breakdown {
   double recompute_s = 0;  // activation recompute
   double optimizer_s = 0;
   double tp_comm_s = 0;                // TP collectives (blocking: always exposed)
+  double ep_comm_s = 0;                // expert-parallel all-to-alls (blocking as well)
   double dp_comm_exposed_s = 0;        // waiting for gradient reduction (buckets, ZeRO RS)
   double weight_gather_exposed_s = 0;  // waiting for ZeRO / FSDP weight all-gathers
   double offload_exposed_s = 0;        // waiting for copies to / from host memory

@@ -105,6 +105,10 @@ Fold PlanFold(const Scenario& s, SimMode mode, const ModelParams& params,
     f.why_not = "a shard group (parallel.shard_group) crosses a leaf boundary";
     return f;
   }
+  if (s.parallel.ep > 1 && replicas_per_leaf % s.parallel.ep != 0) {
+    f.why_not = "an expert-parallel group (parallel.ep) crosses a leaf boundary";
+    return f;
+  }
   if (kFoldLeaves * per_leaf < kFoldMinNodes) {
     f.why_not = "leaves of " + std::to_string(per_leaf) + " nodes are too small to fold";
     return f;

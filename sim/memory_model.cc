@@ -120,10 +120,11 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   const double f = moe && m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
   // Rows through the MLP: tokens, or with MoE every routed token (padded to the capacity
   // factor) and every shared-expert visit.
-  const double rows =
-      moe ? sb * (m.experts_per_token * (m.capacity_factor > 0 ? m.capacity_factor : 1) +
-                  m.shared_experts)
-          : sb;
+  // With expert parallelism the busiest rank takes moe_imbalance times the mean.
+  const double busiest = s.parallel.ep > 1 ? s.training.moe_imbalance : 1;
+  const double routed =
+      sb * m.experts_per_token * (m.capacity_factor > 0 ? m.capacity_factor : 1) * busiest;
+  const double rows = moe ? routed + sb * m.shared_experts : sb;
   const double sp_divisor = s.training.sequence_parallel ? t : 1;
   if (mode == Recompute::kFull) return 2 * sb * h / sp_divisor;  // the layer input only
   if (mode == Recompute::kSelectiveOp) {
@@ -152,7 +153,7 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
       m.kv_lora_rank > 0 ? 2 * sb * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0;
   // MoE: the experts' input, every routed token's hidden state in expert order (2 sb k h,
   // kept by every TP rank) and the router's fp32 probabilities (4 sb E).
-  const double moe_inputs = moe ? 2 * sb * m.experts_per_token * h + 4 * sb * m.experts : 0;
+  const double moe_inputs = moe ? 2 * routed * h + 4 * sb * m.experts : 0;
   const double split = attention + mlp_inner;
   // Attention scores: softmax output (2as^2b), its dropout mask (as^2b), dropout output
   // (2as^2b). Dropped by selective recompute; never stored with flash attention.
@@ -244,7 +245,13 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
   mem.weights_bytes = params * WeightBytesPerParam(p);
   mem.gradients_bytes = params * WeightBytesPerParam(p);
   mem.optimizer_bytes = params * OptimizerBytesPerParam(s.training.optimizer, p);
-  if (zero >= 1) mem.optimizer_bytes /= shards;
+  if (zero >= 1) {
+    // The routed experts' state is sharded over the dp / ep ranks that hold them.
+    const double experts = StageExpertParameterCount(s, stage);
+    const double expert_shards = std::max(1, s.parallel.dp / s.parallel.ep);
+    mem.optimizer_bytes = ((params - experts) / shards + experts / expert_shards) *
+                          OptimizerBytesPerParam(s.training.optimizer, p);
+  }
   if (zero >= 2) mem.gradients_bytes /= shards;
   if (zero >= 3) {
     // Each GPU keeps its shard; a gathered unit and the prefetched next one
@@ -324,7 +331,17 @@ double StageParameterCount(const Scenario& s, int stage) {
   if (s.model.kind == ModelKind::kLayerList) {
     return LayerListStageParams(s.model, PipelineStages(s), stage);
   }
-  return TransformerStageParams(s.model, TensorParallel(s), PipelineStages(s), stage);
+  // Expert parallelism keeps 1 / ep of the routed experts on each GPU.
+  const double experts = StageExpertParameterCount(s, stage);
+  return TransformerStageParams(s.model, TensorParallel(s), PipelineStages(s), stage) -
+         experts * (s.parallel.ep - 1);
+}
+
+double StageExpertParameterCount(const Scenario& s, int stage) {
+  if (s.model.kind != ModelKind::kTransformer || s.model.experts == 0) return 0;
+  const LayerRange range = StageLayers(s.model.layers, PipelineStages(s), stage);
+  return RoutedExpertParameterCount(s.model, range.first, range.first + range.count) /
+         (TensorParallel(s) * s.parallel.ep);
 }
 
 double InflightMicrobatches(const Scenario& s, int stage) {

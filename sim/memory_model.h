@@ -59,6 +59,9 @@ double InflightMicrobatches(const Scenario& s, int stage);
 // embedding on stage 0 and the output head (or, tied with pp > 1, Megatron's copy of the word
 // embedding) and final norm on the last stage. Layer lists are not split by tp.
 double StageParameterCount(const Scenario& s, int stage);
+// The routed experts' part of it (what expert parallelism splits and the
+// expert-data-parallel group reduces and shards).
+double StageExpertParameterCount(const Scenario& s, int stage);
 
 MemoryBreakdown ComputeMemory(const Scenario& s);
 

@@ -18,6 +18,7 @@ json BreakdownJson(const Breakdown& b) {
               {"recompute_s", b.recompute_s},
               {"optimizer_s", b.optimizer_s},
               {"tp_comm_exposed_s", b.tp_comm_s},
+              {"ep_comm_exposed_s", b.ep_comm_s},
               {"dp_comm_exposed_s", b.dp_comm_exposed_s},
               {"weight_gather_exposed_s", b.weight_gather_exposed_s},
               {"offload_exposed_s", b.offload_exposed_s},
@@ -32,6 +33,7 @@ Breakdown BreakdownFromJson(const json& j) {
   b.recompute_s = j.at("recompute_s");
   b.optimizer_s = j.at("optimizer_s");
   b.tp_comm_s = j.at("tp_comm_exposed_s");
+  b.ep_comm_s = j.at("ep_comm_exposed_s");
   b.dp_comm_exposed_s = j.at("dp_comm_exposed_s");
   b.weight_gather_exposed_s = j.at("weight_gather_exposed_s");
   b.offload_exposed_s = j.at("offload_exposed_s");
@@ -115,9 +117,9 @@ std::optional<StepResult> OnTheLine(const std::vector<StepResult>& runs,
   Breakdown& o = r.breakdown;
   for (auto field :
        {&Breakdown::compute_s, &Breakdown::recompute_s, &Breakdown::optimizer_s,
-        &Breakdown::tp_comm_s, &Breakdown::dp_comm_exposed_s, &Breakdown::weight_gather_exposed_s,
-        &Breakdown::offload_exposed_s, &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s,
-        &Breakdown::data_wait_s}) {
+        &Breakdown::tp_comm_s, &Breakdown::ep_comm_s, &Breakdown::dp_comm_exposed_s,
+        &Breakdown::weight_gather_exposed_s, &Breakdown::offload_exposed_s,
+        &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s, &Breakdown::data_wait_s}) {
     ok = ok && extend(p.*field, q.*field, t.*field, &(o.*field));
   }
   if (!ok) return {};
@@ -286,9 +288,15 @@ json ToJson(const Scenario& s, const SimulationResult& r, const Band* band) {
 }
 
 json TraceJson(const SimulationResult& r) {
-  static const char* kStreams[kTrackCount] = {
-      "compute",         "send activations", "send gradients",         "data parallel",
-      "tensor parallel", "waiting",          "weight gather (ZeRO-3)", "host memory copies"};
+  static const char* kStreams[kTrackCount] = {"compute",
+                                              "send activations",
+                                              "send gradients",
+                                              "data parallel",
+                                              "tensor parallel",
+                                              "waiting",
+                                              "weight gather (ZeRO-3)",
+                                              "host memory copies",
+                                              "expert parallel (all-to-all)"};
   json events = json::array();
   std::map<int, bool> gpus;
   for (const TraceEvent& e : r.step.trace) gpus[e.gpu] = true;

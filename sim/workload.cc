@@ -51,7 +51,9 @@ struct MlpShape {
   double router_flops = 0;
 };
 
-MlpShape MlpGemms(const ModelSpec& m, double tokens, double t, bool moe) {
+MlpShape MlpGemms(const Scenario& s, double tokens, bool moe) {
+  const ModelSpec& m = s.model;
+  const double t = s.parallel.tp, ep = s.parallel.ep;
   const double h = m.hidden, gated = m.mlp == MlpKind::kSwiGlu ? 2 : 1;
   MlpShape shape;
   if (!moe) {
@@ -60,15 +62,20 @@ MlpShape MlpGemms(const ModelSpec& m, double tokens, double t, bool moe) {
     return shape;
   }
   shape.width = m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
+  // With expert parallelism this GPU holds experts / ep experts and computes the tokens
+  // the ep ranks of its group route to them: as many rows in all, on the busiest rank
+  // moe_imbalance times as many.
+  const double busiest = ep > 1 ? s.training.moe_imbalance : 1;
   const double routed =
-      tokens * m.experts_per_token * (m.capacity_factor > 0 ? m.capacity_factor : 1);
-  const double per_expert = routed / m.experts, f = shape.width;
+      tokens * m.experts_per_token * (m.capacity_factor > 0 ? m.capacity_factor : 1) * busiest;
+  const int local = m.experts / s.parallel.ep;
+  const double per_expert = routed / local, f = shape.width;
   shape.rows = routed + tokens * m.shared_experts;
   shape.gemms.push_back({tokens, static_cast<double>(m.experts), h});
   shape.router_flops = Flops({shape.gemms.back()});
-  for (int i = 0; i < m.experts; ++i) shape.gemms.push_back({per_expert, gated * f / t, h});
+  for (int i = 0; i < local; ++i) shape.gemms.push_back({per_expert, gated * f / t, h});
   if (m.shared_experts > 0) shape.gemms.push_back({tokens, m.shared_experts * gated * f / t, h});
-  for (int i = 0; i < m.experts; ++i) shape.gemms.push_back({per_expert, h, f / t});
+  for (int i = 0; i < local; ++i) shape.gemms.push_back({per_expert, h, f / t});
   if (m.shared_experts > 0) shape.gemms.push_back({tokens, h, m.shared_experts * f / t});
   return shape;
 }
@@ -84,7 +91,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   const double tokens = b * seq;
   const std::vector<GemmDims> attn_in = AttentionInGemms(m, tokens, t);
   const GemmDims attn_out{tokens, h, VWidth(m) / t};
-  const MlpShape mlp_shape = MlpGemms(m, tokens, t, moe);
+  const MlpShape mlp_shape = MlpGemms(s, tokens, moe);
   const double f = mlp_shape.width;
   // GEMM FLOPs (2 per multiply-add), this GPU's share under tensor parallelism.
   const double qkv = Flops(attn_in);
@@ -105,6 +112,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   // MoE: tokens are permuted into expert order before the experts and back
   // after (a copy of every routed token's hidden state each way, r+w).
   const double permute = moe ? 2 * tokens * m.experts_per_token * h * e : 0;
+  const double ep = s.parallel.ep;
   // The weight GEMMs' shapes (rows = tokens), as calibrate/plan.cc measures them.
   const double up = f * (m.mlp == MlpKind::kSwiGlu ? 2 : 1);
   const double qkv_s = cm.GemmSeconds(attn_in);
@@ -185,6 +193,13 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   c.fwd_flops = qkv + scores + av + proj + mlp;
   c.core_flops = scores + av;
   c.tp_bytes = tokens * h * e;
+  // Every routed token's hidden state goes to its experts' ranks and comes back (every TP
+  // rank exchanges its copy with the same TP rank of the other EP ranks), padded to the
+  // capacity factor; the busiest rank's share sets the pace.
+  if (moe && ep > 1) {
+    c.ep_bytes = tokens * m.experts_per_token * h * e *
+                 (m.capacity_factor > 0 ? m.capacity_factor : 1) * s.training.moe_imbalance;
+  }
   return c;
 }
 
@@ -285,6 +300,10 @@ class Emitter {
     out_->ops.push_back(Op{OpKind::kTpColl, phase, overlap_s, bytes, kind, 0, mb,
                            std::string("tp ") + ToString(kind)});
   }
+  void Ep(OpPhase phase, int mb, double bytes, const char* what) {
+    out_->ops.push_back(Op{OpKind::kEpColl, phase, 0, bytes, CollKind::kAllToAll, 0, mb,
+                           std::string("ep all_to_all ") + what});
+  }
   void P2p(OpKind kind, int dir, int mb, double bytes) {
     std::string what = dir == 0 ? "activation" : "gradient";
     out_->ops.push_back(Op{kind, OpPhase::kOther, 0, bytes, CollKind::kSendRecv, dir, mb,
@@ -363,11 +382,20 @@ void Block(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds
 // Forward (and recompute) and backward blocks of a layer. Backward runs each GEMM twice
 // (input and weight gradients) in reverse: the all-gather of the output gradient comes
 // before the last GEMM's backward, the reduce-scatter after the first's.
+// An MoE layer's two all-to-alls (dispatch and combine) around its experts, each way;
+// they block the compute stream as Megatron-Core's token dispatcher does.
+void ExpertExchanges(Emitter& em, OpPhase phase, int mb, const LayerCost& c) {
+  if (c.ep_bytes <= 0) return;
+  em.Ep(phase, mb, c.ep_bytes, "dispatch");
+  em.Ep(phase, mb, c.ep_bytes, "combine");
+}
 void ForwardBlocks(Emitter& em, const Scenario& s, OpPhase phase, int mb, const LayerCost& c) {
   Block(em, s, phase, mb, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
   Block(em, s, phase, mb, c.mlp_fwd_s, c.tp_bytes, c.mlp_in_gemm_s, c.mlp_out_gemm_s);
+  ExpertExchanges(em, phase, mb, c);
 }
 void BackwardBlocks(Emitter& em, const Scenario& s, int mb, const LayerCost& c) {
+  ExpertExchanges(em, OpPhase::kBackward, mb, c);
   Block(em, s, OpPhase::kBackward, mb, c.mlp_bwd_s, c.tp_bytes, 2 * c.mlp_out_gemm_s,
         2 * c.mlp_in_gemm_s);
   Block(em, s, OpPhase::kBackward, mb, c.attn_bwd_s, c.tp_bytes, 2 * c.attn_out_gemm_s,
@@ -385,6 +413,10 @@ struct StageModel {
   // them by GradReduceScale): per layer, and of the parameters outside the
   // layers, the embedding (first stage) and the head (last stage).
   std::vector<double> layer_grad_bytes;
+  // With expert parallelism, the routed experts' part of each layer's, which
+  // the expert-data-parallel group reduces (DpGroup::kExpertData); all 0 and
+  // left in layer_grad_bytes without it.
+  std::vector<double> layer_expert_grad_bytes;
   double embed_grad_bytes = 0, head_grad_bytes = 0;
   double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage: embedding lookup
   double logits_fwd_s = 0, logits_bwd_s = 0;  // last stage: output layer and loss
@@ -478,7 +510,15 @@ class BucketFiller {
       Flush();
     }
   }
+  // Routed experts' gradients (expert parallelism): buckets of their own,
+  // reduced over the expert-data-parallel group.
+  void AddExperts(double bytes) {
+    if (bytes <= 0) return;
+    experts_ += bytes * reduce_scale_;
+    if (experts_ >= s_.parallel.bucket_bytes) FlushExperts();
+  }
   void Flush() {
+    FlushExperts();
     if (pending_ <= 0 || s_.parallel.dp <= 1) return;
     if (s_.parallel.zero_stage >= 1) {
       ReduceShardedGradients(em_, s_, pending_);
@@ -489,10 +529,18 @@ class BucketFiller {
   }
 
  private:
+  void FlushExperts() {
+    if (experts_ > 0 && s_.parallel.dp / s_.parallel.ep > 1) {
+      em_.DpLaunch(s_.parallel.zero_stage >= 1 ? CollKind::kReduceScatter : CollKind::kAllReduce,
+                   experts_, DpGroup::kExpertData);
+    }
+    experts_ = 0;
+  }
+
   Emitter& em_;
   const Scenario& s_;
   double reduce_scale_;
-  double pending_ = 0;
+  double pending_ = 0, experts_ = 0;
 };
 
 // The side traffic of each layer's forward and backward:
@@ -675,6 +723,7 @@ void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& 
     }
     traffic.AfterBackward(l);
     if (fill) buckets.Add(sm.layer_grad_bytes[l]);
+    if (fill) buckets.AddExperts(sm.layer_expert_grad_bytes[l]);
   }
   if (at.first) {
     em.Compute(OpPhase::kBackward, mb, sm.embed_bwd_s);
@@ -733,9 +782,12 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     sm.layers = last - first;
     sm.layer = TransformerLayerCost(s, cm);
     if (m.experts > 0) sm.moe_layer = TransformerLayerCost(s, cm, true);
+    const double ep = s.parallel.ep;
     for (int l = first; l < last; ++l) {
       sm.moe.push_back(IsMoeLayer(m, l));
-      sm.layer_grad_bytes.push_back(LayerParameterCount(m, l) / t * gb);
+      const double experts = ep > 1 ? RoutedExpertParameterCount(m, l, l + 1) : 0;
+      sm.layer_grad_bytes.push_back((LayerParameterCount(m, l) - experts) / t * gb);
+      sm.layer_expert_grad_bytes.push_back(experts / (t * ep) * gb);
     }
     const double tokens = b * m.seq_len;
     if (stage == 0) {
@@ -752,7 +804,11 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     // Parameters outside the layers, placed as the memory model places them:
     // the embedding on the first stage, the output head on the last. Their
     // gradients join the buckets when ready; with one stage, all at the end.
-    const double outside = StageParameterCount(s, stage) - LayersParameterCount(m, first, last) / t;
+    double inside = 0;  // the layers', experts' shares included
+    for (int l = 0; l < sm.layers; ++l) {
+      inside += (sm.layer_grad_bytes[l] + sm.layer_expert_grad_bytes[l]) / gb;
+    }
+    const double outside = StageParameterCount(s, stage) - inside;
     (stage == 0 ? sm.embed_grad_bytes : sm.head_grad_bytes) = outside * gb;
     sm.p2p_bytes = TransformerP2pBytes(s);
   } else {
@@ -764,6 +820,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
       sm.fwd_s.push_back(t.fwd);
       sm.bwd_s.push_back(t.bwd);
       sm.layer_grad_bytes.push_back(L.params * gb);
+      sm.layer_expert_grad_bytes.push_back(0);
       sm.p2p_bytes = L.activation_bytes * b * e / 2;  // given at 2 bytes/element
     }
   }
@@ -772,7 +829,11 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   // 16-bit weights (~8 B); SGD with momentum about half. ZeRO shards it.
   const double bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
   sm.optimizer_state_params = StageParameterCount(s, stage);
-  if (s.parallel.zero_stage >= 1) sm.optimizer_state_params /= s.shard_degree();
+  if (s.parallel.zero_stage >= 1) {  // routed experts over the dp / ep ranks that hold them
+    const double experts = StageExpertParameterCount(s, stage);
+    sm.optimizer_state_params = (sm.optimizer_state_params - experts) / s.shard_degree() +
+                                experts / std::max(1, s.parallel.dp / s.parallel.ep);
+  }
   sm.optimizer_s = cm.MemorySeconds(sm.optimizer_state_params * bytes_per_param);
   // Offloaded, the same pass runs on the node's CPU over host memory, which
   // all the node's GPUs share: each GPU's step waits for the whole node's.
@@ -798,6 +859,8 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketF
     double total = sm.embed_grad_bytes + sm.head_grad_bytes;
     for (double g : sm.layer_grad_bytes) total += g;
     buckets.Add(total);
+    buckets.AddExperts(
+        std::accumulate(sm.layer_expert_grad_bytes.begin(), sm.layer_expert_grad_bytes.end(), 0.0));
   }
   buckets.Flush();
   em.Wait(kDpStream);
@@ -820,7 +883,13 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketF
   if ((par.zero_stage == 1 || par.zero_stage == 2) && par.dp > 1) {
     // Every replica gathers the weights the others updated (the other members
     // of its shard group, with hybrid sharding).
-    em.DpLaunch(CollKind::kAllGather, StageParameterCount(s, sm.stage) * e, ShardSpan(s));
+    // With expert parallelism the routed experts' among the ranks that hold them.
+    const double experts = StageExpertParameterCount(s, sm.stage);
+    em.DpLaunch(CollKind::kAllGather, (StageParameterCount(s, sm.stage) - experts) * e,
+                ShardSpan(s));
+    if (experts > 0 && par.dp / par.ep > 1) {
+      em.DpLaunch(CollKind::kAllGather, experts * e, DpGroup::kExpertData);
+    }
     em.Wait(kDpStream);
   }
 }

@@ -109,6 +109,9 @@ struct LayerCost {
   double op_recompute_s = 0;
   double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
   double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
+  // MoE layers with expert parallelism: bytes one GPU sends in one all-to-all
+  // (the dispatch and the combine, each forward and backward); 0 = none.
+  double ep_bytes = 0;
   // Forward seconds of the weight GEMMs beside each block's TP collectives: the
   // first one after the all-gather (QKV; the MLP's up projection) and the last
   // one before the reduce-scatter (attention projection; down projection).
@@ -116,7 +119,8 @@ struct LayerCost {
   double attn_in_gemm_s = 0, attn_out_gemm_s = 0, mlp_in_gemm_s = 0, mlp_out_gemm_s = 0;
 };
 // `moe`: of an MoE layer (ModelSpec::experts), whose MLP is the router and the
-// experts (all of them on this GPU: no expert parallelism).
+// experts (all of them on this GPU, or with parallel.ep its share of them and
+// the tokens its group routes to them, and the all-to-alls' bytes).
 LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool moe = false);
 
 // Bytes one GPU sends to the next pipeline stage per microbatch (a
@@ -148,6 +152,7 @@ bool ConvTransposes(const Scenario& s);
 
 enum class OpKind {
   kCompute,    // seconds on the compute stream
+  kEpColl,     // expert-parallel all-to-all of `bytes` (blocking, on the compute stream)
   kTpColl,     // TP collective of `bytes` (blocking, on the compute stream); with
                // `seconds` > 0, pipelined with a GEMM of that many seconds
                // (PipelinedSeconds, parallel.tp_overlap)
@@ -183,7 +188,10 @@ struct Op {
 // DP ranks; ZeRO's gathers and reduce-scatters run inside one, and the
 // gradient shards are all-reduced across them (between the ranks that hold
 // the same shard). Without it every DP collective spans the whole group.
-enum class DpGroup { kWhole, kShard, kAcrossShards };
+// With expert parallelism (parallel.ep) the routed experts' gradients are
+// reduced over kExpertData: the dp / ep ranks that hold the same experts, one
+// in each group of ep consecutive DP ranks.
+enum class DpGroup { kWhole, kShard, kAcrossShards, kExpertData };
 
 // An item of an async stream: a DP collective, or (host streams, kind
 // kSendRecv) a copy of `bytes` between the GPU and its node's host memory.

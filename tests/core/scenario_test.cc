@@ -392,7 +392,7 @@ std::vector<FailCase> TrainingCases() {
        "flash_attention, attention_kernel, grad_reduce_dtype, "
        "tokens, samples, epochs, dataset_samples, input_samples_per_s_per_node, "
        "input_prefetch_microbatches, "
-       "offload_activations, offload_optimizer, offload_params)"},
+       "offload_activations, offload_optimizer, offload_params, moe_imbalance)"},
       {"flash_attention not a boolean",
        Doc(kGpt3, R"({"global_batch": 8, "flash_attention": "yes"})", kP4dX128),
        "x.json:2:53: training.flash_attention: expected true or false, got \"yes\""},
@@ -509,8 +509,27 @@ std::vector<FailCase> ClusterCases() {
   };
 }
 
+constexpr char kMixtral[] = R"({"preset": "mixtral-8x7b", "seq_len": 4096})";
+
 std::vector<FailCase> ParallelCases() {
   return {
+      {"ep on a dense model", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "ep": 2})"),
+       "x.json:4:39: parallel.ep = 2 needs a mixture-of-experts model (model.experts); "
+       "gpt3-175b is dense"},
+      {"ep not dividing the experts", Doc(kMixtral, kBatch1536, kP4dX128, R"({"tp": 8, "ep": 3})"),
+       "x.json:4:30: parallel.ep = 3 does not divide model.experts = 8"},
+      {"ep not dividing dp",
+       Doc(kMixtral, kBatch1536, R"({"instance": "p4d.24xlarge", "nodes": 6})",
+           R"({"tp": 8, "ep": 4})"),
+       "x.json:4:30: parallel.ep = 4 does not divide parallel.dp = 6 (expert-parallel groups are "
+       "made of data-parallel ranks)"},
+      {"ep with ZeRO-3",
+       Doc(kMixtral, kBatch1536, kP4dX128, R"({"tp": 8, "ep": 2, "zero_stage": 3})"),
+       "x.json:4:30: parallel.ep = 2 with parallel.zero_stage 3 is not modelled: expert "
+       "parallelism takes zero_stage 0 or 1 (Megatron-Core's distributed optimizer)"},
+      {"imbalance on a dense model",
+       Doc(kGpt3, R"({"global_batch": 1536, "moe_imbalance": 1.3})", kP4dX128, kTp8Pp8),
+       "x.json:2:54: training.moe_imbalance: only for a mixture-of-experts model (model.experts)"},
       {"fractional tp", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 3.5})"),
        "x.json:4:21: parallel.tp: expected an integer in [1, 1048576], got 3.5"},
       {"zero pp", Doc(kGpt3, kBatch1536, kP4dX128, R"({"pp": 0})"),
@@ -556,8 +575,8 @@ std::vector<FailCase> ParallelCases() {
        "\"ps\""},
       {"zero bucket", Doc(kGpt3, kBatch1536, kP4dX128, R"({"bucket_mb": 0})"),
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
-      {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"ep": 2})"),
-       "x.json:4:15: unknown field parallel.ep (known: tp, pp, dp, zero_stage, shard_group, "
+      {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"cp": 2})"),
+       "x.json:4:15: unknown field parallel.cp (known: tp, pp, dp, zero_stage, shard_group, ep, "
        "schedule, virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, "
        "tp_overlap, pp_scatter_gather, parameter_servers)"},
       {"shard group with ZeRO-1",

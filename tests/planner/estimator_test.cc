@@ -159,7 +159,8 @@ TEST(Estimator, AgreesWithTheSimulatorOnRecomputeEvery) {
 // Mixture of experts: dense and MoE layers cost differently, so the slowest stage can be one
 // in the middle (here the first stage holds DeepSeek-V3's 3 dense layers and the second only
 // MoE layers): the estimator looks at every stage, as the simulator runs them all. The
-// compute parts agree within 3%, the steps within 10%, for Mixtral and DeepSeek-V3 (MLA).
+// compute parts agree within 3%, the steps within 10%, for Mixtral and DeepSeek-V3 (MLA),
+// and with expert parallelism (the all-to-alls' closed form, AllToAllSeconds).
 TEST(Estimator, AgreesWithTheSimulatorOnMixturesOfExperts) {
   for (const char* json : {
            R"({"model": {"preset": "mixtral-8x7b", "seq_len": 4096}, "training": {
@@ -168,7 +169,12 @@ TEST(Estimator, AgreesWithTheSimulatorOnMixturesOfExperts) {
                "parallel": {"tp": 8, "pp": 2, "zero_stage": 1}})",
            R"({"model": "deepseek-v3", "training": {"global_batch": 256, "recompute": "full"},
                "cluster": {"instance": "p5.48xlarge", "nodes": 128},
-               "parallel": {"tp": 8, "pp": 16, "zero_stage": 1}})"}) {
+               "parallel": {"tp": 8, "pp": 16, "zero_stage": 1}})",
+           // Expert parallelism, all-to-alls across two nodes.
+           R"({"model": {"preset": "mixtral-8x7b", "seq_len": 4096}, "training": {
+               "global_batch": 64, "recompute": "full"},
+               "cluster": {"instance": "p4d.24xlarge", "nodes": 4},
+               "parallel": {"tp": 4, "pp": 2, "ep": 4, "zero_stage": 1}})"}) {
     SCOPED_TRACE(json);
     const std::optional<EstimateAndStep> both = StepsAgree(json);
     if (!both) continue;

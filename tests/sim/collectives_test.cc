@@ -100,6 +100,19 @@ TEST(CollectivesTest, SendRecvIsLatencyPlusSizeOverBandwidth) {
   EXPECT_NEAR(t, alpha + S / B, 0.001 * (alpha + S / B));
 }
 
+// All-to-all (expert parallelism): every member sends S / n to each other member at once,
+// so (n - 1) S / n leave through each GPU's link, in one latency step.
+TEST(CollectivesTest, AllToAllSendsEveryPieceAtOnce) {
+  const double S = 64.0 * 1024 * 1024, B = 50e9, alpha = 5e-6;
+  for (int n : {2, 4, 8}) {
+    double t = Simulate(SwitchNode(n, B / 1e9), 1, Params(), [&](const Platform&) {
+      return std::vector<CollectiveCall>{{CollKind::kAllToAll, CollAlgo::kRing, S, Iota(n), "a"}};
+    });
+    const double expected = alpha + (n - 1.0) / n * S / B;
+    EXPECT_NEAR(t, expected, 0.001 * expected) << "n=" << n;
+  }
+}
+
 TEST(CollectivesTest, ParameterServerIsBoundByTheServersNics) {
   // 4 nodes x 1 GPU, a 100 Gb/s NIC each, PCIe wider than the NIC. Each of
   // the 4 workers pushes S in shares to the servers, which answer with S in

@@ -64,9 +64,10 @@ void ExpectSameStep(const Scenario& s, const ModelParams& params, const ModelPar
   const double step = b->step.step_time_s;
   EXPECT_NEAR(a->step.step_time_s, step, 0.005 * step) << what;
   const Breakdown &x = a->step.breakdown, &y = b->step.breakdown;
-  for (auto f : {&Breakdown::compute_s, &Breakdown::tp_comm_s, &Breakdown::dp_comm_exposed_s,
-                 &Breakdown::weight_gather_exposed_s, &Breakdown::pp_comm_exposed_s,
-                 &Breakdown::pipeline_bubble_s, &Breakdown::offload_exposed_s}) {
+  for (auto f : {&Breakdown::compute_s, &Breakdown::tp_comm_s, &Breakdown::ep_comm_s,
+                 &Breakdown::dp_comm_exposed_s, &Breakdown::weight_gather_exposed_s,
+                 &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s,
+                 &Breakdown::offload_exposed_s}) {
     EXPECT_NEAR(x.*f, y.*f, 0.005 * step) << what;
   }
   EXPECT_EQ(a->step.critical_stage, b->step.critical_stage) << what;
@@ -192,6 +193,19 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
                                              "recompute": "full"},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"tp": 4, "pp": 2, "tp_overlap": true}})",
+      // Expert parallelism: all-to-alls inside a node (ep 2 of tp 4 ranks) and across
+      // nodes (ep 4), the experts' gradients over the ranks holding them, ZeRO-1.
+      R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 32000,
+                    "mlp": "swiglu", "bias": false, "experts": 8, "experts_per_token": 2,
+                    "dense_layers": 1},
+          "training": {"global_batch": 16, "moe_imbalance": 1.2},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 4, "pp": 2, "ep": 2, "zero_stage": 1}})",
+      R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 32000,
+                    "mlp": "swiglu", "bias": false, "experts": 8, "experts_per_token": 2},
+          "training": {"global_batch": 16},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 4, "ep": 4}})",
   };
   for (const char* json : cases) {
     Scenario s = Parse(json);
@@ -263,6 +277,12 @@ TEST(EngineTest, FoldedClusterMatchesTheWholeCluster) {
       R"({"model": "gpt-1.7b", "training": {"global_batch": 64, "offload_optimizer": true},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
           "parallel": {"tp": 8, "zero_stage": 1}})",
+      // Expert parallelism over 4 nodes of a leaf, expert gradients across the leaves.
+      R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 32000,
+                    "mlp": "swiglu", "bias": false, "experts": 8, "experts_per_token": 2},
+          "training": {"global_batch": 64},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
+          "parallel": {"tp": 8, "ep": 4, "zero_stage": 1, "dp_algorithm": "ring"}})",
   };
   for (const char* json : cases) {
     Scenario s = Parse(json);

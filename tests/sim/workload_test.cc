@@ -251,6 +251,36 @@ TEST(WorkloadTest, MoeLayersStoreTheirRoutedTokens) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 4, 2), (dense + moe) / 2);
 }
 
+// Expert parallelism: each GPU holds experts / ep of every MoE layer, exchanges its routed
+// tokens twice per pass (dispatch and combine) and reduces its experts' gradients over the
+// dp / ep ranks that hold the same experts (none with ep = dp), the rest over the whole DP
+// group.
+TEST(WorkloadTest, ExpertParallelismSplitsTheExpertsAndTheirGradients) {
+  const Scenario one = Moe("", R"("tp": 2, "dp": 4)"),
+                 two = Moe("", R"("tp": 2, "dp": 4, "ep": 2)");
+  const double experts = RoutedExpertParameterCount(one.model, 0, 4) / 2;  // per TP rank
+  EXPECT_DOUBLE_EQ(StageExpertParameterCount(two, 0), experts / 2);
+  EXPECT_NEAR(StageParameterCount(one, 0) - StageParameterCount(two, 0), experts / 2,
+              1e-6 * experts);
+  auto reduced = [](const StepProgram& p, DpGroup group) {
+    double bytes = 0;
+    for (const AsyncItem& c : p.stages[0].async[kDpStream]) bytes += c.group == group ? c.bytes : 0;
+    return bytes;
+  };
+  const StepProgram p = Build(two);
+  const double expert = reduced(p, DpGroup::kExpertData), whole = reduced(p, DpGroup::kWhole);
+  EXPECT_NEAR(expert, experts / 2 * 2, 1e-6 * expert);  // 16-bit gradients
+  EXPECT_NEAR(whole + expert, StageParameterCount(two, 0) * 2, 1e-6 * whole);
+  EXPECT_EQ(reduced(Build(Moe("", R"("tp": 2, "dp": 4, "ep": 4)")), DpGroup::kExpertData), 0);
+  int exchanges = 0;
+  for (const Op& op : p.stages[0].ops) exchanges += op.kind == OpKind::kEpColl;
+  // 3 MoE layers, forward and backward, 2 each, for each of the 4 microbatches.
+  EXPECT_EQ(exchanges, 3 * 2 * 2 * 4);
+  const ComputeModel cm = MakeComputeModel(two, ModelParams()).value();
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(two, cm, true).ep_bytes, 1024.0 * 2 * 1024 * 2);
+  EXPECT_EQ(TransformerLayerCost(one, cm, true).ep_bytes, 0);
+}
+
 TEST(WorkloadTest, ZeroThreePrefetchesTheNextLayersWeights) {
   // When the compute stream waits for a layer's gather, the next layer's
   // gather (or, in backward, a reduce-scatter) is already queued behind it,
