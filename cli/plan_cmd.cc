@@ -97,7 +97,7 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
   std::printf("%s: %s, %.0f steps\n\n", s.name.c_str(), s.model.name.c_str(),
               p.confirmed.empty() ? 0.0 : p.confirmed[0].steps);
   std::printf(
-      "%4s  %-16s %5s %3s %3s %4s %5s %3s %-9s %-14s %8s %15s %6s %6s %6s  %-14s %9s %9s %9s\n",
+      "%4s  %-16s %5s %3s %3s %6s %5s %3s %-9s %-14s %8s %15s %6s %6s %6s  %-14s %9s %9s %9s\n",
       "rank", "instance", "nodes", "tp", "pp", "dp", "zero", "mb", "recompute", "schedule",
       "step s", "80% band s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
   for (size_t i = 0; i < p.confirmed.size(); ++i) {
@@ -111,6 +111,9 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
     // ZeRO stage, and "/g" with a hybrid shard group of g.
     std::string zero = std::to_string(k.zero_stage);
     if (k.shard_group > 0) zero += "/" + std::to_string(k.shard_group);
+    // dp, and "eN" with expert parallelism N.
+    std::string dp = std::to_string(k.dp);
+    if (k.ep > 1) dp += "e" + std::to_string(k.ep);
     // The step time's 80% band (docs/validation.md section 0.7); "*" where it was widened.
     std::string band = "-";
     if (Judged(c.band)) {
@@ -121,10 +124,10 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
       band = text;
     }
     std::printf(
-        "%3zu%s  %-16s %5d %3d %3d %4d %5s %3d %-9s %-14s %8.3f %15s %+6.1f %6.1f %6.1f  %-14s "
+        "%3zu%s  %-16s %5d %3d %3d %6s %5s %3d %-9s %-14s %8.3f %15s %+6.1f %6.1f %6.1f  %-14s "
         "%9.1f %9.1f %9s\n",
         i + 1, static_cast<int>(i) == p.best ? "*" : " ",
-        p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp, k.pp, k.dp, zero.c_str(),
+        p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp, k.pp, dp.c_str(), zero.c_str(),
         k.micro_batch, ToString(k.recompute), sched.c_str(), c.simulated.step.step_time_s,
         band.c_str(), 100 * c.estimator_error, 100 * c.simulated.mfu,
         c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024), ToString(pj.pricing),
@@ -142,7 +145,8 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
   }
   std::printf(
       "\n(* recommended; each candidate with its best pricing option; zero s/g = ZeRO-s sharded "
-      "over hybrid groups of g; 80%% band: where the step time of 80%% of published runs like "
+      "over hybrid groups of g; dp deN = expert parallel N; 80%% band: where the step time of 80%% "
+      "of published runs like "
       "it fell against the prediction, * = widened beyond what was measured (docs/validation.md "
       "section 0.7); est %% = estimator against simulator; hours and cost are expected values "
       "of the whole job, P90 with the model's error and interruptions)\n\nRecommendation%s:\n",

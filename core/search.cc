@@ -70,6 +70,7 @@ constexpr IntListField kIntLists[] = {
     {"micro_batch", 1, kMaxInt, &SearchConfig::micro_batch},
     {"zero_stages", 0, 3, &SearchConfig::zero_stages},
     {"shard_groups", 2, kMaxParallel, &SearchConfig::shard_groups},
+    {"ep", 1, kMaxParallel, &SearchConfig::ep},
     {"virtual_stages", 2, kMaxParallel, &SearchConfig::virtual_stages}};
 
 std::string IntRangeText(int min, int max) {

@@ -37,6 +37,9 @@ struct SearchConfig {
   // (parallel.shard_group); empty = one node's DP ranks times 1, 2, 4, ...
   // below dp.
   std::vector<int> shard_groups;
+  // Expert-parallel degrees (parallel.ep) tried by a mixture-of-experts model's
+  // ZeRO-0/1 layouts; empty = 1 and the powers of two dividing the experts and dp.
+  std::vector<int> ep;
   std::vector<Recompute> recompute;  // empty = none, selective, full
   std::vector<Schedule> schedules;   // empty = 1f1b, interleaved
   std::vector<int> virtual_stages;   // for interleaved; empty = 2, 4

@@ -89,6 +89,12 @@ Expected<LaunchPlan> ParsePlan(const std::string& text, const std::string& file,
   } else {
     parallel.erase("shard_group");
   }
+  // Expert parallelism (plans written before it have no ep: 1).
+  if (config.value("ep", 1) > 1) {
+    parallel["ep"] = config.at("ep");
+  } else {
+    parallel.erase("ep");
+  }
   if (config.at("schedule") == "interleaved") {
     parallel["virtual_stages"] = config.at("virtual_stages");
   } else {

@@ -151,6 +151,7 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
   const double t = s.parallel.tp, tokens = b * m.seq_len;
   f.layer = sim::TransformerLayerCost(s, cm_);
   if (m.experts > 0) f.moe_layer = sim::TransformerLayerCost(s, cm_, true);
+  f.moe_ep = s.parallel.ep;
   f.embed_fwd_s = f.embed_bwd_s = cm_.MemorySeconds(2 * tokens * m.hidden * e);
   const double loss = 2 * tokens * m.vocab / t * 4;
   const double logits_s = cm_.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
@@ -183,7 +184,12 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // EP: groups of ep consecutive DP ranks, tp ranks apart; two all-to-alls per MoE
   // layer and pass (dispatch and combine).
   const Group ep_group{par.ep, std::max(1, std::min(par.ep, gpn / tp)), tp};
-  const double ep_one = AllToAllSeconds(links, ep_group, gpn, f.moe_layer.ep_bytes);
+  // The MoE layer's figures depend on ep (its experts' GEMMs, the all-to-all), which the
+  // planner varies below the (tp, micro batch) the figures were made for.
+  const sim::LayerCost moe_layer = s.model.experts > 0 && f.moe_ep != par.ep
+                                       ? sim::TransformerLayerCost(s, cm_, true)
+                                       : f.moe_layer;
+  const double ep_one = AllToAllSeconds(links, ep_group, gpn, moe_layer.ep_bytes);
   const bool tp_overlap = tp > 1 && par.tp_overlap;
   auto beyond = [&](const sim::LayerCost& c, double passes) {
     double s = 0;
@@ -201,7 +207,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       // The stage's dense and MoE layers; recomputed ones in proportion.
       const int moe = MoeLayerCount(s.model, first, first + layers);
       auto sum = [&](auto&& part) {
-        return (layers - moe) * part(f.layer) + moe * part(f.moe_layer);
+        return (layers - moe) * part(f.layer) + moe * part(moe_layer);
       };
       const double fwd = sum([](const sim::LayerCost& c) { return c.attn_fwd_s + c.mlp_fwd_s; });
       mb.fwd_s = fwd;

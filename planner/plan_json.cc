@@ -21,6 +21,7 @@ json CandidateJson(const SearchSpace& space, const Candidate& c) {
               {"dp", c.dp},
               {"zero_stage", c.zero_stage},
               {"shard_group", c.shard_group},
+              {"ep", c.ep},
               {"micro_batch", c.micro_batch},
               {"recompute", ToString(c.recompute)},
               {"schedule", ToString(c.schedule)},

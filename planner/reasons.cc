@@ -239,6 +239,30 @@ std::string HybridReason(const Scenario& chosen, const Plan& plan, const Confirm
          "A100 and H100 GPUs (fms-fsdp; docs/validation.md).";
 }
 
+// A mixture of experts: how the recommendation places its experts, where its all-to-alls
+// run, and what they cost of the step.
+std::string ExpertReason(const Scenario& chosen, const ConfirmedCandidate& best) {
+  const ModelSpec& m = chosen.model;
+  if (m.experts == 0) return "";
+  const int ep = chosen.parallel.ep, gpn = chosen.instance.gpus;
+  if (ep == 1) {
+    return "Every GPU holds all " + std::to_string(m.experts) +
+           " experts of each MoE layer (expert parallel 1): no all-to-all, and the experts' "
+           "weights and optimizer state are replicated over the data-parallel group.";
+  }
+  // EP groups are ep consecutive DP ranks, tp ranks apart.
+  const int span = std::max(1, ep * chosen.parallel.tp / gpn);
+  const sim::StepResult& step = best.simulated.step;
+  std::string out = "Expert parallel " + std::to_string(ep) + " splits the " +
+                    std::to_string(m.experts) + " experts of each MoE layer " + std::to_string(ep) +
+                    " ways (" + std::to_string(m.experts / ep) + " per GPU), and its all-to-alls ";
+  out += span == 1 ? std::string("stay inside a node on ") + LinkName(chosen.instance.topology)
+                   : "cross " + std::to_string(span) + " nodes over the network";
+  return out + ": " + Pct(step.breakdown.ep_comm_s / step.step_time_s) +
+         " of the step (router load " + Fmt("%.2g", chosen.training.moe_imbalance) +
+         " x even, training.moe_imbalance).";
+}
+
 // The recommendation's error band, and whether the next candidates' bands overlap its own
 // (then the corpus cannot tell them apart). docs/validation.md section 0.7.
 std::string BandReason(const Plan& plan, const ConfirmedCandidate& best) {
@@ -430,6 +454,7 @@ std::vector<std::string> Reasons(const Scenario& base, const Plan& plan,
                                   ParallelReason(chosen, best),
                                   BandReason(plan, best),
                                   HybridReason(chosen, plan, best, slot, estimated),
+                                  ExpertReason(chosen, best),
                                   InstanceReason(plan, best, slot, estimated, total_flops),
                                   PricingReason(chosen, best, p),
                                   ConstraintReason(chosen, plan, p),

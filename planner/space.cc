@@ -271,19 +271,46 @@ class Walker {
     }
     for (int g : groups) {
       c_.shard_group = s_.parallel.shard_group = g;
-      // Layouts the simulator would refuse could not be confirmed (sim/simulate.h).
-      const sim::Fold fold = sim::PlanFold(s_, sim::SimMode::kReduced, sim::ModelParams{});
-      if (sim::BuiltNodes(s_, fold) > sim::kMaxReducedNodes) {
-        Prune(tally_, "beyond-simulator",
-              static_cast<int64_t>(space_.recompute.size() * picks_.size()), [&] {
-                return std::to_string(c_.nodes) + " nodes: the simulator takes on at most " +
-                       std::to_string(sim::kMaxReducedNodes) +
-                       " unless the cluster folds, and this layout does not (" + fold.why_not + ")";
-              });
-        continue;
+      for (int ep : EpChoices()) {
+        c_.ep = s_.parallel.ep = ep;
+        Confirmable();
       }
-      for (Recompute r : space_.recompute) RecomputeChoice(r);
     }
+  }
+
+  // Expert-parallel degrees of a mixture-of-experts model (EpDegrees); listed ones that do
+  // not fit the layout are pruned. Dense models and ZeRO-2/3 or hybrid layouts: 1.
+  std::vector<int> EpChoices() {
+    if (s_.model.experts == 0) return {1};
+    const std::vector<int> fit = EpDegrees(space_, s_.model.experts, c_.dp);
+    const bool takes_ep = c_.zero_stage <= 1 && c_.shard_group == 0;
+    for (int e : space_.ep) {
+      if (e > 1 && takes_ep && std::find(fit.begin(), fit.end(), e) != fit.end()) continue;
+      if (e == 1) continue;
+      Prune(tally_, "ep", static_cast<int64_t>(space_.recompute.size() * picks_.size()), [&] {
+        return "expert parallel " + std::to_string(e) + " with " +
+               std::to_string(s_.model.experts) + " experts, dp " + std::to_string(c_.dp) +
+               ", ZeRO-" + std::to_string(c_.zero_stage) +
+               ": ep must divide both, with ZeRO-0/1 and no hybrid group";
+      });
+    }
+    if (!takes_ep) return {1};
+    return fit;
+  }
+
+  // Layouts the simulator would refuse could not be confirmed (sim/simulate.h).
+  void Confirmable() {
+    const sim::Fold fold = sim::PlanFold(s_, sim::SimMode::kReduced, sim::ModelParams{});
+    if (sim::BuiltNodes(s_, fold) > sim::kMaxReducedNodes) {
+      Prune(tally_, "beyond-simulator",
+            static_cast<int64_t>(space_.recompute.size() * picks_.size()), [&] {
+              return std::to_string(c_.nodes) + " nodes: the simulator takes on at most " +
+                     std::to_string(sim::kMaxReducedNodes) +
+                     " unless the cluster folds, and this layout does not (" + fold.why_not + ")";
+            });
+      return;
+    }
+    for (Recompute r : space_.recompute) RecomputeChoice(r);
   }
 
   // The validation corpus measures ZeRO-3 / FSDP on up to 512 GPUs (with tensor parallelism
@@ -404,6 +431,7 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
   space.micro_batch = Or(q.micro_batch, {1, 2, 4, 8});
   space.zero_stages = Or(q.zero_stages, {0, 1, 2, 3});
   space.shard_groups = q.shard_groups;
+  space.ep = q.ep;
   space.recompute = Or(q.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
   space.schedules = Or(q.schedules, {Schedule::k1F1B, Schedule::kInterleaved});
   space.virtual_stages = Or(q.virtual_stages, {2, 4});
@@ -416,6 +444,20 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
   space.min_nodes = q.min_nodes;
   space.max_nodes = q.max_nodes;
   return space;
+}
+
+std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp) {
+  std::vector<int> out;
+  if (!space.ep.empty()) {
+    for (int e : space.ep) {
+      if (e == 1 || (experts % e == 0 && dp % e == 0)) out.push_back(e);
+    }
+    return out;
+  }
+  for (int e = 1; e <= dp && e <= experts; e *= 2) {
+    if (experts % e == 0 && dp % e == 0) out.push_back(e);
+  }
+  return out;
 }
 
 std::vector<int> ShardGroups(const SearchSpace& space, int dp, int tp, int gpus_per_node) {
@@ -441,6 +483,7 @@ void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s) {
   s->parallel.dp = c.dp;
   s->parallel.zero_stage = c.zero_stage;
   s->parallel.shard_group = c.shard_group;
+  s->parallel.ep = c.ep;
   s->parallel.schedule = c.schedule;
   s->parallel.virtual_stages = c.virtual_stages;
   s->training.micro_batch = c.micro_batch;
@@ -452,6 +495,7 @@ std::string Describe(const SearchSpace& space, const Candidate& c) {
                     std::to_string(c.tp) + ", pp " + std::to_string(c.pp) + ", dp " +
                     std::to_string(c.dp) + ", ZeRO-" + std::to_string(c.zero_stage) +
                     (c.shard_group > 0 ? ", hybrid shard " + std::to_string(c.shard_group) : "") +
+                    (c.ep > 1 ? ", expert parallel " + std::to_string(c.ep) : "") +
                     ", micro batch " + std::to_string(c.micro_batch) + ", " +
                     ToString(c.recompute) + " recompute";
   if (c.pp > 1) {

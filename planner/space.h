@@ -25,6 +25,7 @@ struct Candidate {
   int tp = 1, pp = 1, dp = 1;
   int zero_stage = 0;
   int shard_group = 0;  // hybrid sharding group (parallel.shard_group); 0 = the whole DP group
+  int ep = 1;           // expert parallelism (parallel.ep)
   int micro_batch = 1;
   Recompute recompute = Recompute::kNone;
   Schedule schedule = Schedule::k1F1B;
@@ -45,6 +46,7 @@ struct SearchSpace {
   std::vector<const InstanceType*> instances;
   std::vector<int> tp, pp, micro_batch, zero_stages, virtual_stages;
   std::vector<int> shard_groups;  // as given; empty = the default per layout (ShardGroups)
+  std::vector<int> ep;            // as given; empty = the default per layout (EpDegrees)
   std::vector<Recompute> recompute;
   std::vector<Schedule> schedules;
   std::vector<Pricing> pricing;
@@ -63,6 +65,10 @@ void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s);
 // and are below it, or by default one node's DP ranks (at least 2) times 1,
 // 2, 4, ... while below dp and dividing it.
 std::vector<int> ShardGroups(const SearchSpace& space, int dp, int tp, int gpus_per_node);
+
+// The expert-parallel degrees a layout of `dp` tries for `experts` experts: the
+// listed ones that divide both (and 1), or 1 and every power of two that does.
+std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp);
 
 // "p4d.24xlarge x 128: tp 8, pp 8, dp 16, ZeRO-1, micro batch 1, full recompute, 1f1b"
 // (", hybrid shard 8" after the ZeRO stage with a shard group)

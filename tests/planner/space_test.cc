@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -304,6 +306,30 @@ TEST(WalkSpace, HybridShardGroupsForZeroTwoAndThree) {
   EXPECT_EQ(Describe(*ResolveSpace(s, test::BuiltinCatalog()), listed.candidates[4]),
             "p4d.24xlarge x 2: tp 1, pp 1, dp 16, ZeRO-3, hybrid shard 2, micro batch 1, none "
             "recompute");
+}
+
+// A mixture of experts: ZeRO-0/1 layouts try expert parallel 1 and every power of two that
+// divides both the experts and dp; dense models and ZeRO-2/3 keep ep 1; a listed degree that
+// does not fit is pruned with its reason.
+TEST(WalkSpace, ExpertParallelDegreesOfAMixtureOfExperts) {
+  Scenario s = Tiny();
+  s.model.experts = 4;
+  s.model.experts_per_token = 2;
+  s.search.zero_stages = {0, 1, 2};
+  s.search.pp = {1};
+  s.search.micro_batch = {1};
+  std::map<std::pair<int, int>, std::set<int>> ep_by_dp_zero;
+  for (const Candidate& c : Walk(s).candidates) ep_by_dp_zero[{c.dp, c.zero_stage}].insert(c.ep);
+  EXPECT_EQ(ep_by_dp_zero.at({8, 0}), (std::set<int>{1, 2, 4}));
+  EXPECT_EQ(ep_by_dp_zero.at({2, 1}), (std::set<int>{1, 2}));
+  EXPECT_EQ(ep_by_dp_zero.at({8, 2}), (std::set<int>{1}));
+  for (const Candidate& c : Walk(Tiny()).candidates) EXPECT_EQ(c.ep, 1);
+  s.search.ep = {8};
+  const Walked listed = Walk(s);
+  ASSERT_TRUE(listed.tally.count("ep"));
+  EXPECT_EQ(listed.tally.at("ep").example.rfind("expert parallel 8 with 4 experts", 0), 0u)
+      << listed.tally.at("ep").example;
+  for (const Candidate& c : listed.candidates) EXPECT_EQ(c.ep, 1);
 }
 
 TEST(ResolveSpace, DefaultsAndRestrictions) {
