@@ -51,7 +51,18 @@ struct LadderCase {
   const char* instance = "p4d.24xlarge";
   int global_batch = 0;          // 0: kMicrobatchesPerPipeline x dp
   const char* fabric = nullptr;  // cluster.fabric (a catalog fabric), or the default
+  // An explicit model object instead of the preset `model`, with expert parallelism.
+  const char* model_json = nullptr;
+  int ep = 1;
+  int tp = 8;
 };
+
+// Issue 17's MoE row: 64 fine-grained experts (top-2, 1792 wide) in a Mixtral-shaped
+// transformer, about 47B parameters.
+constexpr char kMoe64[] = R"({"name": "moe-64x1.8k", "layers": 32, "hidden": 4096, "heads": 32,
+    "kv_heads": 8, "ffn_hidden": 14336, "seq_len": 4096, "vocab": 32000, "mlp": "swiglu",
+    "bias": false, "tied_embeddings": false, "learned_positions": false, "experts": 64,
+    "experts_per_token": 2, "expert_ffn_hidden": 1792})";
 
 const std::vector<LadderCase>& Ladder() {
   static const std::vector<LadderCase> ladder = {
@@ -83,6 +94,8 @@ const std::vector<LadderCase>& Ladder() {
       // 32 nodes under a core): stages of 16 and 64 leaves over 4 and 16 pods.
       {32768, "gpt3-175b", 8, 512, nullptr, "p4d.24xlarge", 8 * 512, "dgx-superpod-b200"},
       {131072, "gpt3-175b", 8, 2048, nullptr, "p4d.24xlarge", 8 * 2048, "dgx-superpod-b200"},
+      // Issue 17: a 64-expert MoE on 1024 H100s, tp 2 pp 4 dp 128, expert parallel 8.
+      {1024, "moe-64x1.8k", 4, 128, nullptr, "p5.48xlarge", 1024, nullptr, kMoe64, 8, 2},
       // Beyond the slope's range: the 1,048,576 GPUs of issue 16's table.
       {1048576, "gpt3-175b", 8, 16384, nullptr, "p4d.24xlarge", 8 * 16384},
   };
@@ -102,8 +115,12 @@ std::string ScenarioJson(const LadderCase& c) {
         {"recompute", "full"}}},
       {"cluster", {{"instance", c.instance}, {"nodes", c.gpus / 8}}},
       {"parallel",
-       {{"tp", 8}, {"pp", c.pp}, {"dp", c.dp}, {"zero_stage", 1}, {"schedule", "1f1b"}}}};
+       {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"zero_stage", 1}, {"schedule", "1f1b"}}}};
   if (c.fabric != nullptr) s["cluster"]["fabric"] = c.fabric;
+  if (c.model_json != nullptr) {
+    s["model"] = json::parse(c.model_json);
+    s["parallel"]["ep"] = c.ep;
+  }
   return s.dump();
 }
 

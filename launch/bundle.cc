@@ -308,6 +308,12 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
   if (megatron_gap) {
     bundle.warnings.push_back("megatron_args.sh is not written: " + *megatron_gap);
   }
+  if (plan.scenario.parallel.ep > 1 && (f.Has(Target::kSagemaker) || f.Has(Target::kScripts))) {
+    bundle.warnings.push_back(
+        "parallel.ep " + std::to_string(plan.scenario.parallel.ep) +
+        ": the SageMaker request and the launcher scripts do not set expert parallelism (the "
+        "model parallelism library v1 has none): run megatron_args.sh's Megatron-LM arguments");
+  }
   for (BundleFile& b : files) bundle.files.push_back(std::move(b));
   return bundle;
 }

@@ -2,6 +2,7 @@
 // Megatron-LM arguments (a bash array), for the plan's tp/pp/dp/ZeRO/micro batch.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -35,6 +36,36 @@ std::vector<std::string> ModelArgs(const ModelSpec& m) {
   if (!m.bias) a.insert(a.end(), {"--disable-bias-linear", "--normalization", "RMSNorm"});
   if (!m.learned_positions) a.insert(a.end(), {"--position-embedding-type", "rope"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+  if (m.kv_lora_rank > 0) {  // multi-head latent attention (Megatron-Core's MLA)
+    a.push_back("--multi-latent-attention");
+    if (m.q_lora_rank > 0) a.insert(a.end(), {"--q-lora-rank", std::to_string(m.q_lora_rank)});
+    a.insert(a.end(),
+             {"--kv-lora-rank", std::to_string(m.kv_lora_rank), "--qk-head-dim",
+              std::to_string(m.qk_nope_head_dim), "--qk-pos-emb-head-dim",
+              std::to_string(m.qk_rope_head_dim), "--v-head-dim", std::to_string(m.v_head_dim)});
+  }
+  if (m.experts > 0) {  // a mixture of experts: Megatron-Core MoE, all-to-all dispatcher
+    a.insert(a.end(), {"--num-experts", std::to_string(m.experts), "--moe-router-topk",
+                       std::to_string(m.experts_per_token), "--moe-ffn-hidden-size",
+                       std::to_string(m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden),
+                       "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm"});
+    if (m.shared_experts > 0) {
+      const int width = m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
+      a.insert(a.end(),
+               {"--moe-shared-expert-intermediate-size", std::to_string(m.shared_experts * width)});
+    }
+    if (m.dense_layers > 0 || m.moe_every > 1) {  // which layers are MoE, as a Python list
+      std::string freq;
+      for (int l = 0; l < m.layers; ++l) freq += (l ? "," : "[") + std::to_string(IsMoeLayer(m, l));
+      a.insert(a.end(), {"--moe-layer-freq", freq + "]"});
+    }
+    if (m.capacity_factor > 0) {
+      char c[32];
+      std::snprintf(c, sizeof c, "%g", m.capacity_factor);
+      a.insert(a.end(), {"--moe-expert-capacity-factor", c, "--moe-pad-expert-input-to-capacity"});
+    }
+    if (m.router_bias) a.push_back("--moe-router-enable-expert-bias");
+  }
   return a;
 }
 
@@ -62,6 +93,7 @@ std::vector<std::string> ParallelArgs(const JobFacts& f) {
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage",
                        std::to_string(s.model.layers / (p.pp * p.virtual_stages))});
   }
+  if (p.ep > 1) a.insert(a.end(), {"--expert-model-parallel-size", std::to_string(p.ep)});
   if (s.training.sequence_parallel) a.push_back("--sequence-parallel");
   if (p.zero_stage == 1 || p.zero_stage == 2) a.push_back("--use-distributed-optimizer");
   if (p.zero_stage == 3) a.push_back("--use-torch-fsdp2");
@@ -109,6 +141,10 @@ std::optional<std::string> DeepSpeedGap(const Scenario& s) {
   if (s.parallel.shard_group > 0 && s.parallel.zero_stage != 3) {
     return "parallel.shard_group with zero_stage " + std::to_string(s.parallel.zero_stage) +
            ": DeepSpeed shards in groups only at stage 3 (MiCS, mics_shard_size)";
+  }
+  if (s.parallel.ep > 1) {
+    return "parallel.ep (expert parallelism) is set in DeepSpeed-MoE's model code "
+           "(deepspeed.moe.layer.MoE, ep_size), not in its config";
   }
   return std::nullopt;
 }

@@ -427,6 +427,38 @@ TEST(Configs, MegatronArguments) {
   EXPECT_FALSE(Contains(small, "--recompute"));
 }
 
+// A mixture of experts with expert parallelism: Megatron-Core's MoE arguments (the experts,
+// top-k, their width, which layers are MoE, the all-to-all dispatcher, ep); DeepSpeed's
+// config and the SageMaker and launcher scripts cannot set ep and say so.
+TEST(Configs, MixtureOfExpertsReachesMegatronArguments) {
+  const LaunchPlan plan = Variant([](json& j) {
+    json& m = j["scenario_json"]["model"];
+    m["experts"] = 8;
+    m["experts_per_token"] = 2;
+    m["dense_layers"] = 1;
+    m["capacity_factor"] = 1.25;
+    Config(j)["ep"] = 4;
+  });
+  ASSERT_EQ(plan.scenario.parallel.ep, 4);
+  const Bundle b = Make(plan);
+  const std::string m = File(b, "megatron_args.sh");
+  for (const char* line :
+       {"  '--expert-model-parallel-size' '4'\n", "  '--num-experts' '8'\n",
+        "  '--moe-router-topk' '2'\n", "  '--moe-ffn-hidden-size' '4096'\n",
+        "  '--moe-token-dispatcher-type' 'alltoall'\n",
+        "  '--moe-layer-freq' '[0,1,1,1,1,1,1,1]'\n", "  '--moe-expert-capacity-factor' '1.25'\n",
+        "  '--moe-pad-expert-input-to-capacity'\n"}) {
+    EXPECT_TRUE(Contains(m, line)) << line << m;
+  }
+  EXPECT_EQ(Find(b, "deepspeed_config.json"), nullptr);
+  ASSERT_EQ(b.warnings.size(), 2u);
+  EXPECT_EQ(b.warnings[0],
+            "deepspeed_config.json is not written: parallel.ep (expert parallelism) is set in "
+            "DeepSpeed-MoE's model code (deepspeed.moe.layer.MoE, ep_size), not in its config");
+  EXPECT_EQ(b.warnings[1].rfind("parallel.ep 4: the SageMaker request and the launcher", 0), 0u)
+      << b.warnings[1];
+}
+
 // The settings issue 14 added to the scenario reach Megatron-LM's arguments (the attention
 // kernel, TP overlap, fp32 gradient reduction, full recompute of every k-th layer) and
 // DeepSpeed's config (fp32 gradient communication).
