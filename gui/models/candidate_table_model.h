@@ -30,6 +30,7 @@ class CandidateTableModel : public QAbstractTableModel {
     kDp,
     kZero,
     kShardGroup,  // hybrid sharding group; 0 (shown "all") = the whole DP group
+    kEp,          // expert parallelism (parallel.ep); 1 without
     kMicroBatch,
     kRecompute,
     kSchedule,

@@ -64,6 +64,11 @@ class ModelTest : public QObject {
                g);
     }
 
+    // Expert parallelism: 1 in a dense model's plan.
+    QCOMPARE(model.headerData(CandidateTableModel::kEp, Qt::Horizontal).toString(),
+             QStringLiteral("EP"));
+    QCOMPARE(model.data(model.index(0, CandidateTableModel::kEp)).toInt(), 1);
+
     // Sorting by cost goes by the number, not the text.
     proxy.sort(CandidateTableModel::kCost, Qt::AscendingOrder);
     for (int r = 1; r < proxy.rowCount(); ++r) {
