@@ -273,8 +273,15 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // DP: members sit tp ranks apart, g / tp of them per node.
   const double eb = sim::ActivationBytesPerElem(s.training.precision);
   const double params = sim::StageParameterCount(s, worst_stage);
-  const double weight_bytes = params * eb;
+  // With expert parallelism the routed experts' part goes over the expert-data-parallel
+  // group (sim/workload.cc): dp / ep members, ep x tp local ranks apart.
+  const double experts = par.ep > 1 ? sim::StageExpertParameterCount(s, worst_stage) : 0;
+  const double weight_bytes = (params - experts) * eb;
   const double grad_bytes = weight_bytes * sim::GradReduceScale(s.training);  // as reduced
+  const double expert_weight_bytes = experts * eb;
+  const double expert_grad_bytes = expert_weight_bytes * sim::GradReduceScale(s.training);
+  const int edp = dp / par.ep;
+  const Group edp_group{edp, std::max(1, std::min(edp, gpn / (tp * par.ep))), tp * par.ep};
   const Group dp_group{dp, std::max(1, std::min(dp, gpn / tp)), tp};
   // ZeRO's collectives span a shard group (the DP group unless hybrid sharding
   // cuts it into groups of consecutive DP ranks); with hybrid sharding each
@@ -305,14 +312,17 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     return std::max(comm * bucket_share, comm - hidden_by - slowed(comm, hidden_by));
   };
   if (dp > 1) {
-    const double gather = RingSeconds(links, zero_group, gpn, weight_bytes, false);  // ZeRO-1/2
+    const double gather = RingSeconds(links, zero_group, gpn, weight_bytes, false) +  // ZeRO-1/2
+                          RingSeconds(links, edp_group, gpn, expert_weight_bytes, false);
     const double scatter = (grad_bytes == weight_bytes  // reduced in the weights' dtype
-                                ? gather
+                                ? RingSeconds(links, zero_group, gpn, weight_bytes, false)
                                 : RingSeconds(links, zero_group, gpn, grad_bytes, false)) +
+                           RingSeconds(links, edp_group, gpn, expert_grad_bytes, false) +
                            across_reduce(grad_bytes);
     switch (par.zero_stage) {
       case 0: {
-        const double reduce = AllReduceSeconds(links, dp_group, gpn, grad_bytes);
+        const double reduce = AllReduceSeconds(links, dp_group, gpn, grad_bytes) +
+                              AllReduceSeconds(links, edp_group, gpn, expert_grad_bytes);
         e.dp_exposed_s = exposed(reduce, overlap);
         e.compute_s += reduce_slowed(reduce, overlap);
         break;
@@ -341,7 +351,8 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     }
   }
   const double opt_bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
-  const double opt_params = par.zero_stage >= 1 ? params / shards : params;
+  const double opt_params =
+      par.zero_stage >= 1 ? (params - experts) / shards + experts / std::max(1, edp) : params;
   e.optimizer_s = cm_.MemorySeconds(opt_params * opt_bytes_per_param);
   if (s.training.offload_optimizer) {
     // As sim/workload.cc: the node's CPU sweeps every GPU's state; the GPUs
