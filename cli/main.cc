@@ -139,8 +139,11 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
   const double gib = 1024.0 * 1024 * 1024;
   std::cout << s.name << ": " << s.model.name << " on " << s.cluster.nodes << " x "
             << s.instance.name << " (" << s.total_gpus() << " GPUs), tp " << s.parallel.tp << " pp "
-            << s.parallel.pp << " dp " << s.parallel.dp << ", " << ToString(s.parallel.schedule)
-            << ", " << s.microbatches_per_pipeline() << " microbatches per pipeline\n";
+            << s.parallel.pp << " dp " << s.parallel.dp
+            << (s.parallel.cp > 1 ? " cp " + std::to_string(s.parallel.cp) : "")
+            << (s.parallel.ep > 1 ? " ep " + std::to_string(s.parallel.ep) : "") << ", "
+            << ToString(s.parallel.schedule) << ", " << s.microbatches_per_pipeline()
+            << " microbatches per pipeline\n";
   if (s.profile) {
     const ProfileProvenance& p = s.profile->provenance;
     std::cout << "hardware profile " << s.cluster.profile << ": " << p.device << ", measured "
@@ -176,6 +179,7 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
   row("optimizer", b.optimizer_s);
   row("tensor-parallel comm", b.tp_comm_s);  // blocking: all of it is exposed
   if (b.ep_comm_s > 0) row("expert-parallel all-to-all", b.ep_comm_s);  // blocking too
+  if (b.cp_comm_s > 0) row("context-parallel K/V (exp.)", b.cp_comm_s);
   row("data-parallel comm (exp.)", b.dp_comm_exposed_s);
   row("weight gather (exposed)", b.weight_gather_exposed_s);
   row("offload copies (exposed)", b.offload_exposed_s);

@@ -114,6 +114,7 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
     // dp, and "eN" with expert parallelism N.
     std::string dp = std::to_string(k.dp);
     if (k.ep > 1) dp += "e" + std::to_string(k.ep);
+    if (k.cp > 1) dp += "c" + std::to_string(k.cp);
     // The step time's 80% band (docs/validation.md section 0.7); "*" where it was widened.
     std::string band = "-";
     if (Judged(c.band)) {
@@ -145,7 +146,8 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
   }
   std::printf(
       "\n(* recommended; each candidate with its best pricing option; zero s/g = ZeRO-s sharded "
-      "over hybrid groups of g; dp deN = expert parallel N; 80%% band: where the step time of 80%% "
+      "over hybrid groups of g; dp deN / dcN = expert / context parallel N; 80%% band: where the "
+      "step time of 80%% "
       "of published runs like "
       "it fell against the prediction, * = widened beyond what was measured (docs/validation.md "
       "section 0.7); est %% = estimator against simulator; hours and cost are expected values "

@@ -313,15 +313,16 @@ class ScenarioParser {
 
   Expected<Scenario> Run() {
     using Step = Status (ScenarioParser::*)();
-    for (Step step : {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
-                      &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork,
-                      &ScenarioParser::ReadCluster, &ScenarioParser::CheckPrecision,
-                      &ScenarioParser::ReadParallel, &ScenarioParser::CheckTensorParallel,
-                      &ScenarioParser::CheckPipeline, &ScenarioParser::CheckGpuCount,
-                      &ScenarioParser::CheckBatch, &ScenarioParser::CheckInterleaving,
-                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckShardGroup,
-                      &ScenarioParser::CheckExperts, &ScenarioParser::CheckOffload,
-                      &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
+    for (Step step :
+         {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
+          &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
+          &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
+          &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
+          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
+          &ScenarioParser::CheckInterleaving, &ScenarioParser::CheckDataParallel,
+          &ScenarioParser::CheckShardGroup, &ScenarioParser::CheckExperts,
+          &ScenarioParser::CheckContext, &ScenarioParser::CheckOffload,
+          &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(out_);
@@ -563,7 +564,8 @@ class ScenarioParser {
         .Int("dp", &p.dp, 1, kMaxParallel)
         .Int("zero_stage", &p.zero_stage, 0, 3)
         .Int("shard_group", &p.shard_group, 1, kMaxParallel)
-        .Int("ep", &p.ep, 1, kMaxParallel);
+        .Int("ep", &p.ep, 1, kMaxParallel)
+        .Int("cp", &p.cp, 1, kMaxParallel);
     ReadEnum(&r, "schedule", 3, &p.schedule);
     r.Int("virtual_stages", &p.virtual_stages, 1, kMaxParallel);
     ReadEnum(&r, "dp_algorithm", 5, &p.dp_algorithm);
@@ -641,19 +643,22 @@ class ScenarioParser {
     ParallelConfig& p = out_.parallel;
     const InstanceType& type = out_.instance;
     const int64_t gpus = static_cast<int64_t>(out_.cluster.nodes) * type.gpus;
-    const int64_t tp_pp = static_cast<int64_t>(p.tp) * p.pp;
+    // With context parallelism its degree joins the product (named only then).
+    const int64_t tp_pp = static_cast<int64_t>(p.tp) * p.pp * p.cp;
+    const std::string cp_name = p.cp > 1 ? " * parallel.cp" : "";
+    const std::string cp_value = p.cp > 1 ? Cat(" * ", p.cp) : "";
     if (const JsonValue* dp = parallel_->Find("dp")) {
       if (tp_pp * p.dp == gpus) return Status::Ok();
       return ErrorAt(
           file_, dp->pos,
-          Cat("parallel.tp * parallel.pp * parallel.dp = ", p.tp, " * ", p.pp, " * ", p.dp, " = ",
-              tp_pp * p.dp, " does not equal the cluster's ", gpus, " GPUs (", out_.cluster.nodes,
-              " x ", type.name, " with ", type.gpus, " GPUs)"));
+          Cat("parallel.tp * parallel.pp", cp_name, " * parallel.dp = ", p.tp, " * ", p.pp,
+              cp_value, " * ", p.dp, " = ", tp_pp * p.dp, " does not equal the cluster's ", gpus,
+              " GPUs (", out_.cluster.nodes, " x ", type.name, " with ", type.gpus, " GPUs)"));
     }
     if (gpus % tp_pp != 0) {
       return ErrorAt(file_, PosOfFirst(*parallel_, {"pp", "tp"}),
-                     Cat("parallel.tp * parallel.pp = ", tp_pp, " does not divide the cluster's ",
-                         gpus, " GPUs"));
+                     Cat("parallel.tp * parallel.pp", cp_name, " = ", tp_pp,
+                         " does not divide the cluster's ", gpus, " GPUs"));
     }
     p.dp = static_cast<int>(gpus / tp_pp);
     return Status::Ok();
@@ -803,6 +808,41 @@ class ScenarioParser {
     if (p.dp_algorithm == DpAlgorithm::kParameterServer) {
       return ErrorAt(file_, given->pos,
                      "parallel.ep is not modelled with parameter servers (parallel.dp_algorithm)");
+    }
+    return Status::Ok();
+  }
+
+  // Context parallelism: the sequence splits into 2 cp chunks (Megatron-Core's
+  // causal load balancing), with flash attention (ring attention's kernels); the
+  // combinations not modelled yet are refused.
+  Status CheckContext() {
+    const ParallelConfig& p = out_.parallel;
+    const JsonValue* given = parallel_->Find("cp");
+    if (!given || p.cp == 1) return Status::Ok();
+    const ModelSpec& m = out_.model;
+    if (m.kind != ModelKind::kTransformer) {
+      return ErrorAt(
+          file_, given->pos,
+          Cat("parallel.cp = ", p.cp, " needs a transformer model (it splits sequences)"));
+    }
+    if (m.seq_len % (2 * p.cp) != 0) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.cp = ", p.cp, " does not split model.seq_len = ", m.seq_len,
+                         " into 2 * cp = ", 2 * p.cp,
+                         " equal chunks (the causal load balancing of ring attention)"));
+    }
+    if (!out_.training.flash_attention) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.cp = ", p.cp,
+                         " needs training.flash_attention (ring attention runs the flash kernels "
+                         "on each key/value chunk)"));
+    }
+    if (p.ep > 1 || p.shard_group > 0 || p.dp_algorithm == DpAlgorithm::kParameterServer ||
+        out_.training.offload_params || out_.training.offload_activations) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.cp = ", p.cp,
+                         " is not modelled with parallel.ep, parallel.shard_group, parameter "
+                         "servers or offload"));
     }
     return Status::Ok();
   }

@@ -145,6 +145,11 @@ struct ParallelConfig {
   // over the dp / ep ranks that hold the same experts. 1 = every GPU holds
   // every expert.
   int ep = 1;
+  // Context parallelism (Megatron-Core's context_parallel_size, SMP v2's
+  // context_parallel_degree): each sequence split over `cp` GPUs, which hold
+  // the same weights (gradients are reduced over dp x cp) and exchange keys
+  // and values in a ring (ring attention). 1 = none.
+  int cp = 1;
   Schedule schedule = Schedule::k1F1B;
   int virtual_stages = 1;
   DpAlgorithm dp_algorithm = DpAlgorithm::kAuto;
@@ -191,8 +196,11 @@ struct Scenario {
   int total_gpus() const { return cluster.nodes * instance.gpus; }
   // DP ranks that share one copy of the sharded state: parallel.shard_group
   // (dp when not hybrid), and how many such copies the DP group holds.
-  int shard_degree() const { return parallel.shard_group > 0 ? parallel.shard_group : parallel.dp; }
-  int shard_replicas() const { return parallel.dp / shard_degree(); }
+  // GPUs of a stage's TP rank that hold the same weights: dp x cp (the
+  // simulator's data-parallel slots; gradients and ZeRO span them).
+  int replicas() const { return parallel.dp * parallel.cp; }
+  int shard_degree() const { return parallel.shard_group > 0 ? parallel.shard_group : replicas(); }
+  int shard_replicas() const { return replicas() / shard_degree(); }
   // How much slower GPU `rank` computes (the largest straggler factor that
   // covers it; 1 for none).
   double Slowdown(int rank) const;

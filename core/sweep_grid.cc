@@ -236,6 +236,7 @@ const std::vector<std::string>& SweepableFields() {
       "parallel.zero_stage",
       "parallel.shard_group",
       "parallel.ep",
+      "parallel.cp",
       "parallel.schedule",
       "parallel.virtual_stages",
       "parallel.dp_algorithm",

@@ -314,6 +314,12 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
         ": the SageMaker request and the launcher scripts do not set expert parallelism (the "
         "model parallelism library v1 has none): run megatron_args.sh's Megatron-LM arguments");
   }
+  if (plan.scenario.parallel.cp > 1 && (f.Has(Target::kSagemaker) || f.Has(Target::kScripts))) {
+    bundle.warnings.push_back(
+        "parallel.cp " + std::to_string(plan.scenario.parallel.cp) +
+        ": the SageMaker request and the launcher scripts do not set context parallelism (the "
+        "model parallelism library v1 has none): run megatron_args.sh's Megatron-LM arguments");
+  }
   for (BundleFile& b : files) bundle.files.push_back(std::move(b));
   return bundle;
 }

@@ -94,6 +94,7 @@ std::vector<std::string> ParallelArgs(const JobFacts& f) {
                        std::to_string(s.model.layers / (p.pp * p.virtual_stages))});
   }
   if (p.ep > 1) a.insert(a.end(), {"--expert-model-parallel-size", std::to_string(p.ep)});
+  if (p.cp > 1) a.insert(a.end(), {"--context-parallel-size", std::to_string(p.cp)});
   if (s.training.sequence_parallel) a.push_back("--sequence-parallel");
   if (p.zero_stage == 1 || p.zero_stage == 2) a.push_back("--use-distributed-optimizer");
   if (p.zero_stage == 3) a.push_back("--use-torch-fsdp2");
@@ -145,6 +146,10 @@ std::optional<std::string> DeepSpeedGap(const Scenario& s) {
   if (s.parallel.ep > 1) {
     return "parallel.ep (expert parallelism) is set in DeepSpeed-MoE's model code "
            "(deepspeed.moe.layer.MoE, ep_size), not in its config";
+  }
+  if (s.parallel.cp > 1) {
+    return "parallel.cp (context parallelism) has no DeepSpeed config field (DeepSpeed-Ulysses "
+           "sequence parallelism is a different scheme, set in code)";
   }
   return std::nullopt;
 }

@@ -89,11 +89,13 @@ Expected<LaunchPlan> ParsePlan(const std::string& text, const std::string& file,
   } else {
     parallel.erase("shard_group");
   }
-  // Expert parallelism (plans written before it have no ep: 1).
-  if (config.value("ep", 1) > 1) {
-    parallel["ep"] = config.at("ep");
-  } else {
-    parallel.erase("ep");
+  // Expert and context parallelism (plans written before them have neither: 1).
+  for (const char* k : {"ep", "cp"}) {
+    if (config.value(k, 1) > 1) {
+      parallel[k] = config.at(k);
+    } else {
+      parallel.erase(k);
+    }
   }
   if (config.at("schedule") == "interleaved") {
     parallel["virtual_stages"] = config.at("virtual_stages");

@@ -163,7 +163,8 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
 
 StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const ParallelConfig& par = s.parallel;
-  const int gpn = s.instance.gpus, pp = par.pp, dp = par.dp, tp = par.tp;
+  // dp: the DP slots (with context parallelism dp x cp hold the same weights).
+  const int gpn = s.instance.gpus, pp = par.pp, dp = s.replicas(), tp = par.tp;
   const double m = static_cast<double>(s.microbatches_per_pipeline());
   const double v = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
   const Links links = NodeLinks(s, params_);
@@ -190,6 +191,18 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
                                        ? sim::TransformerLayerCost(s, cm_, true)
                                        : f.moe_layer;
   const double ep_one = AllToAllSeconds(links, ep_group, gpn, moe_layer.ep_bytes);
+  // CP: the K/V all-gather over cp ranks tp apart, pipelined in cp pieces with the
+  // attention core (sim/workload.cc ForwardBlocks), and the dK/dV reduce-scatter after the
+  // backward core. Dense layers' figures (MoE with CP is not modelled).
+  double cp_fwd = 0, cp_bwd = 0;
+  if (par.cp > 1) {
+    const Group cp_group{par.cp, std::max(1, std::min(par.cp, gpn / tp)), tp};
+    const sim::LayerCost& c = f.layer;
+    const double ring = RingSeconds(links, cp_group, gpn, c.cp_bytes, false);
+    const double share = params_.comm_compute_share;
+    cp_fwd = sim::PipelinedSeconds(c.core_fwd_s, ring, par.cp, share) - c.core_fwd_s;
+    cp_bwd = sim::PipelinedSeconds(c.core_bwd_s, ring, par.cp, share) - c.core_bwd_s + ring;
+  }
   const bool tp_overlap = tp > 1 && par.tp_overlap;
   auto beyond = [&](const sim::LayerCost& c, double passes) {
     double s = 0;
@@ -232,6 +245,9 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       // EP: two all-to-alls per MoE layer and pass, forward and backward; recomputed
       // layers exchange their tokens again, in proportion.
       mb.tp_s += 2 * ep_one * moe * (2.0 + static_cast<double>(recomputed) / layers);
+      // CP: each forward pass's K/V ring beyond the core it is pipelined with; the
+      // backward's, and the gradients' way back.
+      mb.tp_s += forward_passes * cp_fwd + layers * cp_bwd;
       if (stage == 0) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
       if (stage == pp - 1) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;
     } else {

@@ -335,6 +335,7 @@ std::string ParallelReason(const Scenario& s, const ConfirmedCandidate& best) {
   const std::pair<const char*, double> overheads[] = {
       {"tensor-parallel communication", b.tp_comm_s},
       {"expert-parallel all-to-alls", b.ep_comm_s},
+      {"exposed context-parallel exchanges", b.cp_comm_s},
       {"the pipeline bubble", b.pipeline_bubble_s},
       {"exposed gradient reduction", b.dp_comm_exposed_s},
       {"exposed weight gathers", b.weight_gather_exposed_s},

@@ -174,14 +174,17 @@ class Walker {
         });
         continue;
       }
-      if (gpus % (c_.tp * pp)) {
+      // Context parallelism stays the scenario's (cp GPUs per sequence).
+      const int cp = c_.cp = s_.parallel.cp;
+      if (gpus % (c_.tp * pp * cp)) {
         Prune(tally_, "gpus", PerLayout(), [&] {
-          return "tp * pp = " + std::to_string(c_.tp * pp) + " does not divide the " +
-                 std::to_string(gpus) + " GPUs of " + std::to_string(n) + " x " + s_.instance.name;
+          return (cp > 1 ? "tp * pp * cp = " : "tp * pp = ") + std::to_string(c_.tp * pp * cp) +
+                 " does not divide the " + std::to_string(gpus) + " GPUs of " + std::to_string(n) +
+                 " x " + s_.instance.name;
         });
         continue;
       }
-      const int dp = gpus / (c_.tp * pp);
+      const int dp = gpus / (c_.tp * pp * cp);
       if (s_.training.global_batch % (static_cast<int64_t>(dp) * c_.micro_batch)) {
         Prune(tally_, "batch", PerLayout(), [&] {
           return "the global batch " + std::to_string(s_.training.global_batch) +
@@ -484,6 +487,7 @@ void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s) {
   s->parallel.zero_stage = c.zero_stage;
   s->parallel.shard_group = c.shard_group;
   s->parallel.ep = c.ep;
+  s->parallel.cp = c.cp;
   s->parallel.schedule = c.schedule;
   s->parallel.virtual_stages = c.virtual_stages;
   s->training.micro_batch = c.micro_batch;
@@ -496,6 +500,7 @@ std::string Describe(const SearchSpace& space, const Candidate& c) {
                     std::to_string(c.dp) + ", ZeRO-" + std::to_string(c.zero_stage) +
                     (c.shard_group > 0 ? ", hybrid shard " + std::to_string(c.shard_group) : "") +
                     (c.ep > 1 ? ", expert parallel " + std::to_string(c.ep) : "") +
+                    (c.cp > 1 ? ", context parallel " + std::to_string(c.cp) : "") +
                     ", micro batch " + std::to_string(c.micro_batch) + ", " +
                     ToString(c.recompute) + " recompute";
   if (c.pp > 1) {

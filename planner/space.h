@@ -26,6 +26,7 @@ struct Candidate {
   int zero_stage = 0;
   int shard_group = 0;  // hybrid sharding group (parallel.shard_group); 0 = the whole DP group
   int ep = 1;           // expert parallelism (parallel.ep)
+  int cp = 1;           // context parallelism (parallel.cp): the scenario's
   int micro_batch = 1;
   Recompute recompute = Recompute::kNone;
   Schedule schedule = Schedule::k1F1B;

@@ -24,12 +24,20 @@ struct Layout {
   int tp = 1, dp = 1, pp = 1;
   int shard = 1;  // DP ranks per shard group (dp without hybrid sharding)
   int ep = 1;     // DP ranks per expert-parallel group
+  // DP slots per context-parallel group: with parallel.cp the slots are dp x cp
+  // (Scenario::replicas), a CP group cp consecutive ones.
+  int cp = 1;
   // DP ranks whose collectives kReduced measures: all, or the fold's (sim/fold.h).
   int measured = 1;
   // The expert-parallel group of DP rank d: ep consecutive DP ranks.
   std::vector<int> EpGroup(int stage, int d, int t) const {
     std::vector<int> g;
     for (int k = d - d % ep; k < d - d % ep + ep; ++k) g.push_back(Rank(stage, k, t));
+    return g;
+  }
+  std::vector<int> CpGroup(int stage, int d, int t) const {
+    std::vector<int> g;
+    for (int k = d - d % cp; k < d - d % cp + cp; ++k) g.push_back(Rank(stage, k, t));
     return g;
   }
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
@@ -99,7 +107,7 @@ CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
 }
 
 // What a cached duration is of.
-enum class Channel { kTp, kEp, kDp, kPipe, kToHost, kFromHost };
+enum class Channel { kTp, kEp, kCp, kDp, kPipe, kToHost, kFromHost };
 
 Channel HostChannel(int stream) {
   return stream == kToHostStream ? Channel::kToHost : Channel::kFromHost;
@@ -294,6 +302,17 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
           }
         }
         cache.Put(key, MeasureConcurrent(platform, params, calls));
+      } else if (op.kind == OpKind::kCpColl) {  // every CP group of every TP rank at once
+        const CollKey key{stage, Channel::kCp, static_cast<int>(op.coll), op.bytes};
+        if (cache.Has(key)) continue;
+        std::vector<CollectiveCall> calls;
+        for (int d = 0; d < L.measured; d += L.cp) {
+          for (int t = 0; t < L.tp; ++t) {
+            calls.push_back({op.coll, CollAlgo::kRing, op.bytes, L.CpGroup(stage, d, t),
+                             "cp" + std::to_string(d) + "_" + std::to_string(t)});
+          }
+        }
+        cache.Put(key, MeasureConcurrent(platform, params, calls));
       } else if (op.kind == OpKind::kSend) {
         const CollKey key{stage, Channel::kPipe, op.dir, op.bytes};
         if (cache.Has(key)) continue;
@@ -356,8 +375,13 @@ class StepRun {
           const ModelParams& params, SimMode mode, bool trace, int fold_replicas)
       : s_(s), prog_(prog), platform_(platform), params_(params), mode_(mode), trace_(trace) {
     const bool folded = mode == SimMode::kReduced && fold_replicas > 0;
-    L_ = Layout{s.parallel.tp,    s.parallel.dp, s.parallel.pp,
-                s.shard_degree(), s.parallel.ep, folded ? fold_replicas : s.parallel.dp};
+    L_ = Layout{s.parallel.tp,
+                s.replicas(),
+                s.parallel.pp,
+                s.shard_degree(),
+                s.parallel.ep,
+                s.parallel.cp,
+                folded ? fold_replicas : s.replicas()};
   }
 
   StepResult Run() {
@@ -459,6 +483,8 @@ class StepRun {
         return kTrackTp;
       case OpKind::kEpColl:
         return kTrackEp;
+      case OpKind::kCpColl:
+        return kTrackCp;
       case OpKind::kRecv:
       case OpKind::kWait:
       case OpKind::kInputWait:
@@ -534,6 +560,15 @@ class StepRun {
           EpCollective(g, op);
           g.spent.ep_comm_s += Now() - t0;
           break;
+        case OpKind::kCpColl: {  // the exchange, then what of the core it did not hide
+          CpCollective(g, op);
+          const double core = op.seconds * g.slowdown, comm = Now() - t0;
+          sg4::this_actor::sleep_for(
+              PipelinedSeconds(core, comm, L_.cp, params_.comm_compute_share) - comm);
+          Account(g, op, core);
+          g.spent.cp_comm_s += Now() - t0 - core;
+          break;
+        }
         case OpKind::kTpColl: {
           TpCollective(g, op);
           if (op.seconds > 0) {  // pipelined with a GEMM (parallel.tp_overlap)
@@ -624,6 +659,19 @@ class StepRun {
     CollectiveCall call{op.coll, CollAlgo::kRing, op.bytes, group,
                         "ep" + std::to_string(g.stage) + "_" + std::to_string(group[0])};
     RunCollectiveMember(platform_, params_, call, g.d % L_.ep);
+  }
+
+  void CpCollective(Gpu& g, const Op& op) {
+    if (mode_ == SimMode::kReduced) {
+      sg4::this_actor::sleep_for(
+          cache_.Get({g.stage, Channel::kCp, static_cast<int>(op.coll), op.bytes}));
+      return;
+    }
+    const std::vector<int> group = L_.CpGroup(g.stage, g.d, g.t);
+    CollectiveCall call{
+        op.coll, CollAlgo::kRing, op.bytes, group,
+        "cp" + std::to_string(g.stage) + "_" + std::to_string(group[0]) + ToString(op.coll)};
+    RunCollectiveMember(platform_, params_, call, g.d % L_.cp);
   }
 
   void Receive(Gpu& g, const Op& op) {

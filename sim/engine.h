@@ -39,7 +39,8 @@ enum TraceTrack {
   kTrackWeightGather = 6,  // ZeRO / FSDP all-gathers of weights
   kTrackHostCopy = 7,      // offload copies between GPU and host memory
   kTrackEp = 8,            // expert-parallel all-to-alls (MoE token dispatch and combine)
-  kTrackCount = 9
+  kTrackCp = 9,            // context-parallel key/value exchange (ring attention)
+  kTrackCount = 10
 };
 
 struct TraceEvent {
@@ -54,8 +55,9 @@ struct Breakdown {
   double compute_s = 0;    // forward + backward kernels
   double recompute_s = 0;  // activation recompute
   double optimizer_s = 0;
-  double tp_comm_s = 0;                // TP collectives (blocking: always exposed)
-  double ep_comm_s = 0;                // expert-parallel all-to-alls (blocking as well)
+  double tp_comm_s = 0;  // TP collectives (blocking: always exposed)
+  double ep_comm_s = 0;  // expert-parallel all-to-alls (blocking as well)
+  double cp_comm_s = 0;  // context-parallel K/V exchange beyond the attention core it overlaps
   double dp_comm_exposed_s = 0;        // waiting for gradient reduction (buckets, ZeRO RS)
   double weight_gather_exposed_s = 0;  // waiting for ZeRO / FSDP weight all-gathers
   double offload_exposed_s = 0;        // waiting for copies to / from host memory

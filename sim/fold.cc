@@ -83,7 +83,8 @@ Fold PlanFold(const Scenario& s, SimMode mode, const ModelParams& params,
     f.why_not = "parameter servers are simulated GPU by GPU";
     return f;
   }
-  const long long gpn = s.instance.gpus, tp = s.parallel.tp, dp = s.parallel.dp;
+  // DP slots (context parallelism's ranks are slots too: Scenario::replicas).
+  const long long gpn = s.instance.gpus, tp = s.parallel.tp, dp = s.replicas();
   const long long per_leaf = s.cluster.nodes_per_leaf;
   if (tp * dp % gpn != 0) {
     f.why_not = "a pipeline stage ends inside a node";
@@ -103,6 +104,10 @@ Fold PlanFold(const Scenario& s, SimMode mode, const ModelParams& params,
   const long long replicas_per_leaf = per_leaf * gpn / tp;
   if (s.shard_degree() < dp && replicas_per_leaf % s.shard_degree() != 0) {
     f.why_not = "a shard group (parallel.shard_group) crosses a leaf boundary";
+    return f;
+  }
+  if (s.parallel.cp > 1 && replicas_per_leaf % s.parallel.cp != 0) {
+    f.why_not = "a context-parallel group (parallel.cp) crosses a leaf boundary";
     return f;
   }
   if (s.parallel.ep > 1 && replicas_per_leaf % s.parallel.ep != 0) {
@@ -131,7 +136,7 @@ ClusterShape FoldedShape(const Scenario& s, const Fold& fold) {
   shape.leaves_per_pod = c.leaves_per_pod;
   shape.pod_oversubscription = c.pod_oversubscription;
   if (!fold.active()) return shape;
-  const int stage_nodes = s.parallel.tp * s.parallel.dp / s.instance.gpus;
+  const int stage_nodes = s.parallel.tp * s.replicas() / s.instance.gpus;
   const int kept = kFoldLeaves * c.nodes_per_leaf;
   shape.built.assign(c.nodes, false);
   for (int node = 0; node < c.nodes; ++node) shape.built[node] = node % stage_nodes < kept;

@@ -19,6 +19,7 @@ json BreakdownJson(const Breakdown& b) {
               {"optimizer_s", b.optimizer_s},
               {"tp_comm_exposed_s", b.tp_comm_s},
               {"ep_comm_exposed_s", b.ep_comm_s},
+              {"cp_comm_exposed_s", b.cp_comm_s},
               {"dp_comm_exposed_s", b.dp_comm_exposed_s},
               {"weight_gather_exposed_s", b.weight_gather_exposed_s},
               {"offload_exposed_s", b.offload_exposed_s},
@@ -34,6 +35,7 @@ Breakdown BreakdownFromJson(const json& j) {
   b.optimizer_s = j.at("optimizer_s");
   b.tp_comm_s = j.at("tp_comm_exposed_s");
   b.ep_comm_s = j.at("ep_comm_exposed_s");
+  b.cp_comm_s = j.at("cp_comm_exposed_s");
   b.dp_comm_exposed_s = j.at("dp_comm_exposed_s");
   b.weight_gather_exposed_s = j.at("weight_gather_exposed_s");
   b.offload_exposed_s = j.at("offload_exposed_s");
@@ -115,11 +117,11 @@ std::optional<StepResult> OnTheLine(const std::vector<StepResult>& runs,
   bool ok = extend(a.step_time_s, b.step_time_s, c.step_time_s, &r.step_time_s);
   const Breakdown &p = a.breakdown, &q = b.breakdown, &t = c.breakdown;
   Breakdown& o = r.breakdown;
-  for (auto field :
-       {&Breakdown::compute_s, &Breakdown::recompute_s, &Breakdown::optimizer_s,
-        &Breakdown::tp_comm_s, &Breakdown::ep_comm_s, &Breakdown::dp_comm_exposed_s,
-        &Breakdown::weight_gather_exposed_s, &Breakdown::offload_exposed_s,
-        &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s, &Breakdown::data_wait_s}) {
+  for (auto field : {&Breakdown::compute_s, &Breakdown::recompute_s, &Breakdown::optimizer_s,
+                     &Breakdown::tp_comm_s, &Breakdown::ep_comm_s, &Breakdown::cp_comm_s,
+                     &Breakdown::dp_comm_exposed_s, &Breakdown::weight_gather_exposed_s,
+                     &Breakdown::offload_exposed_s, &Breakdown::pp_comm_exposed_s,
+                     &Breakdown::pipeline_bubble_s, &Breakdown::data_wait_s}) {
     ok = ok && extend(p.*field, q.*field, t.*field, &(o.*field));
   }
   if (!ok) return {};
@@ -254,6 +256,8 @@ json ToJson(const Scenario& s, const SimulationResult& r, const Band* band) {
             {{"tp", s.parallel.tp},
              {"pp", s.parallel.pp},
              {"dp", s.parallel.dp},
+             {"cp", s.parallel.cp},
+             {"ep", s.parallel.ep},
              {"zero_stage", s.parallel.zero_stage},
              {"schedule", ToString(s.parallel.schedule)},
              {"dp_algorithm", ToString(s.parallel.dp_algorithm)}}},
@@ -296,7 +300,8 @@ json TraceJson(const SimulationResult& r) {
                                               "waiting",
                                               "weight gather (ZeRO-3)",
                                               "host memory copies",
-                                              "expert parallel (all-to-all)"};
+                                              "expert parallel (all-to-all)",
+                                              "context parallel (K/V ring)"};
   json events = json::array();
   std::map<int, bool> gpus;
   for (const TraceEvent& e : r.step.trace) gpus[e.gpu] = true;

@@ -88,14 +88,16 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   const double a = m.heads;
   const double kv = KvDim(m);
   const double e = ActivationBytesPerElem(s.training.precision);
-  const double tokens = b * seq;
+  // Context parallelism: this GPU's 1 / cp of each sequence, its queries against every key.
+  const double cp = s.parallel.cp;
+  const double tokens = b * seq / cp;
   const std::vector<GemmDims> attn_in = AttentionInGemms(m, tokens, t);
   const GemmDims attn_out{tokens, h, VWidth(m) / t};
   const MlpShape mlp_shape = MlpGemms(s, tokens, moe);
   const double f = mlp_shape.width;
   // GEMM FLOPs (2 per multiply-add), this GPU's share under tensor parallelism.
   const double qkv = Flops(attn_in);
-  const double scores = 2 * b * seq * seq * QkWidth(m) / t, av = 2 * b * seq * seq * VWidth(m) / t;
+  const double scores = 2 * tokens * seq * QkWidth(m) / t, av = 2 * tokens * seq * VWidth(m) / t;
   const double proj = Flops({attn_out});
   const double mlp = Flops(mlp_shape.gemms);
   // Memory-bound kernels, bytes read + written: norm (r+w of b*s*h), softmax
@@ -135,9 +137,11 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
     // reading Q, K, V and writing O and the fp32 logsumexp. Backward: 5 GEMMs of the size of
     // one forward GEMM (QK^T again, dV, dP, dQ, dK: 2.5x the forward's FLOPs, FlashAttention-2
     // Sec. 4.1), reading Q, K, V, O, dO and the logsumexp and writing dQ, dK, dV.
+    // With context parallelism the keys and values of every chunk are read (b s, not b s / cp).
     const double q = tokens * QkWidth(m) / t * e;
-    const double k_v = tokens * (m.kv_lora_rank > 0 ? QkWidth(m) + VWidth(m) : 2 * kv) / t * e;
-    const double logsumexp = 4 * b * (a / t) * seq;
+    const double k_v = b * seq * (m.kv_lora_rank > 0 ? QkWidth(m) + VWidth(m) : 2 * kv) / t * e;
+    const double logsumexp = 4 * b * (a / t) * seq / cp;
+    if (cp > 1) c.cp_bytes = k_v;  // what the ring brings to this GPU, all chunks
     c.core_fwd_s = core.AttentionSeconds(scores + av, q + k_v + q + logsumexp);
     flash_bwd_s = core.AttentionSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
   } else {
@@ -173,6 +177,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
     c.attn_bwd_s += cm.MemorySeconds(3 * attn_out + 2 * attn_in);
     c.mlp_bwd_s += cm.MemorySeconds(3 * mlp_out + 2 * mlp_in);
   }
+  c.core_bwd_s = flash_bwd_s;
   c.attn_in_gemm_s = qkv_s;
   c.attn_out_gemm_s = proj_s;
   // The MLP's GEMMs are timed as one (GemmSeconds): split by FLOPs (the router
@@ -204,7 +209,8 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
 }
 
 double TransformerP2pBytes(const Scenario& s) {
-  const double tokens = static_cast<double>(s.training.micro_batch) * s.model.seq_len;
+  const double tokens =
+      static_cast<double>(s.training.micro_batch) * s.model.seq_len / s.parallel.cp;
   const double bytes = tokens * s.model.hidden * ActivationBytesPerElem(s.training.precision);
   // Scatter/gather optimisation: each TP rank sends 1/tp of the activation.
   return s.parallel.pp_scatter_gather ? bytes / s.parallel.tp : bytes;
@@ -300,6 +306,10 @@ class Emitter {
     out_->ops.push_back(Op{OpKind::kTpColl, phase, overlap_s, bytes, kind, 0, mb,
                            std::string("tp ") + ToString(kind)});
   }
+  void Cp(OpPhase phase, int mb, CollKind kind, double bytes, double core_s) {
+    out_->ops.push_back(Op{OpKind::kCpColl, phase, core_s, bytes, kind, 0, mb,
+                           std::string("cp ") + ToString(kind)});
+  }
   void Ep(OpPhase phase, int mb, double bytes, const char* what) {
     out_->ops.push_back(Op{OpKind::kEpColl, phase, 0, bytes, CollKind::kAllToAll, 0, mb,
                            std::string("ep all_to_all ") + what});
@@ -389,8 +399,17 @@ void ExpertExchanges(Emitter& em, OpPhase phase, int mb, const LayerCost& c) {
   em.Ep(phase, mb, c.ep_bytes, "dispatch");
   em.Ep(phase, mb, c.ep_bytes, "combine");
 }
+// Context parallelism: the attention core runs on each key/value chunk as the ring brings it
+// (an all-gather of K and V over the CP group pipelined with the core, cp pieces); the
+// backward also sends the chunks' dK and dV back (a reduce-scatter, after the core).
 void ForwardBlocks(Emitter& em, const Scenario& s, OpPhase phase, int mb, const LayerCost& c) {
-  Block(em, s, phase, mb, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
+  if (c.cp_bytes > 0) {
+    Block(em, s, phase, mb, c.attn_fwd_s - c.core_fwd_s, c.tp_bytes, c.attn_in_gemm_s,
+          c.attn_out_gemm_s);
+    em.Cp(phase, mb, CollKind::kAllGather, c.cp_bytes, c.core_fwd_s);
+  } else {
+    Block(em, s, phase, mb, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
+  }
   Block(em, s, phase, mb, c.mlp_fwd_s, c.tp_bytes, c.mlp_in_gemm_s, c.mlp_out_gemm_s);
   ExpertExchanges(em, phase, mb, c);
 }
@@ -398,8 +417,15 @@ void BackwardBlocks(Emitter& em, const Scenario& s, int mb, const LayerCost& c) 
   ExpertExchanges(em, OpPhase::kBackward, mb, c);
   Block(em, s, OpPhase::kBackward, mb, c.mlp_bwd_s, c.tp_bytes, 2 * c.mlp_out_gemm_s,
         2 * c.mlp_in_gemm_s);
-  Block(em, s, OpPhase::kBackward, mb, c.attn_bwd_s, c.tp_bytes, 2 * c.attn_out_gemm_s,
-        2 * c.attn_in_gemm_s);
+  if (c.cp_bytes > 0) {
+    em.Cp(OpPhase::kBackward, mb, CollKind::kAllGather, c.cp_bytes, c.core_bwd_s);
+    em.Cp(OpPhase::kBackward, mb, CollKind::kReduceScatter, c.cp_bytes, 0);
+    Block(em, s, OpPhase::kBackward, mb, c.attn_bwd_s - c.core_bwd_s, c.tp_bytes,
+          2 * c.attn_out_gemm_s, 2 * c.attn_in_gemm_s);
+  } else {
+    Block(em, s, OpPhase::kBackward, mb, c.attn_bwd_s, c.tp_bytes, 2 * c.attn_out_gemm_s,
+          2 * c.attn_in_gemm_s);
+  }
 }
 
 // Stage-specific pieces of the step, shared by the schedule walker.
@@ -519,7 +545,7 @@ class BucketFiller {
   }
   void Flush() {
     FlushExperts();
-    if (pending_ <= 0 || s_.parallel.dp <= 1) return;
+    if (pending_ <= 0 || s_.replicas() <= 1) return;
     if (s_.parallel.zero_stage >= 1) {
       ReduceShardedGradients(em_, s_, pending_);
     } else {
@@ -789,7 +815,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
       sm.layer_grad_bytes.push_back((LayerParameterCount(m, l) - experts) / t * gb);
       sm.layer_expert_grad_bytes.push_back(experts / (t * ep) * gb);
     }
-    const double tokens = b * m.seq_len;
+    const double tokens = b * m.seq_len / s.parallel.cp;
     if (stage == 0) {
       sm.embed_fwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
       sm.embed_bwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
@@ -917,9 +943,11 @@ StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
   }
   OptimizerStep(em, s, sm, buckets, traffic);
   // Every microbatch does the same work: take the first one's (with the GEMMs that
-  // tp_overlap moved into TP collectives).
+  // tp_overlap moved into TP collectives, and the attention cores context parallelism
+  // pipelines with its exchanges).
   for (const Op& op : prog.ops) {
-    if ((op.kind == OpKind::kCompute || op.kind == OpKind::kTpColl) && op.microbatch == 0) {
+    const bool pipelined = op.kind == OpKind::kTpColl || op.kind == OpKind::kCpColl;
+    if ((op.kind == OpKind::kCompute || pipelined) && op.microbatch == 0) {
       prog.compute_per_microbatch_s += op.seconds;
     }
   }

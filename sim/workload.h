@@ -112,6 +112,12 @@ struct LayerCost {
   // MoE layers with expert parallelism: bytes one GPU sends in one all-to-all
   // (the dispatch and the combine, each forward and backward); 0 = none.
   double ep_bytes = 0;
+  // Context parallelism: the keys and values of every chunk of the sequence one
+  // GPU receives (all-gathered over the CP group, and their gradients sent back
+  // in the backward); 0 = none. core_bwd_s: the attention core's backward, in
+  // attn_bwd_s (what the backward exchange is pipelined with).
+  double cp_bytes = 0;
+  double core_bwd_s = 0;
   // Forward seconds of the weight GEMMs beside each block's TP collectives: the
   // first one after the all-gather (QKV; the MLP's up projection) and the last
   // one before the reduce-scatter (attention projection; down projection).
@@ -153,6 +159,8 @@ bool ConvTransposes(const Scenario& s);
 enum class OpKind {
   kCompute,    // seconds on the compute stream
   kEpColl,     // expert-parallel all-to-all of `bytes` (blocking, on the compute stream)
+  kCpColl,     // context-parallel K/V exchange of `bytes` over the CP group, pipelined with
+               // `seconds` of attention core (PipelinedSeconds with cp pieces)
   kTpColl,     // TP collective of `bytes` (blocking, on the compute stream); with
                // `seconds` > 0, pipelined with a GEMM of that many seconds
                // (PipelinedSeconds, parallel.tp_overlap)

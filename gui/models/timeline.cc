@@ -20,8 +20,8 @@ QString StepSummary(const Timeline& t) {
 
 QString TrackName(int track) {
   static const char* const kNames[sim::kTrackCount] = {
-      "compute",       "send fwd",      "send bwd",  "DP",           "TP",
-      "wait / bubble", "weight gather", "host copy", "EP all-to-all"};
+      "compute",       "send fwd",  "send bwd",      "DP",         "TP", "wait / bubble",
+      "weight gather", "host copy", "EP all-to-all", "CP K/V ring"};
   if (track < 0 || track >= sim::kTrackCount) return QStringLiteral("track %1").arg(track);
   return QString::fromLatin1(kNames[track]);
 }
@@ -29,9 +29,9 @@ QString TrackName(int track) {
 QColor TrackColor(int track) {
   // Tableau 10, in track order; waiting is grey so that bubbles read as gaps.
   static const QColor kColors[sim::kTrackCount] = {
-      QColor(31, 119, 180),  QColor(44, 160, 44), QColor(152, 223, 138),
-      QColor(255, 127, 14),  QColor(214, 39, 40), QColor(170, 170, 170),
-      QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194)};
+      QColor(31, 119, 180),  QColor(44, 160, 44),   QColor(152, 223, 138), QColor(255, 127, 14),
+      QColor(214, 39, 40),   QColor(170, 170, 170), QColor(148, 103, 189), QColor(140, 86, 75),
+      QColor(227, 119, 194), QColor(188, 189, 34)};
   return track >= 0 && track < sim::kTrackCount ? kColors[track] : QColor(Qt::black);
 }
 
@@ -71,6 +71,7 @@ std::vector<BreakdownPart> BreakdownParts(const sim::Breakdown& b) {
       {QStringLiteral("optimizer"), b.optimizer_s, QColor(23, 190, 207)},
       {QStringLiteral("TP"), b.tp_comm_s, TrackColor(sim::kTrackTp)},
       {QStringLiteral("EP all-to-all"), b.ep_comm_s, TrackColor(sim::kTrackEp)},
+      {QStringLiteral("CP exposed"), b.cp_comm_s, TrackColor(sim::kTrackCp)},
       {QStringLiteral("DP exposed"), b.dp_comm_exposed_s, TrackColor(sim::kTrackDp)},
       {QStringLiteral("weight gather"), b.weight_gather_exposed_s,
        TrackColor(sim::kTrackWeightGather)},

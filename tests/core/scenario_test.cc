@@ -513,6 +513,19 @@ constexpr char kMixtral[] = R"({"preset": "mixtral-8x7b", "seq_len": 4096})";
 
 std::vector<FailCase> ParallelCases() {
   return {
+      {"cp not splitting the sequence",
+       Doc(R"({"preset": "llama3-8b", "seq_len": 1020})", R"({"global_batch": 1024})", kP4dX128,
+           R"({"tp": 8, "cp": 4})"),
+       "x.json:4:30: parallel.cp = 4 does not split model.seq_len = 1020 into 2 * cp = 8 equal "
+       "chunks (the causal load balancing of ring attention)"},
+      {"cp without flash attention",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "cp": 2})"),
+       "x.json:4:39: parallel.cp = 2 needs training.flash_attention (ring attention runs the "
+       "flash kernels on each key/value chunk)"},
+      {"cp and tp and pp over the GPUs",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "cp": 2, "dp": 16})"),
+       "x.json:4:48: parallel.tp * parallel.pp * parallel.cp * parallel.dp = 8 * 8 * 2 * 16 = 2048 "
+       "does not equal the cluster's 1024 GPUs (128 x p4d.24xlarge with 8 GPUs)"},
       {"ep on a dense model", Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "ep": 2})"),
        "x.json:4:39: parallel.ep = 2 needs a mixture-of-experts model (model.experts); "
        "gpt3-175b is dense"},
@@ -575,8 +588,9 @@ std::vector<FailCase> ParallelCases() {
        "\"ps\""},
       {"zero bucket", Doc(kGpt3, kBatch1536, kP4dX128, R"({"bucket_mb": 0})"),
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
-      {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"cp": 2})"),
-       "x.json:4:15: unknown field parallel.cp (known: tp, pp, dp, zero_stage, shard_group, ep, "
+      {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"sp": 2})"),
+       "x.json:4:15: unknown field parallel.sp (known: tp, pp, dp, zero_stage, shard_group, ep, "
+       "cp, "
        "schedule, virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, "
        "tp_overlap, pp_scatter_gather, parameter_servers)"},
       {"shard group with ZeRO-1",

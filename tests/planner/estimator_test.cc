@@ -190,6 +190,18 @@ TEST(Estimator, AgreesWithTheSimulatorOnMixturesOfExperts) {
   }
 }
 
+// Context parallelism: the K/V ring pipelined with the attention core, inside a node and
+// across nodes; the estimator's step within 10% of the simulator's.
+TEST(Estimator, AgreesWithTheSimulatorOnContextParallelism) {
+  for (const char* parallel : {R"("tp": 2, "cp": 4)", R"("tp": 4, "cp": 4)"}) {
+    SCOPED_TRACE(parallel);
+    StepsAgree(std::string(R"({"model": {"preset": "llama3-8b", "seq_len": 32768}, "training": {
+        "global_batch": 8, "recompute": "full"},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 2}, "parallel": {)") +
+               parallel + "}}");
+  }
+}
+
 // TP communication overlapped with the GEMMs (parallel.tp_overlap): the estimator applies
 // the simulator's pipelining rule (sim::PipelinedSeconds) to its own ring times. Nemotron-4
 // 15B as NeMo runs it on 8 DGX H100 (tp 4, sequence parallel; the corpus's dgxc points).

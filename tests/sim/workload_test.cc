@@ -281,6 +281,31 @@ TEST(WorkloadTest, ExpertParallelismSplitsTheExpertsAndTheirGradients) {
   EXPECT_EQ(TransformerLayerCost(one, cm, true).ep_bytes, 0);
 }
 
+// Context parallelism: each GPU computes 1 / cp of every sequence (GEMMs, passes, stored
+// activations), its queries against every key, and receives every chunk's keys and values.
+TEST(WorkloadTest, ContextParallelismSplitsTheSequence) {
+  auto scenario = [](int cp) {
+    return Parse(R"({"model": {"preset": "llama3-8b", "seq_len": 8192}, "training": {
+        "global_batch": 8, "flash_attention": true}, "cluster": {"instance": "p5.48xlarge"},
+        "parallel": {"tp": 2, "cp": )" +
+                 std::to_string(cp) + "}}");
+  };
+  const Scenario one = scenario(1), four = scenario(4);
+  const ComputeModel cm = MakeComputeModel(one, ModelParams()).value();
+  const LayerCost a = TransformerLayerCost(one, cm), b = TransformerLayerCost(four, cm);
+  EXPECT_DOUBLE_EQ(b.fwd_flops, a.fwd_flops / 4);  // scores: s/4 queries x s keys
+  EXPECT_DOUBLE_EQ(b.core_flops, a.core_flops / 4);
+  EXPECT_EQ(a.cp_bytes, 0);
+  EXPECT_DOUBLE_EQ(b.cp_bytes, 8192.0 * 2 * 1024 / 2 * 2);  // K and V, 8 KV heads of 128, tp 2
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(four, 32), LayerActivationBytes(one, 32) / 4);
+  EXPECT_DOUBLE_EQ(TransformerP2pBytes(four), TransformerP2pBytes(one) / 4);
+  // Two exchanges per layer and backward pass, one per forward pass (dp 1 x cp 4 slots).
+  const StepProgram p = Build(four);
+  int exchanges = 0;
+  for (const Op& op : p.stages[0].ops) exchanges += op.kind == OpKind::kCpColl;
+  EXPECT_EQ(exchanges, 32 * 3 * 8);
+}
+
 TEST(WorkloadTest, ZeroThreePrefetchesTheNextLayersWeights) {
   // When the compute stream waits for a layer's gather, the next layer's
   // gather (or, in backward, a reduce-scatter) is already queued behind it,
