@@ -30,14 +30,13 @@ struct Layout {
   // DP ranks whose collectives kReduced measures: all, or the fold's (sim/fold.h).
   int measured = 1;
   // The expert-parallel group of DP rank d: ep consecutive DP ranks.
-  std::vector<int> EpGroup(int stage, int d, int t) const {
+  // The expert- or context-parallel group (`kind` kEpColl or kCpColl) of DP slot
+  // d of TP rank t: its size in consecutive slots.
+  int GroupSize(OpKind kind) const { return kind == OpKind::kEpColl ? ep : cp; }
+  std::vector<int> SlotGroup(OpKind kind, int stage, int d, int t) const {
+    const int size = GroupSize(kind);
     std::vector<int> g;
-    for (int k = d - d % ep; k < d - d % ep + ep; ++k) g.push_back(Rank(stage, k, t));
-    return g;
-  }
-  std::vector<int> CpGroup(int stage, int d, int t) const {
-    std::vector<int> g;
-    for (int k = d - d % cp; k < d - d % cp + cp; ++k) g.push_back(Rank(stage, k, t));
+    for (int k = d - d % size; k < d - d % size + size; ++k) g.push_back(Rank(stage, k, t));
     return g;
   }
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
@@ -272,6 +271,12 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
   }
 }
 
+// The cache key of an expert- or context-parallel collective of `stage`.
+CollKey SlotKey(int stage, const Op& op) {
+  return {stage, op.kind == OpKind::kEpColl ? Channel::kEp : Channel::kCp,
+          static_cast<int>(op.coll), op.bytes};
+}
+
 // kReduced: simulates every distinct TP collective, pipeline message and
 // host copy once (all concurrent groups of the stage together), before the
 // step. DP collectives are done by ChooseDpAlgorithms.
@@ -291,25 +296,15 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
                            "tp" + std::to_string(d)});
         }
         cache.Put(key, MeasureConcurrent(platform, params, calls));
-      } else if (op.kind == OpKind::kEpColl) {  // every EP group of every TP rank at once
-        const CollKey key{stage, Channel::kEp, static_cast<int>(op.coll), op.bytes};
+      } else if (op.kind == OpKind::kEpColl || op.kind == OpKind::kCpColl) {
+        // Every EP (CP) group of every TP rank at once.
+        const CollKey key = SlotKey(stage, op);
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
-        for (int d = 0; d < L.measured; d += L.ep) {
+        for (int d = 0; d < L.measured; d += L.GroupSize(op.kind)) {
           for (int t = 0; t < L.tp; ++t) {
-            calls.push_back({op.coll, CollAlgo::kRing, op.bytes, L.EpGroup(stage, d, t),
-                             "ep" + std::to_string(d) + "_" + std::to_string(t)});
-          }
-        }
-        cache.Put(key, MeasureConcurrent(platform, params, calls));
-      } else if (op.kind == OpKind::kCpColl) {  // every CP group of every TP rank at once
-        const CollKey key{stage, Channel::kCp, static_cast<int>(op.coll), op.bytes};
-        if (cache.Has(key)) continue;
-        std::vector<CollectiveCall> calls;
-        for (int d = 0; d < L.measured; d += L.cp) {
-          for (int t = 0; t < L.tp; ++t) {
-            calls.push_back({op.coll, CollAlgo::kRing, op.bytes, L.CpGroup(stage, d, t),
-                             "cp" + std::to_string(d) + "_" + std::to_string(t)});
+            calls.push_back({op.coll, CollAlgo::kRing, op.bytes, L.SlotGroup(op.kind, stage, d, t),
+                             "slots" + std::to_string(d) + "_" + std::to_string(t)});
           }
         }
         cache.Put(key, MeasureConcurrent(platform, params, calls));
@@ -557,11 +552,11 @@ class StepRun {
           Account(g, op, Now() - t0);
           break;
         case OpKind::kEpColl:
-          EpCollective(g, op);
+          SlotCollective(g, op);
           g.spent.ep_comm_s += Now() - t0;
           break;
         case OpKind::kCpColl: {  // the exchange, then what of the core it did not hide
-          CpCollective(g, op);
+          SlotCollective(g, op);
           const double core = op.seconds * g.slowdown, comm = Now() - t0;
           sg4::this_actor::sleep_for(
               PipelinedSeconds(core, comm, L_.cp, params_.comm_compute_share) - comm);
@@ -649,29 +644,15 @@ class StepRun {
     RunCollectiveMember(platform_, params_, call, g.t);
   }
 
-  void EpCollective(Gpu& g, const Op& op) {
-    if (mode_ == SimMode::kReduced) {
-      sg4::this_actor::sleep_for(
-          cache_.Get({g.stage, Channel::kEp, static_cast<int>(op.coll), op.bytes}));
-      return;
-    }
-    const std::vector<int> group = L_.EpGroup(g.stage, g.d, g.t);
+  // An expert- or context-parallel collective of this GPU's group (blocking).
+  void SlotCollective(Gpu& g, const Op& op) {
+    if (mode_ == SimMode::kReduced)
+      return sg4::this_actor::sleep_for(cache_.Get(SlotKey(g.stage, op)));
+    const std::vector<int> group = L_.SlotGroup(op.kind, g.stage, g.d, g.t);
     CollectiveCall call{op.coll, CollAlgo::kRing, op.bytes, group,
-                        "ep" + std::to_string(g.stage) + "_" + std::to_string(group[0])};
-    RunCollectiveMember(platform_, params_, call, g.d % L_.ep);
-  }
-
-  void CpCollective(Gpu& g, const Op& op) {
-    if (mode_ == SimMode::kReduced) {
-      sg4::this_actor::sleep_for(
-          cache_.Get({g.stage, Channel::kCp, static_cast<int>(op.coll), op.bytes}));
-      return;
-    }
-    const std::vector<int> group = L_.CpGroup(g.stage, g.d, g.t);
-    CollectiveCall call{
-        op.coll, CollAlgo::kRing, op.bytes, group,
-        "cp" + std::to_string(g.stage) + "_" + std::to_string(group[0]) + ToString(op.coll)};
-    RunCollectiveMember(platform_, params_, call, g.d % L_.cp);
+                        (op.kind == OpKind::kEpColl ? "ep" : "cp") + std::to_string(g.stage) + "_" +
+                            std::to_string(group[0]) + ToString(op.coll)};
+    RunCollectiveMember(platform_, params_, call, g.d % L_.GroupSize(op.kind));
   }
 
   void Receive(Gpu& g, const Op& op) {
