@@ -82,6 +82,8 @@ QVariant CandidateTableModel::raw(const planner::ConfirmedCandidate& c, int colu
       return k.shard_group;
     case kEp:
       return k.ep;
+    case kCp:
+      return k.cp;
     case kMicroBatch:
       return k.micro_batch;
     case kRecompute:
@@ -194,9 +196,9 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kNames[kColumnCount] = {
-      "rank",        "instance", "nodes",       "tp",        "pp",       "dp",     "ZeRO",
-      "shard group", "EP",       "micro batch", "recompute", "schedule", "step s", "80% band s",
-      "MFU %",       "GiB/GPU",  "fits",        "pricing",   "hours",    "cost $"};
+      "rank",        "instance", "nodes",   "tp",          "pp",        "dp",       "ZeRO",
+      "shard group", "EP",       "CP",      "micro batch", "recompute", "schedule", "step s",
+      "80% band s",  "MFU %",    "GiB/GPU", "fits",        "pricing",   "hours",    "cost $"};
   if (section < 0 || section >= kColumnCount) return {};
   return QString::fromLatin1(kNames[section]);
 }

@@ -31,6 +31,7 @@ class CandidateTableModel : public QAbstractTableModel {
     kZero,
     kShardGroup,  // hybrid sharding group; 0 (shown "all") = the whole DP group
     kEp,          // expert parallelism (parallel.ep); 1 without
+    kCp,          // context parallelism (parallel.cp); 1 without
     kMicroBatch,
     kRecompute,
     kSchedule,
