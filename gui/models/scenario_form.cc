@@ -94,6 +94,8 @@ std::vector<FormField> MakeFields() {
       F("parallel.zero_stage", p, "ZeRO stage", K::kInteger, {}, "0"),
       F("parallel.shard_group", p, "Hybrid shard group (ZeRO-2/3)", K::kInteger, {},
         "the whole DP group"),
+      F("parallel.ep", p, "Expert parallel (MoE)", K::kInteger, {}, "1"),
+      F("parallel.cp", p, "Context parallel (long sequences)", K::kInteger, {}, "1"),
       F("parallel.schedule", p, "Schedule", K::kChoice, L({"gpipe", "1f1b", "interleaved"}),
         "1f1b"),
       F("parallel.virtual_stages", p, "Chunks per GPU (interleaved)", K::kInteger, {}, "1"),
