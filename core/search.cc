@@ -71,6 +71,7 @@ constexpr IntListField kIntLists[] = {
     {"zero_stages", 0, 3, &SearchConfig::zero_stages},
     {"shard_groups", 2, kMaxParallel, &SearchConfig::shard_groups},
     {"ep", 1, kMaxParallel, &SearchConfig::ep},
+    {"cp", 1, kMaxParallel, &SearchConfig::cp},
     {"virtual_stages", 2, kMaxParallel, &SearchConfig::virtual_stages}};
 
 std::string IntRangeText(int min, int max) {

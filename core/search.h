@@ -40,6 +40,8 @@ struct SearchConfig {
   // Expert-parallel degrees (parallel.ep) tried by a mixture-of-experts model's
   // ZeRO-0/1 layouts; empty = 1 and the powers of two dividing the experts and dp.
   std::vector<int> ep;
+  // Context-parallel degrees (parallel.cp) tried; empty = the scenario's.
+  std::vector<int> cp;
   std::vector<Recompute> recompute;  // empty = none, selective, full
   std::vector<Schedule> schedules;   // empty = 1f1b, interleaved
   std::vector<int> virtual_stages;   // for interleaved; empty = 2, 4

@@ -152,6 +152,7 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
   f.layer = sim::TransformerLayerCost(s, cm_);
   if (m.experts > 0) f.moe_layer = sim::TransformerLayerCost(s, cm_, true);
   f.moe_ep = s.parallel.ep;
+  f.cp = s.parallel.cp;
   f.embed_fwd_s = f.embed_bwd_s = cm_.MemorySeconds(2 * tokens * m.hidden * e);
   const double loss = 2 * tokens * m.vocab / t * 4;
   const double logits_s = cm_.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
@@ -163,6 +164,9 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
 
 StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const ParallelConfig& par = s.parallel;
+  // Every per-token figure depends on cp, which the planner varies below the (tp, micro
+  // batch) the figures were made for.
+  if (s.model.kind == ModelKind::kTransformer && f.cp != par.cp) return Step(s, Figures(s));
   // dp: the DP slots (with context parallelism dp x cp hold the same weights).
   const int gpn = s.instance.gpus, pp = par.pp, dp = s.replicas(), tp = par.tp;
   const double m = static_cast<double>(s.microbatches_per_pipeline());

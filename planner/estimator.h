@@ -22,8 +22,9 @@ namespace trainsim::planner {
 struct LayerFigures {
   // Transformer: one layer's forward / backward / recompute blocks.
   sim::LayerCost layer;
-  sim::LayerCost moe_layer;                   // an MoE layer's (ModelSpec::experts),
-  int moe_ep = 1;                             // for this expert parallelism (Step redoes it)
+  sim::LayerCost moe_layer;  // an MoE layer's (ModelSpec::experts),
+  int moe_ep = 1;            // for this expert parallelism (Step redoes it)
+  int cp = 1;  // made for this context parallelism (Step redoes all of them for another)
   double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage
   double logits_fwd_s = 0, logits_bwd_s = 0;  // last stage
   double p2p_bytes = 0;                       // one pipeline message, per GPU

@@ -57,12 +57,15 @@ std::string Name(const Shape& s) {
 std::optional<Shape> PracticeShape(const Scenario& chosen, const SearchSpace& space) {
   Scenario s = chosen;
   const int gpus = s.total_gpus();
+  // The chosen sequence split (cp) stays; experts on every GPU (ep 1), as the usual practice.
+  const int cp = s.parallel.cp;
+  s.parallel.ep = 1;
   auto fits = [&](int tp, int pp, int zero) {
-    if (gpus % (tp * pp)) return false;
-    s.parallel.tp = tp, s.parallel.pp = pp, s.parallel.dp = gpus / (tp * pp);
+    if (gpus % (tp * pp * cp)) return false;
+    s.parallel.tp = tp, s.parallel.pp = pp, s.parallel.dp = gpus / (tp * pp * cp);
     s.parallel.zero_stage = zero;
     s.parallel.schedule = Schedule::k1F1B, s.parallel.virtual_stages = 1;
-    if (zero > 0 && s.parallel.dp == 1) return false;
+    if (zero > 0 && s.replicas() == 1) return false;
     if (s.training.global_batch % (static_cast<int64_t>(s.parallel.dp) * s.training.micro_batch))
       return false;
     return sim::ComputeMemory(s).fits;

@@ -35,9 +35,9 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const Pl
   std::vector<double> step_s;       // by point: estimated, then simulated where it ran
   for (int n = plan.space.min_nodes; n <= plan.space.max_nodes; ++n) {
     const int gpus = n * s.instance.gpus;
-    if (gpus % (c.tp * c.pp)) continue;
-    const int dp = gpus / (c.tp * c.pp);
-    if (c.zero_stage > 0 && dp == 1) continue;
+    if (gpus % (c.tp * c.pp * c.cp)) continue;
+    const int dp = gpus / (c.tp * c.pp * c.cp);  // the same sequence split (cp)
+    if (c.zero_stage > 0 && dp * c.cp == 1) continue;
     // The same hybrid shard group, where it still divides dp and is below it.
     if (c.shard_group > 0 && (dp % c.shard_group != 0 || dp <= c.shard_group)) continue;
     s.cluster.nodes = n;

@@ -166,6 +166,33 @@ class Walker {
   void Nodes(int n) {
     c_.nodes = s_.cluster.nodes = n;
     const int gpus = n * s_.instance.gpus, layers = LayerCount(s_.model);
+    for (int cp : space_.cp) {
+      if (!ContextFits(cp)) continue;
+      c_.cp = s_.parallel.cp = cp;
+      Pipelines(n, gpus, layers);
+    }
+  }
+
+  // Whether the scenario can split its sequences cp ways (as the parser checks
+  // parallel.cp); pruned with the reason where not.
+  bool ContextFits(int cp) {
+    if (cp == 1) return true;
+    std::string why;
+    const ModelSpec& m = s_.model;
+    if (m.kind != ModelKind::kTransformer || m.seq_len % (2 * cp) != 0) {
+      why = "does not split the sequence into 2 cp equal chunks";
+    } else if (!s_.training.flash_attention) {
+      why = "needs flash attention";
+    } else if (s_.training.offload_params || s_.training.offload_activations) {
+      why = "is not modelled with offload";
+    }
+    if (why.empty()) return true;
+    Prune(tally_, "cp", static_cast<int64_t>(space_.pp.size()) * PerLayout(),
+          [&] { return "context parallel " + std::to_string(cp) + " " + why; });
+    return false;
+  }
+
+  void Pipelines(int n, int gpus, int layers) {
     for (int pp : space_.pp) {
       if (layers % pp) {
         Prune(tally_, "pp-layers", PerLayout(), [&] {
@@ -174,8 +201,7 @@ class Walker {
         });
         continue;
       }
-      // Context parallelism stays the scenario's (cp GPUs per sequence).
-      const int cp = c_.cp = s_.parallel.cp;
+      const int cp = c_.cp;  // GPUs per sequence
       if (gpus % (c_.tp * pp * cp)) {
         Prune(tally_, "gpus", PerLayout(), [&] {
           return (cp > 1 ? "tp * pp * cp = " : "tp * pp = ") + std::to_string(c_.tp * pp * cp) +
@@ -248,7 +274,7 @@ class Walker {
   // measurement supports (HybridUnvalidated).
   void ShardGroupChoices() {
     std::vector<int> groups = {0};
-    if (c_.zero_stage >= 2) {
+    if (c_.zero_stage >= 2 && c_.cp == 1) {  // hybrid groups with CP are not modelled
       const int64_t per_group = static_cast<int64_t>(space_.recompute.size() * picks_.size());
       for (int g : ShardGroups(space_, c_.dp, c_.tp, s_.instance.gpus)) {
         if (space_.shard_groups.empty() && HybridUnvalidated(g)) {
@@ -284,7 +310,7 @@ class Walker {
   // Expert-parallel degrees of a mixture-of-experts model (EpDegrees); listed ones that do
   // not fit the layout are pruned. Dense models and ZeRO-2/3 or hybrid layouts: 1.
   std::vector<int> EpChoices() {
-    if (s_.model.experts == 0) return {1};
+    if (s_.model.experts == 0 || c_.cp > 1) return {1};  // EP with CP is not modelled
     const std::vector<int> fit = EpDegrees(space_, s_.model.experts, c_.dp);
     const bool takes_ep = c_.zero_stage <= 1 && c_.shard_group == 0;
     for (int e : space_.ep) {
@@ -435,6 +461,7 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
   space.zero_stages = Or(q.zero_stages, {0, 1, 2, 3});
   space.shard_groups = q.shard_groups;
   space.ep = q.ep;
+  space.cp = Or(q.cp, {s.parallel.cp});
   space.recompute = Or(q.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
   space.schedules = Or(q.schedules, {Schedule::k1F1B, Schedule::kInterleaved});
   space.virtual_stages = Or(q.virtual_stages, {2, 4});

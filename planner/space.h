@@ -48,6 +48,7 @@ struct SearchSpace {
   std::vector<int> tp, pp, micro_batch, zero_stages, virtual_stages;
   std::vector<int> shard_groups;  // as given; empty = the default per layout (ShardGroups)
   std::vector<int> ep;            // as given; empty = the default per layout (EpDegrees)
+  std::vector<int> cp;            // search.cp, or the scenario's
   std::vector<Recompute> recompute;
   std::vector<Schedule> schedules;
   std::vector<Pricing> pricing;

@@ -180,7 +180,8 @@ std::vector<FailCase> SearchFailCases() {
       {"not an object", "[]", "x.json:5:12: search: expected an object, got array"},
       {"unknown field", R"({"budget": 5})",
        "x.json:5:13: unknown field search.budget (known: instances, nodes, pricing, "
-       "spot_allowed, tp, pp, micro_batch, zero_stages, shard_groups, ep, virtual_stages, max_pp, "
+       "spot_allowed, tp, pp, micro_batch, zero_stages, shard_groups, ep, cp, virtual_stages, "
+       "max_pp, "
        "recompute, schedules, budget_usd, deadline_hours, objective, confirm_top, "
        "prefer_validated, dataset_bytes, "
        "storage_GBps, checkpoint_bytes, checkpoint_interval_s, provisioning_s, restart_s, "

@@ -332,6 +332,35 @@ TEST(WalkSpace, ExpertParallelDegreesOfAMixtureOfExperts) {
   for (const Candidate& c : listed.candidates) EXPECT_EQ(c.ep, 1);
 }
 
+// Context parallelism: search.cp's degrees divide the GPUs before dp (dp = GPUs / (tp pp
+// cp)); a degree the sequence cannot take, or any without flash attention, is pruned with
+// its reason; without search.cp the scenario's stays.
+TEST(WalkSpace, ContextParallelDegreesSplitTheGpusBeforeDp) {
+  Scenario s = Tiny();
+  s.training.flash_attention = true;
+  s.search.zero_stages = {0};
+  s.search.pp = {1};
+  s.search.micro_batch = {1};
+  s.search.cp = {1, 2, 4, 128};
+  std::set<std::pair<int, int>> cp_dp;
+  const Walked w = Walk(s);
+  for (const Candidate& c : w.candidates) {
+    cp_dp.insert({c.cp, c.dp});
+    EXPECT_EQ(c.tp * c.pp * c.cp * c.dp, c.nodes * 8);
+  }
+  EXPECT_TRUE(cp_dp.count({2, 4}));  // 1 node, tp 1
+  EXPECT_TRUE(cp_dp.count({4, 2}));
+  ASSERT_TRUE(w.tally.count("cp"));  // seq 128 does not split into 256 chunks
+  EXPECT_EQ(w.tally.at("cp").example,
+            "context parallel 128 does not split the sequence into 2 cp equal chunks");
+  s.training.flash_attention = false;
+  const Walked without = Walk(s);
+  EXPECT_EQ(without.tally.at("cp").example.rfind("context parallel 2 needs flash attention", 0),
+            0u);
+  s.search.cp = {};
+  for (const Candidate& c : Walk(s).candidates) EXPECT_EQ(c.cp, 1);
+}
+
 TEST(ResolveSpace, DefaultsAndRestrictions) {
   Scenario s = Tiny();
   s.search = SearchConfig();
