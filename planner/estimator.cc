@@ -164,8 +164,8 @@ LayerFigures Estimator::Figures(const Scenario& s) const {
 
 StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const ParallelConfig& par = s.parallel;
-  // Every per-token figure depends on cp, which the planner varies below the (tp, micro
-  // batch) the figures were made for.
+  // Every per-token figure depends on cp (the planner remakes them where it changes; a
+  // caller with figures of another cp gets them made here).
   if (s.model.kind == ModelKind::kTransformer && f.cp != par.cp) return Step(s, Figures(s));
   // dp: the DP slots (with context parallelism dp x cp hold the same weights).
   const int gpn = s.instance.gpus, pp = par.pp, dp = s.replicas(), tp = par.tp;

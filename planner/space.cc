@@ -160,6 +160,7 @@ class Walker {
       });
     }
     if (visit_.on_figures) visit_.on_figures(s_);
+    figures_cp_ = s_.parallel.cp;
     for (int n = space_.min_nodes; n <= space_.max_nodes; ++n) Nodes(n);
   }
 
@@ -169,6 +170,11 @@ class Walker {
     for (int cp : space_.cp) {
       if (!ContextFits(cp)) continue;
       c_.cp = s_.parallel.cp = cp;
+      // The per-token figures depend on cp: made again where it changes.
+      if (visit_.on_figures && cp != figures_cp_) {
+        visit_.on_figures(s_);
+        figures_cp_ = cp;
+      }
       Pipelines(n, gpus, layers);
     }
   }
@@ -430,6 +436,7 @@ class Walker {
   const SearchSpace& space_;
   const SpaceVisitor& visit_;
   PruneTally* tally_;
+  int figures_cp_ = 1;  // the cp the last on_figures call was made with
   std::vector<SchedulePick> picks_;
   Candidate c_;
 };

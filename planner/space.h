@@ -77,7 +77,8 @@ std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp);
 std::string Describe(const SearchSpace& space, const Candidate& c);
 
 // Walks the space in a fixed order. For each instance type and (tp, micro
-// batch), `on_figures` is called once with the scenario set to them (the
+// batch), and again where search.cp changes the context parallelism,
+// `on_figures` is called with the scenario set to them (the
 // estimator caches its per-layer figures there); then `on_candidate` for
 // every candidate that survives pruning, with the scenario set to it and its
 // memory breakdown. Pruned candidates go to *tally.
