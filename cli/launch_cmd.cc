@@ -156,7 +156,8 @@ Status CheckCombination(const LaunchArgs& a) {
   }
   const std::vector<Target>& t = a.options.targets;
   if (a.submit && (t.size() != 1 || t[0] == Target::kScripts)) {
-    return Status::InvalidInput("--submit needs --target sagemaker or --target slurm");
+    return Status::InvalidInput(
+        "--submit needs one --target: sagemaker, slurm, hyperpod-slurm or hyperpod-eks");
   }
   return Status::Ok();
 }
@@ -205,10 +206,17 @@ void PrintDryRun(const LaunchArgs& a) {
                 << " on the first host\n";
       continue;
     }
-    std::cout << "# " << launch::ToString(t) << "\n"
-              << launch::ShellJoin(launch::SubmitArgv(t, a.out)) << "\n";
+    std::cout << "# " << launch::ToString(t) << "\n";
+    if (t == Target::kHyperpodSlurm || t == Target::kHyperpodEks) {
+      const char* check =
+          t == Target::kHyperpodSlurm ? "/hyperpod/check-slurm.sh" : "/hyperpod/check-eks.sh";
+      std::cout << "# first " << launch::ShellQuote(a.out + check)
+                << (t == Target::kHyperpodSlurm ? " on the cluster's head or login node\n"
+                                                : " where kubectl reaches the cluster\n");
+    }
+    std::cout << launch::ShellJoin(launch::SubmitArgv(t, a.out)) << "\n";
   }
-  std::cerr << "dry run: nothing submitted (--submit --target sagemaker|slurm --yes submits)\n";
+  std::cerr << "dry run: nothing submitted (--submit --target TARGET --yes submits)\n";
 }
 
 int SubmitBundle(const LaunchArgs& a) {

@@ -39,9 +39,26 @@ Status CheckPlanNames(const LaunchPlan& plan) {
   return ValidateLabel(s.instance.name, plan.file + ": instance type");
 }
 
-// What the targets need: SageMaker an S3 URI and an AWS instance type.
-Status CheckTargets(const Scenario& s, const LaunchOptions& o) {
+// What the targets need: SageMaker an S3 URI and an AWS instance type, HyperPod an AWS instance
+// type, EKS a job name that is a Kubernetes object name.
+Status CheckTargets(const Scenario& s, const LaunchOptions& o, const std::string& job_name) {
   if (o.targets.empty()) return Status::InvalidInput("--target: no target given");
+  if (std::count(o.targets.begin(), o.targets.end(), Target::kHyperpodEks) > 0) {
+    if (Status st = ValidateKubernetesName(job_name, "the hyperpod-eks target's job name");
+        !st.ok()) {
+      return st;
+    }
+  }
+  for (Target t : o.targets) {
+    if (t != Target::kSagemaker && t != Target::kHyperpodSlurm && t != Target::kHyperpodEks) {
+      continue;
+    }
+    if (!s.instance.is_aws) {
+      return Status::InvalidInput(std::string("the ") + ToString(t) +
+                                  " target needs an AWS instance type; " + s.instance.name +
+                                  " is a reference system");
+    }
+  }
   if (std::count(o.targets.begin(), o.targets.end(), Target::kSagemaker) == 0) {
     return Status::Ok();
   }
@@ -49,10 +66,6 @@ Status CheckTargets(const Scenario& s, const LaunchOptions& o) {
     return Status::InvalidInput(
         "--s3 is required for the sagemaker target (checkpoints, output and code go there): give "
         "--s3 s3://BUCKET/PREFIX, or leave SageMaker out with --target slurm,scripts");
-  }
-  if (!s.instance.is_aws) {
-    return Status::InvalidInput("the sagemaker target needs an AWS instance type; " +
-                                s.instance.name + " is a reference system");
   }
   return Status::Ok();
 }
@@ -110,14 +123,6 @@ int64_t HoursWithMargin_s(double expected_hours) {
   return 3600 * std::max<int64_t>(1, static_cast<int64_t>(std::ceil(expected_hours * kTimeMargin)));
 }
 
-// PyTorch FSDP's ShardingStrategy for ZeRO-2/3, or "" (ZeRO-0/1 have none).
-std::string FsdpShardingStrategy(const ParallelConfig& p) {
-  const bool hybrid = p.shard_group > 0;
-  if (p.zero_stage == 3) return hybrid ? "HYBRID_SHARD" : "FULL_SHARD";
-  if (p.zero_stage == 2) return hybrid ? "_HYBRID_SHARD_ZERO2" : "SHARD_GRAD_OP";
-  return "";
-}
-
 std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts& f) {
   const Scenario& s = *f.s;
   std::vector<std::pair<std::string, std::string>> out = {
@@ -136,9 +141,13 @@ std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts&
       {"steps", std::to_string(f.steps)},
       {"checkpoint_interval_s", std::to_string(std::llround(f.plan->checkpoint_interval_s))},
   };
+  // After dp: the expert and context parallel degrees, where the plan has them.
+  auto at = out.begin() + 3;
+  if (s.parallel.ep > 1) at = out.insert(at, {"ep", std::to_string(s.parallel.ep)}) + 1;
+  if (s.parallel.cp > 1) at = out.insert(at, {"cp", std::to_string(s.parallel.cp)}) + 1;
   // After zero_stage: with hybrid sharding the group (the script builds its (replicate,
   // shard) device mesh from it), then for ZeRO-2/3 FSDP's sharding strategy.
-  auto at = out.begin() + 4;
+  ++at;
   if (s.parallel.shard_group > 0) {
     at = out.insert(at, {"shard_group", std::to_string(s.parallel.shard_group)}) + 1;
   }
@@ -179,7 +188,37 @@ JobFacts MakeFacts(const LaunchPlan& plan, const LaunchOptions& o, std::string j
   return f;
 }
 
+// What the SageMaker and HyperPod launchers run differently from the plan.
+std::vector<std::string> LauncherWarnings(const JobFacts& f) {
+  const ParallelConfig& p = f.s->parallel;
+  std::vector<std::string> out;
+  const bool smp_v2 = !SmpV2Parameters(*f.s).empty();
+  if ((p.ep > 1 || p.cp > 1) && !smp_v2 && f.Has(Target::kSagemaker)) {
+    const std::string what = p.ep > 1 ? "parallel.ep " + std::to_string(p.ep) + " (--ep)"
+                                      : "parallel.cp " + std::to_string(p.cp) + " (--cp)";
+    out.push_back(what + ": SMP v2, which has expert and context parallelism, does not run " +
+                  (p.pp > 1 ? std::string("pipeline stages") : "on " + f.s->instance.name) +
+                  ", so sagemaker/launch.py's distribution does not set it: the training script "
+                  "must apply it itself (megatron_args.sh has Megatron-LM's arguments)");
+  }
+  if (smp_v2 && p.zero_stage == 1 && (f.Has(Target::kSagemaker) || f.Has(Target::kHyperpodSlurm))) {
+    out.push_back(
+        "ZeRO-1 under SMP v2: SMP v2 runs PyTorch FSDP, which has no optimizer-only sharding; "
+        "FSDP NO_SHARD keeps the whole optimizer state on every GPU (more memory than planned) "
+        "and SHARD_GRAD_OP is ZeRO-2 (other communication): plan with ZeRO-0 or ZeRO-2 for an "
+        "exact match");
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string FsdpShardingStrategy(const ParallelConfig& p) {
+  const bool hybrid = p.shard_group > 0;
+  if (p.zero_stage == 3) return hybrid ? "HYBRID_SHARD" : "FULL_SHARD";
+  if (p.zero_stage == 2) return hybrid ? "_HYBRID_SHARD_ZERO2" : "SHARD_GRAD_OP";
+  return "";
+}
 
 const char* ToString(Target t) {
   switch (t) {
@@ -189,20 +228,23 @@ const char* ToString(Target t) {
       return "slurm";
     case Target::kScripts:
       return "scripts";
+    case Target::kHyperpodSlurm:
+      return "hyperpod-slurm";
+    case Target::kHyperpodEks:
+      return "hyperpod-eks";
   }
   return "?";
 }
 
 Expected<std::vector<Target>> ParseTargets(std::string_view list) {
-  if (list == "all")
-    return std::vector<Target>{Target::kSagemaker, Target::kSlurm, Target::kScripts};
+  if (list == "all") return std::vector<Target>(std::begin(kAllTargets), std::end(kAllTargets));
   std::vector<Target> out;
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
     const std::string_view name = list.substr(start, comma - start);
     bool found = false;
-    for (Target t : {Target::kSagemaker, Target::kSlurm, Target::kScripts}) {
+    for (Target t : kAllTargets) {
       if (name != ToString(t)) continue;
       found = true;
       if (std::count(out.begin(), out.end(), t)) {
@@ -213,7 +255,7 @@ Expected<std::vector<Target>> ParseTargets(std::string_view list) {
     if (!found) {
       return Status::InvalidInput("--target: unknown target \"" + std::string(name) +
                                   "\"; expected all, or a comma-separated list of sagemaker, "
-                                  "slurm, scripts");
+                                  "slurm, scripts, hyperpod-slurm, hyperpod-eks");
     }
     start = comma + 1;
   }
@@ -261,7 +303,10 @@ std::string CommandLines(const std::vector<std::string>& argv, const std::vector
   std::string out;
   for (size_t i = 0; i < argv.size(); ++i) {
     const bool option = argv[i].size() > 1 && argv[i][0] == '-';
-    if (i > 0) out += option || argv[i - 1][0] != '-' ? " \\\n  " : " ";
+    // A word after an option is its value, unless that option carries one ("--x=1").
+    const bool after_value =
+        i > 0 && (argv[i - 1][0] != '-' || argv[i - 1].find('=') != std::string::npos);
+    if (i > 0) out += option || after_value ? " \\\n  " : " ";
     const bool is_raw = std::count(raw.begin(), raw.end(), i) > 0;
     out += is_raw ? argv[i] : ShellQuote(argv[i]);
   }
@@ -277,7 +322,7 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
   if (Status st = CheckPlanNames(plan); !st.ok()) return st;
   Expected<std::string> job_name = ResolveJobName(plan.scenario, options);
   if (!job_name.ok()) return job_name.status();
-  for (Status st : {CheckTargets(plan.scenario, options), CheckValues(options),
+  for (Status st : {CheckTargets(plan.scenario, options, *job_name), CheckValues(options),
                     CheckHosts(plan.scenario, options)}) {
     if (!st.ok()) return st;
   }
@@ -290,7 +335,13 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
   if (f.Has(Target::kScripts)) {
     for (BundleFile& b : LauncherScripts(f)) files.push_back(std::move(b));
   }
-  if (f.Has(Target::kSlurm)) files.push_back(SlurmScript(f));
+  if (f.Has(Target::kSlurm)) files.push_back(SlurmScript(f, false));
+  if (f.Has(Target::kHyperpodSlurm)) {
+    for (BundleFile& b : HyperpodSlurmFiles(f)) files.push_back(std::move(b));
+  }
+  if (f.Has(Target::kHyperpodEks)) {
+    for (BundleFile& b : HyperpodEksFiles(f)) files.push_back(std::move(b));
+  }
   const std::optional<std::string> deepspeed_gap = DeepSpeedGap(plan.scenario);
   if (!deepspeed_gap) files.push_back(DeepSpeedConfig(f));
   std::optional<std::string> megatron_gap;
@@ -308,18 +359,7 @@ Expected<Bundle> MakeBundle(const LaunchPlan& plan, const LaunchOptions& options
   if (megatron_gap) {
     bundle.warnings.push_back("megatron_args.sh is not written: " + *megatron_gap);
   }
-  if (plan.scenario.parallel.ep > 1 && (f.Has(Target::kSagemaker) || f.Has(Target::kScripts))) {
-    bundle.warnings.push_back(
-        "parallel.ep " + std::to_string(plan.scenario.parallel.ep) +
-        ": the SageMaker request and the launcher scripts do not set expert parallelism (the "
-        "model parallelism library v1 has none): run megatron_args.sh's Megatron-LM arguments");
-  }
-  if (plan.scenario.parallel.cp > 1 && (f.Has(Target::kSagemaker) || f.Has(Target::kScripts))) {
-    bundle.warnings.push_back(
-        "parallel.cp " + std::to_string(plan.scenario.parallel.cp) +
-        ": the SageMaker request and the launcher scripts do not set context parallelism (the "
-        "model parallelism library v1 has none): run megatron_args.sh's Megatron-LM arguments");
-  }
+  for (std::string& w : LauncherWarnings(f)) bundle.warnings.push_back(std::move(w));
   for (BundleFile& b : files) bundle.files.push_back(std::move(b));
   return bundle;
 }

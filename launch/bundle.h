@@ -3,13 +3,15 @@
 // MakeBundle turns a plan (launch/plan_file.h) and the launch options into
 // files, each a relative path and its bytes: a SageMaker CreateTrainingJob
 // request and SDK script, torchrun and mpirun scripts with a hostfile, a Slurm
-// batch script, a DeepSpeed config, Megatron-LM arguments and a README. It is
+// batch script, SageMaker HyperPod job files (Slurm and EKS, each with a check
+// script), a DeepSpeed config, Megatron-LM arguments and a README. It is
 // pure and deterministic (the same plan and options give the same bytes), and
 // it checks every name, path and URI first (launch/names.h): on an error no
 // file exists to write. Every value in a shell script is ShellQuote'd.
 // WriteBundle (launch/bundle_writer.h) puts the files on disk.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +28,15 @@ enum class Target {
   kSagemaker,  // sagemaker/create_training_job.json, sagemaker/launch.py
   kSlurm,      // slurm.sbatch
   kScripts,    // torchrun.sh, mpirun.sh, hostfile
+  // An existing SageMaker HyperPod cluster: hyperpod/slurm.sbatch (srun --auto-resume),
+  // hyperpod/check-slurm.sh [, hyperpod/smp_config.json]
+  kHyperpodSlurm,
+  kHyperpodEks,  // hyperpod/pytorchjob.json (Kubeflow PyTorchJob), hyperpod/check-eks.sh
 };
-const char* ToString(Target t);  // "sagemaker", "slurm", "scripts"
+inline constexpr Target kAllTargets[] = {Target::kSagemaker, Target::kSlurm, Target::kScripts,
+                                         Target::kHyperpodSlurm, Target::kHyperpodEks};
+// "sagemaker", "slurm", "scripts", "hyperpod-slurm", "hyperpod-eks"
+const char* ToString(Target t);
 // "all" or a comma-separated list of target names, each at most once.
 Expected<std::vector<Target>> ParseTargets(std::string_view list);
 
@@ -36,7 +45,7 @@ inline constexpr char kRolePlaceholder[] = "REPLACE_WITH_ROLE_ARN";
 inline constexpr char kImagePlaceholder[] = "REPLACE_WITH_TRAINING_IMAGE_URI";
 
 struct LaunchOptions {
-  std::vector<Target> targets = {Target::kSagemaker, Target::kSlurm, Target::kScripts};
+  std::vector<Target> targets = {std::begin(kAllTargets), std::end(kAllTargets)};
   // SageMaker training job, Slurm job and torchrun rendezvous id. Empty: the
   // scenario's name, when that is a valid job name (else an error asks for one).
   std::string job_name;
@@ -44,8 +53,8 @@ struct LaunchOptions {
   // output (PREFIX/output) and the code (PREFIX/source). Needed by kSagemaker.
   std::string s3_uri;
   std::string role_arn;                  // IAM role SageMaker assumes; empty: kRolePlaceholder
-  std::string image_uri;                 // training image; empty: kImagePlaceholder in the request,
-                                         // the SDK's PyTorch/TensorFlow image in launch.py
+  std::string image_uri;                 // training image; empty: kImagePlaceholder in the request
+                                         // and the PyTorchJob, the SDK's image in launch.py
   std::string entry_point = "train.py";  // the training script, relative to the code folder
   // A hosts file for torchrun and mpirun (an absolute path, as the scripts
   // name it) and its hosts (LoadHostsFile, one per node). Empty: the bundle's

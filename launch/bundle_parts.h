@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,10 +45,30 @@ struct JobFacts {
   std::vector<std::string> ScriptArgs() const;  // entry point, then --key value ...
 };
 
+// PyTorch FSDP's ShardingStrategy for ZeRO-2/3 ("FULL_SHARD", "_HYBRID_SHARD_ZERO2", ...), or
+// "" (ZeRO-0/1 have none).
+std::string FsdpShardingStrategy(const ParallelConfig& p);
+// SageMaker's model parallelism library v2 runs on these (its supported instance types in the
+// SageMaker developer guide).
+bool SmpV2Supports(const InstanceType& t);
+// SMP v2's core configuration parameters for the plan (SageMaker developer guide, "SMP v2
+// reference": hybrid_shard_degree, tensor_parallel_degree, context_parallel_degree,
+// expert_parallel_degree, sm_activation_offloading), or an empty object where the plan does
+// not run under SMP v2: pipeline stages (SMP v2 has none), an instance type it does not run
+// on, or nothing for it to set (plain data parallelism, ZeRO without a shard group).
+nlohmann::ordered_json SmpV2Parameters(const Scenario& s);
+
 BundleFile SagemakerRequest(const JobFacts& f);
 BundleFile SagemakerScript(const JobFacts& f);
 std::vector<BundleFile> LauncherScripts(const JobFacts& f);  // torchrun.sh, mpirun.sh[, hostfile]
-BundleFile SlurmScript(const JobFacts& f);
+// slurm.sbatch; with `hyperpod`, hyperpod/slurm.sbatch for a HyperPod cluster (no GPU GRES,
+// srun --auto-resume=1).
+BundleFile SlurmScript(const JobFacts& f, bool hyperpod);
+// hyperpod/check-slurm.sh and hyperpod/slurm.sbatch, and hyperpod/smp_config.json where the plan
+// runs under SMP v2 (SmpV2Parameters).
+std::vector<BundleFile> HyperpodSlurmFiles(const JobFacts& f);
+// hyperpod/check-eks.sh and hyperpod/pytorchjob.json (a Kubeflow PyTorchJob).
+std::vector<BundleFile> HyperpodEksFiles(const JobFacts& f);
 BundleFile DeepSpeedConfig(const JobFacts& f);
 // Why DeepSpeed's config cannot express the plan's scenario, or nullopt; the
 // bundle then leaves deepspeed_config.json out and warns.

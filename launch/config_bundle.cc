@@ -143,10 +143,6 @@ std::optional<std::string> DeepSpeedGap(const Scenario& s) {
     return "parallel.shard_group with zero_stage " + std::to_string(s.parallel.zero_stage) +
            ": DeepSpeed shards in groups only at stage 3 (MiCS, mics_shard_size)";
   }
-  if (s.parallel.ep > 1) {
-    return "parallel.ep (expert parallelism) is set in DeepSpeed-MoE's model code "
-           "(deepspeed.moe.layer.MoE, ep_size), not in its config";
-  }
   if (s.parallel.cp > 1) {
     return "parallel.cp (context parallelism) has no DeepSpeed config field (DeepSpeed-Ulysses "
            "sequence parallelism is a different scheme, set in code)";

@@ -69,6 +69,9 @@ bool LowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'
 
 constexpr char kJobRule[] =
     "1 to 63 letters, digits and hyphens, starting and ending with a letter or digit";
+constexpr char kKubernetesRule[] =
+    "1 to 63 lowercase letters, digits and hyphens, starting with a letter and ending with a "
+    "letter or digit";
 constexpr char kLabelRule[] = "1 to 128 letters, digits, '.', '_' and '-'";
 constexpr char kS3Rule[] =
     "s3://BUCKET/PREFIX, at most 1024 characters: a bucket of 3 to 63 lowercase letters, digits, "
@@ -89,6 +92,19 @@ constexpr char kHostRule[] =
     "1 to 253 letters, digits, '.' and '-', starting with a letter or digit";
 
 }  // namespace
+
+Status ValidateKubernetesName(std::string_view v, std::string_view field) {
+  auto bad = [&](const std::string& problem) {
+    return Invalid(field, v, "Kubernetes object name", problem, kKubernetesRule);
+  };
+  if (v.empty()) return bad("it is empty");
+  if (v.size() > 63) return bad(Length(v));
+  std::string c = BadChar(v, [](char ch) { return LowerAlnum(ch) || ch == '-'; });
+  if (!c.empty()) return bad(c);
+  if (v.front() < 'a' || v.front() > 'z') return bad("it does not start with a letter");
+  if (v.back() == '-') return bad("it ends with a hyphen");
+  return Status::Ok();
+}
 
 Status ValidateJobName(std::string_view v, std::string_view field) {
   auto bad = [&](const std::string& problem) {

@@ -24,6 +24,11 @@ namespace trainsim::launch {
 // name and the torchrun rendezvous id.
 Status ValidateJobName(std::string_view name, std::string_view field);
 
+// A Kubernetes object name that the Kubeflow training operator can derive Service names from
+// (an RFC 1035 label): 1-63 lowercase letters, digits and hyphens, starting with a letter and
+// ending with a letter or digit. The PyTorchJob's name on HyperPod EKS.
+Status ValidateKubernetesName(std::string_view name, std::string_view field);
+
 // A label written into comments and READMEs (a scenario name, an instance
 // type): 1-128 letters, digits, '.', '_' and '-'.
 Status ValidateLabel(std::string_view label, std::string_view field);

@@ -29,8 +29,32 @@ std::string WhatIs(const JobFacts& f, const std::string& path) {
     return "OpenMPI hostfile: placeholders node-0 .. node-" + std::to_string(f.nodes - 1) +
            "; put your hosts in";
   if (path == "slurm.sbatch") return "Slurm batch script: srun starts torchrun on every node";
-  if (path == "deepspeed_config.json")
-    return "DeepSpeed config: batch sizes, ZeRO stage, precision";
+  if (path == "hyperpod/check-slurm.sh") {
+    return "HyperPod (Slurm): checks the cluster's nodes, GPUs and EFA against the plan; run it "
+           "on the head or login node first";
+  }
+  if (path == "hyperpod/slurm.sbatch") {
+    return "HyperPod (Slurm): `srun --auto-resume=1` starts torchrun on every node; HyperPod "
+           "replaces a faulty node and restarts it";
+  }
+  if (path == "hyperpod/smp_config.json") {
+    return "SMP v2's configuration for HyperPod: the script calls "
+           "`torch.sagemaker.init(\"smp_config.json\")` with it";
+  }
+  if (path == "hyperpod/check-eks.sh") {
+    return "HyperPod (EKS): checks the training operator and the healthy nodes' GPUs and EFA "
+           "devices against the plan";
+  }
+  if (path == "hyperpod/pytorchjob.json") {
+    return "HyperPod (EKS): a Kubeflow PyTorchJob, one worker pod per node, with HyperPod's job "
+           "auto-resume";
+  }
+  if (path == "deepspeed_config.json") {
+    return "DeepSpeed config: batch sizes, ZeRO stage, precision" +
+           (f.s->parallel.ep > 1 ? "; the model code sets DeepSpeed-MoE's ep_size " +
+                                       std::to_string(f.s->parallel.ep)
+                                 : std::string());
+  }
   if (path == "megatron_args.sh") return "Megatron-LM arguments (a bash array, MEGATRON_ARGS)";
   return "";
 }
@@ -69,6 +93,16 @@ std::string FillIn(const JobFacts& f, bool has_hostfile) {
           "`sagemaker-spot` pricing for managed spot.\n";
     }
   }
+  if (f.Has(Target::kHyperpodEks) && o.image_uri.empty()) {
+    out += std::string("- `") + kImagePlaceholder +
+           "` in hyperpod/pytorchjob.json: the training image the pods run (`--image URI`).\n";
+  }
+  if (f.Has(Target::kHyperpodSlurm) || f.Has(Target::kHyperpodEks)) {
+    out +=
+        "- HyperPod restarts the job after a fault: the script must resume from its latest "
+        "checkpoint. The PyTorchJob allows 1 restart (the HyperPod CLI's default); raise "
+        "`job-max-retry-count` for long jobs.\n";
+  }
   if (has_hostfile) out += "- `hostfile`: your hosts, one per node, in place of node-0 ...\n";
   return out.empty() ? "Nothing: every value is given.\n" : out;
 }
@@ -99,8 +133,14 @@ BundleFile Readme(const JobFacts& f, const std::vector<BundleFile>& others) {
   if (f.Has(Target::kScripts)) {
     text += "    ./torchrun.sh    # on every node\n    ./mpirun.sh      # on the first host\n";
   }
+  if (f.Has(Target::kHyperpodSlurm)) {
+    text += "    hyperpod/check-slurm.sh && sbatch hyperpod/slurm.sbatch    # on the cluster\n";
+  }
+  if (f.Has(Target::kHyperpodEks)) {
+    text += "    hyperpod/check-eks.sh && kubectl apply -f hyperpod/pytorchjob.json\n";
+  }
   text +=
-      "\n`trainsim launch PLAN --submit --target sagemaker|slurm` prints the command; "
+      "\n`trainsim launch PLAN --submit --target TARGET` prints the command; "
       "`--yes` runs it.\nThe plan expects " +
       Hours(f.plan->expected_hours) + " h for the whole job.\n";
   return {"README.md", text, false};

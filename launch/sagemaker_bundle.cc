@@ -22,9 +22,15 @@ using ojson = nlohmann::ordered_json;
 constexpr char kCheckpointLocalPath[] = "/opt/ml/checkpoints";
 // Framework images of the SDK when no --image is given: PyTorch 2.0.0 carries
 // both SMP v1 (1.15) and SMDDP; the TensorFlow one serves parameter servers.
+// SMP v2: PyTorch 2.5.1 is smdistributed-modelparallel v2.8.0, Python 3.11
+// (SageMaker developer guide, "Supported frameworks and AWS Regions" of SMP v2).
 constexpr char kPyTorchVersion[] = "2.0.0";
 constexpr char kTensorFlowVersion[] = "2.13";
 constexpr char kPythonVersion[] = "py310";
+constexpr const char* kSmpV1PyTorchVersion = kPyTorchVersion;
+constexpr const char* kSmpV1PythonVersion = kPythonVersion;
+constexpr char kSmpV2PyTorchVersion[] = "2.5.1";
+constexpr char kSmpV2PythonVersion[] = "py311";
 
 std::string S3Join(const std::string& base, const std::string& leaf) {
   return base + (base.back() == '/' ? "" : "/") + leaf;
@@ -53,6 +59,8 @@ struct Distribution {
   const char* estimator;  // "PyTorch" or "TensorFlow"
   ojson config;
   std::string why;
+  const char* framework_version = kPyTorchVersion;  // the SDK's image when no --image is given
+  const char* py_version = kPythonVersion;
 };
 
 bool SmddpSupports(const InstanceType& t, int zero_stage) {
@@ -61,13 +69,10 @@ bool SmddpSupports(const InstanceType& t, int zero_stage) {
   return p4 || (zero_stage == 0 && (t.name == "p3.16xlarge" || t.name == "p3dn.24xlarge"));
 }
 
-// SMP v2 runs on ml.p4d.24xlarge, ml.p4de.24xlarge and ml.p5.48xlarge (its supported
-// instance types in the SageMaker developer guide).
-bool SmpV2Supports(const InstanceType& t) {
-  return t.name == "p4d.24xlarge" || t.name == "p4de.24xlarge" || t.name == "p5.48xlarge";
-}
-
-Distribution ModelParallel(const JobFacts& f) {
+// SMP v1 (the archived library): pipeline and tensor parallelism under MPI. Used where the
+// plan needs what SMP v2 lacks: pipeline stages, or tensor parallelism on an instance type
+// SMP v2 does not run on.
+Distribution SmpV1(const JobFacts& f) {
   const ParallelConfig& p = f.s->parallel;
   ojson params = {
       {"pipeline_parallel_degree", p.pp},
@@ -82,49 +87,60 @@ Distribution ModelParallel(const JobFacts& f) {
       {"smdistributed", {{"modelparallel", {{"enabled", true}, {"parameters", params}}}}},
       {"mpi", {{"enabled", true}, {"processes_per_host", f.gpus_per_node}}},
   };
-  std::string why =
-      "tp or pp > 1: SageMaker model parallelism (SMP v1) with MPI, one process per GPU; ranks "
-      "placed tensor-parallel first, then data-parallel, then pipeline (PDT), as simulated. SMP "
-      "\"interleaved\" is its 1F1B; it has no virtual stages; shard_optimizer_state is ZeRO-1.";
-  return {"PyTorch", config, why};
+  std::string why = std::string(p.pp > 1 ? "pipeline parallelism, which SMP v2 lacks"
+                                         : "tensor parallelism on " + f.s->instance.name +
+                                               ", where SMP v2 does not run") +
+                    ": SageMaker model parallelism v1 (SMP v1) with MPI, one process per GPU; "
+                    "ranks placed tensor-parallel first, then data-parallel, then pipeline "
+                    "(PDT), as simulated. SMP \"interleaved\" is its 1F1B; it has no virtual "
+                    "stages; shard_optimizer_state is ZeRO-1.";
+  return {"PyTorch", config, why, kSmpV1PyTorchVersion, kSmpV1PythonVersion};
 }
 
-// Hybrid sharding (parallel.shard_group): SMP v2 (torch.sagemaker) runs PyTorch FSDP under
-// torchrun with hybrid_shard_degree = the shard group (SMP v2 reference, core feature
-// configuration parameters), and tensor parallelism beside it; it has no pipeline. Elsewhere
-// torchrun alone, the script's FSDP sharding over its own (replicate, shard) mesh.
-Distribution HybridSharded(const JobFacts& f) {
+// SMP v2 runs PyTorch FSDP under torchrun, with its own tensor, expert and context
+// parallelism beside it.
+Distribution SmpV2(const JobFacts& f, const ojson& params) {
   const ParallelConfig& p = f.s->parallel;
-  const std::string strategy = p.zero_stage == 3 ? "HYBRID_SHARD" : "_HYBRID_SHARD_ZERO2";
-  if (!SmpV2Supports(f.s->instance) || p.pp > 1) {
+  std::string strategy = FsdpShardingStrategy(p);
+  if (strategy.empty()) strategy = "NO_SHARD";
+  std::string why = "SageMaker model parallelism v2 (SMP v2, torch.sagemaker) under torchrun: ";
+  std::string sep;
+  for (const auto& [key, value] : params.items()) {
+    why += sep + key + " " + value.dump();
+    sep = ", ";
+  }
+  why += "; the script calls torch.sagemaker.init() and wraps the model with FSDP " + strategy;
+  if (f.s->training.precision == Precision::kFp8) {
+    why += "; FP8 through Transformer Engine (SMP v2 on " + f.s->instance.name + ")";
+  }
+  return {"PyTorch",
+          {{"torch_distributed", {{"enabled", true}}},
+           {"smdistributed", {{"modelparallel", {{"enabled", true}, {"parameters", params}}}}}},
+          why,
+          kSmpV2PyTorchVersion,
+          kSmpV2PythonVersion};
+}
+
+Distribution ChooseDistribution(const JobFacts& f) {
+  const ParallelConfig& p = f.s->parallel;
+  if (const ojson params = SmpV2Parameters(*f.s); !params.empty()) return SmpV2(f, params);
+  if (p.shard_group > 0) {
     return {"PyTorch",
             {{"torch_distributed", {{"enabled", true}}}},
             "hybrid sharded data parallelism (parallel.shard_group " +
                 std::to_string(p.shard_group) + "); SMP v2 does not run " +
                 (p.pp > 1 ? "pipeline stages" : "on " + f.s->instance.name) +
-                ": torchrun, the script's FSDP " + strategy + " over groups of " +
+                ": torchrun, the script's FSDP " + FsdpShardingStrategy(p) + " over groups of " +
                 std::to_string(p.shard_group)};
   }
-  ojson params = {{"hybrid_shard_degree", p.shard_group}};
-  if (p.tp > 1) params["tensor_parallel_degree"] = p.tp;
-  return {"PyTorch",
-          {{"torch_distributed", {{"enabled", true}}},
-           {"smdistributed", {{"modelparallel", {{"enabled", true}, {"parameters", params}}}}}},
-          "hybrid sharded data parallelism (parallel.shard_group " + std::to_string(p.shard_group) +
-              "): SageMaker model parallelism v2 (SMP v2) with hybrid_shard_degree under "
-              "torchrun; the script wraps the model with FSDP " +
-              strategy};
-}
-
-Distribution ChooseDistribution(const JobFacts& f) {
-  const ParallelConfig& p = f.s->parallel;
-  if (p.shard_group > 0) return HybridSharded(f);
-  if (p.tp > 1 || p.pp > 1) return ModelParallel(f);
+  if (p.pp > 1 || p.tp > 1) return SmpV1(f);
   if (p.dp_algorithm == DpAlgorithm::kParameterServer) {
     return {"TensorFlow",
             {{"parameter_server", {{"enabled", true}}}},
             "parameter servers (parallel.dp_algorithm): the SDK offers them with the TensorFlow "
-            "estimator"};
+            "estimator",
+            kTensorFlowVersion,
+            kPythonVersion};
   }
   if (p.dp_fusion == DpFusion::kHorovod) {
     return {"PyTorch",
@@ -148,6 +164,22 @@ std::string Line(const std::string& key, const std::string& value) {
 }
 
 }  // namespace
+
+bool SmpV2Supports(const InstanceType& t) {
+  return t.name == "p4d.24xlarge" || t.name == "p4de.24xlarge" || t.name == "p5.48xlarge";
+}
+
+ojson SmpV2Parameters(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  ojson params = ojson::object();
+  if (!SmpV2Supports(s.instance) || p.pp > 1) return params;
+  if (p.shard_group > 0) params["hybrid_shard_degree"] = p.shard_group;
+  if (p.tp > 1) params["tensor_parallel_degree"] = p.tp;
+  if (p.cp > 1) params["context_parallel_degree"] = p.cp;
+  if (p.ep > 1) params["expert_parallel_degree"] = p.ep;
+  if (s.training.offload_activations && !params.empty()) params["sm_activation_offloading"] = true;
+  return params;
+}
 
 BundleFile SagemakerRequest(const JobFacts& f) {
   const LaunchOptions& o = *f.options;
@@ -195,8 +227,8 @@ BundleFile SagemakerScript(const JobFacts& f) {
   py += Line("source_dir", PyString("."));
   py += Line("role", PyString(o.role_arn.empty() ? kRolePlaceholder : o.role_arn));
   if (o.image_uri.empty()) {
-    py += Line("framework_version", PyString(tf ? kTensorFlowVersion : kPyTorchVersion));
-    py += Line("py_version", PyString(kPythonVersion));
+    py += Line("framework_version", PyString(d.framework_version));
+    py += Line("py_version", PyString(d.py_version));
   } else {
     py += Line("image_uri", PyString(o.image_uri));
   }

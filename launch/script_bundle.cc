@@ -107,16 +107,21 @@ std::vector<BundleFile> LauncherScripts(const JobFacts& f) {
   return files;
 }
 
-BundleFile SlurmScript(const JobFacts& f) {
+BundleFile SlurmScript(const JobFacts& f, bool hyperpod) {
   // #SBATCH lines are read by sbatch, not the shell: their values are checked
-  // names and numbers, written bare.
-  std::string text =
-      "#!/usr/bin/env bash\n#SBATCH --job-name=" + f.job_name +
-      "\n#SBATCH --nodes=" + std::to_string(f.nodes) +
-      "\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=" + std::to_string(f.gpus_per_node) +
-      "\n#SBATCH --exclusive\n#SBATCH --time=" + SlurmTime(f.slurm_minutes) + "\n";
-  text += "# slurm.sbatch: sbatch slurm.sbatch; srun starts torchrun once per node.\n# " +
-          f.Describe() + "\n# --time: " + Margin() +
+  // names and numbers, written bare. HyperPod's Slurm has no GPU resources (GRES) unless its
+  // lifecycle scripts add them: --exclusive takes whole nodes there.
+  std::string text = "#!/usr/bin/env bash\n#SBATCH --job-name=" + f.job_name +
+                     "\n#SBATCH --nodes=" + std::to_string(f.nodes) +
+                     "\n#SBATCH --ntasks-per-node=1\n";
+  if (!hyperpod) text += "#SBATCH --gpus-per-node=" + std::to_string(f.gpus_per_node) + "\n";
+  text += "#SBATCH --exclusive\n#SBATCH --time=" + SlurmTime(f.slurm_minutes) + "\n";
+  text += hyperpod ? "# hyperpod/slurm.sbatch: on the HyperPod cluster's head or login node, run "
+                     "check-slurm.sh, then\n# sbatch slurm.sbatch; srun starts torchrun once per "
+                     "node, and HyperPod's --auto-resume=1 replaces\n# a faulty node and starts "
+                     "the step again (the script resumes from its latest checkpoint).\n# "
+                   : "# slurm.sbatch: sbatch slurm.sbatch; srun starts torchrun once per node.\n# ";
+  text += f.Describe() + "\n# --time: " + Margin() +
           " x the plan's expected hours, rounded up to a minute.\n"
           "# Made by `trainsim launch` (docs/launch.md); every value is single-quoted.\n"
           "set -euo pipefail\n"
@@ -125,10 +130,12 @@ BundleFile SlurmScript(const JobFacts& f) {
   std::vector<size_t> raw;
   std::vector<std::string> argv = TorchrunArgs(
       f, "\"$head_node:" + std::to_string(kRendezvousPort) + "\"", "\"$SLURM_JOB_ID\"", &raw, true);
-  argv.insert(argv.begin(), "srun");
-  for (size_t& i : raw) ++i;
+  std::vector<std::string> srun = {"srun"};
+  if (hyperpod) srun.push_back("--auto-resume=1");
+  argv.insert(argv.begin(), srun.begin(), srun.end());
+  for (size_t& i : raw) i += srun.size();
   text += CommandLines(argv, raw);
-  return {"slurm.sbatch", text, true};
+  return {hyperpod ? "hyperpod/slurm.sbatch" : "slurm.sbatch", text, true};
 }
 
 }  // namespace trainsim::launch

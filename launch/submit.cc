@@ -70,6 +70,10 @@ std::vector<std::string> SubmitArgv(Target target, const std::string& dir) {
       return {"sbatch", InDir(dir, "slurm.sbatch")};
     case Target::kScripts:
       return {};
+    case Target::kHyperpodSlurm:
+      return {"sbatch", InDir(dir, "hyperpod/slurm.sbatch")};
+    case Target::kHyperpodEks:
+      return {"kubectl", "apply", "-f", InDir(dir, "hyperpod/pytorchjob.json")};
   }
   return {};
 }
@@ -78,7 +82,12 @@ Status CheckSubmittable(Target target, const LaunchOptions& o) {
   if (target == Target::kScripts) {
     return Status::InvalidInput(
         "--submit: the scripts target is run by hand (torchrun.sh, mpirun.sh); submit "
-        "--target sagemaker or --target slurm");
+        "--target sagemaker, slurm, hyperpod-slurm or hyperpod-eks");
+  }
+  if (target == Target::kHyperpodEks && o.image_uri.empty()) {
+    return Status::InvalidInput(std::string("--submit --target hyperpod-eks needs --image URI: the "
+                                            "PyTorchJob holds the placeholder ") +
+                                kImagePlaceholder);
   }
   if (target != Target::kSagemaker) return Status::Ok();
   if (o.role_arn.empty()) {
@@ -102,8 +111,9 @@ Expected<SubmitOutcome> Submit(Target target, const std::string& dir, bool yes,
   if (!yes) return out;
   const std::string& tool = out.argv[0];
   if (!runner.Exists(tool)) {
-    const char* hint = target == Target::kSagemaker ? "install the AWS CLI, or"
-                                                    : "submit from a Slurm login node, or";
+    const char* hint = target == Target::kSagemaker     ? "install the AWS CLI, or"
+                       : target == Target::kHyperpodEks ? "install kubectl for the cluster, or"
+                                                        : "submit from a Slurm login node, or";
     return Status::NotFound(tool + " not found on PATH: " + hint +
                             " run the command yourself: " + ShellJoin(out.argv));
   }

@@ -82,8 +82,10 @@ QWidget* LaunchPage::makeForm() {
   sagemaker_ = new QCheckBox(QStringLiteral("SageMaker"));
   slurm_ = new QCheckBox(QStringLiteral("Slurm"));
   scripts_ = new QCheckBox(QStringLiteral("torchrun / mpirun"));
+  hyperpod_slurm_ = new QCheckBox(QStringLiteral("HyperPod (Slurm)"));
+  hyperpod_eks_ = new QCheckBox(QStringLiteral("HyperPod (EKS)"));
   auto* targets = new QHBoxLayout;
-  for (QCheckBox* c : {sagemaker_, slurm_, scripts_}) {
+  for (QCheckBox* c : {sagemaker_, slurm_, scripts_, hyperpod_slurm_, hyperpod_eks_}) {
     c->setChecked(true);
     targets->addWidget(c);
     connect(c, &QCheckBox::toggled, this, &LaunchPage::rebuildBundle);
@@ -268,6 +270,8 @@ void LaunchPage::rebuildBundle() {
   if (sagemaker_->isChecked()) o.targets.push_back(launch::Target::kSagemaker);
   if (slurm_->isChecked()) o.targets.push_back(launch::Target::kSlurm);
   if (scripts_->isChecked()) o.targets.push_back(launch::Target::kScripts);
+  if (hyperpod_slurm_->isChecked()) o.targets.push_back(launch::Target::kHyperpodSlurm);
+  if (hyperpod_eks_->isChecked()) o.targets.push_back(launch::Target::kHyperpodEks);
   o.job_name = job_name_->text().trimmed().toStdString();
   o.s3_uri = s3_uri_->text().trimmed().toStdString();
   o.role_arn = role_arn_->text().trimmed().toStdString();

@@ -96,7 +96,7 @@ class LaunchPage : public QWidget {
 
   QLabel *candidate_, *form_error_, *warnings_, *status_, *summary_;
   QLineEdit *job_name_, *s3_uri_, *role_arn_, *image_, *profile_, *run_folder_;
-  QCheckBox *sagemaker_, *slurm_, *scripts_;
+  QCheckBox *sagemaker_, *slurm_, *scripts_, *hyperpod_slurm_, *hyperpod_eks_;
   QTableView* files_;
   QPlainTextEdit* preview_;
   QPushButton *write_, *run_, *cancel_;

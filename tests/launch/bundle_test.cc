@@ -81,11 +81,14 @@ TEST(MakeBundle, WritesEveryFileInAFixedOrder) {
   const Bundle b = Make(Load(kTpPpSpot));
   std::vector<std::string> paths;
   for (const BundleFile& f : b.files) paths.push_back(f.path);
-  EXPECT_EQ(paths, (std::vector<std::string>{"README.md", "sagemaker/create_training_job.json",
-                                             "sagemaker/launch.py", "torchrun.sh", "mpirun.sh",
-                                             "hostfile", "slurm.sbatch", "deepspeed_config.json",
-                                             "megatron_args.sh"}));
-  for (const char* script : {"sagemaker/launch.py", "torchrun.sh", "mpirun.sh", "slurm.sbatch"}) {
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "README.md", "sagemaker/create_training_job.json", "sagemaker/launch.py",
+                       "torchrun.sh", "mpirun.sh", "hostfile", "slurm.sbatch",
+                       "hyperpod/check-slurm.sh", "hyperpod/slurm.sbatch", "hyperpod/check-eks.sh",
+                       "hyperpod/pytorchjob.json", "deepspeed_config.json", "megatron_args.sh"}));
+  for (const char* script :
+       {"sagemaker/launch.py", "torchrun.sh", "mpirun.sh", "slurm.sbatch", "hyperpod/slurm.sbatch",
+        "hyperpod/check-slurm.sh", "hyperpod/check-eks.sh"}) {
     EXPECT_TRUE(Find(b, script)->executable) << script;
   }
   EXPECT_FALSE(Find(b, "hostfile")->executable);
@@ -265,14 +268,26 @@ TEST(SagemakerScript, DistributionFollowsThePlan) {
        {"from sagemaker.tensorflow import TensorFlow", "estimator = TensorFlow(",
         "\"parameter_server\": {\n            \"enabled\": True,", "framework_version=\"2.13\""},
        {"smdistributed", "PyTorch"}},
-      {"tp 2: SMP with MPI",
+      {"tp 2 on p4d: SMP v2 under torchrun",
        [](json& j) {
+         Config(j)["tp"] = 2;
+         Config(j)["dp"] = 4;
+       },
+       {"\"torch_distributed\": {\n            \"enabled\": True,", "\"modelparallel\": {",
+        "\"tensor_parallel_degree\": 2,", "framework_version=\"2.5.1\"", "py_version=\"py311\"",
+        "FSDP NO_SHARD"},
+       {"dataparallel", "\"mpi\"", "pipeline_parallel_degree", "hybrid_shard_degree"}},
+      {"tp 2 on p3dn: SMP v1 with MPI, as SMP v2 does not run there",
+       [](json& j) {
+         Config(j)["instance"] = "p3dn.24xlarge";
+         j["scenario_json"]["training"]["precision"] = "fp16";
          Config(j)["tp"] = 2;
          Config(j)["dp"] = 4;
        },
        {"\"modelparallel\"", "\"pipeline_parallel_degree\": 1,", "\"tensor_parallel_degree\": 2,",
         "\"microbatches\": 4,", "\"placement_strategy\": \"PDT\",", "\"ddp\": True,",
-        "\"shard_optimizer_state\": True,", "\"processes_per_host\": 8,"},
+        "\"shard_optimizer_state\": True,", "\"processes_per_host\": 8,",
+        "where SMP v2 does not run", "framework_version=\"2.0.0\""},
        {"dataparallel", "torch_distributed"}},
       {"hybrid sharding on p4d: SMP v2 with hybrid_shard_degree under torchrun",
        [](json& j) {
@@ -311,7 +326,8 @@ TEST(SagemakerScript, DistributionFollowsThePlan) {
          Config(j)["zero_stage"] = 0;
          Config(j)["schedule"] = "gpipe";
        },
-       {"\"pipeline_parallel_degree\": 2,", "\"pipeline\": \"simple\","},
+       {"\"pipeline_parallel_degree\": 2,", "\"pipeline\": \"simple\",",
+        "pipeline parallelism, which SMP v2 lacks"},
        {"\"shard_optimizer_state\": True"}},
   };
   for (const DistributionCase& c : kCases) {
@@ -450,13 +466,120 @@ TEST(Configs, MixtureOfExpertsReachesMegatronArguments) {
         "  '--moe-pad-expert-input-to-capacity'\n"}) {
     EXPECT_TRUE(Contains(m, line)) << line << m;
   }
-  EXPECT_EQ(Find(b, "deepspeed_config.json"), nullptr);
-  ASSERT_EQ(b.warnings.size(), 2u);
-  EXPECT_EQ(b.warnings[0],
-            "deepspeed_config.json is not written: parallel.ep (expert parallelism) is set in "
-            "DeepSpeed-MoE's model code (deepspeed.moe.layer.MoE, ep_size), not in its config");
-  EXPECT_EQ(b.warnings[1].rfind("parallel.ep 4: the SageMaker request and the launcher", 0), 0u)
-      << b.warnings[1];
+  // DeepSpeed: the config holds the batch and ZeRO; DeepSpeed-MoE's ep_size is the model code's.
+  const json ds = json::parse(File(b, "deepspeed_config.json"));
+  EXPECT_EQ(ds["zero_optimization"]["stage"], 1);
+  EXPECT_TRUE(Contains(File(b, "README.md"), "the model code sets DeepSpeed-MoE's ep_size 4"));
+  // SMP v2 on p4d carries expert parallelism; the script gets --ep 4 under every launcher.
+  const std::string py = File(b, "sagemaker/launch.py");
+  EXPECT_TRUE(Contains(py, "\"expert_parallel_degree\": 4,")) << py;
+  EXPECT_TRUE(Contains(py, "        \"ep\": \"4\",\n")) << py;
+  EXPECT_TRUE(Contains(File(b, "torchrun.sh"), "  '--ep' '4' \\\n"));
+  EXPECT_EQ(json::parse(File(b, "hyperpod/smp_config.json")),
+            json::parse(R"({"expert_parallel_degree": 4})"));
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].rfind("ZeRO-1 under SMP v2: SMP v2 runs PyTorch FSDP", 0), 0u)
+      << b.warnings[0];
+
+  // With pipeline stages SMP v2 is out: SMP v1 has no expert parallelism, and the bundle says so.
+  const Bundle piped = Make(Variant([](json& j) {
+    json& m = j["scenario_json"]["model"];
+    m["experts"] = 8;
+    m["experts_per_token"] = 2;
+    Config(j)["ep"] = 2;
+    Config(j)["pp"] = 2;
+    Config(j)["dp"] = 4;
+  }));
+  EXPECT_EQ(Find(piped, "hyperpod/smp_config.json"), nullptr);
+  ASSERT_EQ(piped.warnings.size(), 1u);
+  EXPECT_EQ(piped.warnings[0],
+            "parallel.ep 2 (--ep): SMP v2, which has expert and context parallelism, does not run "
+            "pipeline stages, so sagemaker/launch.py's distribution does not set it: the training "
+            "script must apply it itself (megatron_args.sh has Megatron-LM's arguments)");
+}
+
+// Context parallelism on p5: SMP v2's context_parallel_degree (with tensor parallelism beside
+// it), and no ZeRO-1 warning under ZeRO-0; DeepSpeed has no context parallelism.
+TEST(SagemakerScript, ContextParallelRunsUnderSmpV2) {
+  const Bundle b = Make(Variant([](json& j) {
+    Config(j)["instance"] = "p5.48xlarge";
+    Config(j)["cp"] = 2;
+    Config(j)["tp"] = 2;
+    Config(j)["dp"] = 2;
+    Config(j)["zero_stage"] = 0;
+    j["scenario_json"]["training"]["flash_attention"] = true;
+  }));
+  const std::string py = File(b, "sagemaker/launch.py");
+  for (const char* part : {"\"tensor_parallel_degree\": 2,", "\"context_parallel_degree\": 2,",
+                           "FSDP NO_SHARD", "        \"cp\": \"2\",\n"}) {
+    EXPECT_TRUE(Contains(py, part)) << part << py;
+  }
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].rfind("deepspeed_config.json is not written: parallel.cp", 0), 0u);
+}
+
+// HyperPod, Slurm flavour: the batch script asks for whole nodes (no GPU GRES there) and runs
+// srun --auto-resume=1; the check compares the cluster with the plan.
+TEST(Hyperpod, SlurmFiles) {
+  const Bundle b = Make(Load(kTpPpSpot));
+  const std::string s = File(b, "hyperpod/slurm.sbatch");
+  EXPECT_EQ(s.substr(0, s.find("# hyperpod/slurm.sbatch")),
+            "#!/usr/bin/env bash\n#SBATCH --job-name=job-1\n#SBATCH --nodes=2\n"
+            "#SBATCH --ntasks-per-node=1\n#SBATCH --exclusive\n#SBATCH --time=0-01:08:00\n");
+  EXPECT_TRUE(Contains(s, "'srun' \\\n  '--auto-resume=1' \\\n  'torchrun' \\\n")) << s;
+  EXPECT_TRUE(Contains(s, "export FI_PROVIDER='efa'\n"));
+  const std::string check = File(b, "hyperpod/check-slurm.sh");
+  for (const char* part :
+       {"need_nodes='2'\n", "need_gpus='8'\n", "gpu='A100'\n", "fi_info -p efa"}) {
+    EXPECT_TRUE(Contains(check, part)) << part << check;
+  }
+  EXPECT_TRUE(Find(b, "hyperpod/check-slurm.sh")->executable);
+  EXPECT_EQ(Find(b, "hyperpod/smp_config.json"), nullptr);  // pp 2: SMP v1
+}
+
+// HyperPod, EKS flavour: a Kubeflow PyTorchJob with HyperPod's auto-resume annotations, one
+// worker per node on healthy nodes of the plan's instance type, the GPUs and EFA devices.
+TEST(Hyperpod, EksPyTorchJob) {
+  LaunchOptions o = WithS3();
+  o.image_uri = "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1";
+  const Bundle b = Make(Load(kTpPpSpot), o);
+  const json job = json::parse(File(b, "hyperpod/pytorchjob.json"));
+  EXPECT_EQ(job["apiVersion"], "kubeflow.org/v1");
+  EXPECT_EQ(job["kind"], "PyTorchJob");
+  EXPECT_EQ(job["metadata"]["name"], "job-1");
+  EXPECT_EQ(job["metadata"]["namespace"], "kubeflow");
+  EXPECT_EQ(job["metadata"]["annotations"]["sagemaker.amazonaws.com/enable-job-auto-resume"],
+            "true");
+  EXPECT_EQ(job["spec"]["elasticPolicy"]["minReplicas"], 2);
+  EXPECT_EQ(job["spec"]["nprocPerNode"], "8");
+  const json& worker = job["spec"]["pytorchReplicaSpecs"]["Worker"];
+  EXPECT_EQ(worker["replicas"], 2);
+  EXPECT_EQ(worker["restartPolicy"], "OnFailure");
+  const json& pod = worker["template"]["spec"];
+  EXPECT_EQ(pod["nodeSelector"]["node.kubernetes.io/instance-type"], "ml.p4d.24xlarge");
+  EXPECT_EQ(pod["nodeSelector"]["sagemaker.amazonaws.com/node-health-status"], "Schedulable");
+  const json& c = pod["containers"][0];
+  EXPECT_EQ(c["image"], o.image_uri);
+  EXPECT_EQ(c["command"][0], "torchrun");
+  EXPECT_EQ(c["command"][1], "train.py");
+  EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"], 8);
+  EXPECT_EQ(c["resources"]["limits"]["vpc.amazonaws.com/efa"], 4);
+  EXPECT_EQ(c["env"][0], json::parse(R"({"name": "FI_PROVIDER", "value": "efa"})"));
+  const std::string check = File(b, "hyperpod/check-eks.sh");
+  EXPECT_TRUE(Contains(check,
+                       "selector='node.kubernetes.io/instance-type=ml.p4d.24xlarge,"
+                       "sagemaker.amazonaws.com/node-health-status=Schedulable'\n"))
+      << check;
+  EXPECT_TRUE(Contains(check, "need_efa='4'\n"));
+
+  // Kubernetes names are lowercase: a SageMaker job name with capitals is refused for EKS only.
+  o.job_name = "Job-1";
+  EXPECT_EQ(MakeBundle(Load(kTpPpSpot), o).status().message(),
+            "the hyperpod-eks target's job name: \"Job-1\" is not a valid Kubernetes object name: "
+            "'J' at position 1 is not allowed (1 to 63 lowercase letters, digits and hyphens, "
+            "starting with a letter and ending with a letter or digit)");
+  o.targets = {Target::kSagemaker, Target::kHyperpodSlurm};
+  EXPECT_TRUE(MakeBundle(Load(kTpPpSpot), o).ok());
 }
 
 // The settings issue 14 added to the scenario reach Megatron-LM's arguments (the attention
@@ -629,12 +752,15 @@ TEST(MakeBundle, OtherErrors) {
 
 TEST(ParseTargets, ListsAndErrors) {
   EXPECT_EQ(*ParseTargets("all"),
-            (std::vector<Target>{Target::kSagemaker, Target::kSlurm, Target::kScripts}));
+            (std::vector<Target>{Target::kSagemaker, Target::kSlurm, Target::kScripts,
+                                 Target::kHyperpodSlurm, Target::kHyperpodEks}));
+  EXPECT_EQ(*ParseTargets("hyperpod-eks,hyperpod-slurm"),
+            (std::vector<Target>{Target::kHyperpodEks, Target::kHyperpodSlurm}));
   EXPECT_EQ(*ParseTargets("slurm,sagemaker"),
             (std::vector<Target>{Target::kSlurm, Target::kSagemaker}));
   EXPECT_EQ(ParseTargets("slurm,k8s").status().message(),
             "--target: unknown target \"k8s\"; expected all, or a comma-separated list of "
-            "sagemaker, slurm, scripts");
+            "sagemaker, slurm, scripts, hyperpod-slurm, hyperpod-eks");
   EXPECT_EQ(ParseTargets("slurm,slurm").status().message(), "--target: slurm is listed twice");
   EXPECT_FALSE(ParseTargets("").ok());
 }

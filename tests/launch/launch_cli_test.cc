@@ -107,12 +107,18 @@ TEST_F(LaunchCliTest, WritesTheBundleAndPrintsTheSubmitCommands) {
             "# slurm\n"
             "'sbatch' 'launch-out/slurm.sbatch'\n"
             "# scripts: run 'launch-out/torchrun.sh' on every node, or 'launch-out/mpirun.sh' on "
-            "the first host\n");
+            "the first host\n"
+            "# hyperpod-slurm\n"
+            "# first 'launch-out/hyperpod/check-slurm.sh' on the cluster's head or login node\n"
+            "'sbatch' 'launch-out/hyperpod/slurm.sbatch'\n"
+            "# hyperpod-eks\n"
+            "# first 'launch-out/hyperpod/check-eks.sh' where kubectl reaches the cluster\n"
+            "'kubectl' 'apply' '-f' 'launch-out/hyperpod/pytorchjob.json'\n");
   EXPECT_EQ(
       r.err,
-      "launch bundle for tp-pp-spot written to launch-out (9 files; launch-out/README.md says "
+      "launch bundle for tp-pp-spot written to launch-out (13 files; launch-out/README.md says "
       "what to fill in)\n"
-      "dry run: nothing submitted (--submit --target sagemaker|slurm --yes submits)\n");
+      "dry run: nothing submitted (--submit --target TARGET --yes submits)\n");
   for (const char* f : {"README.md", "sagemaker/create_training_job.json", "sagemaker/launch.py",
                         "torchrun.sh", "mpirun.sh", "hostfile", "slurm.sbatch",
                         "deepspeed_config.json", "megatron_args.sh", ".trainsim-launch"}) {
@@ -153,14 +159,14 @@ TEST_F(LaunchCliTest, ErrorsExitOneWithTheExactFirstLineAndWriteNothing) {
            "to 253 letters, digits, '.' and '-', starting with a letter or digit)"},
       {{"launch", kPlan, "--target", "k8s"},
        "trainsim: --target: unknown target \"k8s\"; expected all, or a comma-separated list of "
-       "sagemaker, slurm, scripts"},
+       "sagemaker, slurm, scripts, hyperpod-slurm, hyperpod-eks"},
       {{"launch", kPlan, "--volume-gb", "0"},
        "trainsim: --volume-gb: expected a size in GB from 1 to 16384, got \"0\""},
       {{"launch", kPlan, "--yes"}, "trainsim: --yes applies only with --submit"},
       {{"launch", kPlan, "--submit"},
-       "trainsim: --submit needs --target sagemaker or --target slurm"},
+       "trainsim: --submit needs one --target: sagemaker, slurm, hyperpod-slurm or hyperpod-eks"},
       {{"launch", kPlan, "--submit", "--target", "scripts"},
-       "trainsim: --submit needs --target sagemaker or --target slurm"},
+       "trainsim: --submit needs one --target: sagemaker, slurm, hyperpod-slurm or hyperpod-eks"},
       {{"launch", kPlan, "--submit", "--yes", "--target", "sagemaker", "--s3", "s3://b-1/x"},
        "trainsim: --submit --target sagemaker needs --role ARN: the request holds the "
        "placeholder REPLACE_WITH_ROLE_ARN"},

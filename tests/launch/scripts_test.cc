@@ -56,8 +56,9 @@ class ScriptsTest : public ::testing::Test {
     return out;
   }
 
-  // Runs `bash script` with the fakes first on PATH; its stdout lines.
-  std::vector<std::string> Run(const std::string& script) {
+  // Runs `bash script` with the fakes first on PATH; its stdout (and stderr) lines. The script
+  // must exit with `expected_status`.
+  std::vector<std::string> Run(const std::string& script, int expected_status = 0) {
     const std::string out_path = root_ + "/stdout";
     std::vector<std::string> env = {"PATH=" + root_ + "/bin:/usr/bin:/bin",
                                     "SLURM_JOB_NODELIST=host-[a-b]", "SLURM_JOB_ID=4242"};
@@ -69,13 +70,13 @@ class ScriptsTest : public ::testing::Test {
     pid_t pid = fork();
     if (pid == 0) {
       int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || dup2(fd, 1) < 0) _exit(126);
+      if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(126);
       execve(argv[0], argv, envp.data());
       _exit(127);
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << script;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == expected_status) << script;
     std::ifstream in(out_path);
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -168,6 +169,45 @@ TEST_F(ScriptsTest, SlurmRunsTorchrunOncePerNodeWithTheFirstNodeAsRendezvous) {
                 {"srun", "torchrun", "--nnodes", "2", "--nproc-per-node", "8", "--rdzv-backend",
                  "c10d", "--rdzv-endpoint", "host-a:29500", "--rdzv-id", "4242"},
                 kScriptArgs)));
+}
+
+// HyperPod's Slurm script runs srun --auto-resume=1 (HyperPod's flag) around torchrun.
+TEST_F(ScriptsTest, HyperpodSlurmAutoResumes) {
+  LaunchOptions o;
+  o.targets = {Target::kHyperpodSlurm};
+  o.job_name = "job-1";
+  const std::string dir = Write(o, "out");
+  EXPECT_EQ(Run(dir + "/hyperpod/slurm.sbatch"),
+            Bracketed(Concat(
+                {"srun", "--auto-resume=1", "torchrun", "--nnodes", "2", "--nproc-per-node", "8",
+                 "--rdzv-backend", "c10d", "--rdzv-endpoint", "host-a:29500", "--rdzv-id", "4242"},
+                kScriptArgs)));
+}
+
+// The HyperPod Slurm check against fake sinfo, srun (runs its command once per node asked
+// for), nvidia-smi and fi_info: it passes on a cluster like the plan's and names what is short.
+TEST_F(ScriptsTest, HyperpodSlurmCheckComparesTheClusterWithThePlan) {
+  LaunchOptions o;
+  o.targets = {Target::kHyperpodSlurm};
+  o.job_name = "job-1";
+  const std::string dir = Write(o, "out");
+  Fake("srun",
+       "n=1\nwhile [ $# -gt 0 ]; do case \"$1\" in -N) n=$2; shift 2;; -*) shift;; *) break;; "
+       "esac; done\ni=0; while [ $i -lt $n ]; do \"$@\"; i=$((i+1)); done\n");
+  Fake("nvidia-smi",
+       "i=0; while [ $i -lt 8 ]; do echo \"GPU $i: NVIDIA A100-SXM4-40GB\"; "
+       "i=$((i+1)); done\n");
+  Fake("fi_info", "exit 0\n");
+  Fake("sinfo", "printf 'host-a\\nhost-b\\nhost-c\\n'\n");
+  EXPECT_EQ(Run(dir + "/hyperpod/check-slurm.sh"),
+            std::vector<std::string>{"check: ok: 3 usable nodes, 16 A100 GPUs on 2 of them"});
+  Fake("sinfo", "printf 'host-a\\n'\n");
+  EXPECT_EQ(Run(dir + "/hyperpod/check-slurm.sh", 1),
+            std::vector<std::string>{"check: the cluster has 1 usable nodes; the plan needs 2"});
+  Fake("sinfo", "printf 'host-a\\nhost-b\\n'\n");
+  Fake("fi_info", "exit 1\n");
+  EXPECT_EQ(Run(dir + "/hyperpod/check-slurm.sh", 1),
+            std::vector<std::string>{"check: EFA answers on 0 of 2 nodes (fi_info -p efa)"});
 }
 
 // Every word of the command lines (from the line starting the command to the

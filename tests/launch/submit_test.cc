@@ -34,6 +34,10 @@ TEST(SubmitArgv, ExactCommands) {
   EXPECT_EQ(SubmitArgv(Target::kSlurm, "/tmp/b"),
             (std::vector<std::string>{"sbatch", "/tmp/b/slurm.sbatch"}));
   EXPECT_TRUE(SubmitArgv(Target::kScripts, "x").empty());
+  EXPECT_EQ(SubmitArgv(Target::kHyperpodSlurm, "b"),
+            (std::vector<std::string>{"sbatch", "b/hyperpod/slurm.sbatch"}));
+  EXPECT_EQ(SubmitArgv(Target::kHyperpodEks, "b"),
+            (std::vector<std::string>{"kubectl", "apply", "-f", "b/hyperpod/pytorchjob.json"}));
 }
 
 TEST(Submit, WithoutYesNothingRuns) {
@@ -84,6 +88,16 @@ TEST(CheckSubmittable, SagemakerNeedsARoleAndAnImage) {
   o.image_uri = "repo/img:1";
   EXPECT_TRUE(CheckSubmittable(Target::kSagemaker, o).ok());
   EXPECT_TRUE(CheckSubmittable(Target::kSlurm, LaunchOptions()).ok());
+  EXPECT_TRUE(CheckSubmittable(Target::kHyperpodSlurm, LaunchOptions()).ok());
+}
+
+TEST(CheckSubmittable, HyperpodEksNeedsAnImage) {
+  LaunchOptions o;
+  EXPECT_EQ(CheckSubmittable(Target::kHyperpodEks, o).message(),
+            "--submit --target hyperpod-eks needs --image URI: the PyTorchJob holds the "
+            "placeholder REPLACE_WITH_TRAINING_IMAGE_URI");
+  o.image_uri = "repo/img:1";
+  EXPECT_TRUE(CheckSubmittable(Target::kHyperpodEks, o).ok());
 }
 
 // The real runner, with harmless real programs.
