@@ -210,6 +210,42 @@ TEST_F(ScriptsTest, HyperpodSlurmCheckComparesTheClusterWithThePlan) {
             std::vector<std::string>{"check: EFA answers on 0 of 2 nodes (fi_info -p efa)"});
 }
 
+// The HyperPod EKS check against a fake kubectl that answers the way a cluster with two healthy
+// p4d nodes does; then with one node short of EFA devices, and without the training operator.
+TEST_F(ScriptsTest, HyperpodEksCheckComparesTheClusterWithThePlan) {
+  LaunchOptions o;
+  o.targets = {Target::kHyperpodEks};
+  o.job_name = "job-1";
+  const std::string dir = Write(o, "out");
+  auto kubectl = [&](const std::string& efa, const std::string& crd_status) {
+    Fake("kubectl",
+         "case \"$*\" in\n"
+         "  *'get crd'*) exit " +
+             crd_status +
+             ";;\n"
+             "  *'get namespace'*) exit 0;;\n"
+             "  *'-o name'*) printf 'node/a\\nnode/b\\n';;\n"
+             "  *nvidia*) printf '8\\n8\\n';;\n"
+             "  *efa*) printf '" +
+             efa +
+             "';;\n"
+             "esac\n");
+  };
+  kubectl("4\\n4\\n", "0");
+  EXPECT_EQ(Run(dir + "/hyperpod/check-eks.sh"),
+            std::vector<std::string>{
+                "check: ok: 2 schedulable nodes match node.kubernetes.io/instance-type=ml.p4d."
+                "24xlarge,sagemaker.amazonaws.com/node-health-status=Schedulable"});
+  kubectl("4\\n0\\n", "0");
+  EXPECT_EQ(Run(dir + "/hyperpod/check-eks.sh", 1),
+            std::vector<std::string>{"check: 1 nodes offer 4 EFA devices (vpc.amazonaws.com/efa; "
+                                     "the EFA device plugin); the plan needs 2"});
+  kubectl("4\\n4\\n", "1");
+  EXPECT_EQ(Run(dir + "/hyperpod/check-eks.sh", 1),
+            std::vector<std::string>{"check: no PyTorchJob resource: install the Kubeflow "
+                                     "training operator (HyperPod's Helm chart)"});
+}
+
 // Every word of the command lines (from the line starting the command to the
 // end) is '...' or "$...".
 void ExpectQuotedWords(const std::string& name, const std::string& text) {
