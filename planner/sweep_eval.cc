@@ -37,6 +37,8 @@ SweepRow ConfigRow(const Scenario& s) {
   row.tp = s.parallel.tp;
   row.pp = s.parallel.pp;
   row.dp = s.parallel.dp;
+  row.ep = s.parallel.ep;
+  row.cp = s.parallel.cp;
   row.zero_stage = s.parallel.zero_stage;
   row.shard_group = s.parallel.shard_group;
   row.micro_batch = s.training.micro_batch;

@@ -23,6 +23,8 @@ void ForEachColumn(Row& row, F&& f) {
   f("tp", row.tp);
   f("pp", row.pp);
   f("dp", row.dp);
+  f("ep", row.ep);
+  f("cp", row.cp);
   f("zero_stage", row.zero_stage);
   f("shard_group", row.shard_group);
   f("micro_batch", row.micro_batch);
@@ -87,6 +89,10 @@ bool FromJson(const json& j, std::optional<T>* v) {
   return true;
 }
 
+// Columns added after sweep journals were first written (issue 17): a row without them reads
+// as null there, so that an older sweep resumes.
+bool IsLaterColumn(std::string_view name) { return name == "ep" || name == "cp"; }
+
 std::string CsvText(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -141,6 +147,7 @@ Expected<SweepRow> RowFromJson(const json& j, const std::string& where) {
   std::string bad;
   ForEachColumn(row, [&](const char* name, auto& field) {
     auto it = j.find(name);
+    if (it == j.end() && IsLaterColumn(name)) return;  // a journal written before it: null
     if (bad.empty() && (it == j.end() || !FromJson(*it, &field))) bad = name;
   });
   if (!bad.empty())

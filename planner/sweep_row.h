@@ -27,8 +27,9 @@ struct SweepRow {
   SweepStatus status = SweepStatus::kError;
   std::string message;  // why, for does-not-fit and error rows
   std::optional<std::string> instance;
-  // shard_group: hybrid sharding's group, 0 for the whole DP group (parallel.shard_group).
-  std::optional<int64_t> nodes, gpus, tp, pp, dp, zero_stage, shard_group, micro_batch;
+  // shard_group: hybrid sharding's group, 0 for the whole DP group (parallel.shard_group);
+  // ep, cp: the expert and context parallel degrees (1 without).
+  std::optional<int64_t> nodes, gpus, tp, pp, dp, ep, cp, zero_stage, shard_group, micro_batch;
   std::optional<std::string> recompute, schedule, pricing;
   // step_time_low_s / high_s: the 80% error band (core/error_bands.h); time_to_train_p90_h and
   // cost_p90_usd: plans' P90, with the model's error and interruptions.

@@ -151,11 +151,12 @@ TEST_F(SweepCliTest, WritesResultsAndSummarises) {
   EXPECT_NE(r.err.find("sweep: 8 of 8 points done, "), std::string::npos) << r.err;
   const std::string csv = ReadFile(Out("out") + "/results.csv");
   EXPECT_EQ(CountLines(csv), 9u);
-  EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "point,id,scenario,status,message,instance,nodes,gpus,tp,pp,dp,zero_stage,shard_group,"
-            "micro_batch,recompute,schedule,pricing,step_time_s,step_time_low_s,step_time_high_s,"
-            "samples_per_s,tokens_per_s,mfu,time_to_train_h,time_to_train_p90_h,cost_usd,"
-            "cost_p90_usd");
+  EXPECT_EQ(
+      csv.substr(0, csv.find('\n')),
+      "point,id,scenario,status,message,instance,nodes,gpus,tp,pp,dp,ep,cp,zero_stage,shard_group,"
+      "micro_batch,recompute,schedule,pricing,step_time_s,step_time_low_s,step_time_high_s,"
+      "samples_per_s,tokens_per_s,mfu,time_to_train_h,time_to_train_p90_h,cost_usd,"
+      "cost_p90_usd");
   EXPECT_NE(csv.find("\n7,tests/cli/data/gpt3-175b-one-node.json#0,gpt3-175b-one-node,"
                      "does-not-fit,\"needs 347.9 GiB"),
             std::string::npos)

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -124,8 +125,8 @@ TEST_F(SweepTest, FailingAndThrowingEvaluationsBecomeErrorRows) {
   EXPECT_EQ(r->errors, 2);
   std::vector<std::string> lines = Lines(Csv("out"));
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_EQ(lines[2], "1,p1.json#0,,error,the evaluation failed: boom,,,,,,,,,,,,,,,,,,,,,,");
-  EXPECT_EQ(lines[3], "2,p2.json#0,s2,error,simulation failed: no route,,,,,,,,,,,,,,,,,,,,,,");
+  EXPECT_EQ(lines[2], "1,p1.json#0,,error,the evaluation failed: boom,,,,,,,,,,,,,,,,,,,,,,,,");
+  EXPECT_EQ(lines[3], "2,p2.json#0,s2,error,simulation failed: no route,,,,,,,,,,,,,,,,,,,,,,,,");
 }
 
 TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
@@ -142,7 +143,7 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
   });
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(Lines(Csv("out"))[1],
-            "0,p0.json#0,\"a[tp=2,pp=4]\",ok,\"said \"\"hi\"\"\",,,,0,,,,,,,,,,,,,,0.0,1e-05,,,");
+            "0,p0.json#0,\"a[tp=2,pp=4]\",ok,\"said \"\"hi\"\"\",,,,0,,,,,,,,,,,,,,,,0.0,1e-05,,,");
   EXPECT_EQ(Json("out"), R"({
   "version": 1,
   "points": 1,
@@ -159,6 +160,8 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
       "tp": 0,
       "pp": null,
       "dp": null,
+      "ep": null,
+      "cp": null,
       "zero_stage": null,
       "shard_group": null,
       "micro_batch": null,
@@ -216,6 +219,26 @@ TEST_F(SweepTest, ACutLastLineIsIgnoredAndTheRestIsResumed) {
   ASSERT_TRUE(journal.ok()) << journal.status().message();
   EXPECT_EQ(journal->size(), 8u);
   EXPECT_EQ(Lines(Journal("cut")).size(), 8u);
+}
+
+// A journal written before the ep and cp columns existed resumes; they read as null.
+TEST_F(SweepTest, AJournalWithoutTheLaterColumnsResumes) {
+  ASSERT_TRUE(Run("new", Points(2), 1).ok());
+  fs::create_directories(Out("old"));
+  std::ofstream old(Out("old") + "/" + JournalFileName(0), std::ios::binary);
+  for (const std::string& line : Lines(Journal("new"))) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    ASSERT_TRUE(j["row"].contains("ep"));
+    j["row"].erase("ep");
+    j["row"].erase("cp");
+    old << j.dump() << "\n";
+  }
+  old.close();
+  calls_ = 0;
+  Expected<SweepSummary> r = Run("old", Points(2), 1);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(calls_, 0);
+  EXPECT_EQ(r->resumed, 2);
 }
 
 TEST_F(SweepTest, ChangedInputsAreAnError) {
