@@ -191,6 +191,13 @@ double TransformerStageActivations(const Scenario& s, int stage, double inflight
     // The layer being recomputed materialises all of its activations for one microbatch.
     bytes += LayerBytes(s, Recompute::kNone, moe > 0);
   }
+  if (s.parallel.cp > 1 && layers > 0) {
+    // Context parallelism: the layer whose attention runs holds the keys and values of the
+    // whole sequence, gathered from the CP group, and in its backward their gradients until
+    // the reduce-scatter: one layer and microbatch at a time, 16-bit (fp32 with scale 2).
+    const double kv_width = m.kv_lora_rank > 0 ? QkWidth(m) + VWidth(m) : 2 * KvDim(m);
+    bytes += 2 * 2.0 * m.seq_len * s.training.micro_batch * kv_width / TensorParallel(s) * scale;
+  }
   const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch / s.parallel.cp;
   const double sp_divisor = s.training.sequence_parallel ? TensorParallel(s) : 1;
   if (stage == 0) bytes += 2 * sb * m.hidden / sp_divisor * scale * inflight;  // embedding output

@@ -224,6 +224,23 @@ TEST(MemoryModelTest, FlashAttentionKeepsGroupedKeysAndValuesNarrow) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 320 + 192 + 512 + 32);
 }
 
+// Context parallelism: each layer stores its half of the sequence (cp 2), and the layer that
+// runs holds the keys and values of the whole sequence gathered from the CP group and then
+// their gradients: 2 (K/V, dK/dV) x s b (4) x 2 kv (16) x 2 bytes = 256 bytes, on top of
+// the 2 layers, the embedding output (2 x sb/cp x h x 2 bytes = 32) and the fp32 logits
+// (4 x sb/cp x v = 80) of the one microbatch in flight.
+TEST(MemoryModelTest, ContextParallelHoldsOneLayersGatheredKeysAndValues) {
+  Scenario s = OnOneGpu(TinyGpt());
+  s.training.flash_attention = true;
+  s.parallel.cp = 2;
+  ASSERT_EQ(InflightMicrobatches(s, 0), 1);
+  const double layers = 2 * LayerActivationBytes(s, 2);
+  EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, layers + 32 + 80 + 256);
+  s.parallel.cp = 1;  // the same layers hold twice the tokens, and nothing is gathered
+  EXPECT_DOUBLE_EQ(2 * LayerActivationBytes(s, 2), 2 * layers);
+  EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 2 * layers + 64 + 160);
+}
+
 TEST(MemoryModelTest, Fp32DoublesAllButTheFp32Logsumexp) {
   Scenario s = OnOneGpu(TinyGpt());
   s.training.flash_attention = true;
