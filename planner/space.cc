@@ -468,7 +468,7 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
   space.zero_stages = Or(q.zero_stages, {0, 1, 2, 3});
   space.shard_groups = q.shard_groups;
   space.ep = q.ep;
-  space.cp = Or(q.cp, {s.parallel.cp});
+  space.cp = Or(q.cp, DefaultCp(s));
   space.recompute = Or(q.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
   space.schedules = Or(q.schedules, {Schedule::k1F1B, Schedule::kInterleaved});
   space.virtual_stages = Or(q.virtual_stages, {2, 4});
@@ -481,6 +481,20 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
   space.min_nodes = q.min_nodes;
   space.max_nodes = q.max_nodes;
   return space;
+}
+
+std::vector<int> DefaultCp(const Scenario& s) {
+  std::vector<int> out = {s.parallel.cp};
+  const ModelSpec& m = s.model;
+  if (m.kind != ModelKind::kTransformer || !s.training.flash_attention ||
+      m.seq_len < kLongContextTokens) {
+    return out;
+  }
+  for (int cp = 1; cp <= 8; cp *= 2) {
+    if (cp != s.parallel.cp) out.push_back(cp);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp) {

@@ -68,6 +68,14 @@ void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s);
 // 2, 4, ... while below dp and dividing it.
 std::vector<int> ShardGroups(const SearchSpace& space, int dp, int tp, int gpus_per_node);
 
+// Sequences from this length on are "long context": the planner tries context parallelism on
+// them by default. A choice of the search space (where a single GPU's share of attention and
+// activations starts to dominate), not a measured figure.
+inline constexpr int kLongContextTokens = 32768;
+// search.cp's default: the scenario's parallel.cp, and for a long-context transformer with
+// flash attention (seq_len >= kLongContextTokens) also 1, 2, 4 and 8, ascending.
+std::vector<int> DefaultCp(const Scenario& s);
+
 // The expert-parallel degrees a layout of `dp` tries for `experts` experts: the
 // listed ones that divide both (and 1), or 1 and every power of two that does.
 std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp);

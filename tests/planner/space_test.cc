@@ -361,6 +361,22 @@ TEST(WalkSpace, ContextParallelDegreesSplitTheGpusBeforeDp) {
   for (const Candidate& c : Walk(s).candidates) EXPECT_EQ(c.cp, 1);
 }
 
+// Without search.cp, a long-context transformer with flash attention also tries cp 1, 2, 4, 8;
+// a short one, or one without flash attention, keeps the scenario's cp.
+TEST(ResolveSpace, LongContextTriesContextParallelism) {
+  Scenario s = Tiny();
+  s.training.flash_attention = true;
+  EXPECT_EQ(DefaultCp(s), std::vector<int>{1});
+  s.model.seq_len = kLongContextTokens;
+  EXPECT_EQ(DefaultCp(s), (std::vector<int>{1, 2, 4, 8}));
+  s.parallel.cp = 4;
+  EXPECT_EQ(DefaultCp(s), (std::vector<int>{1, 2, 4, 8}));
+  s.parallel.cp = 16;
+  EXPECT_EQ(DefaultCp(s), (std::vector<int>{1, 2, 4, 8, 16}));
+  s.training.flash_attention = false;
+  EXPECT_EQ(DefaultCp(s), std::vector<int>{16});
+}
+
 TEST(ResolveSpace, DefaultsAndRestrictions) {
   Scenario s = Tiny();
   s.search = SearchConfig();
