@@ -195,6 +195,13 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
                                        ? sim::TransformerLayerCost(s, cm_, true)
                                        : f.moe_layer;
   const double ep_one = AllToAllSeconds(links, ep_group, gpn, moe_layer.ep_bytes);
+  // An MoE layer's MLP under TP (sim/workload.cc MoeMlpBlock): the routed rows all-gathered
+  // and reduce-scattered over the TP group, and shared experts' dense exchange; no overlap.
+  const double moe_mlp_tp =
+      moe_layer.moe_tp_bytes > 0
+          ? 2 * RingSeconds(links, tp_group, gpn, moe_layer.moe_tp_bytes, false) +
+                (s.model.shared_experts > 0 ? tp_block : 0)
+          : tp_block;
   // CP: the K/V all-gather over cp ranks tp apart, pipelined in cp pieces with the
   // attention core (sim/workload.cc ForwardBlocks), and the dK/dV reduce-scatter after the
   // backward core. Dense layers' figures (MoE with CP is not modelled).
@@ -209,8 +216,11 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   }
   const bool tp_overlap = tp > 1 && par.tp_overlap;
   auto beyond = [&](const sim::LayerCost& c, double passes) {
-    double s = 0;
-    for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, c.mlp_in_gemm_s, c.mlp_out_gemm_s}) {
+    const bool moe = c.moe_tp_bytes > 0;  // its MLP's exchange is not pipelined
+    double s = moe ? moe_mlp_tp : 0;
+    for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, moe ? -1 : c.mlp_in_gemm_s,
+                     moe ? -1 : c.mlp_out_gemm_s}) {
+      if (g < 0) continue;
       s += sim::PipelinedSeconds(passes * g, tp_one, tp, params_.comm_compute_share) - passes * g;
     }
     return s;
@@ -244,7 +254,11 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
         mb.tp_s =
             forward_passes * per_fwd + sum([&](const sim::LayerCost& c) { return beyond(c, 2); });
       } else if (tp > 1) {  // two blocks (attention, MLP) per pass
-        mb.tp_s = 2 * (forward_passes + layers) * tp_block;
+        const double per_layer = sum([&](const sim::LayerCost& c) {
+                                   return tp_block + (c.moe_tp_bytes > 0 ? moe_mlp_tp : tp_block);
+                                 }) /
+                                 layers;
+        mb.tp_s = (forward_passes + layers) * per_layer;
       }
       // EP: two all-to-alls per MoE layer and pass, forward and backward; recomputed
       // layers exchange their tokens again, in proportion.

@@ -198,12 +198,18 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   c.fwd_flops = qkv + scores + av + proj + mlp;
   c.core_flops = scores + av;
   c.tp_bytes = tokens * h * e;
-  // Every routed token's hidden state goes to its experts' ranks and comes back (every TP
-  // rank exchanges its copy with the same TP rank of the other EP ranks), padded to the
-  // capacity factor; the busiest rank's share sets the pace.
-  if (moe && ep > 1) {
-    c.ep_bytes = tokens * m.experts_per_token * h * e *
-                 (m.capacity_factor > 0 ? m.capacity_factor : 1) * s.training.moe_imbalance;
+  // Every routed token's hidden state goes to its experts' ranks and comes back, padded to
+  // the capacity factor; the busiest rank's share sets the pace. Under tensor parallelism
+  // Megatron-Core's all-to-all token dispatcher (token_dispatcher.py: permute, all-to-all
+  // over EP, all-gather over TP; reduce-scatter over TP, all-to-all, unpermute) has each TP
+  // rank dispatch its sequence-parallel 1/tp of the tokens, and gathers the routed rows
+  // inside the TP group afterwards.
+  if (moe) {
+    const double routed_bytes = tokens * m.experts_per_token * h * e *
+                                (m.capacity_factor > 0 ? m.capacity_factor : 1) *
+                                (ep > 1 ? s.training.moe_imbalance : 1);
+    if (ep > 1) c.ep_bytes = routed_bytes / t;
+    if (t > 1) c.moe_tp_bytes = routed_bytes;
   }
   return c;
 }
@@ -402,6 +408,21 @@ void ExpertExchanges(Emitter& em, OpPhase phase, int mb, const LayerCost& c) {
 // Context parallelism: the attention core runs on each key/value chunk as the ring brings it
 // (an all-gather of K and V over the CP group pipelined with the core, cp pieces); the
 // backward also sends the chunks' dK and dV back (a reduce-scatter, after the core).
+// An MoE layer's MLP under tensor parallelism (LayerCost::moe_tp_bytes): the dispatch, the
+// routed rows all-gathered over TP, the experts (and any shared experts, which exchange
+// like a dense MLP), the reduce-scatter and the combine; not pipelined with GEMMs.
+void MoeMlpBlock(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds,
+                 const LayerCost& c) {
+  if (c.ep_bytes > 0) em.Ep(phase, mb, c.ep_bytes, "dispatch");
+  em.Tp(phase, mb, CollKind::kAllGather, c.moe_tp_bytes);
+  if (s.model.shared_experts > 0) {
+    Block(em, s, phase, mb, seconds, c.tp_bytes);
+  } else {
+    em.Compute(phase, mb, seconds);
+  }
+  em.Tp(phase, mb, CollKind::kReduceScatter, c.moe_tp_bytes);
+  if (c.ep_bytes > 0) em.Ep(phase, mb, c.ep_bytes, "combine");
+}
 void ForwardBlocks(Emitter& em, const Scenario& s, OpPhase phase, int mb, const LayerCost& c) {
   if (c.cp_bytes > 0) {
     Block(em, s, phase, mb, c.attn_fwd_s - c.core_fwd_s, c.tp_bytes, c.attn_in_gemm_s,
@@ -410,13 +431,21 @@ void ForwardBlocks(Emitter& em, const Scenario& s, OpPhase phase, int mb, const 
   } else {
     Block(em, s, phase, mb, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
   }
+  if (c.moe_tp_bytes > 0) {
+    MoeMlpBlock(em, s, phase, mb, c.mlp_fwd_s, c);
+    return;
+  }
   Block(em, s, phase, mb, c.mlp_fwd_s, c.tp_bytes, c.mlp_in_gemm_s, c.mlp_out_gemm_s);
   ExpertExchanges(em, phase, mb, c);
 }
 void BackwardBlocks(Emitter& em, const Scenario& s, int mb, const LayerCost& c) {
-  ExpertExchanges(em, OpPhase::kBackward, mb, c);
-  Block(em, s, OpPhase::kBackward, mb, c.mlp_bwd_s, c.tp_bytes, 2 * c.mlp_out_gemm_s,
-        2 * c.mlp_in_gemm_s);
+  if (c.moe_tp_bytes > 0) {
+    MoeMlpBlock(em, s, OpPhase::kBackward, mb, c.mlp_bwd_s, c);
+  } else {
+    ExpertExchanges(em, OpPhase::kBackward, mb, c);
+    Block(em, s, OpPhase::kBackward, mb, c.mlp_bwd_s, c.tp_bytes, 2 * c.mlp_out_gemm_s,
+          2 * c.mlp_in_gemm_s);
+  }
   if (c.cp_bytes > 0) {
     em.Cp(OpPhase::kBackward, mb, CollKind::kAllGather, c.cp_bytes, c.core_bwd_s);
     em.Cp(OpPhase::kBackward, mb, CollKind::kReduceScatter, c.cp_bytes, 0);

@@ -110,8 +110,14 @@ struct LayerCost {
   double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
   double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
   // MoE layers with expert parallelism: bytes one GPU sends in one all-to-all
-  // (the dispatch and the combine, each forward and backward); 0 = none.
+  // (the dispatch and the combine, each forward and backward); 0 = none. Under tensor
+  // parallelism each TP rank dispatches its 1/tp of the tokens.
   double ep_bytes = 0;
+  // MoE layers under tensor parallelism: the routed rows (hidden states) the token
+  // dispatcher all-gathers over the TP group after the dispatch and reduce-scatters before
+  // the combine, in place of the dense MLP's TP exchange (Megatron-Core's all-to-all
+  // dispatcher); 0 = none.
+  double moe_tp_bytes = 0;
   // Context parallelism: the keys and values of every chunk of the sequence one
   // GPU receives (all-gathered over the CP group, and their gradients sent back
   // in the backward); 0 = none. core_bwd_s: the attention core's backward, in

@@ -277,8 +277,23 @@ TEST(WorkloadTest, ExpertParallelismSplitsTheExpertsAndTheirGradients) {
   // 3 MoE layers, forward and backward, 2 each, for each of the 4 microbatches.
   EXPECT_EQ(exchanges, 3 * 2 * 2 * 4);
   const ComputeModel cm = MakeComputeModel(two, ModelParams()).value();
-  EXPECT_DOUBLE_EQ(TransformerLayerCost(two, cm, true).ep_bytes, 1024.0 * 2 * 1024 * 2);
+  // Megatron-Core's all-to-all dispatcher under TP 2: each TP rank dispatches its half of the
+  // 1024 tokens' 2 routed copies (hidden 1024, 16-bit); the routed rows of all of them are
+  // all-gathered over TP afterwards (and reduce-scattered before the combine), with or
+  // without EP.
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(two, cm, true).ep_bytes, 1024.0 * 2 * 1024 * 2 / 2);
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(two, cm, true).moe_tp_bytes, 1024.0 * 2 * 1024 * 2);
   EXPECT_EQ(TransformerLayerCost(one, cm, true).ep_bytes, 0);
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(one, cm, true).moe_tp_bytes, 1024.0 * 2 * 1024 * 2);
+  EXPECT_EQ(TransformerLayerCost(one, cm, false).moe_tp_bytes, 0);  // dense layers: tp_bytes
+  // An MoE layer's MLP exchanges the routed rows, not the dense all-reduce: per microbatch and
+  // pass, the attention block's TP all-reduce and the MLP's all-gather + reduce-scatter.
+  int gathers = 0;
+  for (const Op& op : p.stages[0].ops) {
+    gathers += op.kind == OpKind::kTpColl && op.coll == CollKind::kAllGather &&
+               op.bytes == 1024.0 * 2 * 1024 * 2;
+  }
+  EXPECT_EQ(gathers, 3 * 2 * 4);
 }
 
 // Context parallelism: each GPU computes 1 / cp of every sequence (GEMMs, passes, stored
