@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/launch_cmd.h"
+#include "cli/observe_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/sweep_cmd.h"
 #include "core/catalog.h"
@@ -38,6 +39,7 @@ const char kUsage[] =
     "  trainsim launch PLAN [--out DIR] [--target LIST] [--job-name NAME] [--s3 URI]\n"
     "                       [--role ARN] [--image URI] [--entry-point FILE] [--hosts FILE]\n"
     "                       [--volume-gb N] [--backend bundle|local] [--submit [--yes]]\n"
+    "  trainsim observe FILE... [--format F] [--scenario FILE | --plan FILE] [--json]\n"
     "  trainsim catalog list [--catalog FILE]\n"
     "  trainsim catalog show TYPE [--catalog FILE]\n"
     "  trainsim models\n"
@@ -53,7 +55,8 @@ const char kUsage[] =
     "                  scenario's cluster.profile)\n"
     "  --out DIR       sweep: where the journal and results.csv/.json go (default sweep-out)\n"
     "  --jobs N        sweep: points evaluated at once (default: every core; docs/sweep.md)\n"
-    "  launch: `trainsim launch --help` and docs/launch.md\n";
+    "  launch: `trainsim launch --help` and docs/launch.md\n"
+    "  observe: `trainsim observe --help` and docs/observe.md\n";
 
 int Fail(const Status& s) {
   std::cerr << "trainsim: " << s.message() << "\n";
@@ -411,6 +414,7 @@ int Models() {
 int Main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "plan") return PlanCommand(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "launch") return LaunchCommand(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "observe") return ObserveCommand(argc - 1, argv + 1);
   // sweep has options of its own (and may run under mpirun).
   if (argc >= 2 && std::string(argv[1]) == "sweep") {
     return cli::SweepCommand(std::vector<std::string>(argv + 2, argv + argc), kUsage);

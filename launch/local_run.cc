@@ -172,6 +172,16 @@ Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& optio
   Expected<TrainerResult> run = RunTrainer(report.command, observer, options.stop);
   if (!run.ok()) return run.status();
   report.run = std::move(*run);
+  // The trainer's step lines as it printed them, for `trainsim observe` (docs/observe.md).
+  {
+    const std::string steps_file = (dir / "steps.jsonl").string();
+    std::ofstream out(steps_file);
+    for (const StepLine& l : report.run.steps) {
+      out << json{{"step", l.step}, {"loss", l.loss}, {"step_s", l.step_s}}.dump() << "\n";
+    }
+    if (report.run.summary) out << json{{"summary", *report.run.summary}}.dump() << "\n";
+    if (!out) return Status::InvalidInput(steps_file + ": cannot write");
+  }
   // null when no step ran after warm-up
   if (report.run.summary && report.run.summary->value("median_step_s", json()).is_number()) {
     report.measured_step_s = (*report.run.summary)["median_step_s"].get<double>();

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -100,6 +101,24 @@ TEST_F(LocalCliTest, PrintsEachStepBesideThePrediction) {
   EXPECT_NE(out.find(", predicted "), std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ / "run" / "local" / "config.json"));
   EXPECT_TRUE(fs::exists(dir_ / "run" / "local" / "scenario.json"));  // the prediction's
+  // The step lines stay beside them, and `trainsim observe` reads the same steady step back
+  // and the same prediction (docs/observe.md).
+  const fs::path local = dir_ / "run" / "local";
+  const std::string kMeasured = "median step after warm-up: measured ";
+  const size_t at = out.find(kMeasured);
+  ASSERT_NE(at, std::string::npos);
+  const double measured = std::stod(out.substr(at + kMeasured.size()));
+  ASSERT_EQ(Wait(Start({TRAINSIM_BINARY, "observe", (local / "steps.jsonl").string(), "--warmup",
+                        "3", "--scenario", (local / "scenario.json").string(), "--json"})),
+            0)
+      << Err();
+  const nlohmann::json j = nlohmann::json::parse(Out());
+  EXPECT_EQ(j["runs"][0]["format"], "trainsim-local");
+  EXPECT_EQ(j["runs"][0]["step_lines"], 4);
+  EXPECT_NEAR(j["measured_step_s"].get<double>(), measured, 1e-4);
+  const size_t p = out.find(", predicted ", at);
+  ASSERT_NE(p, std::string::npos);
+  EXPECT_NEAR(j["compare"]["predicted_step_s"].get<double>(), std::stod(out.substr(p + 12)), 1e-4);
 }
 
 // Ctrl-C stops the run after a step (exit 130, a hint); --resume finishes it.

@@ -1,0 +1,392 @@
+#include "cli/observe_cmd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/error_bands.h"
+#include "core/scenario.h"
+#include "launch/plan_file.h"
+#include "observe/nccl_tests.h"
+#include "observe/run_log.h"
+#include "sim/memory_model.h"
+#include "sim/simulate.h"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::ordered_json;
+
+const char kUsage[] =
+    "usage: trainsim observe FILE... [--format megatron|trainsim-local|nccl-tests]\n"
+    "                        [--op TEST] [--warmup N] [--scenario FILE | --plan FILE]\n"
+    "                        [--profile FILE] [--catalog FILE] [--json]\n"
+    "\n"
+    "  FILE            a training log (Megatron-LM iteration lines, trainsim-train's\n"
+    "                  steps.jsonl) or an nccl-tests output; one run per file\n"
+    "  --format F      the files' format (default: detected from their lines)\n"
+    "  --op TEST       nccl-tests: the test, when the output does not name it\n"
+    "  --warmup N      step lines skipped at the start of each log (default 1)\n"
+    "  --scenario FILE compare the logs' steady step with the simulated step of this\n"
+    "                  scenario (the configuration the run used)\n"
+    "  --plan FILE     ... or of this plan's recommendation (trainsim plan --out)\n"
+    "  --profile FILE  simulate with this hardware profile\n"
+    "  --catalog FILE  extra instance types\n"
+    "  --json          one JSON object on stdout (docs/observe.md)\n";
+
+struct ObserveArgs {
+  std::vector<std::string> files;
+  std::string format, op, scenario, plan, profile, catalog;
+  int warmup = 1;
+  bool json = false;
+};
+
+Expected<ObserveArgs> Parse(int argc, char** argv) {
+  ObserveArgs a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string* out) -> Status {
+      if (i + 1 >= argc) return Status::InvalidInput(arg + " needs a value");
+      *out = argv[++i];
+      return Status::Ok();
+    };
+    Status st = Status::Ok();
+    if (arg == "--json") {
+      a.json = true;
+    } else if (arg == "--format") {
+      st = value(&a.format);
+    } else if (arg == "--op") {
+      st = value(&a.op);
+    } else if (arg == "--scenario") {
+      st = value(&a.scenario);
+    } else if (arg == "--plan") {
+      st = value(&a.plan);
+    } else if (arg == "--profile") {
+      st = value(&a.profile);
+    } else if (arg == "--catalog") {
+      st = value(&a.catalog);
+    } else if (arg == "--warmup") {
+      std::string v;
+      st = value(&v);
+      char* end = nullptr;
+      const long n = st.ok() ? std::strtol(v.c_str(), &end, 10) : 0;
+      if (st.ok() && (v.empty() || *end != '\0' || n < 0 || n > 1000000)) {
+        st = Status::InvalidInput("--warmup: expected a whole number from 0 to 1000000, got \"" +
+                                  v + "\"");
+      }
+      a.warmup = static_cast<int>(n);
+    } else if (arg.rfind("--", 0) == 0) {
+      st = Status::InvalidInput("unknown option " + arg);
+    } else {
+      a.files.push_back(arg);
+    }
+    if (!st.ok()) return st;
+  }
+  if (a.files.empty()) return Status::InvalidInput("observe needs at least one file");
+  if (!a.scenario.empty() && !a.plan.empty()) {
+    return Status::InvalidInput("--scenario and --plan: give one configuration to compare with");
+  }
+  return a;
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string Signed(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * fraction);
+  return buf;
+}
+
+// The configuration the run used, simulated.
+struct Prediction {
+  Scenario scenario;
+  sim::SimulationResult result;
+  std::optional<Band> band;
+};
+
+Expected<Prediction> Predict(const ObserveArgs& a) {
+  Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+  if (!catalog.ok()) return catalog.status();
+  Prediction p;
+  if (!a.scenario.empty()) {
+    Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
+    if (!s.ok()) return s.status();
+    p.scenario = std::move(*s);
+  } else {
+    Expected<launch::LaunchPlan> plan = launch::LoadPlanFile(a.plan, *catalog);
+    if (!plan.ok()) return plan.status();
+    p.scenario = std::move(plan->scenario);
+    if (!a.profile.empty()) {
+      return Status::InvalidInput("--profile applies with --scenario (a plan carries its own)");
+    }
+  }
+  Expected<sim::SimulationResult> r = sim::Simulate(p.scenario, sim::SimulateOptions());
+  if (!r.ok()) return r.status();
+  if (!r->simulated) {
+    return Status::InvalidInput(p.scenario.name +
+                                " does not fit: " + sim::DescribeShortfall(r->memory, p.scenario));
+  }
+  p.result = std::move(*r);
+  std::string why_not;
+  if (const auto bands = DefaultErrorBands(&why_not)) {
+    p.band = BandFor(*bands, BandKeyOf(p.scenario));
+  }
+  return p;
+}
+
+ordered_json SummaryJson(const observe::RunLog& log, const observe::StepSummary& s) {
+  ordered_json j;
+  j["file"] = log.file;
+  j["format"] = observe::ToString(log.format);
+  j["step_lines"] = log.steps.size();
+  j["samples"] = s.samples;
+  j["warmup_samples"] = s.warmup_samples;
+  j["other_batch_samples"] = s.other_batch;
+  j["first_iteration"] = s.first_iteration;
+  j["last_iteration"] = s.last_iteration;
+  j["median_step_s"] = s.median_step_s;
+  j["mean_step_s"] = s.mean_step_s;
+  j["min_step_s"] = s.min_step_s;
+  j["max_step_s"] = s.max_step_s;
+  j["global_batch"] = s.global_batch ? ordered_json(*s.global_batch) : ordered_json(nullptr);
+  j["median_tflops_per_gpu"] =
+      s.median_tflops_per_gpu ? ordered_json(*s.median_tflops_per_gpu) : ordered_json(nullptr);
+  return j;
+}
+
+int ObserveLogs(const ObserveArgs& a) {
+  std::optional<observe::LogFormat> format;
+  if (!a.format.empty()) {
+    Expected<observe::LogFormat> f = observe::ParseLogFormat(a.format, "--format");
+    if (f.ok()) format = *f;  // checked by ObserveCommand
+  }
+  std::vector<observe::RunLog> logs;
+  std::vector<observe::StepSummary> summaries;
+  for (const std::string& file : a.files) {
+    Expected<observe::RunLog> log = observe::LoadRunLog(file, format);
+    if (!log.ok()) {
+      std::cerr << "trainsim: " << log.status().message() << "\n";
+      return 1;
+    }
+    Expected<observe::StepSummary> s = observe::Summarize(*log, a.warmup);
+    if (!s.ok()) {
+      std::cerr << "trainsim: " << s.status().message() << "\n";
+      return 1;
+    }
+    logs.push_back(std::move(*log));
+    summaries.push_back(*s);
+  }
+  // Several files are several runs of one configuration: the same global batch.
+  for (size_t i = 1; i < summaries.size(); ++i) {
+    if (summaries[i].global_batch != summaries[0].global_batch) {
+      std::cerr << "trainsim: " << logs[i].file << ": global batch "
+                << (summaries[i].global_batch ? std::to_string(*summaries[i].global_batch) : "?")
+                << ", but " << logs[0].file << " ran "
+                << (summaries[0].global_batch ? std::to_string(*summaries[0].global_batch) : "?")
+                << ": give the runs of one configuration\n";
+      return 1;
+    }
+  }
+  // The measured step: the median of the files' medians, each counted once per sample.
+  std::vector<std::pair<double, int>> medians;
+  int total = 0;
+  for (const observe::StepSummary& s : summaries) {
+    medians.push_back({s.median_step_s, s.samples});
+    total += s.samples;
+  }
+  std::sort(medians.begin(), medians.end());
+  double measured = medians.front().first;
+  for (int seen = 0, k = 0; k < static_cast<int>(medians.size()); ++k) {
+    seen += medians[k].second;
+    if (2 * seen >= total) {
+      measured = medians[k].first;
+      break;
+    }
+  }
+
+  std::optional<Prediction> predicted;
+  if (!a.scenario.empty() || !a.plan.empty()) {
+    Expected<Prediction> p = Predict(a);
+    if (!p.ok()) {
+      std::cerr << "trainsim: " << p.status().message() << "\n";
+      return p.status().code() == Status::Code::kInternal ? 2 : 1;
+    }
+    const int64_t gb = p->scenario.training.global_batch;
+    if (summaries[0].global_batch && *summaries[0].global_batch != gb) {
+      std::cerr << "trainsim: " << logs[0].file << ": the run's global batch is "
+                << *summaries[0].global_batch << ", the scenario's " << gb
+                << ": compare a run with the configuration it ran\n";
+      return 1;
+    }
+    predicted = std::move(*p);
+  }
+
+  if (a.json) {
+    ordered_json j;
+    j["runs"] = ordered_json::array();
+    for (size_t i = 0; i < logs.size(); ++i)
+      j["runs"].push_back(SummaryJson(logs[i], summaries[i]));
+    j["measured_step_s"] = measured;
+    if (predicted) {
+      const double step = predicted->result.step.step_time_s;
+      ordered_json c;
+      c["scenario"] = predicted->scenario.name;
+      c["predicted_step_s"] = step;
+      c["error"] = step / measured - 1;
+      if (predicted->band) {
+        c["band_low_s"] = step / predicted->band->hi;
+        c["band_high_s"] = step / predicted->band->lo;
+        c["inside_band"] =
+            measured >= step / predicted->band->hi && measured <= step / predicted->band->lo;
+      }
+      j["compare"] = c;
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const observe::StepSummary& s = summaries[i];
+    std::cout << logs[i].file << ": " << observe::ToString(logs[i].format) << ", "
+              << logs[i].steps.size() << " step lines; " << s.samples << " used (iterations "
+              << s.first_iteration << "-" << s.last_iteration << "; " << s.warmup_samples
+              << " warm-up"
+              << (s.other_batch ? ", " + std::to_string(s.other_batch) + " at another global batch"
+                                : "")
+              << ")\n  step " << Fixed(s.median_step_s, 3) << " s median, "
+              << Fixed(s.mean_step_s, 3) << " mean, " << Fixed(s.min_step_s, 3) << "-"
+              << Fixed(s.max_step_s, 3) << " range";
+    if (s.global_batch) std::cout << "; global batch " << *s.global_batch;
+    if (s.median_tflops_per_gpu) {
+      std::cout << "; " << Fixed(*s.median_tflops_per_gpu, 1)
+                << " TFLOP/s/GPU (the framework's count)";
+    }
+    std::cout << "\n";
+  }
+  if (!predicted) return 0;
+  const double step = predicted->result.step.step_time_s;
+  std::cout << "\n"
+            << predicted->scenario.name << " simulated against " << total << " measured steps:\n"
+            << "  step time            predicted " << Fixed(step, 3) << " s, measured "
+            << Fixed(measured, 3) << " s: " << Signed(step / measured - 1)
+            << (step < measured ? " (the simulator is faster)" : " (the simulator is slower)")
+            << "\n";
+  if (predicted->band) {
+    const double lo = step / predicted->band->hi, hi = step / predicted->band->lo;
+    const bool inside = measured >= lo && measured <= hi;
+    std::cout << "  " << Fixed(100 * predicted->band->coverage, 0) << "% band             "
+              << Fixed(lo, 3) << "-" << Fixed(hi, 3) << " s: the measurement is "
+              << (inside ? "inside" : "outside") << " (" << predicted->band->family << ")\n";
+  }
+  return 0;
+}
+
+int ObserveNccl(const ObserveArgs& a) {
+  std::optional<observe::NcclOp> op;
+  if (!a.op.empty()) {
+    Expected<observe::NcclOp> o = observe::ParseNcclOp(a.op, "--op");
+    if (!o.ok()) {
+      std::cerr << "trainsim: " << o.status().message() << "\n";
+      return 1;
+    }
+    op = *o;
+  }
+  if (!a.scenario.empty() || !a.plan.empty()) {
+    std::cerr << "trainsim: --scenario / --plan compare training logs; nccl-tests output is "
+                 "shown as read (its comparison with the simulated collective is not built yet)\n";
+    return 1;
+  }
+  ordered_json all = ordered_json::array();
+  for (const std::string& file : a.files) {
+    Expected<observe::NcclTestsRun> run = observe::LoadNcclTests(file, op);
+    if (!run.ok()) {
+      std::cerr << "trainsim: " << run.status().message() << "\n";
+      return 1;
+    }
+    if (a.json) {
+      ordered_json j;
+      j["file"] = run->file;
+      j["op"] = observe::ToString(*run->op);
+      j["ranks"] = run->ranks;
+      j["nodes"] = run->nodes;
+      j["gpu"] = run->gpu;
+      j["rows"] = ordered_json::array();
+      for (const observe::NcclRow& r : run->rows) {
+        j["rows"].push_back({{"bytes", r.bytes},
+                             {"time_us", r.time_us},
+                             {"algbw_GBps", r.algbw_GBps},
+                             {"busbw_GBps", r.busbw_GBps},
+                             {"inplace_time_us", r.inplace_time_us},
+                             {"inplace_busbw_GBps", r.inplace_busbw_GBps}});
+      }
+      j["avg_busbw_GBps"] =
+          run->avg_busbw_GBps ? ordered_json(*run->avg_busbw_GBps) : ordered_json(nullptr);
+      all.push_back(j);
+      continue;
+    }
+    std::cout << run->file << ": " << observe::ToString(*run->op) << "_perf, " << run->ranks
+              << " ranks on " << run->nodes << (run->nodes == 1 ? " node" : " nodes") << " ("
+              << run->gpu << "), " << run->rows.size() << " sizes\n";
+    std::printf("  %14s %12s %10s %10s\n", "bytes", "time us", "algbw GB/s", "busbw GB/s");
+    for (const observe::NcclRow& r : run->rows) {
+      std::printf("  %14.0f %12.1f %10.2f %10.2f\n", r.bytes, r.time_us, r.algbw_GBps,
+                  r.busbw_GBps);
+    }
+  }
+  if (a.json) std::cout << ordered_json{{"nccl_tests", all}}.dump(2) << "\n";
+  return 0;
+}
+
+// An nccl-tests output has its column header ("... time   algbw   busbw #wrong ...").
+bool LooksLikeNcclTests(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  for (int n = 0; n < 2000 && std::getline(in, line); ++n) {
+    if (line.find("algbw") != std::string::npos && line.find("busbw") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+int ObserveCommand(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+  }
+  Expected<ObserveArgs> a = Parse(argc, argv);
+  if (!a.ok()) {
+    std::cerr << "trainsim: " << a.status().message() << "\n" << kUsage;
+    return 1;
+  }
+  if (a->format == "nccl-tests" || (a->format.empty() && LooksLikeNcclTests(a->files[0]))) {
+    return ObserveNccl(*a);
+  }
+  if (!a->format.empty()) {
+    if (Expected<observe::LogFormat> f = observe::ParseLogFormat(a->format, "--format"); !f.ok()) {
+      std::cerr << "trainsim: " << f.status().message() << " (or nccl-tests)\n";
+      return 1;
+    }
+  }
+  if (!a->op.empty()) {
+    std::cerr << "trainsim: --op applies to nccl-tests output (--format nccl-tests)\n";
+    return 1;
+  }
+  return ObserveLogs(*a);
+}
+
+}  // namespace trainsim

@@ -1,0 +1,104 @@
+// `trainsim observe` as a user runs it: the real binary from the repository root, its JSON
+// checked against `trainsim simulate --json` of the same scenario, and its refusals.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Result Trainsim(const std::string& args) {
+  const std::string dir = fs::temp_directory_path() / ("observe_cli." + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string cmd = "cd '" + std::string(TRAINSIM_SOURCE_DIR) + "' && '" + TRAINSIM_BINARY +
+                          "' " + args + " >'" + dir + "/out' 2>'" + dir + "/err'";
+  const int st = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = test::ReadFile(dir + "/out");
+  r.err = test::ReadFile(dir + "/err");
+  fs::remove_all(dir);
+  return r;
+}
+
+constexpr char kLog[] = "tests/observe/data/megatron-synthetic.log";
+constexpr char kScenario[] = "tests/observe/data/megatron-synthetic.scenario.json";
+
+TEST(ObserveCli, ComparesTheSteadyStepWithTheSimulatedOne) {
+  const Result r =
+      Trainsim(std::string("observe ") + kLog + " --scenario " + kScenario + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const Result sim = Trainsim(std::string("simulate ") + kScenario + " --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const double predicted = json::parse(sim.out)["step_time_s"].get<double>();
+  EXPECT_EQ(j["runs"][0]["samples"], 4);
+  EXPECT_DOUBLE_EQ(j["measured_step_s"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["compare"]["predicted_step_s"].get<double>(), predicted);
+  EXPECT_DOUBLE_EQ(j["compare"]["error"].get<double>(), predicted / 2.0 - 1);
+  EXPECT_TRUE(j["compare"].contains("inside_band"));
+  // The same in words.
+  const Result text = Trainsim(std::string("observe ") + kLog + " --scenario " + kScenario);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("megatron-synthetic simulated against 4 measured steps:"),
+            std::string::npos)
+      << text.out;
+}
+
+TEST(ObserveCli, NcclTestsOutputIsDetected) {
+  const Result r = Trainsim("observe tests/observe/data/nccl-tests-p5-2node.txt --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out)["nccl_tests"][0];
+  EXPECT_EQ(j["op"], "all_reduce");
+  EXPECT_EQ(j["ranks"], 16);
+  EXPECT_EQ(j["nodes"], 2);
+  EXPECT_EQ(j["rows"].size(), 9u);
+}
+
+TEST(ObserveCli, RefusalsExitOneWithTheReason) {
+  struct Case {
+    std::string args, first_line;
+  };
+  const Case kCases[] = {
+      {"observe", "trainsim: observe needs at least one file"},
+      {std::string("observe ") + kLog + " --scenario tests/launch/data/tp-pp-spot.json",
+       "trainsim: tests/observe/data/megatron-synthetic.log: the run's global batch is 512, the "
+       "scenario's 64: compare a run with the configuration it ran"},
+      {std::string("observe ") + kLog + " --format deepspeed",
+       "trainsim: --format: unknown log format \"deepspeed\"; expected megatron or "
+       "trainsim-local (or nccl-tests)"},
+      {std::string("observe ") + kLog + " --warmup 9",
+       "trainsim: tests/observe/data/megatron-synthetic.log: 5 step lines, none after the "
+       "warm-up of 5: log more steps, or lower --warmup"},
+      {std::string("observe ") + kLog + " --scenario a.json --plan b.json",
+       "trainsim: --scenario and --plan: give one configuration to compare with"},
+      {"observe README.md --format trainsim-local",
+       "trainsim: README.md: no trainsim-train step line ({\"step\": N, \"loss\": L, \"step_s\": "
+       "S})"},
+  };
+  for (const Case& c : kCases) {
+    const Result r = Trainsim(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args;
+    EXPECT_EQ(r.err.substr(0, r.err.find('\n')), c.first_line) << c.args;
+  }
+  EXPECT_EQ(Trainsim("observe --help").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace trainsim
