@@ -10,9 +10,8 @@
 #include <sstream>
 
 #include "planner/estimator.h"
+#include "sim/collective_run.h"
 #include "sim/collectives.h"
-#include "sim/isolate.h"
-#include "sim/platform.h"
 #include "sim/simulate.h"
 
 namespace trainsim::bench {
@@ -264,11 +263,6 @@ sim::ModelParams ParamsWith(const ParamOverrides& o) {
 
 // nccl-tests PERFORMANCE.md: busbw = algbw x 2(n-1)/n for all-reduce, (n-1)/n
 // for all-gather and reduce-scatter; algbw = bytes / time.
-double BusFactor(const std::string& op, int ranks) {
-  const double n = ranks;
-  return op == "all_reduce" ? 2 * (n - 1) / n : (n - 1) / n;
-}
-
 Prediction PredictCollective(const CollectivePoint& c, const Catalog& catalog,
                              const ParamOverrides& o) {
   Prediction out;
@@ -277,39 +271,27 @@ Prediction PredictCollective(const CollectivePoint& c, const Catalog& catalog,
     out.error = "instance " + c.instance + " is not in the catalog";
     return out;
   }
-  InstanceType type = *found;
-  ApplyToInstance(o, &type);
-  const sim::ModelParams params = ParamsWith(o);
-  const int per_node = c.gpus_per_node > 0 ? c.gpus_per_node : type.gpus;
-  if (per_node > type.gpus) {
+  sim::CollectiveRun run;
+  run.type = *found;
+  ApplyToInstance(o, &run.type);
+  run.nodes = c.nodes;
+  run.per_node = c.gpus_per_node > 0 ? c.gpus_per_node : run.type.gpus;
+  if (run.per_node > run.type.gpus) {
     out.error = "collective.gpus_per_node exceeds the GPUs of " + c.instance;
     return out;
   }
-  const int ranks = c.nodes * per_node;
+  run.kind = c.op == "all_reduce"   ? sim::CollKind::kAllReduce
+             : c.op == "all_gather" ? sim::CollKind::kAllGather
+                                    : sim::CollKind::kReduceScatter;
+  run.bytes = c.bytes;
+  run.ring_only = c.algorithm == "ring";
   std::fflush(stdout);  // the child flushes what it inherits
-  Expected<std::string> seconds = sim::RunIsolated([&]() {
-    sim::ConfigureNetworkModel();
-    sim::Platform p = sim::BuildPlatform(sim::ClusterShape{type, c.nodes, 1.0, 32}, params);
-    std::vector<int> group;  // the first per_node GPUs of every node (Platform numbering)
-    for (int node = 0; node < c.nodes; ++node) {
-      for (int g = 0; g < per_node; ++g) group.push_back(node * type.gpus + g);
-    }
-    const sim::CollKind kind = c.op == "all_reduce"   ? sim::CollKind::kAllReduce
-                               : c.op == "all_gather" ? sim::CollKind::kAllGather
-                                                      : sim::CollKind::kReduceScatter;
-    sim::CollectiveCall call{kind, sim::CollAlgo::kRing, c.bytes, group, "coll"};
-    sim::CollAlgo algo = sim::CollAlgo::kRing;
-    const double seconds = c.algorithm == "ring" ? sim::MeasureConcurrent(p, params, {call})
-                                                 : sim::MeasureFastest(p, params, {call}, &algo);
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", seconds);
-    return std::string(text);
-  });
+  Expected<double> seconds = sim::SimulateCollectiveSeconds(run, ParamsWith(o));
   if (!seconds.ok()) {
     out.error = seconds.status().message();
     return out;
   }
-  out.value = c.bytes / std::stod(*seconds) * BusFactor(c.op, ranks) / 1e9;
+  out.value = c.bytes / *seconds * sim::BusFactor(run.kind, c.nodes * run.per_node) / 1e9;
   return out;
 }
 

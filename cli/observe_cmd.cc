@@ -12,11 +12,14 @@
 
 #include "core/catalog.h"
 #include "core/error_bands.h"
+#include "core/hardware_profile.h"
 #include "core/scenario.h"
 #include "launch/plan_file.h"
+#include "observe/nccl_compare.h"
 #include "observe/nccl_tests.h"
 #include "observe/run_log.h"
 #include "sim/memory_model.h"
+#include "sim/model_params.h"
 #include "sim/simulate.h"
 
 namespace trainsim {
@@ -28,6 +31,7 @@ const char kUsage[] =
     "usage: trainsim observe FILE... [--format megatron|trainsim-local|nccl-tests]\n"
     "                        [--op TEST] [--warmup N] [--scenario FILE | --plan FILE]\n"
     "                        [--profile FILE] [--catalog FILE] [--json]\n"
+    "                        [--instance TYPE [--refit PROFILE_OUT]]\n"
     "\n"
     "  FILE            a training log (Megatron-LM iteration lines, trainsim-train's\n"
     "                  steps.jsonl) or an nccl-tests output; one run per file\n"
@@ -39,11 +43,16 @@ const char kUsage[] =
     "  --plan FILE     ... or of this plan's recommendation (trainsim plan --out)\n"
     "  --profile FILE  simulate with this hardware profile\n"
     "  --catalog FILE  extra instance types\n"
+    "  --instance TYPE nccl-tests: the instance type the run used; its rows are set\n"
+    "                  beside the simulated collective\n"
+    "  --refit OUT     nccl-tests over 2+ nodes: fit the network efficiency of TYPE to\n"
+    "                  the rows of 128 MiB and more and write a profile with it (added\n"
+    "                  to --profile's when given)\n"
     "  --json          one JSON object on stdout (docs/observe.md)\n";
 
 struct ObserveArgs {
   std::vector<std::string> files;
-  std::string format, op, scenario, plan, profile, catalog;
+  std::string format, op, scenario, plan, profile, catalog, instance, refit;
   int warmup = 1;
   bool json = false;
 };
@@ -72,6 +81,10 @@ Expected<ObserveArgs> Parse(int argc, char** argv) {
       st = value(&a.profile);
     } else if (arg == "--catalog") {
       st = value(&a.catalog);
+    } else if (arg == "--instance") {
+      st = value(&a.instance);
+    } else if (arg == "--refit") {
+      st = value(&a.refit);
     } else if (arg == "--warmup") {
       std::string v;
       st = value(&v);
@@ -291,6 +304,130 @@ int ObserveLogs(const ObserveArgs& a) {
   return 0;
 }
 
+void PrintCompared(const observe::NcclTestsRun& run, const std::vector<observe::ComparedRow>& rows,
+                   const std::string& what) {
+  std::cout << run.file << ": " << observe::ToString(*run.op) << "_perf, " << run.ranks
+            << " ranks on " << run.nodes << (run.nodes == 1 ? " node" : " nodes") << ", " << what
+            << "\n";
+  std::printf("  %14s %14s %14s %8s\n", "bytes", "busbw GB/s", "simulated", "error");
+  for (const observe::ComparedRow& r : rows) {
+    std::printf("  %14.0f %14.2f %14.2f %8s\n", r.bytes, r.measured_busbw_GBps,
+                r.simulated_busbw_GBps, r.error ? Signed(*r.error).c_str() : "-");
+  }
+  if (const std::optional<double> e = observe::MeanFitError(rows)) {
+    std::cout << "  mean |error| over the rows of 128 MiB and more: " << Fixed(100 * *e, 1)
+              << "%\n";
+  }
+}
+
+// nccl-tests rows beside the simulated collective on `type`; with --refit, the network fitted
+// to them, written into a profile, and the rows again with it.
+int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRun>& runs,
+                    const InstanceType& type) {
+  const sim::ModelParams params;
+  auto fail = [](const Status& st) {
+    std::cerr << "trainsim: " << st.message() << "\n";
+    return st.code() == Status::Code::kInternal ? 2 : 1;
+  };
+  const std::string catalog_eff =
+      type.network_efficiency ? Fixed(*type.network_efficiency, 3) : "the default";
+  ordered_json j = {{"instance", type.name}, {"runs", ordered_json::array()}};
+  auto rows_json = [](const std::vector<observe::ComparedRow>& rows) {
+    ordered_json out = ordered_json::array();
+    for (const observe::ComparedRow& r : rows) {
+      out.push_back({{"bytes", r.bytes},
+                     {"busbw_GBps", r.measured_busbw_GBps},
+                     {"simulated_busbw_GBps", r.simulated_busbw_GBps},
+                     {"error", r.error ? ordered_json(*r.error) : ordered_json(nullptr)}});
+    }
+    return out;
+  };
+  auto mean_json = [](const std::vector<observe::ComparedRow>& rows) {
+    const std::optional<double> e = observe::MeanFitError(rows);
+    return e ? ordered_json(*e) : ordered_json(nullptr);
+  };
+  for (const observe::NcclTestsRun& run : runs) {
+    Expected<std::vector<observe::ComparedRow>> rows = observe::CompareNccl(run, type, params);
+    if (!rows.ok()) return fail(rows.status());
+    if (a.json) {
+      j["runs"].push_back({{"file", run.file},
+                           {"op", observe::ToString(*run.op)},
+                           {"ranks", run.ranks},
+                           {"nodes", run.nodes},
+                           {"rows", rows_json(*rows)},
+                           {"mean_fit_error", mean_json(*rows)}});
+    } else {
+      PrintCompared(
+          run, *rows,
+          "simulated on " + type.name + " (network efficiency " + catalog_eff + ", the catalog's)");
+    }
+  }
+  if (a.refit.empty()) {
+    if (a.json) std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  Expected<NetworkFit> fit = observe::RefitNetwork(runs, type, params);
+  if (!fit.ok()) return fail(fit.status());
+  HardwareProfile profile;
+  if (!a.profile.empty()) {
+    Expected<HardwareProfile> base = LoadHardwareProfile(a.profile);
+    if (!base.ok()) return fail(base.status());
+    if (!base->gpu.empty() && base->gpu != type.gpu.name) {
+      return fail(Status::InvalidInput(a.profile + ": measured " + base->gpu + ", but " +
+                                       type.name + " has " + type.gpu.name));
+    }
+    profile = std::move(*base);
+  } else {
+    profile.provenance.tool = "trainsim observe";
+    profile.provenance.backend = "nccl-tests";
+    profile.provenance.device = runs.front().gpu;
+    profile.provenance.devices = runs.front().ranks / runs.front().nodes;
+    profile.provenance.nodes = fit->nodes;
+    profile.provenance.collectives = "nccl-tests";
+    profile.not_measured = {"gemm", "memory", "host links", "collectives inside a node"};
+  }
+  profile.gpu = type.gpu.name;
+  profile.network = *fit;
+  const std::string tmp = a.refit + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << HardwareProfileToJson(profile);
+    if (!out) return fail(Status::InvalidInput(a.refit + ": cannot write"));
+  }
+  if (std::rename(tmp.c_str(), a.refit.c_str()) != 0) {
+    return fail(Status::InvalidInput(a.refit + ": cannot write (rename)"));
+  }
+  InstanceType refitted = type;
+  refitted.network_efficiency = fit->efficiency;
+  ordered_json after = ordered_json::array();
+  if (!a.json) {
+    std::cout << "\nrefitted: " << type.name << " network efficiency " << Fixed(fit->efficiency, 3)
+              << " (was " << catalog_eff << "), mean |error| " << Fixed(100 * fit->mean_error, 1)
+              << "% over the fitted rows; profile written to " << a.refit << "\n";
+  }
+  for (const observe::NcclTestsRun& run : runs) {
+    Expected<std::vector<observe::ComparedRow>> rows = observe::CompareNccl(run, refitted, params);
+    if (!rows.ok()) return fail(rows.status());
+    if (a.json) {
+      after.push_back(
+          {{"file", run.file}, {"rows", rows_json(*rows)}, {"mean_fit_error", mean_json(*rows)}});
+    } else {
+      PrintCompared(run, *rows, "with the refitted network");
+    }
+  }
+  if (a.json) {
+    j["refit"] = {
+        {"profile", a.refit},
+        {"network_efficiency", fit->efficiency},
+        {"catalog_network_efficiency",
+         type.network_efficiency ? ordered_json(*type.network_efficiency) : ordered_json(nullptr)},
+        {"mean_error", fit->mean_error},
+        {"runs", after}};
+    std::cout << j.dump(2) << "\n";
+  }
+  return 0;
+}
+
 int ObserveNccl(const ObserveArgs& a) {
   std::optional<observe::NcclOp> op;
   if (!a.op.empty()) {
@@ -302,17 +439,41 @@ int ObserveNccl(const ObserveArgs& a) {
     op = *o;
   }
   if (!a.scenario.empty() || !a.plan.empty()) {
-    std::cerr << "trainsim: --scenario / --plan compare training logs; nccl-tests output is "
-                 "shown as read (its comparison with the simulated collective is not built yet)\n";
+    std::cerr << "trainsim: --scenario / --plan compare training logs; for nccl-tests output "
+                 "give --instance TYPE\n";
     return 1;
   }
-  ordered_json all = ordered_json::array();
+  if (!a.refit.empty() && a.instance.empty()) {
+    std::cerr << "trainsim: --refit needs --instance TYPE (the instance the run used)\n";
+    return 1;
+  }
+  std::optional<InstanceType> type;
+  if (!a.instance.empty()) {
+    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+    if (!catalog.ok()) {
+      std::cerr << "trainsim: " << catalog.status().message() << "\n";
+      return 1;
+    }
+    const InstanceType* t = catalog->Find(a.instance);
+    if (t == nullptr) {
+      std::cerr << "trainsim: --instance: unknown instance type \"" << a.instance
+                << "\" (trainsim catalog list)\n";
+      return 1;
+    }
+    type = *t;
+  }
+  std::vector<observe::NcclTestsRun> runs;
   for (const std::string& file : a.files) {
     Expected<observe::NcclTestsRun> run = observe::LoadNcclTests(file, op);
     if (!run.ok()) {
       std::cerr << "trainsim: " << run.status().message() << "\n";
       return 1;
     }
+    runs.push_back(std::move(*run));
+  }
+  if (type) return CompareAndRefit(a, runs, *type);
+  ordered_json all = ordered_json::array();
+  for (observe::NcclTestsRun* run = runs.data(); run != runs.data() + runs.size(); ++run) {
     if (a.json) {
       ordered_json j;
       j["file"] = run->file;

@@ -39,6 +39,7 @@ class ProfileReader {
     p->host_to_device_GBps = OptionalPositive(&r, "host_to_device_GBps");
     p->device_to_host_GBps = OptionalPositive(&r, "device_to_host_GBps");
     if (const JsonValue* v = r.Child("collectives")) Check(ReadArray(*v, "collectives", p));
+    if (const JsonValue* v = r.Child("network")) Check(ReadNetwork(*v, p));
     if (const JsonValue* v = r.Child("points")) Check(ReadArray(*v, "points", p));
     if (const JsonValue* v = r.Child("failures")) Check(ReadArray(*v, "failures", p));
     if (const JsonValue* v = r.Child("not_measured")) Check(ReadStrings(*v, &p->not_measured));
@@ -211,6 +212,19 @@ class ProfileReader {
     }
     if (Status s = r.Finish(); !s.ok()) return s;
     p->points.push_back(std::move(pt));
+    return Status::Ok();
+  }
+
+  Status ReadNetwork(const JsonValue& v, HardwareProfile* p) {
+    ObjectReader r(v, "network", file_);
+    NetworkFit n;
+    r.Require("instance").String("instance", &n.instance);
+    r.Require("efficiency").Double("efficiency", &n.efficiency, 1e-3, 1);
+    r.Require("nodes").Int("nodes", &n.nodes, 2, kMaxInt);
+    r.Double("mean_error", &n.mean_error, 0, kInf).String("source", &n.source);
+    if (Status s = r.Finish(); !s.ok()) return s;
+    if (n.instance.empty()) return At(v, "network.instance", "expected an instance type");
+    p->network = std::move(n);
     return Status::Ok();
   }
 
@@ -395,6 +409,13 @@ std::string HardwareProfileToJson(const HardwareProfile& p) {
   j["failures"] = ojson::array();
   for (const auto& [what, error] : p.failures) {
     j["failures"].push_back({{"what", what}, {"error", error}});
+  }
+  if (p.network) {
+    j["network"] = {{"instance", p.network->instance},
+                    {"efficiency", p.network->efficiency},
+                    {"nodes", p.network->nodes},
+                    {"mean_error", p.network->mean_error},
+                    {"source", p.network->source}};
   }
   if (!p.catalog_json.empty()) j["catalog"] = ojson::parse(p.catalog_json);
   j["points"] = ojson::array();

@@ -59,6 +59,17 @@ struct CollectiveFit {
   double Seconds(double bytes) const;
 };
 
+// The network of one instance type, refitted from a multi-node collective measurement
+// (`trainsim observe --refit`, docs/observe.md): the fraction of the NIC line rate its
+// collectives reach, in place of the catalog's network efficiency.
+struct NetworkFit {
+  std::string instance;  // the catalog instance type it was measured on
+  double efficiency = 0;
+  int nodes = 2;          // of the largest run fitted
+  double mean_error = 0;  // of the fitted busbw over the rows it was fitted to
+  std::string source;     // the inputs and the rows used
+};
+
 struct ProfilePoint {          // a raw measured point
   std::string kind;            // "gemm", "memory", "collective"
   std::string what;            // dtype (gemm), test name (memory), op (collective)
@@ -87,6 +98,7 @@ struct HardwareProfile {
   std::optional<double> host_to_device_GBps;  // pinned
   std::optional<double> device_to_host_GBps;
   std::vector<CollectiveFit> collectives;
+  std::optional<NetworkFit> network;
   std::vector<ProfilePoint> points;
   std::vector<std::pair<std::string, std::string>> failures;  // what, error
   std::vector<std::string> not_measured;

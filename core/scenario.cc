@@ -1036,6 +1036,17 @@ Status AttachProfile(std::shared_ptr<const HardwareProfile> profile, const std::
       s->instance.gpu.nvlink_efficiency_provenance = measured;
     }
   }
+  if (p.network) {
+    if (p.network->instance != s->instance.name) {
+      return Status::InvalidInput(file + ": the profile's network was refitted on " +
+                                  p.network->instance + ", but the scenario's instance is " +
+                                  s->instance.name +
+                                  ": a network fit applies to its instance type");
+    }
+    s->instance.network_efficiency = p.network->efficiency;
+    s->instance.network_efficiency_provenance =
+        "refitted: " + p.network->source + " (" + file + ")";
+  }
   s->profile = std::move(profile);
   return Status::Ok();
 }

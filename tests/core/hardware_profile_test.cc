@@ -39,6 +39,7 @@ HardwareProfile SampleProfile() {
   p.points.push_back(g);
   p.failures.emplace_back("gemm fp8 16384x16384x16384", "out of memory");
   p.not_measured.push_back("gemm fp32: no verified point");
+  p.network = NetworkFit{"p5.48xlarge", 0.91, 2, 0.012, "nccl.txt (all_reduce, 16 ranks)"};
   return p;
 }
 
@@ -53,6 +54,10 @@ TEST(HardwareProfileTest, JsonRoundTripIsByteIdentical) {
   ASSERT_EQ(back->collectives.size(), 1u);
   EXPECT_EQ(back->collectives[0].ranges.size(), 2u);
   EXPECT_EQ(back->failures.size(), 1u);
+  ASSERT_TRUE(back->network);
+  EXPECT_EQ(back->network->instance, "p5.48xlarge");
+  EXPECT_DOUBLE_EQ(back->network->efficiency, 0.91);
+  EXPECT_EQ(back->network->nodes, 2);
 }
 
 TEST(HardwareProfileTest, GemmTableInterpolatesInLogFlopsAndHoldsFlatPastTheEnds) {
@@ -103,6 +108,11 @@ TEST(HardwareProfileTest, BadProfilesNameFileLineColumnAndField) {
        "collectives[0].op: expected one of"},
       {"{\"version\": 1, \"points\": [{\"kind\": \"gemm\", \"repetitions\": 3, \"median_s\": 1}]}",
        "p.json:1:27: missing required field points[0].dtype"},
+      {"{\"version\": 1, \"network\": {\"instance\": \"p5.48xlarge\", \"efficiency\": 1.5, "
+       "\"nodes\": 2}}",
+       "network.efficiency: expected a number in [0.001, 1], got 1.5"},
+      {"{\"version\": 1, \"network\": {\"efficiency\": 0.9, \"nodes\": 2}}",
+       "missing required field network.instance"},
   };
   for (const BadProfile& c : cases) {
     Expected<HardwareProfile> p = ParseHardwareProfile(c.text, "p.json");

@@ -71,6 +71,32 @@ TEST(ObserveCli, NcclTestsOutputIsDetected) {
   EXPECT_EQ(j["rows"].size(), 9u);
 }
 
+// The network refitted from the nccl-tests rows, written as a profile that simulate takes.
+TEST(ObserveCli, RefitWritesAProfileTheSimulatorTakes) {
+  const std::string out =
+      fs::temp_directory_path() / ("refit." + std::to_string(getpid()) + ".json");
+  const Result r = Trainsim(
+      "observe tests/observe/data/nccl-tests-p5-2node.txt --instance "
+      "p5.48xlarge --refit " +
+      out + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["runs"][0]["rows"].size(), 9u);
+  EXPECT_TRUE(j["runs"][0]["rows"][0]["error"].is_null());  // measured 0.00
+  const double e = j["refit"]["network_efficiency"].get<double>();
+  EXPECT_NEAR(e, 0.94, 0.02);
+  EXPECT_LE(j["refit"]["runs"][0]["mean_fit_error"].get<double>(),
+            j["runs"][0]["mean_fit_error"].get<double>() + 1e-9);
+  const json profile = json::parse(test::ReadFile(out));
+  EXPECT_EQ(profile["network"]["instance"], "p5.48xlarge");
+  EXPECT_EQ(profile["gpu"], "H100-SXM5-80GB");
+  const Result sim = Trainsim("simulate scenarios/llama2-70b-p5.json --profile " + out);
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+  fs::remove(out);
+  EXPECT_EQ(Trainsim("observe tests/observe/data/nccl-tests-p5-2node.txt --refit x.json").err,
+            "trainsim: --refit needs --instance TYPE (the instance the run used)\n");
+}
+
 TEST(ObserveCli, RefusalsExitOneWithTheReason) {
   struct Case {
     std::string args, first_line;
