@@ -15,6 +15,7 @@
 #include "core/hardware_profile.h"
 #include "core/scenario.h"
 #include "launch/plan_file.h"
+#include "observe/kineto.h"
 #include "observe/nccl_compare.h"
 #include "observe/nccl_tests.h"
 #include "observe/run_log.h"
@@ -28,13 +29,14 @@ namespace {
 using nlohmann::ordered_json;
 
 const char kUsage[] =
-    "usage: trainsim observe FILE... [--format megatron|trainsim-local|nccl-tests]\n"
+    "usage: trainsim observe FILE... [--format megatron|trainsim-local|nccl-tests|kineto]\n"
     "                        [--op TEST] [--warmup N] [--scenario FILE | --plan FILE]\n"
     "                        [--profile FILE] [--catalog FILE] [--json]\n"
     "                        [--instance TYPE [--refit PROFILE_OUT]]\n"
     "\n"
     "  FILE            a training log (Megatron-LM iteration lines, trainsim-train's\n"
-    "                  steps.jsonl) or an nccl-tests output; one run per file\n"
+    "                  steps.jsonl), a PyTorch profiler (Kineto) trace or an nccl-tests\n"
+    "                  output; one run per file\n"
     "  --format F      the files' format (default: detected from their lines)\n"
     "  --op TEST       nccl-tests: the test, when the output does not name it\n"
     "  --warmup N      step lines skipped at the start of each log (default 1)\n"
@@ -508,6 +510,120 @@ int ObserveNccl(const ObserveArgs& a) {
   return 0;
 }
 
+// The exposed communication of a simulated step: what its breakdown does not hide behind
+// compute (TP, EP and CP collectives block; DP, weight gathers, pipeline waits are exposed).
+double PredictedExposedComm(const sim::Breakdown& b) {
+  return b.tp_comm_s + b.ep_comm_s + b.cp_comm_s + b.dp_comm_exposed_s + b.weight_gather_exposed_s +
+         b.pp_comm_exposed_s;
+}
+
+int ObserveKineto(const ObserveArgs& a) {
+  std::vector<observe::KinetoTrace> traces;
+  for (const std::string& file : a.files) {
+    Expected<observe::KinetoTrace> t = observe::LoadKinetoTrace(file);
+    if (!t.ok()) {
+      std::cerr << "trainsim: " << t.status().message() << "\n";
+      return 1;
+    }
+    traces.push_back(std::move(*t));
+  }
+  // Steady state: each trace's steps after --warmup, pooled; medians of wall and exposed comm.
+  std::vector<double> walls, exposed;
+  double kinds[4] = {0, 0, 0, 0};
+  for (const observe::KinetoTrace& t : traces) {
+    for (size_t i = std::min<size_t>(a.warmup, t.steps.size()); i < t.steps.size(); ++i) {
+      walls.push_back(t.steps[i].wall_s);
+      exposed.push_back(t.steps[i].exposed_comm_s);
+      for (int k = 0; k < 4; ++k) kinds[k] += t.steps[i].kernel_s[k];
+    }
+  }
+  if (walls.empty()) {
+    std::cerr << "trainsim: " << a.files[0] << ": no step after the warm-up of " << a.warmup
+              << ": profile more steps, or lower --warmup\n";
+    return 1;
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  };
+  const double wall = median(walls), comm = median(exposed);
+  std::optional<Prediction> predicted;
+  if (!a.scenario.empty() || !a.plan.empty()) {
+    Expected<Prediction> p = Predict(a);
+    if (!p.ok()) {
+      std::cerr << "trainsim: " << p.status().message() << "\n";
+      return p.status().code() == Status::Code::kInternal ? 2 : 1;
+    }
+    predicted = std::move(*p);
+  }
+  const double n = static_cast<double>(walls.size());
+  if (a.json) {
+    ordered_json j;
+    j["traces"] = ordered_json::array();
+    for (const observe::KinetoTrace& t : traces) {
+      ordered_json steps = ordered_json::array();
+      for (const observe::TraceStep& s : t.steps) {
+        steps.push_back({{"step", s.step},
+                         {"wall_s", s.wall_s},
+                         {"gemm_s", s.kernel_s[0]},
+                         {"attention_s", s.kernel_s[1]},
+                         {"comm_s", s.kernel_s[2]},
+                         {"other_s", s.kernel_s[3]},
+                         {"exposed_comm_s", s.exposed_comm_s}});
+      }
+      j["traces"].push_back({{"file", t.file},
+                             {"events", t.events},
+                             {"kernels", t.kernels},
+                             {"device_pid", t.device_pid},
+                             {"steps", steps}});
+    }
+    j["measured_step_s"] = wall;
+    j["measured_exposed_comm_s"] = comm;
+    if (predicted) {
+      const double step = predicted->result.step.step_time_s;
+      j["compare"] = {
+          {"scenario", predicted->scenario.name},
+          {"predicted_step_s", step},
+          {"error", step / wall - 1},
+          {"predicted_exposed_comm_s", PredictedExposedComm(predicted->result.step.breakdown)}};
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  for (const observe::KinetoTrace& t : traces) {
+    std::cout << t.file << ": Kineto trace, " << t.events << " events, " << t.kernels
+              << " GPU kernels, " << t.steps.size() << " steps (device pid " << t.device_pid
+              << ")\n";
+  }
+  std::cout << "  " << walls.size() << " steps after " << a.warmup << " warm-up: step "
+            << Fixed(wall, 4) << " s median; per step on average GEMM " << Fixed(kinds[0] / n, 4)
+            << " s, attention " << Fixed(kinds[1] / n, 4) << " s, other kernels "
+            << Fixed(kinds[3] / n, 4) << " s, communication " << Fixed(kinds[2] / n, 4)
+            << " s of which exposed " << Fixed(comm, 4) << " s (median)\n";
+  if (!predicted) return 0;
+  const double step = predicted->result.step.step_time_s;
+  const double pcomm = PredictedExposedComm(predicted->result.step.breakdown);
+  std::cout << "\n"
+            << predicted->scenario.name << " simulated:\n"
+            << "  step time            predicted " << Fixed(step, 4) << " s, measured "
+            << Fixed(wall, 4) << " s: " << Signed(step / wall - 1) << "\n"
+            << "  exposed comm         predicted " << Fixed(pcomm, 4) << " s, measured "
+            << Fixed(comm, 4) << " s\n";
+  return 0;
+}
+
+// A Kineto trace is JSON with a "traceEvents" array near its start.
+bool LooksLikeKineto(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(1 << 16, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  const size_t brace = head.find_first_not_of(" \t\r\n");
+  return brace != std::string::npos && head[brace] == '{' &&
+         head.find("\"traceEvents\"") != std::string::npos;
+}
+
 // An nccl-tests output has its column header ("... time   algbw   busbw #wrong ...").
 bool LooksLikeNcclTests(const std::string& file) {
   std::ifstream in(file);
@@ -537,9 +653,12 @@ int ObserveCommand(int argc, char** argv) {
   if (a->format == "nccl-tests" || (a->format.empty() && LooksLikeNcclTests(a->files[0]))) {
     return ObserveNccl(*a);
   }
+  if (a->format == "kineto" || (a->format.empty() && LooksLikeKineto(a->files[0]))) {
+    return ObserveKineto(*a);
+  }
   if (!a->format.empty()) {
     if (Expected<observe::LogFormat> f = observe::ParseLogFormat(a->format, "--format"); !f.ok()) {
-      std::cerr << "trainsim: " << f.status().message() << " (or nccl-tests)\n";
+      std::cerr << "trainsim: " << f.status().message() << " (or nccl-tests, kineto)\n";
       return 1;
     }
   }

@@ -97,6 +97,22 @@ TEST(ObserveCli, RefitWritesAProfileTheSimulatorTakes) {
             "trainsim: --refit needs --instance TYPE (the instance the run used)\n");
 }
 
+// A Kineto trace is detected; its steps' median wall and exposed communication (the steps of
+// kineto_test.cc: 1000 and 900 us, 200 and 110 us exposed).
+TEST(ObserveCli, KinetoTraceSteps) {
+  const Result r = Trainsim("observe tests/observe/data/kineto-synthetic.json --warmup 0 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["traces"][0]["steps"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["measured_step_s"].get<double>(), 950e-6);
+  EXPECT_DOUBLE_EQ(j["measured_exposed_comm_s"].get<double>(), 155e-6);
+  const Result warm = Trainsim("observe tests/observe/data/kineto-synthetic.json --warmup 2");
+  EXPECT_EQ(warm.exit_code, 1);
+  EXPECT_EQ(warm.err,
+            "trainsim: tests/observe/data/kineto-synthetic.json: no step after the warm-up of 2: "
+            "profile more steps, or lower --warmup\n");
+}
+
 TEST(ObserveCli, RefusalsExitOneWithTheReason) {
   struct Case {
     std::string args, first_line;
@@ -108,7 +124,7 @@ TEST(ObserveCli, RefusalsExitOneWithTheReason) {
        "scenario's 64: compare a run with the configuration it ran"},
       {std::string("observe ") + kLog + " --format deepspeed",
        "trainsim: --format: unknown log format \"deepspeed\"; expected megatron or "
-       "trainsim-local (or nccl-tests)"},
+       "trainsim-local (or nccl-tests, kineto)"},
       {std::string("observe ") + kLog + " --warmup 9",
        "trainsim: tests/observe/data/megatron-synthetic.log: 5 step lines, none after the "
        "warm-up of 5: log more steps, or lower --warmup"},

@@ -1,0 +1,281 @@
+#include "observe/kineto.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace trainsim::observe {
+namespace {
+
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+struct Kernel {
+  double start_us = 0, end_us = 0;
+  KernelKind kind = KernelKind::kOther;
+  int pid = 0;
+};
+
+struct Annotation {
+  int64_t step = 0;
+  double start_us = 0, dur_us = 0;
+  bool gpu = false;
+};
+
+// The fields of one event that matter here, filled key by key.
+struct Event {
+  std::string ph, cat, name;
+  double ts = 0, dur = 0;
+  int64_t pid = 0;
+  bool has_ts = false, has_dur = false;
+};
+
+// A SAX handler that keeps one event of the top-level "traceEvents" array at a time.
+class TraceHandler : public nlohmann::json::json_sax_t {
+ public:
+  std::vector<Kernel> kernels;
+  std::vector<Annotation> annotations;
+  int64_t events = 0;
+  bool saw_trace_events = false;
+  size_t error_at = 0;
+  std::string error;
+
+  bool null() override { return Scalar(); }
+  bool boolean(bool) override { return Scalar(); }
+  bool number_integer(number_integer_t v) override { return Number(static_cast<double>(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return Number(static_cast<double>(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return Number(v); }
+  bool string(string_t& v) override {
+    if (InEvent()) {
+      if (key_ == "ph") event_.ph = v;
+      if (key_ == "cat") event_.cat = v;
+      if (key_ == "name") event_.name = v;
+    }
+    return Scalar();
+  }
+  bool binary(binary_t&) override { return Scalar(); }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    if (depth_ == 3 && in_events_) event_ = Event();
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) top_key_ = k;
+    if (depth_ == 3) key_ = k;
+    return true;
+  }
+  bool end_object() override {
+    if (depth_ == 3 && in_events_) Finish();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    if (depth_ == 2 && top_key_ == "traceEvents") in_events_ = saw_trace_events = true;
+    return true;
+  }
+  bool end_array() override {
+    if (depth_ == 2) in_events_ = false;
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::json::exception& e) override {
+    error_at = position;
+    error = e.what();
+    return false;
+  }
+
+ private:
+  bool InEvent() const { return in_events_ && depth_ == 3; }
+  bool Scalar() { return true; }
+  bool Number(double v) {
+    if (InEvent()) {
+      if (key_ == "ts") event_.ts = v, event_.has_ts = true;
+      if (key_ == "dur") event_.dur = v, event_.has_dur = true;
+      if (key_ == "pid") event_.pid = static_cast<int64_t>(v);
+    }
+    return true;
+  }
+  void Finish() {
+    if (event_.ph != "X" || !event_.has_ts || !event_.has_dur) return;
+    ++events;
+    if (event_.cat == "kernel") {
+      kernels.push_back({event_.ts, event_.ts + event_.dur, ClassifyKernel(event_.name),
+                         static_cast<int>(event_.pid)});
+      return;
+    }
+    const bool cpu = event_.cat == "user_annotation", gpu = event_.cat == "gpu_user_annotation";
+    if ((cpu || gpu) && event_.name.rfind("ProfilerStep#", 0) == 0) {
+      char* end = nullptr;
+      const long long n = std::strtoll(event_.name.c_str() + 13, &end, 10);
+      if (end != event_.name.c_str() + 13) annotations.push_back({n, event_.ts, event_.dur, gpu});
+    }
+  }
+
+  int depth_ = 0;
+  bool in_events_ = false;
+  std::string top_key_, key_;
+  Event event_;
+};
+
+// The union of intervals, sorted and merged.
+std::vector<std::pair<double, double>> Union(std::vector<std::pair<double, double>> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<std::pair<double, double>> out;
+  for (const auto& [a, b] : v) {
+    if (!out.empty() && a <= out.back().second) {
+      out.back().second = std::max(out.back().second, b);
+    } else {
+      out.push_back({a, b});
+    }
+  }
+  return out;
+}
+
+double Length(const std::vector<std::pair<double, double>>& u) {
+  double s = 0;
+  for (const auto& [a, b] : u) s += b - a;
+  return s;
+}
+
+// The length of `a` not covered by `b` (both unions).
+double Uncovered(const std::vector<std::pair<double, double>>& a,
+                 const std::vector<std::pair<double, double>>& b) {
+  double out = 0;
+  size_t j = 0;
+  for (const auto& [s, e] : a) {
+    double at = s;
+    while (j < b.size() && b[j].second <= at) ++j;
+    for (size_t k = j; k < b.size() && b[k].first < e; ++k) {
+      if (b[k].first > at) out += b[k].first - at;
+      at = std::max(at, b[k].second);
+      if (at >= e) break;
+    }
+    if (at < e) out += e - at;
+  }
+  return out;
+}
+
+// Line and column (from 1) of byte `offset` of the file.
+std::string LineColumn(const std::string& path, size_t offset) {
+  std::ifstream in(path, std::ios::binary);
+  int line = 1, column = 1;
+  char c;
+  for (size_t i = 0; i + 1 < offset && in.get(c); ++i) {
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+}  // namespace
+
+const char* ToString(KernelKind k) {
+  switch (k) {
+    case KernelKind::kGemm:
+      return "gemm";
+    case KernelKind::kAttention:
+      return "attention";
+    case KernelKind::kComm:
+      return "comm";
+    case KernelKind::kOther:
+      return "other";
+  }
+  return "?";
+}
+
+KernelKind ClassifyKernel(std::string_view name) {
+  if (name.rfind("nccl", 0) == 0) return KernelKind::kComm;
+  std::string lower(name.substr(0, 200));
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (Contains(lower, "flash") || Contains(lower, "fmha") || Contains(lower, "attention") ||
+      Contains(lower, "attn")) {
+    return KernelKind::kAttention;
+  }
+  if (Contains(lower, "gemm") || Contains(lower, "cutlass") || Contains(lower, "xmma") ||
+      Contains(lower, "cublas")) {
+    return KernelKind::kGemm;
+  }
+  return KernelKind::kOther;
+}
+
+Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
+  // stdio with a large buffer: nlohmann's FILE* adapter reads a character at a time.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) return Status::InvalidInput(path + ": cannot read the file");
+  std::vector<char> buffer(1 << 20);
+  std::setvbuf(file.get(), buffer.data(), _IOFBF, buffer.size());
+  TraceHandler h;
+  const bool ok = nlohmann::json::sax_parse(file.get(), &h);
+  if (!ok) {
+    return Status::InvalidInput(path + ":" + LineColumn(path, h.error_at) +
+                                ": not a whole JSON trace (cut short?): " + h.error);
+  }
+  if (!h.saw_trace_events) {
+    return Status::InvalidInput(path + ": no traceEvents array: not a Chrome / Kineto trace");
+  }
+  KinetoTrace t;
+  t.file = path;
+  t.events = h.events;
+  t.kernels = static_cast<int64_t>(h.kernels.size());
+  if (h.kernels.empty()) {
+    return Status::InvalidInput(path +
+                                ": no GPU kernel event (\"cat\": \"kernel\"): profile "
+                                "with activities including ProfilerActivity.CUDA");
+  }
+  t.device_pid = h.kernels.front().pid;
+  // Steps: the GPU-side annotations where the trace has them, else the CPU-side ones.
+  const bool gpu = std::any_of(h.annotations.begin(), h.annotations.end(),
+                               [](const Annotation& a) { return a.gpu; });
+  std::vector<Annotation> steps;
+  for (const Annotation& a : h.annotations) {
+    if (a.gpu == gpu) steps.push_back(a);
+  }
+  if (steps.empty()) {
+    return Status::InvalidInput(path +
+                                ": no ProfilerStep#N annotation: profile with "
+                                "torch.profiler's schedule and call prof.step() each step");
+  }
+  std::sort(steps.begin(), steps.end(),
+            [](const Annotation& a, const Annotation& b) { return a.start_us < b.start_us; });
+  std::vector<Kernel> kernels;
+  for (const Kernel& k : h.kernels) {
+    if (k.pid == t.device_pid) kernels.push_back(k);
+  }
+  std::sort(kernels.begin(), kernels.end(),
+            [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
+  size_t first = 0;
+  for (const Annotation& a : steps) {
+    TraceStep s;
+    s.step = a.step;
+    s.start_us = a.start_us;
+    s.wall_s = a.dur_us / 1e6;
+    const double lo = a.start_us, hi = a.start_us + a.dur_us;
+    std::vector<std::pair<double, double>> by_kind[4], compute;
+    while (first < kernels.size() && kernels[first].end_us <= lo) ++first;
+    for (size_t i = first; i < kernels.size() && kernels[i].start_us < hi; ++i) {
+      const double s0 = std::max(lo, kernels[i].start_us), s1 = std::min(hi, kernels[i].end_us);
+      if (s1 <= s0) continue;
+      by_kind[static_cast<int>(kernels[i].kind)].push_back({s0, s1});
+      if (kernels[i].kind != KernelKind::kComm) compute.push_back({s0, s1});
+    }
+    for (int k = 0; k < 4; ++k) s.kernel_s[k] = Length(Union(by_kind[k])) / 1e6;
+    s.exposed_comm_s =
+        Uncovered(Union(by_kind[static_cast<int>(KernelKind::kComm)]), Union(compute)) / 1e6;
+    t.steps.push_back(s);
+  }
+  return t;
+}
+
+}  // namespace trainsim::observe

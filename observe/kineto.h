@@ -1,0 +1,51 @@
+// A PyTorch profiler (Kineto) trace, read back (docs/observe.md section 1b).
+//
+// The Chrome-trace JSON that torch.profiler's export_chrome_trace writes: a
+// "traceEvents" array of complete events ("ph": "X") with a category ("cat"):
+// GPU kernels ("kernel"), step annotations ("user_annotation" /
+// "gpu_user_annotation" named "ProfilerStep#N"), CPU ops and the rest. The file
+// is read as a stream (a SAX parse that keeps one event at a time), so a
+// trace of gigabytes is read in bounded memory. Kernels are sorted into
+// communication (NCCL's), GEMM (cuBLAS / CUTLASS names), attention (flash /
+// fused attention) and other compute by name; each step's wall time, kernel
+// time per kind, and the communication time not overlapped by any compute
+// kernel (exposed) are summed per device.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace trainsim::observe {
+
+enum class KernelKind { kGemm, kAttention, kComm, kOther };
+const char* ToString(KernelKind k);  // "gemm", "attention", "comm", "other"
+// The kind of a GPU kernel from its name (ncclDevKernel_* / ncclKernel_* are communication;
+// names with gemm, cutlass, xmma, cublas are GEMMs; flash / fmha / attention are attention).
+KernelKind ClassifyKernel(std::string_view name);
+
+struct TraceStep {
+  int64_t step = 0;                   // N of "ProfilerStep#N"
+  double start_us = 0;                // of the annotation
+  double wall_s = 0;                  // the annotation's duration
+  double kernel_s[4] = {0, 0, 0, 0};  // busy time per KernelKind (overlaps within a kind merged)
+  double exposed_comm_s = 0;          // communication kernels' time when no compute kernel ran
+};
+
+struct KinetoTrace {
+  std::string file;
+  int64_t events = 0;            // complete events read
+  int64_t kernels = 0;           // of them GPU kernels
+  int device_pid = -1;           // the device the steps were summed on (the first with kernels)
+  std::vector<TraceStep> steps;  // in order of their start
+};
+
+// Reads a trace file. Errors: "FILE:LINE:COL: ..." for JSON that does not parse (a cut
+// file), "FILE: no traceEvents array", "FILE: no ProfilerStep#N annotation" (profile with
+// torch.profiler's schedule and prof.step(), or give the steps another way).
+Expected<KinetoTrace> LoadKinetoTrace(const std::string& path);
+
+}  // namespace trainsim::observe

@@ -1,0 +1,95 @@
+// PyTorch profiler (Kineto) traces read back as a stream (observe/kineto.h): kernels sorted by
+// kind, the steps' kernel time and exposed communication counted by hand on a synthetic trace,
+// and the refusals.
+#include "observe/kineto.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace trainsim::observe {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kData = std::string(TRAINSIM_SOURCE_DIR) + "/tests/observe/data/";
+
+TEST(Kineto, KernelsSortedByName) {
+  EXPECT_EQ(ClassifyKernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*)"),
+            KernelKind::kComm);
+  EXPECT_EQ(ClassifyKernel("ncclKernel_AllGather_RING_LL_Sum_int8_t"), KernelKind::kComm);
+  EXPECT_EQ(ClassifyKernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n"), KernelKind::kGemm);
+  EXPECT_EQ(ClassifyKernel("void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm>"),
+            KernelKind::kGemm);
+  EXPECT_EQ(ClassifyKernel("flash_fwd_kernel<Flash_fwd_kernel_traits<128>>"),
+            KernelKind::kAttention);
+  EXPECT_EQ(ClassifyKernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop"),
+            KernelKind::kAttention);
+  EXPECT_EQ(ClassifyKernel("void at::native::vectorized_elementwise_kernel<4>"),
+            KernelKind::kOther);
+}
+
+// Step 7 (GPU annotation 1000-2000 us): GEMM 1000-1400, all-reduce 1300-1600 (1400-1600 with no
+// compute: 200 us exposed), a fill 1650-1700. Step 8 (2010-2910): flash 2010-2210 and GEMM
+// 2150-2450 overlap (attention 200, GEMM 300 us), reduce-scatter 2300-2400 under the GEMM,
+// all-gather 2800-3000 clipped to 2910 (110 us, all exposed). Device 1's kernel is not summed.
+TEST(Kineto, StepsKernelTimeAndExposedCommunication) {
+  Expected<KinetoTrace> t = LoadKinetoTrace(kData + "kineto-synthetic.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->kernels, 8);
+  EXPECT_EQ(t->device_pid, 0);
+  ASSERT_EQ(t->steps.size(), 2u);  // the GPU-side annotations
+  const TraceStep& a = t->steps[0];
+  EXPECT_EQ(a.step, 7);
+  EXPECT_DOUBLE_EQ(a.wall_s, 1000e-6);
+  EXPECT_DOUBLE_EQ(a.kernel_s[static_cast<int>(KernelKind::kGemm)], 400e-6);
+  EXPECT_DOUBLE_EQ(a.kernel_s[static_cast<int>(KernelKind::kComm)], 300e-6);
+  EXPECT_DOUBLE_EQ(a.kernel_s[static_cast<int>(KernelKind::kOther)], 50e-6);
+  EXPECT_DOUBLE_EQ(a.exposed_comm_s, 200e-6);
+  const TraceStep& b = t->steps[1];
+  EXPECT_EQ(b.step, 8);
+  EXPECT_DOUBLE_EQ(b.wall_s, 900e-6);
+  EXPECT_DOUBLE_EQ(b.kernel_s[static_cast<int>(KernelKind::kAttention)], 200e-6);
+  EXPECT_DOUBLE_EQ(b.kernel_s[static_cast<int>(KernelKind::kGemm)], 300e-6);
+  EXPECT_DOUBLE_EQ(b.kernel_s[static_cast<int>(KernelKind::kComm)], 210e-6);
+  EXPECT_DOUBLE_EQ(b.exposed_comm_s, 110e-6);
+}
+
+TEST(Kineto, Errors) {
+  const std::string dir = fs::temp_directory_path() / "kineto_test";
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  std::ifstream in(kData + "kineto-synthetic.json");
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = write("cut.json", whole.substr(0, 700));
+  Expected<KinetoTrace> t = LoadKinetoTrace(cut);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message().rfind(cut + ":", 0), 0u) << t.status().message();
+  EXPECT_NE(t.status().message().find(": not a whole JSON trace (cut short?): "), std::string::npos)
+      << t.status().message();
+  const std::string other = write("other.json", R"({"steps": [1, 2]})");
+  EXPECT_EQ(LoadKinetoTrace(other).status().message(),
+            other + ": no traceEvents array: not a Chrome / Kineto trace");
+  const std::string cpu = write(
+      "cpu.json",
+      R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]})");
+  EXPECT_EQ(LoadKinetoTrace(cpu).status().message(),
+            cpu +
+                ": no GPU kernel event (\"cat\": \"kernel\"): profile with activities "
+                "including ProfilerActivity.CUDA");
+  const std::string steps = write(
+      "nosteps.json",
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "ts": 1, "dur": 2}]})");
+  EXPECT_EQ(LoadKinetoTrace(steps).status().message(),
+            steps +
+                ": no ProfilerStep#N annotation: profile with torch.profiler's schedule and "
+                "call prof.step() each step");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainsim::observe
