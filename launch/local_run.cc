@@ -59,27 +59,32 @@ Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions
   c.checkpoint_dir = (std::filesystem::path(options.out_dir) / "local" / "checkpoints").string();
   c.resume = options.resume;
   c.backend = options.device;
+  if (c.backend == "cpu") {
+    c.trace_file = (std::filesystem::path(options.out_dir) / "local" / "trace.json").string();
+  }
   return c;
 }
 
 json ToJson(const LocalRunConfig& c) {
-  return json{{"layers", c.layers},
-              {"hidden", c.hidden},
-              {"heads", c.heads},
-              {"ffn_hidden", c.ffn_hidden},
-              {"seq_len", c.seq_len},
-              {"vocab", c.vocab},
-              {"micro_batch", c.micro_batch},
-              {"global_batch", c.global_batch},
-              {"pp", c.pp},
-              {"steps", c.steps},
-              {"warmup_steps", c.warmup_steps},
-              {"lr", c.lr},
-              {"seed", c.seed},
-              {"checkpoint_every", c.checkpoint_every},
-              {"checkpoint_dir", c.checkpoint_dir},
-              {"resume", c.resume},
-              {"backend", c.backend}};
+  json j{{"layers", c.layers},
+         {"hidden", c.hidden},
+         {"heads", c.heads},
+         {"ffn_hidden", c.ffn_hidden},
+         {"seq_len", c.seq_len},
+         {"vocab", c.vocab},
+         {"micro_batch", c.micro_batch},
+         {"global_batch", c.global_batch},
+         {"pp", c.pp},
+         {"steps", c.steps},
+         {"warmup_steps", c.warmup_steps},
+         {"lr", c.lr},
+         {"seed", c.seed},
+         {"checkpoint_every", c.checkpoint_every},
+         {"checkpoint_dir", c.checkpoint_dir},
+         {"resume", c.resume},
+         {"backend", c.backend}};
+  if (!c.trace_file.empty()) j["trace_file"] = c.trace_file;
+  return j;
 }
 
 Expected<int> ProfileCores(const std::string& profile) {

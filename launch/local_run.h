@@ -50,6 +50,7 @@ struct LocalRunConfig {
   uint64_t seed = 1;
   int checkpoint_every = 10;
   std::string checkpoint_dir;
+  std::string trace_file;  // OUT/local/trace.json (cpu): the trainer's Kineto-format trace
   bool resume = false;
   std::string backend = "cpu";  // the trainer's: cpu or cuda
   bool scaled_down = false;     // the plan's model was too large and was replaced

@@ -195,7 +195,8 @@ const char* ToString(KernelKind k) {
 }
 
 KernelKind ClassifyKernel(std::string_view name) {
-  if (name.rfind("nccl", 0) == 0) return KernelKind::kComm;
+  // NCCL's kernels; trainsim-train's trace names its waits for other ranks mpi_*.
+  if (name.rfind("nccl", 0) == 0 || name.rfind("mpi_", 0) == 0) return KernelKind::kComm;
   std::string lower(name.substr(0, 200));
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (Contains(lower, "flash") || Contains(lower, "fmha") || Contains(lower, "attention") ||

@@ -23,7 +23,8 @@ namespace trainsim::observe {
 
 enum class KernelKind { kGemm, kAttention, kComm, kOther };
 const char* ToString(KernelKind k);  // "gemm", "attention", "comm", "other"
-// The kind of a GPU kernel from its name (ncclDevKernel_* / ncclKernel_* are communication;
+// The kind of a GPU kernel from its name (ncclDevKernel_* / ncclKernel_* are communication, and
+// so are trainsim-train's mpi_* waits;
 // names with gemm, cutlass, xmma, cublas are GEMMs; flash / fmha / attention are attention).
 KernelKind ClassifyKernel(std::string_view name);
 

@@ -17,6 +17,7 @@
 #include "launch/local/mpi_transport.h"
 #include "launch/local/report.h"
 #include "launch/local/run_config.h"
+#include "launch/local/trace.h"
 #include "launch/local/trainer.h"
 #if TRAINSIM_LOCAL_NCCL
 #include "launch/local/cuda/nccl_transport.h"
@@ -87,8 +88,11 @@ double TotalParameters(const RunConfig& c) {
 
 class PrintingObserver : public TrainObserver {
  public:
-  PrintingObserver(const RunConfig& c, const RankLayout& layout) : c_(c), layout_(layout) {}
+  // `trace`: where each step's span goes as a ProfilerStep#N annotation, or null.
+  PrintingObserver(const RunConfig& c, const RankLayout& layout, TraceRecorder* trace)
+      : c_(c), layout_(layout), trace_(trace) {}
   void OnStart(int first_step, int64_t) override {
+    if (trace_) step_start_us_ = trace_->NowUs();
     if (layout_.rank != 0) return;
     const int m = c_.global_batch / (c_.dp * c_.micro_batch);
     std::fprintf(stderr,
@@ -105,6 +109,11 @@ class PrintingObserver : public TrainObserver {
     }
   }
   void OnStep(const StepResult& step) override {
+    if (trace_) {
+      const double now = trace_->NowUs();
+      trace_->Step(step.step, step_start_us_, now);
+      step_start_us_ = now;
+    }
     if (!layout_.reports()) return;
     std::printf("%s\n", StepLine(step).c_str());
     std::fflush(stdout);
@@ -118,6 +127,8 @@ class PrintingObserver : public TrainObserver {
  private:
   const RunConfig& c_;
   const RankLayout& layout_;
+  TraceRecorder* trace_;
+  double step_start_us_ = 0;
 };
 
 // Where a rank's tensors live and how they move: the host's memory and
@@ -190,9 +201,21 @@ int RunRank(int argc, char** argv, int rank, int world) {
     if (rank == 0) std::fprintf(stderr, "trainsim-train: %s\n", backend.status().message().c_str());
     return 2;
   }
-  PrintingObserver observer(*config, layout);
+  // Rank 0's trace (config trace_file): its kernels, waits and steps.
+  std::unique_ptr<TraceRecorder> trace;
+  if (!config->trace_file.empty() && rank == 0) {
+    trace = std::make_unique<TraceRecorder>();
+    backend->ops = TracingOps(std::move(backend->ops), trace.get());
+    backend->transport = TracingTransport(std::move(backend->transport), trace.get());
+  }
+  PrintingObserver observer(*config, layout, trace.get());
   Expected<TrainResult> result = Train(*config, layout, *backend->transport, *backend->ops,
                                        observer, [] { return g_stop_signal != 0; });
+  if (trace) {
+    if (Status st = trace->Write(config->trace_file, rank); !st.ok()) {
+      std::fprintf(stderr, "trainsim-train: %s\n", st.message().c_str());
+    }
+  }
   if (!result.ok()) {
     const Status& s = result.status();
     const bool everyone_has_it = s.code() == Status::Code::kInvalidInput;

@@ -33,6 +33,7 @@ Status ReadFields(ObjectReader& r, RunConfig* c) {
       .Int("warmup_steps", &c->warmup_steps, 0, kMaxInt)
       .Int("checkpoint_every", &c->checkpoint_every, 0, kMaxInt)
       .String("checkpoint_dir", &c->checkpoint_dir)
+      .String("trace_file", &c->trace_file)
       .Bool("resume", &c->resume);
   int schedule = static_cast<int>(c->schedule), backend = static_cast<int>(c->backend);
   r.Enum("schedule", {"1f1b", "gpipe"}, &schedule).Enum("backend", {"cpu", "cuda"}, &backend);
@@ -72,6 +73,11 @@ Status CheckConfig(const RunConfig& c, const std::string& file) {
   }
   if (c.lr <= 0) return error("lr: expected a number > 0, got 0");
   if (c.bucket_mb <= 0) return error("bucket_mb: expected a number > 0, got 0");
+  if (!c.trace_file.empty() && c.backend != Backend::kCpu) {
+    return error(
+        "trace_file: the trace times the cpu backend's kernels as they run; the cuda "
+        "backend queues them (profile it with nsys or torch.profiler instead)");
+  }
   if ((c.checkpoint_every > 0 || c.resume) && c.checkpoint_dir.empty()) {
     return error(std::string("checkpoint_dir: required with ") +
                  (c.resume ? "resume" : "checkpoint_every > 0"));

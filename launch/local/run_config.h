@@ -46,6 +46,10 @@ struct RunConfig {
   std::string checkpoint_dir;
   bool resume = false;
   Backend backend = Backend::kCpu;
+  // Rank 0 writes a PyTorch-profiler (Kineto) format trace of its steps here: each kernel
+  // of its Ops and each wait for the other ranks as a complete event, each step as a
+  // ProfilerStep#N annotation (docs/local-run.md, docs/observe.md). "": none. cpu only.
+  std::string trace_file;
 
   int64_t tokens_per_microbatch() const { return int64_t{micro_batch} * seq_len; }
 };

@@ -119,6 +119,17 @@ TEST_F(LocalCliTest, PrintsEachStepBesideThePrediction) {
   const size_t p = out.find(", predicted ", at);
   ASSERT_NE(p, std::string::npos);
   EXPECT_NEAR(j["compare"]["predicted_step_s"].get<double>(), std::stod(out.substr(p + 12)), 1e-4);
+  // Rank 0's Kineto-format trace: every step annotated, its kernels mostly GEMMs, and its steps
+  // as long as the steps the trainer timed.
+  ASSERT_EQ(Wait(Start({TRAINSIM_BINARY, "observe", (local / "trace.json").string(), "--warmup",
+                        "3", "--json"})),
+            0)
+      << Err();
+  const nlohmann::json t = nlohmann::json::parse(Out());
+  ASSERT_EQ(t["traces"][0]["steps"].size(), 4u);
+  const nlohmann::json& last = t["traces"][0]["steps"][3];
+  EXPECT_GT(last["gemm_s"].get<double>(), 0.5 * last["wall_s"].get<double>());
+  EXPECT_NEAR(t["measured_step_s"].get<double>(), measured, 0.1 * measured);
 }
 
 // Ctrl-C stops the run after a step (exit 130, a hint); --resume finishes it.

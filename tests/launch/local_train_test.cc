@@ -237,10 +237,13 @@ TEST(LocalRunConfig, ErrorsNameTheFieldExactly) {
       {With({{"checkpoint_every", "5"}}),
        "c.json: checkpoint_dir: required with checkpoint_every > 0"},
       {With({{"resume", "true"}}), "c.json: checkpoint_dir: required with resume"},
+      {With({{"trace_file", "\"t.json\""}, {"backend", "\"cuda\""}}),
+       "c.json: trace_file: the trace times the cpu backend's kernels as they run; the cuda "
+       "backend queues them (profile it with nsys or torch.profiler instead)"},
       {typo, "c.json:1:" + std::to_string(typo.find("\"hiden\"") + 1) +
                  ": unknown field hiden (known: layers, hidden, heads, ffn_hidden, seq_len, vocab, "
                  "micro_batch, global_batch, pp, dp, tp, bucket_mb, steps, lr, seed, "
-                 "warmup_steps, checkpoint_every, checkpoint_dir, resume, schedule, backend)"},
+                 "warmup_steps, checkpoint_every, checkpoint_dir, trace_file, resume, schedule, backend)"},
   };
   for (const auto& c : kCases) {
     EXPECT_EQ(ParseRunConfig(c.text, "c.json").status().message(), c.message) << c.text;
