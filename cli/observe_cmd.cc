@@ -15,6 +15,7 @@
 #include "core/hardware_profile.h"
 #include "core/scenario.h"
 #include "launch/plan_file.h"
+#include "observe/gemm_refit.h"
 #include "observe/kineto.h"
 #include "observe/nccl_compare.h"
 #include "observe/nccl_tests.h"
@@ -49,7 +50,8 @@ const char kUsage[] =
     "                  beside the simulated collective\n"
     "  --refit OUT     nccl-tests over 2+ nodes: fit the network efficiency of TYPE to\n"
     "                  the rows of 128 MiB and more and write a profile with it (added\n"
-    "                  to --profile's when given)\n"
+    "                  to --profile's when given); a trace with GEMM shapes: --profile's\n"
+    "                  profile with the GEMMs it timed\n"
     "  --json          one JSON object on stdout (docs/observe.md)\n";
 
 struct ObserveArgs {
@@ -322,6 +324,20 @@ void PrintCompared(const observe::NcclTestsRun& run, const std::vector<observe::
   }
 }
 
+// Writes `profile` to `path` through a temporary file in the same folder.
+Status WriteProfile(const HardwareProfile& profile, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << HardwareProfileToJson(profile);
+    if (!out) return Status::InvalidInput(path + ": cannot write");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::InvalidInput(path + ": cannot write (rename)");
+  }
+  return Status::Ok();
+}
+
 // nccl-tests rows beside the simulated collective on `type`; with --refit, the network fitted
 // to them, written into a profile, and the rows again with it.
 int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRun>& runs,
@@ -390,15 +406,7 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
   }
   profile.gpu = type.gpu.name;
   profile.network = *fit;
-  const std::string tmp = a.refit + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << HardwareProfileToJson(profile);
-    if (!out) return fail(Status::InvalidInput(a.refit + ": cannot write"));
-  }
-  if (std::rename(tmp.c_str(), a.refit.c_str()) != 0) {
-    return fail(Status::InvalidInput(a.refit + ": cannot write (rename)"));
-  }
+  if (Status st = WriteProfile(profile, a.refit); !st.ok()) return fail(st);
   InstanceType refitted = type;
   refitted.network_efficiency = fit->efficiency;
   ordered_json after = ordered_json::array();
@@ -517,6 +525,51 @@ double PredictedExposedComm(const sim::Breakdown& b) {
          b.pp_comm_exposed_s;
 }
 
+// --refit with a trace: the GEMMs it timed into --profile's profile; with --scenario the
+// step predicted before and after.
+int RefitFromTrace(const ObserveArgs& a, const observe::KinetoTrace& trace, double measured) {
+  auto fail = [](const Status& st) {
+    std::cerr << "trainsim: " << st.message() << "\n";
+    return st.code() == Status::Code::kInternal ? 2 : 1;
+  };
+  if (a.profile.empty()) {
+    return fail(Status::InvalidInput(
+        "--refit with a trace needs --profile FILE: the profile whose GEMMs it refits"));
+  }
+  Expected<HardwareProfile> base = LoadHardwareProfile(a.profile);
+  if (!base.ok()) return fail(base.status());
+  std::string dtype = "fp32";  // the cpu backend's, and trainsim-train's
+  if (base->provenance.backend != "cpu") {
+    if (a.scenario.empty()) {
+      return fail(Status::InvalidInput(
+          "--refit: which precision the trace's GEMMs ran in: give --scenario FILE"));
+    }
+    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+    if (!catalog.ok()) return fail(catalog.status());
+    Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
+    if (!s.ok()) return fail(s.status());
+    dtype = ToString(s->training.precision);
+  }
+  Expected<observe::GemmRefit> r = observe::RefitGemms(trace, a.warmup, *base, dtype);
+  if (!r.ok()) return fail(r.status());
+  if (Status st = WriteProfile(r->profile, a.refit); !st.ok()) return fail(st);
+  std::cout << "refitted " << dtype << " GEMMs: " << r->shapes << " shapes from " << r->samples
+            << " timed in " << trace.file << " (steps after " << a.warmup
+            << " warm-up); profile written to " << a.refit << "\n";
+  if (a.scenario.empty() && a.plan.empty()) return 0;
+  Expected<Prediction> before = Predict(a);
+  if (!before.ok()) return fail(before.status());
+  ObserveArgs with = a;
+  with.profile = a.refit;
+  Expected<Prediction> after = Predict(with);
+  if (!after.ok()) return fail(after.status());
+  const double b = before->result.step.step_time_s, f = after->result.step.step_time_s;
+  std::cout << "  step time            measured " << Fixed(measured, 4) << " s; predicted "
+            << Fixed(b, 4) << " s with " << a.profile << " (" << Signed(b / measured - 1) << "), "
+            << Fixed(f, 4) << " s with the refit (" << Signed(f / measured - 1) << ")\n";
+  return 0;
+}
+
 int ObserveKineto(const ObserveArgs& a) {
   std::vector<observe::KinetoTrace> traces;
   for (const std::string& file : a.files) {
@@ -548,6 +601,7 @@ int ObserveKineto(const ObserveArgs& a) {
     return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
   };
   const double wall = median(walls), comm = median(exposed);
+  if (!a.refit.empty()) return RefitFromTrace(a, traces.front(), wall);
   std::optional<Prediction> predicted;
   if (!a.scenario.empty() || !a.plan.empty()) {
     Expected<Prediction> p = Predict(a);

@@ -19,6 +19,7 @@ struct Kernel {
   double start_us = 0, end_us = 0;
   KernelKind kind = KernelKind::kOther;
   int pid = 0;
+  double m = 0, n = 0, k = 0;  // a GEMM's shape, where its args give it
 };
 
 struct Annotation {
@@ -33,6 +34,7 @@ struct Event {
   double ts = 0, dur = 0;
   int64_t pid = 0;
   bool has_ts = false, has_dur = false;
+  double m = 0, n = 0, k = 0;  // args.M, args.N, args.K
 };
 
 // A SAX handler that keeps one event of the top-level "traceEvents" array at a time.
@@ -67,6 +69,7 @@ class TraceHandler : public nlohmann::json::json_sax_t {
   bool key(string_t& k) override {
     if (depth_ == 1) top_key_ = k;
     if (depth_ == 3) key_ = k;
+    if (depth_ == 4) arg_key_ = k;
     return true;
   }
   bool end_object() override {
@@ -95,6 +98,11 @@ class TraceHandler : public nlohmann::json::json_sax_t {
   bool InEvent() const { return in_events_ && depth_ == 3; }
   bool Scalar() { return true; }
   bool Number(double v) {
+    if (in_events_ && depth_ == 4 && key_ == "args") {
+      if (arg_key_ == "M") event_.m = v;
+      if (arg_key_ == "N") event_.n = v;
+      if (arg_key_ == "K") event_.k = v;
+    }
     if (InEvent()) {
       if (key_ == "ts") event_.ts = v, event_.has_ts = true;
       if (key_ == "dur") event_.dur = v, event_.has_dur = true;
@@ -107,7 +115,7 @@ class TraceHandler : public nlohmann::json::json_sax_t {
     ++events;
     if (event_.cat == "kernel") {
       kernels.push_back({event_.ts, event_.ts + event_.dur, ClassifyKernel(event_.name),
-                         static_cast<int>(event_.pid)});
+                         static_cast<int>(event_.pid), event_.m, event_.n, event_.k});
       return;
     }
     const bool cpu = event_.cat == "user_annotation", gpu = event_.cat == "gpu_user_annotation";
@@ -120,7 +128,7 @@ class TraceHandler : public nlohmann::json::json_sax_t {
 
   int depth_ = 0;
   bool in_events_ = false;
-  std::string top_key_, key_;
+  std::string top_key_, key_, arg_key_;
   Event event_;
 };
 
@@ -269,6 +277,11 @@ Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
       const double s0 = std::max(lo, kernels[i].start_us), s1 = std::min(hi, kernels[i].end_us);
       if (s1 <= s0) continue;
       by_kind[static_cast<int>(kernels[i].kind)].push_back({s0, s1});
+      const Kernel& g = kernels[i];
+      if (g.kind == KernelKind::kGemm && g.m > 0 && g.n > 0 && g.k > 0 && g.start_us >= lo &&
+          g.end_us <= hi) {
+        s.gemms.push_back({g.m, g.n, g.k, (g.end_us - g.start_us) / 1e6});
+      }
       if (kernels[i].kind != KernelKind::kComm) compute.push_back({s0, s1});
     }
     for (int k = 0; k < 4; ++k) s.kernel_s[k] = Length(Union(by_kind[k])) / 1e6;

@@ -28,12 +28,19 @@ const char* ToString(KernelKind k);  // "gemm", "attention", "comm", "other"
 // names with gemm, cutlass, xmma, cublas are GEMMs; flash / fmha / attention are attention).
 KernelKind ClassifyKernel(std::string_view name);
 
+// A GEMM whose shape the trace records (args "M", "N", "K": trainsim-train's gemm_fp32).
+struct GemmSample {
+  double m = 0, n = 0, k = 0;
+  double seconds = 0;
+};
+
 struct TraceStep {
   int64_t step = 0;                   // N of "ProfilerStep#N"
   double start_us = 0;                // of the annotation
   double wall_s = 0;                  // the annotation's duration
   double kernel_s[4] = {0, 0, 0, 0};  // busy time per KernelKind (overlaps within a kind merged)
   double exposed_comm_s = 0;          // communication kernels' time when no compute kernel ran
+  std::vector<GemmSample> gemms;      // the step\'s GEMMs with a recorded shape
 };
 
 struct KinetoTrace {

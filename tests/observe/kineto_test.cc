@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "observe/gemm_refit.h"
+
 namespace trainsim::observe {
 namespace {
 
@@ -54,6 +56,42 @@ TEST(Kineto, StepsKernelTimeAndExposedCommunication) {
   EXPECT_DOUBLE_EQ(b.kernel_s[static_cast<int>(KernelKind::kGemm)], 300e-6);
   EXPECT_DOUBLE_EQ(b.kernel_s[static_cast<int>(KernelKind::kComm)], 210e-6);
   EXPECT_DOUBLE_EQ(b.exposed_comm_s, 110e-6);
+}
+
+// GEMM shapes from the args of trainsim-train's gemm_fp32 events, and the profile refitted
+// from them: the median time per shape, the table by FLOPs.
+TEST(Kineto, GemmShapesRefitAProfile) {
+  const std::string dir = fs::temp_directory_path() / "kineto_refit_test";
+  fs::create_directories(dir);
+  const std::string path = dir + "/t.json";
+  std::ofstream(path) << R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "kernel", "name": "gemm_fp32", "ts": 1, "dur": 10, "args": {"M": 4, "N": 8, "K": 16}},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "kernel", "name": "gemm_fp32", "ts": 101, "dur": 20, "args": {"M": 4, "N": 8, "K": 16}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_fp32", "ts": 130, "dur": 40, "args": {"M": 4, "N": 8, "K": 16}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_fp32", "ts": 171, "dur": 8, "args": {"M": 8, "N": 8, "K": 16}},
+    {"ph": "X", "cat": "kernel", "name": "transpose", "ts": 180, "dur": 5, "args": {"elements": 64}}
+  ]})";
+  Expected<KinetoTrace> t = LoadKinetoTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 2u);
+  EXPECT_EQ(t->steps[1].gemms.size(), 3u);
+  HardwareProfile base;
+  base.gpu = "local-cpu-core";
+  Expected<GemmRefit> r = RefitGemms(*t, 1, base, "fp32");  // step 2 only
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->shapes, 2);
+  EXPECT_EQ(r->samples, 3);
+  // 4x8x16: 20 and 40 us, median 30 us; 1024 FLOPs. 8x8x16: 8 us, 2048 FLOPs.
+  EXPECT_NEAR(*r->profile.GemmShapeFlopsPerSecond("fp32", 4, 8, 16), 1024 / 30e-6, 1e-3);
+  EXPECT_NEAR(*r->profile.GemmShapeFlopsPerSecond("fp32", 8, 8, 16), 2048 / 8e-6, 1e-3);
+  ASSERT_EQ(r->profile.gemm_tables.at("fp32").size(), 2u);
+  EXPECT_EQ(RefitGemms(*t, 2, base, "fp32").status().message(),
+            path +
+                ": no GEMM with a recorded shape (args M, N, K) in the steps after the "
+                "warm-up of 2: nothing to refit the GEMMs from");
+  fs::remove_all(dir);
 }
 
 TEST(Kineto, Errors) {
