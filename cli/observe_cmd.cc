@@ -71,24 +71,16 @@ Expected<ObserveArgs> Parse(int argc, char** argv) {
       return Status::Ok();
     };
     Status st = Status::Ok();
+    const std::pair<const char*, std::string*> kValues[] = {
+        {"--format", &a.format},     {"--op", &a.op},           {"--scenario", &a.scenario},
+        {"--plan", &a.plan},         {"--profile", &a.profile}, {"--catalog", &a.catalog},
+        {"--instance", &a.instance}, {"--refit", &a.refit}};
+    const auto named = std::find_if(std::begin(kValues), std::end(kValues),
+                                    [&](const auto& v) { return arg == v.first; });
     if (arg == "--json") {
       a.json = true;
-    } else if (arg == "--format") {
-      st = value(&a.format);
-    } else if (arg == "--op") {
-      st = value(&a.op);
-    } else if (arg == "--scenario") {
-      st = value(&a.scenario);
-    } else if (arg == "--plan") {
-      st = value(&a.plan);
-    } else if (arg == "--profile") {
-      st = value(&a.profile);
-    } else if (arg == "--catalog") {
-      st = value(&a.catalog);
-    } else if (arg == "--instance") {
-      st = value(&a.instance);
-    } else if (arg == "--refit") {
-      st = value(&a.refit);
+    } else if (named != std::end(kValues)) {
+      st = value(named->second);
     } else if (arg == "--warmup") {
       std::string v;
       st = value(&v);
@@ -595,12 +587,7 @@ int ObserveKineto(const ObserveArgs& a) {
               << ": profile more steps, or lower --warmup\n";
     return 1;
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-  };
-  const double wall = median(walls), comm = median(exposed);
+  const double wall = observe::Median(walls), comm = observe::Median(exposed);
   if (!a.refit.empty()) return RefitFromTrace(a, traces.front(), wall);
   std::optional<Prediction> predicted;
   if (!a.scenario.empty() || !a.plan.empty()) {

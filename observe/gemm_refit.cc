@@ -5,17 +5,9 @@
 #include <tuple>
 #include <vector>
 
+#include "observe/run_log.h"
+
 namespace trainsim::observe {
-namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-}  // namespace
-
 Expected<GemmRefit> RefitGemms(const KinetoTrace& trace, int warmup, const HardwareProfile& base,
                                const std::string& dtype) {
   std::map<std::tuple<double, double, double>, std::vector<double>> times;  // shape -> seconds

@@ -221,6 +221,12 @@ Expected<RunLog> LoadRunLog(const std::string& path, std::optional<LogFormat> fo
   return ParseRunLog(text.str(), path, format);
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
 Expected<StepSummary> Summarize(const RunLog& log, int warmup) {
   StepSummary s;
   const int n = static_cast<int>(log.steps.size());
@@ -245,20 +251,15 @@ Expected<StepSummary> Summarize(const RunLog& log, int warmup) {
                                 std::to_string(s.warmup_samples) +
                                 ": log more steps, or lower --warmup");
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-  };
   s.samples = static_cast<int>(times.size());
   s.global_batch = batch;
-  s.median_step_s = median(times);
+  s.median_step_s = Median(times);
   double sum = 0;
   for (double t : times) sum += t;
   s.mean_step_s = sum / times.size();
   s.min_step_s = *std::min_element(times.begin(), times.end());
   s.max_step_s = *std::max_element(times.begin(), times.end());
-  if (!tflops.empty()) s.median_tflops_per_gpu = median(tflops);
+  if (!tflops.empty()) s.median_tflops_per_gpu = Median(tflops);
   return s;
 }
 

@@ -68,4 +68,7 @@ struct StepSummary {
 // Fails when no sample is left after the warm-up (the error says how many lines there were).
 Expected<StepSummary> Summarize(const RunLog& log, int warmup);
 
+// The median of `v` (the mean of the middle two for an even count); `v` not empty.
+double Median(std::vector<double> v);
+
 }  // namespace trainsim::observe
