@@ -196,8 +196,15 @@ int ObserveLogs(const ObserveArgs& a) {
     logs.push_back(std::move(*log));
     summaries.push_back(*s);
   }
-  // Several files are several runs of one configuration: the same global batch.
+  // Several files are several runs of one configuration: the same global batch, and logs that
+  // give a step time or all a throughput.
   for (size_t i = 1; i < summaries.size(); ++i) {
+    if (logs[i].per_sample != logs[0].per_sample) {
+      std::cerr << "trainsim: " << logs[i].file << ": a " << observe::ToString(logs[i].format)
+                << " log beside a " << observe::ToString(logs[0].format) << " one (" << logs[0].file
+                << "): give the runs of one framework\n";
+      return 1;
+    }
     if (summaries[i].global_batch != summaries[0].global_batch) {
       std::cerr << "trainsim: " << logs[i].file << ": global batch "
                 << (summaries[i].global_batch ? std::to_string(*summaries[i].global_batch) : "?")
@@ -240,13 +247,21 @@ int ObserveLogs(const ObserveArgs& a) {
     }
     predicted = std::move(*p);
   }
+  // A throughput log (DeepSpeed) gives seconds per sample: a step is the global batch's worth.
+  const bool per_sample = logs[0].per_sample;
+  if (per_sample && predicted) measured *= predicted->scenario.training.global_batch;
 
   if (a.json) {
     ordered_json j;
     j["runs"] = ordered_json::array();
     for (size_t i = 0; i < logs.size(); ++i)
       j["runs"].push_back(SummaryJson(logs[i], summaries[i]));
-    j["measured_step_s"] = measured;
+    if (per_sample) {
+      j["measured_samples_per_s"] =
+          predicted ? predicted->scenario.training.global_batch / measured : 1 / measured;
+    }
+    j["measured_step_s"] =
+        per_sample && !predicted ? ordered_json(nullptr) : ordered_json(measured);
     if (predicted) {
       const double step = predicted->result.step.step_time_s;
       ordered_json c;
@@ -272,9 +287,15 @@ int ObserveLogs(const ObserveArgs& a) {
               << " warm-up"
               << (s.other_batch ? ", " + std::to_string(s.other_batch) + " at another global batch"
                                 : "")
-              << ")\n  step " << Fixed(s.median_step_s, 3) << " s median, "
-              << Fixed(s.mean_step_s, 3) << " mean, " << Fixed(s.min_step_s, 3) << "-"
-              << Fixed(s.max_step_s, 3) << " range";
+              << ")\n";
+    if (logs[i].per_sample) {
+      std::cout << "  " << Fixed(1 / s.median_step_s, 2) << " samples/s median (the log gives "
+                << "a throughput: a step is the global batch's worth)";
+    } else {
+      std::cout << "  step " << Fixed(s.median_step_s, 3) << " s median, "
+                << Fixed(s.mean_step_s, 3) << " mean, " << Fixed(s.min_step_s, 3) << "-"
+                << Fixed(s.max_step_s, 3) << " range";
+    }
     if (s.global_batch) std::cout << "; global batch " << *s.global_batch;
     if (s.median_tflops_per_gpu) {
       std::cout << "; " << Fixed(*s.median_tflops_per_gpu, 1)

@@ -129,6 +129,41 @@ Expected<std::optional<StepSample>> ParseLocalLine(std::string_view line, const 
   return std::optional<StepSample>(s);
 }
 
+// DeepSpeed's throughput timer line ("global_step=G, RunningAvgSamplesPerSec=...,
+// CurrSamplesPerSec=S,
+// ..."), or nullopt for another line.
+Expected<std::optional<StepSample>> ParseDeepSpeedLine(std::string_view line,
+                                                       const std::string& file, int number) {
+  const size_t at = line.find("global_step=");
+  if (at == std::string_view::npos || line.find("CurrSamplesPerSec=") == std::string_view::npos) {
+    return std::optional<StepSample>();
+  }
+  auto field = [&](std::string_view key) {
+    const size_t k = line.find(key, key == "global_step=" ? at : 0);
+    if (k == std::string_view::npos) return std::string_view();
+    std::string_view v = line.substr(k + key.size());
+    return v.substr(0, v.find_first_of(", \t"));
+  };
+  StepSample s;
+  s.line = number;
+  const std::optional<int64_t> step = Integer(field("global_step="));
+  if (!step || *step < 0) {
+    return Status::InvalidInput(Where(file, number) +
+                                "\"global_step\": expected a whole number, "
+                                "got \"" +
+                                std::string(field("global_step=")) + "\"");
+  }
+  const std::optional<double> sps = Number(field("CurrSamplesPerSec="));
+  if (!sps || *sps <= 0) {
+    return Status::InvalidInput(Where(file, number) +
+                                "\"CurrSamplesPerSec\": expected a positive number, got \"" +
+                                std::string(field("CurrSamplesPerSec=")) + "\"");
+  }
+  s.iteration = *step;
+  s.step_s = 1 / *sps;
+  return std::optional<StepSample>(s);
+}
+
 bool LooksLikeLocalLine(std::string_view line) {
   line = Trim(line);
   return !line.empty() && line.front() == '{';
@@ -142,20 +177,24 @@ const char* ToString(LogFormat f) {
       return "megatron";
     case LogFormat::kTrainsimLocal:
       return "trainsim-local";
+    case LogFormat::kDeepSpeed:
+      return "deepspeed";
   }
   return "?";
 }
 
 Expected<LogFormat> ParseLogFormat(std::string_view name, std::string_view field) {
-  for (LogFormat f : {LogFormat::kMegatron, LogFormat::kTrainsimLocal}) {
+  for (LogFormat f : {LogFormat::kMegatron, LogFormat::kTrainsimLocal, LogFormat::kDeepSpeed}) {
     if (name == ToString(f)) return f;
   }
   return Status::InvalidInput(std::string(field) + ": unknown log format \"" + std::string(name) +
-                              "\"; expected megatron or trainsim-local");
+                              "\"; expected megatron, deepspeed or trainsim-local");
 }
 
-Expected<RunLog> ParseRunLog(std::string_view text, const std::string& file,
-                             std::optional<LogFormat> format) {
+namespace {
+
+// The log read as `format` alone; NotFound when no line of that format is in it.
+Expected<RunLog> ParseAs(std::string_view text, const std::string& file, LogFormat format) {
   RunLog log;
   log.file = file;
   int number = 0;
@@ -169,24 +208,23 @@ Expected<RunLog> ParseRunLog(std::string_view text, const std::string& file,
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     std::optional<StepSample> sample;
     size_t fields_at = 0;
-    if (format != LogFormat::kTrainsimLocal) {
+    if (format == LogFormat::kMegatron) {
       if (const std::optional<int64_t> it = MegatronIteration(line, &fields_at)) {
         Expected<StepSample> s = ParseMegatronLine(line, *it, fields_at, file, number);
         if (!s.ok()) return s.status();
         sample = *s;
-        format = LogFormat::kMegatron;
       }
-    }
-    if (!sample && format != LogFormat::kMegatron && LooksLikeLocalLine(line)) {
-      // Before the format is known, a line that is not JSON at all is someone else's (a
-      // stray brace); once it is, or for a JSON step line with a bad field, an error.
-      if (!format && !nlohmann::json::accept(Trim(line))) continue;
+    } else if (format == LogFormat::kDeepSpeed) {
+      Expected<std::optional<StepSample>> s = ParseDeepSpeedLine(line, file, number);
+      if (!s.ok()) return s.status();
+      sample = *s;
+    } else if (LooksLikeLocalLine(line)) {
+      // Before the first step line, a line that is not JSON at all is someone else's (a
+      // stray brace); after it, or for a JSON step line with a bad field, an error.
+      if (log.steps.empty() && !nlohmann::json::accept(Trim(line))) continue;
       Expected<std::optional<StepSample>> s = ParseLocalLine(Trim(line), file, number);
       if (!s.ok()) return s.status();
-      if (*s) {
-        sample = **s;
-        format = LogFormat::kTrainsimLocal;
-      }
+      sample = *s;
     }
     if (!sample) continue;
     if (!log.steps.empty() && sample->iteration <= log.steps.back().iteration) {
@@ -200,17 +238,38 @@ Expected<RunLog> ParseRunLog(std::string_view text, const std::string& file,
   }
   if (log.steps.empty()) {
     const std::string what =
-        !format ? "no step line of a known format (Megatron-LM's \"iteration N/M | ... | " +
-                      std::string(kElapsedKey) +
-                      ": MS |\", or trainsim-train's {\"step\": N, \"step_s\": S})"
-        : *format == LogFormat::kMegatron
-            ? "no Megatron-LM iteration line (\"iteration N/M | ... | " + std::string(kElapsedKey) +
-                  ": MS |\")"
+        format == LogFormat::kMegatron ? "no Megatron-LM iteration line (\"iteration N/M | ... | " +
+                                             std::string(kElapsedKey) + ": MS |\")"
+        : format == LogFormat::kDeepSpeed
+            ? "no DeepSpeed throughput line (\"global_step=G, ..., CurrSamplesPerSec=S, ...\")"
             : "no trainsim-train step line ({\"step\": N, \"loss\": L, \"step_s\": S})";
-    return Status::InvalidInput(file + ": " + what);
+    return Status::NotFound(file + ": " + what);
   }
-  log.format = *format;
+  log.format = format;
+  log.per_sample = format == LogFormat::kDeepSpeed;
   return log;
+}
+
+}  // namespace
+
+Expected<RunLog> ParseRunLog(std::string_view text, const std::string& file,
+                             std::optional<LogFormat> format) {
+  if (format) {
+    Expected<RunLog> log = ParseAs(text, file, *format);
+    if (!log.ok() && log.status().code() == Status::Code::kNotFound) {
+      return Status::InvalidInput(log.status().message());
+    }
+    return log;
+  }
+  for (LogFormat f : {LogFormat::kMegatron, LogFormat::kDeepSpeed, LogFormat::kTrainsimLocal}) {
+    Expected<RunLog> log = ParseAs(text, file, f);
+    if (log.ok() || log.status().code() != Status::Code::kNotFound) return log;
+  }
+  return Status::InvalidInput(
+      file + ": no step line of a known format (Megatron-LM's \"iteration N/M | ... | " +
+      std::string(kElapsedKey) +
+      ": MS |\", DeepSpeed's \"global_step=G, ..., CurrSamplesPerSec=S\", or trainsim-train's "
+      "{\"step\": N, \"step_s\": S})");
 }
 
 Expected<RunLog> LoadRunLog(const std::string& path, std::optional<LogFormat> format) {

@@ -22,9 +22,12 @@ namespace trainsim::observe {
 enum class LogFormat {
   kMegatron,       // " iteration   10/  500 | ... | elapsed time per iteration (ms): 123.4 | ..."
   kTrainsimLocal,  // {"step": 3, "loss": 5.2, "step_s": 0.41} per line
+  // DeepSpeed's throughput timer: "... epoch=0/micro_step=200/global_step=200,
+  // RunningAvgSamplesPerSec=58.7, CurrSamplesPerSec=61.4, MemAllocated=6.01GB, ..."
+  kDeepSpeed,
 };
-const char* ToString(LogFormat f);  // "megatron", "trainsim-local"
-// "megatron" or "trainsim-local"; anything else is an error naming `field`.
+const char* ToString(LogFormat f);  // "megatron", "trainsim-local", "deepspeed"
+// "megatron", "trainsim-local" or "deepspeed"; anything else is an error naming `field`.
 Expected<LogFormat> ParseLogFormat(std::string_view name, std::string_view field);
 
 // One step line: the iteration it ends and the seconds per iteration it reports.
@@ -43,10 +46,14 @@ struct RunLog {
   std::string file;
   LogFormat format = LogFormat::kMegatron;
   std::vector<StepSample> steps;  // in file order, iterations rising
+  // DeepSpeed prints a throughput, not a step time: step_s then holds seconds per sample
+  // (1 / CurrSamplesPerSec), a step being the global batch's worth.
+  bool per_sample = false;
 };
 
-// Reads a run log. `format` nullopt: detected from the first step line of
-// either format. Errors: "FILE:LINE: ..." for a malformed step line or an
+// Reads a run log. `format` nullopt: the first format with a step line in the file, in the
+// order megatron, deepspeed, trainsim-local (Megatron-DeepSpeed prints both of the first two:
+// Megatron's lines carry the step time). Errors: "FILE:LINE: ..." for a malformed step line or an
 // iteration that does not rise; "FILE: no ... line" when nothing matched.
 Expected<RunLog> ParseRunLog(std::string_view text, const std::string& file,
                              std::optional<LogFormat> format);

@@ -61,6 +61,22 @@ TEST(ObserveCli, ComparesTheSteadyStepWithTheSimulatedOne) {
       << text.out;
 }
 
+// A DeepSpeed log gives a throughput; with a scenario its step is the global batch's worth.
+TEST(ObserveCli, DeepSpeedThroughputBesideTheScenario) {
+  const Result r = Trainsim("observe tests/observe/data/deepspeed-synthetic.log --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["measured_samples_per_s"].get<double>(), 128.0);
+  EXPECT_TRUE(j["measured_step_s"].is_null());
+  const Result c = Trainsim(std::string("observe tests/observe/data/deepspeed-synthetic.log ") +
+                            "--scenario " + kScenario + " --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const json k = json::parse(c.out);
+  EXPECT_DOUBLE_EQ(k["measured_step_s"].get<double>(), 512 / 128.0);  // global batch 512
+  EXPECT_DOUBLE_EQ(k["compare"]["error"].get<double>(),
+                   k["compare"]["predicted_step_s"].get<double>() / 4.0 - 1);
+}
+
 TEST(ObserveCli, NcclTestsOutputIsDetected) {
   const Result r = Trainsim("observe tests/observe/data/nccl-tests-p5-2node.txt --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -122,9 +138,12 @@ TEST(ObserveCli, RefusalsExitOneWithTheReason) {
       {std::string("observe ") + kLog + " --scenario tests/launch/data/tp-pp-spot.json",
        "trainsim: tests/observe/data/megatron-synthetic.log: the run's global batch is 512, the "
        "scenario's 64: compare a run with the configuration it ran"},
-      {std::string("observe ") + kLog + " --format deepspeed",
-       "trainsim: --format: unknown log format \"deepspeed\"; expected megatron or "
+      {std::string("observe ") + kLog + " --format hf",
+       "trainsim: --format: unknown log format \"hf\"; expected megatron, deepspeed or "
        "trainsim-local (or nccl-tests, kineto)"},
+      {std::string("observe ") + kLog + " --format deepspeed",
+       "trainsim: tests/observe/data/megatron-synthetic.log: no DeepSpeed throughput line "
+       "(\"global_step=G, ..., CurrSamplesPerSec=S, ...\")"},
       {std::string("observe ") + kLog + " --warmup 9",
        "trainsim: tests/observe/data/megatron-synthetic.log: 5 step lines, none after the "
        "warm-up of 5: log more steps, or lower --warmup"},

@@ -61,6 +61,32 @@ TEST(RunLog, TheLocalTrainersRealSteps) {
   EXPECT_FALSE(s->global_batch);
 }
 
+// DeepSpeed's throughput timer: a throughput per step line, kept as seconds per sample.
+TEST(RunLog, DeepSpeedThroughputLines) {
+  Expected<RunLog> log = LoadRunLog(kData + "deepspeed-synthetic.log", std::nullopt);
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  EXPECT_EQ(log->format, LogFormat::kDeepSpeed);
+  EXPECT_TRUE(log->per_sample);
+  ASSERT_EQ(log->steps.size(), 4u);
+  EXPECT_EQ(log->steps[1].iteration, 20);
+  EXPECT_DOUBLE_EQ(log->steps[1].step_s, 1 / 128.0);
+  Expected<StepSummary> s = Summarize(*log, 1);
+  ASSERT_TRUE(s.ok());
+  EXPECT_DOUBLE_EQ(s->median_step_s, 1 / 128.0);  // 1/128, 1/125, 1/131
+  const std::string bad =
+      "[INFO] [timer.py:260:stop] epoch=0/micro_step=4/global_step=1, RunningAvgSamplesPerSec=1, "
+      "CurrSamplesPerSec=nan, MemAllocated=1GB\n";
+  EXPECT_EQ(ParseRunLog(bad, "ds.log", LogFormat::kDeepSpeed).status().message(),
+            "ds.log:1: \"CurrSamplesPerSec\": expected a positive number, got \"nan\"");
+  // Megatron-DeepSpeed prints both kinds of line: Megatron's, which carry the step, win.
+  const std::string both = bad.substr(0, bad.find("nan")) + "61.3, MemAllocated=1GB\n" +
+                           Line(1, 14287.5);
+  Expected<RunLog> mixed = ParseRunLog(both, "mds.log", std::nullopt);
+  ASSERT_TRUE(mixed.ok()) << mixed.status().message();
+  EXPECT_EQ(mixed->format, LogFormat::kMegatron);
+  EXPECT_DOUBLE_EQ(mixed->steps[0].step_s, 14.2875);
+}
+
 TEST(RunLog, TheLastGlobalBatchIsTheSteadyOne) {
   const std::string text =
       Line(10, 900, 256) + Line(20, 1000, 256) + Line(30, 2000) + Line(40, 2100) + Line(50, 1900);
@@ -98,7 +124,8 @@ TEST(RunLog, ErrorsNameTheFileAndLine) {
        "two.log:1: \"step_s\": expected a positive number of seconds"},
       {"Epoch 1/10\n100/100 [====] - 12s 120ms/step - loss: 0.3\n", std::nullopt,
        "two.log: no step line of a known format (Megatron-LM's \"iteration N/M | ... | elapsed "
-       "time per iteration (ms): MS |\", or trainsim-train's {\"step\": N, \"step_s\": S})"},
+       "time per iteration (ms): MS |\", DeepSpeed's \"global_step=G, ..., CurrSamplesPerSec=S\", "
+       "or trainsim-train's {\"step\": N, \"step_s\": S})"},
       {Line(10, 100), LogFormat::kTrainsimLocal,
        "two.log: no trainsim-train step line ({\"step\": N, \"loss\": L, \"step_s\": S})"},
   };
@@ -114,8 +141,8 @@ TEST(RunLog, ErrorsNameTheFileAndLine) {
   }
   EXPECT_EQ(LoadRunLog(kData + "missing.log", std::nullopt).status().message(),
             kData + "missing.log: cannot read the file");
-  EXPECT_EQ(ParseLogFormat("deepspeed", "--format").status().message(),
-            "--format: unknown log format \"deepspeed\"; expected megatron or trainsim-local");
+  EXPECT_EQ(ParseLogFormat("hf", "--format").status().message(),
+            "--format: unknown log format \"hf\"; expected megatron, deepspeed or trainsim-local");
   Expected<RunLog> one = ParseRunLog(Line(10, 100), "one.log", std::nullopt);
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(Summarize(*one, 1).status().message(),
