@@ -583,6 +583,16 @@ int RefitFromTrace(const ObserveArgs& a, const observe::KinetoTrace& trace, doub
   return 0;
 }
 
+// A step's compute in the simulated breakdown: the kernels' own work.
+double PredictedCompute(const sim::Breakdown& b) {
+  return b.compute_s + b.recompute_s + b.optimizer_s;
+}
+
+// What a trace sees as idle: no kernel runs (pipeline bubbles, input waits, host copies).
+double PredictedIdle(const sim::Breakdown& b) {
+  return b.pipeline_bubble_s + b.data_wait_s + b.offload_exposed_s;
+}
+
 int ObserveKineto(const ObserveArgs& a) {
   std::vector<observe::KinetoTrace> traces;
   for (const std::string& file : a.files) {
@@ -594,12 +604,14 @@ int ObserveKineto(const ObserveArgs& a) {
     traces.push_back(std::move(*t));
   }
   // Steady state: each trace's steps after --warmup, pooled; medians of wall and exposed comm.
-  std::vector<double> walls, exposed;
+  std::vector<double> walls, exposed, computes, idles;
   double kinds[4] = {0, 0, 0, 0};
   for (const observe::KinetoTrace& t : traces) {
     for (size_t i = std::min<size_t>(a.warmup, t.steps.size()); i < t.steps.size(); ++i) {
       walls.push_back(t.steps[i].wall_s);
       exposed.push_back(t.steps[i].exposed_comm_s);
+      computes.push_back(t.steps[i].compute_s);
+      idles.push_back(t.steps[i].idle_s);
       for (int k = 0; k < 4; ++k) kinds[k] += t.steps[i].kernel_s[k];
     }
   }
@@ -609,6 +621,7 @@ int ObserveKineto(const ObserveArgs& a) {
     return 1;
   }
   const double wall = observe::Median(walls), comm = observe::Median(exposed);
+  const double compute = observe::Median(computes), idle = observe::Median(idles);
   if (!a.refit.empty()) return RefitFromTrace(a, traces.front(), wall);
   std::optional<Prediction> predicted;
   if (!a.scenario.empty() || !a.plan.empty()) {
@@ -632,7 +645,9 @@ int ObserveKineto(const ObserveArgs& a) {
                          {"attention_s", s.kernel_s[1]},
                          {"comm_s", s.kernel_s[2]},
                          {"other_s", s.kernel_s[3]},
-                         {"exposed_comm_s", s.exposed_comm_s}});
+                         {"exposed_comm_s", s.exposed_comm_s},
+                         {"compute_s", s.compute_s},
+                         {"idle_s", s.idle_s}});
       }
       j["traces"].push_back({{"file", t.file},
                              {"events", t.events},
@@ -642,13 +657,17 @@ int ObserveKineto(const ObserveArgs& a) {
     }
     j["measured_step_s"] = wall;
     j["measured_exposed_comm_s"] = comm;
+    j["measured_compute_s"] = compute;
+    j["measured_idle_s"] = idle;
     if (predicted) {
       const double step = predicted->result.step.step_time_s;
-      j["compare"] = {
-          {"scenario", predicted->scenario.name},
-          {"predicted_step_s", step},
-          {"error", step / wall - 1},
-          {"predicted_exposed_comm_s", PredictedExposedComm(predicted->result.step.breakdown)}};
+      const sim::Breakdown& bd = predicted->result.step.breakdown;
+      j["compare"] = {{"scenario", predicted->scenario.name},
+                      {"predicted_step_s", step},
+                      {"error", step / wall - 1},
+                      {"predicted_compute_s", PredictedCompute(bd)},
+                      {"predicted_exposed_comm_s", PredictedExposedComm(bd)},
+                      {"predicted_idle_s", PredictedIdle(bd)}};
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -665,13 +684,16 @@ int ObserveKineto(const ObserveArgs& a) {
             << " s of which exposed " << Fixed(comm, 4) << " s (median)\n";
   if (!predicted) return 0;
   const double step = predicted->result.step.step_time_s;
-  const double pcomm = PredictedExposedComm(predicted->result.step.breakdown);
-  std::cout << "\n"
-            << predicted->scenario.name << " simulated:\n"
-            << "  step time            predicted " << Fixed(step, 4) << " s, measured "
-            << Fixed(wall, 4) << " s: " << Signed(step / wall - 1) << "\n"
-            << "  exposed comm         predicted " << Fixed(pcomm, 4) << " s, measured "
-            << Fixed(comm, 4) << " s\n";
+  const sim::Breakdown& bd = predicted->result.step.breakdown;
+  std::cout << "\n" << predicted->scenario.name << " simulated (seconds per step, medians):\n";
+  std::printf("  %-22s %10s %10s %8s\n", "", "predicted", "measured", "error");
+  auto row = [&](const char* name, double p, double m) {
+    std::printf("  %-22s %10.4f %10.4f %8s\n", name, p, m, m > 0 ? Signed(p / m - 1).c_str() : "-");
+  };
+  row("step", step, wall);
+  row("compute", PredictedCompute(bd), compute);
+  row("exposed communication", PredictedExposedComm(bd), comm);
+  row("idle (bubbles, waits)", PredictedIdle(bd), idle);
   return 0;
 }
 

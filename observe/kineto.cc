@@ -285,8 +285,10 @@ Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
       if (kernels[i].kind != KernelKind::kComm) compute.push_back({s0, s1});
     }
     for (int k = 0; k < 4; ++k) s.kernel_s[k] = Length(Union(by_kind[k])) / 1e6;
-    s.exposed_comm_s =
-        Uncovered(Union(by_kind[static_cast<int>(KernelKind::kComm)]), Union(compute)) / 1e6;
+    const auto busy = Union(compute);
+    s.exposed_comm_s = Uncovered(Union(by_kind[static_cast<int>(KernelKind::kComm)]), busy) / 1e6;
+    s.compute_s = Length(busy) / 1e6;
+    s.idle_s = std::max(0.0, s.wall_s - s.compute_s - s.exposed_comm_s);
     t.steps.push_back(s);
   }
   return t;

@@ -40,6 +40,8 @@ struct TraceStep {
   double wall_s = 0;                  // the annotation's duration
   double kernel_s[4] = {0, 0, 0, 0};  // busy time per KernelKind (overlaps within a kind merged)
   double exposed_comm_s = 0;          // communication kernels' time when no compute kernel ran
+  double compute_s = 0;               // when any compute kernel (GEMM, attention, other) ran
+  double idle_s = 0;                  // when no kernel ran: bubbles, input waits, host work, copies
   std::vector<GemmSample> gemms;      // the step\'s GEMMs with a recorded shape
 };
 

@@ -49,6 +49,8 @@ TEST(Kineto, StepsKernelTimeAndExposedCommunication) {
   EXPECT_DOUBLE_EQ(a.kernel_s[static_cast<int>(KernelKind::kComm)], 300e-6);
   EXPECT_DOUBLE_EQ(a.kernel_s[static_cast<int>(KernelKind::kOther)], 50e-6);
   EXPECT_DOUBLE_EQ(a.exposed_comm_s, 200e-6);
+  EXPECT_DOUBLE_EQ(a.compute_s, 450e-6);  // 1000-1400, 1650-1700
+  EXPECT_DOUBLE_EQ(a.idle_s, 350e-6);     // 1000 - 450 - 200
   const TraceStep& b = t->steps[1];
   EXPECT_EQ(b.step, 8);
   EXPECT_DOUBLE_EQ(b.wall_s, 900e-6);
@@ -56,6 +58,8 @@ TEST(Kineto, StepsKernelTimeAndExposedCommunication) {
   EXPECT_DOUBLE_EQ(b.kernel_s[static_cast<int>(KernelKind::kGemm)], 300e-6);
   EXPECT_DOUBLE_EQ(b.kernel_s[static_cast<int>(KernelKind::kComm)], 210e-6);
   EXPECT_DOUBLE_EQ(b.exposed_comm_s, 110e-6);
+  EXPECT_DOUBLE_EQ(b.compute_s, 440e-6);  // 2010-2450
+  EXPECT_DOUBLE_EQ(b.idle_s, 350e-6);     // 900 - 440 - 110
 }
 
 // GEMM shapes from the args of trainsim-train's gemm_fp32 events, and the profile refitted
