@@ -1,12 +1,14 @@
 #include "observe/kineto.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 
 namespace trainsim::observe {
 namespace {
@@ -20,6 +22,7 @@ struct Kernel {
   KernelKind kind = KernelKind::kOther;
   int pid = 0;
   double m = 0, n = 0, k = 0;  // a GEMM's shape, where its args give it
+  int64_t external_id = -1;
 };
 
 struct Annotation {
@@ -35,6 +38,8 @@ struct Event {
   int64_t pid = 0;
   bool has_ts = false, has_dur = false;
   double m = 0, n = 0, k = 0;  // args.M, args.N, args.K
+  int64_t external_id = -1;    // args["External id"]: joins a kernel to the op that launched it
+  std::vector<std::vector<double>> dims;  // args["Input Dims"] of a CPU op
 };
 
 // A SAX handler that keeps one event of the top-level "traceEvents" array at a time.
@@ -42,6 +47,7 @@ class TraceHandler : public nlohmann::json::json_sax_t {
  public:
   std::vector<Kernel> kernels;
   std::vector<Annotation> annotations;
+  std::map<int64_t, std::array<double, 3>> mm_shapes;  // External id -> (M, N, K)
   int64_t events = 0;
   bool saw_trace_events = false;
   size_t error_at = 0;
@@ -80,6 +86,7 @@ class TraceHandler : public nlohmann::json::json_sax_t {
   bool start_array(std::size_t) override {
     ++depth_;
     if (depth_ == 2 && top_key_ == "traceEvents") in_events_ = saw_trace_events = true;
+    if (InDims() && depth_ == 6) event_.dims.emplace_back();
     return true;
   }
   bool end_array() override {
@@ -96,13 +103,19 @@ class TraceHandler : public nlohmann::json::json_sax_t {
 
  private:
   bool InEvent() const { return in_events_ && depth_ == 3; }
+  // Inside args["Input Dims"] (depth 5: the list, 6: one input's dims).
+  bool InDims() const {
+    return in_events_ && depth_ >= 5 && key_ == "args" && arg_key_ == "Input Dims";
+  }
   bool Scalar() { return true; }
   bool Number(double v) {
     if (in_events_ && depth_ == 4 && key_ == "args") {
       if (arg_key_ == "M") event_.m = v;
       if (arg_key_ == "N") event_.n = v;
       if (arg_key_ == "K") event_.k = v;
+      if (arg_key_ == "External id") event_.external_id = static_cast<int64_t>(v);
     }
+    if (InDims() && depth_ == 6 && !event_.dims.empty()) event_.dims.back().push_back(v);
     if (InEvent()) {
       if (key_ == "ts") event_.ts = v, event_.has_ts = true;
       if (key_ == "dur") event_.dur = v, event_.has_dur = true;
@@ -115,8 +128,19 @@ class TraceHandler : public nlohmann::json::json_sax_t {
     ++events;
     if (event_.cat == "kernel") {
       kernels.push_back({event_.ts, event_.ts + event_.dur, ClassifyKernel(event_.name),
-                         static_cast<int>(event_.pid), event_.m, event_.n, event_.k});
+                         static_cast<int>(event_.pid), event_.m, event_.n, event_.k,
+                         event_.external_id});
       return;
+    }
+    // A matrix multiply's shape, for the kernels it launched: aten::mm (M x K, K x N) and
+    // aten::addmm (bias, M x K, K x N), as torch.profiler(record_shapes=True) records them.
+    if (event_.cat == "cpu_op" && event_.external_id >= 0) {
+      const std::vector<std::vector<double>>& d = event_.dims;
+      const size_t first = event_.name == "aten::mm" ? 0 : event_.name == "aten::addmm" ? 1 : 9;
+      if (first + 1 < d.size() && d[first].size() == 2 && d[first + 1].size() == 2 &&
+          d[first][1] == d[first + 1][0]) {
+        mm_shapes[event_.external_id] = {d[first][0], d[first + 1][1], d[first][1]};
+      }
     }
     const bool cpu = event_.cat == "user_annotation", gpu = event_.cat == "gpu_user_annotation";
     if ((cpu || gpu) && event_.name.rfind("ProfilerStep#", 0) == 0) {
@@ -244,6 +268,12 @@ Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
                                 "with activities including ProfilerActivity.CUDA");
   }
   t.device_pid = h.kernels.front().pid;
+  for (Kernel& k : h.kernels) {  // GEMM kernels take the shape of the op that launched them
+    if (k.kind != KernelKind::kGemm || k.m > 0 || k.external_id < 0) continue;
+    const auto it = h.mm_shapes.find(k.external_id);
+    if (it != h.mm_shapes.end())
+      std::tie(k.m, k.n, k.k) = std::tie(it->second[0], it->second[1], it->second[2]);
+  }
   // Steps: the GPU-side annotations where the trace has them, else the CPU-side ones.
   const bool gpu = std::any_of(h.annotations.begin(), h.annotations.end(),
                                [](const Annotation& a) { return a.gpu; });

@@ -98,6 +98,38 @@ TEST(Kineto, GemmShapesRefitAProfile) {
   fs::remove_all(dir);
 }
 
+// In a PyTorch trace (record_shapes=True) a GEMM kernel's shape is its launching op's: aten::mm
+// (M x K, K x N) or aten::addmm (bias, M x K, K x N), joined by "External id".
+TEST(Kineto, PyTorchGemmShapesFromTheLaunchingOp) {
+  const std::string dir = fs::temp_directory_path() / "kineto_mm_test";
+  fs::create_directories(dir);
+  const std::string path = dir + "/t.json";
+  std::ofstream(path) << R"({"traceEvents": [
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#3", "pid": 0, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 9, "ts": 0, "dur": 5,
+     "args": {"External id": 7, "Input Dims": [[64, 128], [128, 256]], "Input type": ["float", "float"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 9, "ts": 6, "dur": 5,
+     "args": {"External id": 8, "Input Dims": [[512], [32, 1024], [1024, 512]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 9, "ts": 12, "dur": 5,
+     "args": {"External id": 9, "Input Dims": [[64, 128], [64, 128]]}},
+    {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "ts": 10, "dur": 20, "args": {"External id": 7}},
+    {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16", "pid": 0, "ts": 40, "dur": 10, "args": {"External id": 8}},
+    {"ph": "X", "cat": "kernel", "name": "cutlass_gemm_unknown", "pid": 0, "ts": 60, "dur": 10, "args": {"External id": 9}}
+  ]})";
+  Expected<KinetoTrace> t = LoadKinetoTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 1u);
+  ASSERT_EQ(t->steps[0].gemms.size(), 2u);  // aten::add's shape is no GEMM's
+  EXPECT_DOUBLE_EQ(t->steps[0].gemms[0].m, 64);
+  EXPECT_DOUBLE_EQ(t->steps[0].gemms[0].n, 256);
+  EXPECT_DOUBLE_EQ(t->steps[0].gemms[0].k, 128);
+  EXPECT_DOUBLE_EQ(t->steps[0].gemms[0].seconds, 20e-6);
+  EXPECT_DOUBLE_EQ(t->steps[0].gemms[1].m, 32);
+  EXPECT_DOUBLE_EQ(t->steps[0].gemms[1].n, 512);
+  EXPECT_DOUBLE_EQ(t->steps[0].gemms[1].k, 1024);
+  fs::remove_all(dir);
+}
+
 TEST(Kineto, Errors) {
   const std::string dir = fs::temp_directory_path() / "kineto_test";
   fs::create_directories(dir);
