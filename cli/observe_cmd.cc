@@ -632,6 +632,18 @@ int ObserveKineto(const ObserveArgs& a) {
     }
     predicted = std::move(*p);
   }
+  if (predicted) {  // a trace of other hardware than the scenario's is refused
+    const std::string& gpu = predicted->scenario.instance.gpu.name;
+    const std::string family = gpu.substr(0, gpu.find('-'));
+    for (const observe::KinetoTrace& t : traces) {
+      if (!t.device.empty() && t.device.find(family) == std::string::npos) {
+        std::cerr << "trainsim: " << t.file << ": traced on " << t.device << ", but "
+                  << predicted->scenario.instance.name << " has " << gpu
+                  << ": compare a trace with the hardware it ran on\n";
+        return 1;
+      }
+    }
+  }
   const double n = static_cast<double>(walls.size());
   if (a.json) {
     ordered_json j;

@@ -49,6 +49,7 @@ class TraceHandler : public nlohmann::json::json_sax_t {
   std::vector<Annotation> annotations;
   std::map<int64_t, std::array<double, 3>> mm_shapes;  // External id -> (M, N, K)
   int64_t events = 0;
+  std::string device;
   bool saw_trace_events = false;
   size_t error_at = 0;
   std::string error;
@@ -59,6 +60,10 @@ class TraceHandler : public nlohmann::json::json_sax_t {
   bool number_unsigned(number_unsigned_t v) override { return Number(static_cast<double>(v)); }
   bool number_float(number_float_t v, const string_t&) override { return Number(v); }
   bool string(string_t& v) override {
+    // "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", ...}]: the first GPU's name.
+    if (depth_ == 3 && top_key_ == "deviceProperties" && key_ == "name" && device.empty()) {
+      device = v;
+    }
     if (InEvent()) {
       if (key_ == "ph") event_.ph = v;
       if (key_ == "cat") event_.cat = v;
@@ -268,6 +273,7 @@ Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
                                 "with activities including ProfilerActivity.CUDA");
   }
   t.device_pid = h.kernels.front().pid;
+  t.device = h.device;
   for (Kernel& k : h.kernels) {  // GEMM kernels take the shape of the op that launched them
     if (k.kind != KernelKind::kGemm || k.m > 0 || k.external_id < 0) continue;
     const auto it = h.mm_shapes.find(k.external_id);

@@ -47,9 +47,10 @@ struct TraceStep {
 
 struct KinetoTrace {
   std::string file;
-  int64_t events = 0;            // complete events read
-  int64_t kernels = 0;           // of them GPU kernels
-  int device_pid = -1;           // the device the steps were summed on (the first with kernels)
+  int64_t events = 0;   // complete events read
+  int64_t kernels = 0;  // of them GPU kernels
+  int device_pid = -1;  // the device the steps were summed on (the first with kernels)
+  std::string device;   // deviceProperties[0].name ("NVIDIA H100 80GB HBM3"), "" when absent
   std::vector<TraceStep> steps;  // in order of their start
 };
 

@@ -41,6 +41,7 @@ TEST(Kineto, StepsKernelTimeAndExposedCommunication) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->kernels, 8);
   EXPECT_EQ(t->device_pid, 0);
+  EXPECT_EQ(t->device, "NVIDIA H100 80GB HBM3");
   ASSERT_EQ(t->steps.size(), 2u);  // the GPU-side annotations
   const TraceStep& a = t->steps[0];
   EXPECT_EQ(a.step, 7);

@@ -122,6 +122,14 @@ TEST(ObserveCli, KinetoTraceSteps) {
   EXPECT_EQ(j["traces"][0]["steps"].size(), 2u);
   EXPECT_DOUBLE_EQ(j["measured_step_s"].get<double>(), 950e-6);
   EXPECT_DOUBLE_EQ(j["measured_exposed_comm_s"].get<double>(), 155e-6);
+  // The trace is of an H100; the scenario's p4d has A100s.
+  const Result other = Trainsim(std::string("observe tests/observe/data/kineto-synthetic.json ") +
+                                "--scenario " + kScenario);
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_EQ(other.err,
+            "trainsim: tests/observe/data/kineto-synthetic.json: traced on NVIDIA H100 80GB "
+            "HBM3, but p4d.24xlarge has A100-SXM4-40GB: compare a trace with the hardware it ran "
+            "on\n");
   const Result warm = Trainsim("observe tests/observe/data/kineto-synthetic.json --warmup 2");
   EXPECT_EQ(warm.exit_code, 1);
   EXPECT_EQ(warm.err,

@@ -79,8 +79,8 @@ TEST(RunLog, DeepSpeedThroughputLines) {
   EXPECT_EQ(ParseRunLog(bad, "ds.log", LogFormat::kDeepSpeed).status().message(),
             "ds.log:1: \"CurrSamplesPerSec\": expected a positive number, got \"nan\"");
   // Megatron-DeepSpeed prints both kinds of line: Megatron's, which carry the step, win.
-  const std::string both = bad.substr(0, bad.find("nan")) + "61.3, MemAllocated=1GB\n" +
-                           Line(1, 14287.5);
+  const std::string both =
+      bad.substr(0, bad.find("nan")) + "61.3, MemAllocated=1GB\n" + Line(1, 14287.5);
   Expected<RunLog> mixed = ParseRunLog(both, "mds.log", std::nullopt);
   ASSERT_TRUE(mixed.ok()) << mixed.status().message();
   EXPECT_EQ(mixed->format, LogFormat::kMegatron);
