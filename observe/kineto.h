@@ -1,4 +1,4 @@
-// A PyTorch profiler (Kineto) trace, read back (docs/observe.md section 1b).
+// A PyTorch profiler (Kineto) trace, read back (docs/observe.md sections 1 and 3a).
 //
 // The Chrome-trace JSON that torch.profiler's export_chrome_trace writes: a
 // "traceEvents" array of complete events ("ph": "X") with a category ("cat"):

@@ -1,5 +1,5 @@
 // nccl-tests output beside the simulator's collectives, and the network refitted
-// from it (docs/observe.md sections 3 and 6).
+// from it (docs/observe.md section 3b).
 #pragma once
 
 #include <optional>
