@@ -158,6 +158,8 @@ ordered_json SummaryJson(const observe::RunLog& log, const observe::StepSummary&
   ordered_json j;
   j["file"] = log.file;
   j["format"] = observe::ToString(log.format);
+  // DeepSpeed: the *_step_s figures below are seconds per sample (RunLog::per_sample).
+  j["per_sample"] = log.per_sample;
   j["step_lines"] = log.steps.size();
   j["samples"] = s.samples;
   j["warmup_samples"] = s.warmup_samples;

@@ -67,6 +67,7 @@ TEST(ObserveCli, DeepSpeedThroughputBesideTheScenario) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_DOUBLE_EQ(j["measured_samples_per_s"].get<double>(), 128.0);
+  EXPECT_EQ(j["runs"][0]["per_sample"], true);
   EXPECT_TRUE(j["measured_step_s"].is_null());
   const Result c = Trainsim(std::string("observe tests/observe/data/deepspeed-synthetic.log ") +
                             "--scenario " + kScenario + " --json");
