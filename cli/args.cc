@@ -1,6 +1,7 @@
 #include "cli/args.h"
 
 #include <charconv>
+#include <iostream>
 
 namespace trainsim {
 
@@ -10,6 +11,11 @@ std::optional<int> ParseIntInRange(std::string_view text, int min, int max) {
   auto [stop, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || stop != end || v < min || v > max) return std::nullopt;
   return v;
+}
+
+int Fail(const Status& s) {
+  std::cerr << "trainsim: " << s.message() << "\n";
+  return s.code() == Status::Code::kInternal ? 2 : 1;
 }
 
 }  // namespace trainsim

@@ -175,11 +175,6 @@ Expected<LaunchArgs> ParseLaunchArgs(int argc, char** argv) {
   return a;
 }
 
-int Fail(const Status& s) {
-  std::cerr << "trainsim: " << s.message() << "\n";
-  return s.code() == Status::Code::kInternal ? 2 : 1;
-}
-
 // --hosts: the file's hosts, and its absolute path for the scripts.
 Status ReadHosts(LaunchArgs& a) {
   if (a.hosts.empty()) return Status::Ok();

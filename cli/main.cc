@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "cli/launch_cmd.h"
 #include "cli/observe_cmd.h"
 #include "cli/plan_cmd.h"
@@ -57,11 +58,6 @@ const char kUsage[] =
     "  --jobs N        sweep: points evaluated at once (default: every core; docs/sweep.md)\n"
     "  launch: `trainsim launch --help` and docs/launch.md\n"
     "  observe: `trainsim observe --help` and docs/observe.md\n";
-
-int Fail(const Status& s) {
-  std::cerr << "trainsim: " << s.message() << "\n";
-  return s.code() == Status::Code::kInternal ? kInternal : kBadInput;
-}
 
 int Usage(const std::string& why) {
   std::cerr << "trainsim: " << why << "\n" << kUsage;

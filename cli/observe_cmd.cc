@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "core/catalog.h"
 #include "core/error_bands.h"
 #include "core/hardware_profile.h"
@@ -20,6 +21,7 @@
 #include "observe/nccl_compare.h"
 #include "observe/nccl_tests.h"
 #include "observe/run_log.h"
+#include "planner/sweep_journal.h"
 #include "sim/memory_model.h"
 #include "sim/model_params.h"
 #include "sim/simulate.h"
@@ -84,13 +86,12 @@ Expected<ObserveArgs> Parse(int argc, char** argv) {
     } else if (arg == "--warmup") {
       std::string v;
       st = value(&v);
-      char* end = nullptr;
-      const long n = st.ok() ? std::strtol(v.c_str(), &end, 10) : 0;
-      if (st.ok() && (v.empty() || *end != '\0' || n < 0 || n > 1000000)) {
+      const std::optional<int> n = st.ok() ? ParseIntInRange(v, 0, 1000000) : std::nullopt;
+      if (st.ok() && !n) {
         st = Status::InvalidInput("--warmup: expected a whole number from 0 to 1000000, got \"" +
                                   v + "\"");
       }
-      a.warmup = static_cast<int>(n);
+      a.warmup = n.value_or(a.warmup);
     } else if (arg.rfind("--", 0) == 0) {
       st = Status::InvalidInput("unknown option " + arg);
     } else {
@@ -187,13 +188,11 @@ int ObserveLogs(const ObserveArgs& a) {
   for (const std::string& file : a.files) {
     Expected<observe::RunLog> log = observe::LoadRunLog(file, format);
     if (!log.ok()) {
-      std::cerr << "trainsim: " << log.status().message() << "\n";
-      return 1;
+      return Fail(log.status());
     }
     Expected<observe::StepSummary> s = observe::Summarize(*log, a.warmup);
     if (!s.ok()) {
-      std::cerr << "trainsim: " << s.status().message() << "\n";
-      return 1;
+      return Fail(s.status());
     }
     logs.push_back(std::move(*log));
     summaries.push_back(*s);
@@ -237,8 +236,7 @@ int ObserveLogs(const ObserveArgs& a) {
   if (!a.scenario.empty() || !a.plan.empty()) {
     Expected<Prediction> p = Predict(a);
     if (!p.ok()) {
-      std::cerr << "trainsim: " << p.status().message() << "\n";
-      return p.status().code() == Status::Code::kInternal ? 2 : 1;
+      return Fail(p.status());
     }
     const int64_t gb = p->scenario.training.global_batch;
     if (summaries[0].global_batch && *summaries[0].global_batch != gb) {
@@ -339,29 +337,11 @@ void PrintCompared(const observe::NcclTestsRun& run, const std::vector<observe::
   }
 }
 
-// Writes `profile` to `path` through a temporary file in the same folder.
-Status WriteProfile(const HardwareProfile& profile, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << HardwareProfileToJson(profile);
-    if (!out) return Status::InvalidInput(path + ": cannot write");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::InvalidInput(path + ": cannot write (rename)");
-  }
-  return Status::Ok();
-}
-
 // nccl-tests rows beside the simulated collective on `type`; with --refit, the network fitted
 // to them, written into a profile, and the rows again with it.
 int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRun>& runs,
                     const InstanceType& type) {
   const sim::ModelParams params;
-  auto fail = [](const Status& st) {
-    std::cerr << "trainsim: " << st.message() << "\n";
-    return st.code() == Status::Code::kInternal ? 2 : 1;
-  };
   const std::string catalog_eff =
       type.network_efficiency ? Fixed(*type.network_efficiency, 3) : "the default";
   ordered_json j = {{"instance", type.name}, {"runs", ordered_json::array()}};
@@ -381,7 +361,7 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
   };
   for (const observe::NcclTestsRun& run : runs) {
     Expected<std::vector<observe::ComparedRow>> rows = observe::CompareNccl(run, type, params);
-    if (!rows.ok()) return fail(rows.status());
+    if (!rows.ok()) return Fail(rows.status());
     if (a.json) {
       j["runs"].push_back({{"file", run.file},
                            {"op", observe::ToString(*run.op)},
@@ -400,13 +380,13 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
     return 0;
   }
   Expected<NetworkFit> fit = observe::RefitNetwork(runs, type, params);
-  if (!fit.ok()) return fail(fit.status());
+  if (!fit.ok()) return Fail(fit.status());
   HardwareProfile profile;
   if (!a.profile.empty()) {
     Expected<HardwareProfile> base = LoadHardwareProfile(a.profile);
-    if (!base.ok()) return fail(base.status());
+    if (!base.ok()) return Fail(base.status());
     if (!base->gpu.empty() && base->gpu != type.gpu.name) {
-      return fail(Status::InvalidInput(a.profile + ": measured " + base->gpu + ", but " +
+      return Fail(Status::InvalidInput(a.profile + ": measured " + base->gpu + ", but " +
                                        type.name + " has " + type.gpu.name));
     }
     profile = std::move(*base);
@@ -421,7 +401,8 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
   }
   profile.gpu = type.gpu.name;
   profile.network = *fit;
-  if (Status st = WriteProfile(profile, a.refit); !st.ok()) return fail(st);
+  if (Status st = planner::WriteFileAtomically(a.refit, HardwareProfileToJson(profile)); !st.ok())
+    return Fail(st);
   InstanceType refitted = type;
   refitted.network_efficiency = fit->efficiency;
   ordered_json after = ordered_json::array();
@@ -432,7 +413,7 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
   }
   for (const observe::NcclTestsRun& run : runs) {
     Expected<std::vector<observe::ComparedRow>> rows = observe::CompareNccl(run, refitted, params);
-    if (!rows.ok()) return fail(rows.status());
+    if (!rows.ok()) return Fail(rows.status());
     if (a.json) {
       after.push_back(
           {{"file", run.file}, {"rows", rows_json(*rows)}, {"mean_fit_error", mean_json(*rows)}});
@@ -458,8 +439,7 @@ int ObserveNccl(const ObserveArgs& a) {
   if (!a.op.empty()) {
     Expected<observe::NcclOp> o = observe::ParseNcclOp(a.op, "--op");
     if (!o.ok()) {
-      std::cerr << "trainsim: " << o.status().message() << "\n";
-      return 1;
+      return Fail(o.status());
     }
     op = *o;
   }
@@ -476,8 +456,7 @@ int ObserveNccl(const ObserveArgs& a) {
   if (!a.instance.empty()) {
     Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
     if (!catalog.ok()) {
-      std::cerr << "trainsim: " << catalog.status().message() << "\n";
-      return 1;
+      return Fail(catalog.status());
     }
     const InstanceType* t = catalog->Find(a.instance);
     if (t == nullptr) {
@@ -491,8 +470,7 @@ int ObserveNccl(const ObserveArgs& a) {
   for (const std::string& file : a.files) {
     Expected<observe::NcclTestsRun> run = observe::LoadNcclTests(file, op);
     if (!run.ok()) {
-      std::cerr << "trainsim: " << run.status().message() << "\n";
-      return 1;
+      return Fail(run.status());
     }
     runs.push_back(std::move(*run));
   }
@@ -543,41 +521,39 @@ double PredictedExposedComm(const sim::Breakdown& b) {
 // --refit with a trace: the GEMMs it timed into --profile's profile; with --scenario the
 // step predicted before and after.
 int RefitFromTrace(const ObserveArgs& a, const observe::KinetoTrace& trace, double measured) {
-  auto fail = [](const Status& st) {
-    std::cerr << "trainsim: " << st.message() << "\n";
-    return st.code() == Status::Code::kInternal ? 2 : 1;
-  };
   if (a.profile.empty()) {
-    return fail(Status::InvalidInput(
+    return Fail(Status::InvalidInput(
         "--refit with a trace needs --profile FILE: the profile whose GEMMs it refits"));
   }
   Expected<HardwareProfile> base = LoadHardwareProfile(a.profile);
-  if (!base.ok()) return fail(base.status());
+  if (!base.ok()) return Fail(base.status());
   std::string dtype = "fp32";  // the cpu backend's, and trainsim-train's
   if (base->provenance.backend != "cpu") {
     if (a.scenario.empty()) {
-      return fail(Status::InvalidInput(
+      return Fail(Status::InvalidInput(
           "--refit: which precision the trace's GEMMs ran in: give --scenario FILE"));
     }
     Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
-    if (!catalog.ok()) return fail(catalog.status());
+    if (!catalog.ok()) return Fail(catalog.status());
     Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
-    if (!s.ok()) return fail(s.status());
+    if (!s.ok()) return Fail(s.status());
     dtype = ToString(s->training.precision);
   }
   Expected<observe::GemmRefit> r = observe::RefitGemms(trace, a.warmup, *base, dtype);
-  if (!r.ok()) return fail(r.status());
-  if (Status st = WriteProfile(r->profile, a.refit); !st.ok()) return fail(st);
+  if (!r.ok()) return Fail(r.status());
+  if (Status st = planner::WriteFileAtomically(a.refit, HardwareProfileToJson(r->profile));
+      !st.ok())
+    return Fail(st);
   std::cout << "refitted " << dtype << " GEMMs: " << r->shapes << " shapes from " << r->samples
             << " timed in " << trace.file << " (steps after " << a.warmup
             << " warm-up); profile written to " << a.refit << "\n";
   if (a.scenario.empty() && a.plan.empty()) return 0;
   Expected<Prediction> before = Predict(a);
-  if (!before.ok()) return fail(before.status());
+  if (!before.ok()) return Fail(before.status());
   ObserveArgs with = a;
   with.profile = a.refit;
   Expected<Prediction> after = Predict(with);
-  if (!after.ok()) return fail(after.status());
+  if (!after.ok()) return Fail(after.status());
   const double b = before->result.step.step_time_s, f = after->result.step.step_time_s;
   std::cout << "  step time            measured " << Fixed(measured, 4) << " s; predicted "
             << Fixed(b, 4) << " s with " << a.profile << " (" << Signed(b / measured - 1) << "), "
@@ -600,8 +576,7 @@ int ObserveKineto(const ObserveArgs& a) {
   for (const std::string& file : a.files) {
     Expected<observe::KinetoTrace> t = observe::LoadKinetoTrace(file);
     if (!t.ok()) {
-      std::cerr << "trainsim: " << t.status().message() << "\n";
-      return 1;
+      return Fail(t.status());
     }
     traces.push_back(std::move(*t));
   }
@@ -629,8 +604,7 @@ int ObserveKineto(const ObserveArgs& a) {
   if (!a.scenario.empty() || !a.plan.empty()) {
     Expected<Prediction> p = Predict(a);
     if (!p.ok()) {
-      std::cerr << "trainsim: " << p.status().message() << "\n";
-      return p.status().code() == Status::Code::kInternal ? 2 : 1;
+      return Fail(p.status());
     }
     predicted = std::move(*p);
   }

@@ -181,11 +181,6 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
   for (const std::string& a : p.assumptions) std::printf("  - %s\n", a.c_str());
 }
 
-int Fail(const Status& s) {
-  std::cerr << "trainsim: " << s.message() << "\n";
-  return s.code() == Status::Code::kInternal ? 2 : 1;
-}
-
 }  // namespace
 
 int PlanCommand(int argc, char** argv) {

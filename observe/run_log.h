@@ -3,10 +3,10 @@
 // A run log is a text file of one run: Megatron-LM's iteration lines (also
 // printed by NeMo 2 / Megatron-Bridge and Megatron-DeepSpeed), DeepSpeed's
 // throughput-timer lines, or the JSON step lines of trainsim's own local
-// trainer (OUT/local/steps.jsonl of `trainsim launch --backend local`). Every line the format does not know is skipped;
-// a line that looks like one of its step lines but does not parse is an
-// error naming the file and line, and so is a log whose iterations go back
-// (two runs in one file) or that holds no step line at all.
+// trainer (OUT/local/steps.jsonl of `trainsim launch --backend local`). Every line the format does
+// not know is skipped; a line that looks like one of its step lines but does not parse is an error
+// naming the file and line, and so is a log whose iterations go back (two runs in one file) or that
+// holds no step line at all.
 #pragma once
 
 #include <cstdint>

@@ -243,7 +243,8 @@ TEST(LocalRunConfig, ErrorsNameTheFieldExactly) {
       {typo, "c.json:1:" + std::to_string(typo.find("\"hiden\"") + 1) +
                  ": unknown field hiden (known: layers, hidden, heads, ffn_hidden, seq_len, vocab, "
                  "micro_batch, global_batch, pp, dp, tp, bucket_mb, steps, lr, seed, "
-                 "warmup_steps, checkpoint_every, checkpoint_dir, trace_file, resume, schedule, backend)"},
+                 "warmup_steps, checkpoint_every, checkpoint_dir, trace_file, resume, schedule, "
+                 "backend)"},
   };
   for (const auto& c : kCases) {
     EXPECT_EQ(ParseRunConfig(c.text, "c.json").status().message(), c.message) << c.text;
