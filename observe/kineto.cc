@@ -18,10 +18,8 @@ bool Contains(std::string_view s, std::string_view part) {
 }
 
 struct Kernel {
-  double start_us = 0, end_us = 0;
-  KernelKind kind = KernelKind::kOther;
+  TimedKernel t;  // with a GEMM's shape where its args give it
   int pid = 0;
-  double m = 0, n = 0, k = 0;  // a GEMM's shape, where its args give it
   int64_t external_id = -1;
 };
 
@@ -132,9 +130,14 @@ class TraceHandler : public nlohmann::json::json_sax_t {
     if (event_.ph != "X" || !event_.has_ts || !event_.has_dur) return;
     ++events;
     if (event_.cat == "kernel") {
-      kernels.push_back({event_.ts, event_.ts + event_.dur, ClassifyKernel(event_.name),
-                         static_cast<int>(event_.pid), event_.m, event_.n, event_.k,
-                         event_.external_id});
+      Kernel k;
+      k.t.start_us = event_.ts;
+      k.t.end_us = event_.ts + event_.dur;
+      k.t.kind = ClassifyKernel(event_.name);
+      std::tie(k.t.m, k.t.n, k.t.k) = std::tie(event_.m, event_.n, event_.k);
+      k.pid = static_cast<int>(event_.pid);
+      k.external_id = event_.external_id;
+      kernels.push_back(k);
       return;
     }
     // A matrix multiply's shape, for the kernels it launched: aten::mm (M x K, K x N) and
@@ -247,6 +250,46 @@ KernelKind ClassifyKernel(std::string_view name) {
   return KernelKind::kOther;
 }
 
+std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<StepSpan> spans) {
+  std::sort(spans.begin(), spans.end(),
+            [](const StepSpan& a, const StepSpan& b) { return a.start_us < b.start_us; });
+  std::sort(kernels.begin(), kernels.end(),
+            [](const TimedKernel& a, const TimedKernel& b) { return a.start_us < b.start_us; });
+  std::vector<TraceStep> out;
+  size_t first = 0;
+  for (const StepSpan& a : spans) {
+    TraceStep s;
+    s.step = a.step;
+    s.start_us = a.start_us;
+    s.wall_s = a.dur_us / 1e6;
+    const double lo = a.start_us, hi = a.start_us + a.dur_us;
+    std::vector<std::pair<double, double>> by_kind[4], compute;
+    while (first < kernels.size() && kernels[first].end_us <= lo) ++first;
+    for (size_t i = first; i < kernels.size() && kernels[i].start_us < hi; ++i) {
+      const TimedKernel& g = kernels[i];
+      const double s0 = std::max(lo, g.start_us), s1 = std::min(hi, g.end_us);
+      if (s1 <= s0) continue;
+      by_kind[static_cast<int>(g.kind)].push_back({s0, s1});
+      if (g.kind != KernelKind::kComm) compute.push_back({s0, s1});
+      const bool inside = g.start_us >= lo && g.end_us <= hi;
+      const double seconds = (g.end_us - g.start_us) / 1e6;
+      if (inside && g.kind == KernelKind::kGemm && g.m > 0 && g.n > 0 && g.k > 0) {
+        s.gemms.push_back({g.m, g.n, g.k, seconds});
+      }
+      if (inside && g.kind == KernelKind::kComm && !g.comm_op.empty() && g.comm_bytes > 0) {
+        s.comms.push_back({g.comm_op, g.comm_bytes, g.comm_group_ranks, seconds});
+      }
+    }
+    for (int k = 0; k < 4; ++k) s.kernel_s[k] = Length(Union(by_kind[k])) / 1e6;
+    const auto busy = Union(compute);
+    s.exposed_comm_s = Uncovered(Union(by_kind[static_cast<int>(KernelKind::kComm)]), busy) / 1e6;
+    s.compute_s = Length(busy) / 1e6;
+    s.idle_s = std::max(0.0, s.wall_s - s.compute_s - s.exposed_comm_s);
+    out.push_back(s);
+  }
+  return out;
+}
+
 Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
   // stdio with a large buffer: nlohmann's FILE* adapter reads a character at a time.
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
@@ -275,58 +318,28 @@ Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
   t.device_pid = h.kernels.front().pid;
   t.device = h.device;
   for (Kernel& k : h.kernels) {  // GEMM kernels take the shape of the op that launched them
-    if (k.kind != KernelKind::kGemm || k.m > 0 || k.external_id < 0) continue;
+    if (k.t.kind != KernelKind::kGemm || k.t.m > 0 || k.external_id < 0) continue;
     const auto it = h.mm_shapes.find(k.external_id);
     if (it != h.mm_shapes.end())
-      std::tie(k.m, k.n, k.k) = std::tie(it->second[0], it->second[1], it->second[2]);
+      std::tie(k.t.m, k.t.n, k.t.k) = std::tie(it->second[0], it->second[1], it->second[2]);
   }
   // Steps: the GPU-side annotations where the trace has them, else the CPU-side ones.
   const bool gpu = std::any_of(h.annotations.begin(), h.annotations.end(),
                                [](const Annotation& a) { return a.gpu; });
-  std::vector<Annotation> steps;
+  std::vector<StepSpan> spans;
   for (const Annotation& a : h.annotations) {
-    if (a.gpu == gpu) steps.push_back(a);
+    if (a.gpu == gpu) spans.push_back({a.step, a.start_us, a.dur_us});
   }
-  if (steps.empty()) {
+  if (spans.empty()) {
     return Status::InvalidInput(path +
                                 ": no ProfilerStep#N annotation: profile with "
                                 "torch.profiler's schedule and call prof.step() each step");
   }
-  std::sort(steps.begin(), steps.end(),
-            [](const Annotation& a, const Annotation& b) { return a.start_us < b.start_us; });
-  std::vector<Kernel> kernels;
+  std::vector<TimedKernel> kernels;
   for (const Kernel& k : h.kernels) {
-    if (k.pid == t.device_pid) kernels.push_back(k);
+    if (k.pid == t.device_pid) kernels.push_back(k.t);
   }
-  std::sort(kernels.begin(), kernels.end(),
-            [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
-  size_t first = 0;
-  for (const Annotation& a : steps) {
-    TraceStep s;
-    s.step = a.step;
-    s.start_us = a.start_us;
-    s.wall_s = a.dur_us / 1e6;
-    const double lo = a.start_us, hi = a.start_us + a.dur_us;
-    std::vector<std::pair<double, double>> by_kind[4], compute;
-    while (first < kernels.size() && kernels[first].end_us <= lo) ++first;
-    for (size_t i = first; i < kernels.size() && kernels[i].start_us < hi; ++i) {
-      const double s0 = std::max(lo, kernels[i].start_us), s1 = std::min(hi, kernels[i].end_us);
-      if (s1 <= s0) continue;
-      by_kind[static_cast<int>(kernels[i].kind)].push_back({s0, s1});
-      const Kernel& g = kernels[i];
-      if (g.kind == KernelKind::kGemm && g.m > 0 && g.n > 0 && g.k > 0 && g.start_us >= lo &&
-          g.end_us <= hi) {
-        s.gemms.push_back({g.m, g.n, g.k, (g.end_us - g.start_us) / 1e6});
-      }
-      if (kernels[i].kind != KernelKind::kComm) compute.push_back({s0, s1});
-    }
-    for (int k = 0; k < 4; ++k) s.kernel_s[k] = Length(Union(by_kind[k])) / 1e6;
-    const auto busy = Union(compute);
-    s.exposed_comm_s = Uncovered(Union(by_kind[static_cast<int>(KernelKind::kComm)]), busy) / 1e6;
-    s.compute_s = Length(busy) / 1e6;
-    s.idle_s = std::max(0.0, s.wall_s - s.compute_s - s.exposed_comm_s);
-    t.steps.push_back(s);
-  }
+  t.steps = SumSteps(std::move(kernels), std::move(spans));
   return t;
 }
 

@@ -34,6 +34,17 @@ struct GemmSample {
   double seconds = 0;
 };
 
+// A collective whose size the trace records (PyTorch's record_param_comms args, a Chakra
+// COMM_COLL_NODE's comm_size): its kind as trainsim names collectives ("all_reduce",
+// "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv", ...), its bytes per rank,
+// the group's ranks (0 = not recorded) and its kernel's time.
+struct CommSample {
+  std::string op;
+  double bytes = 0;
+  int group_ranks = 0;
+  double seconds = 0;
+};
+
 struct TraceStep {
   int64_t step = 0;                   // N of "ProfilerStep#N"
   double start_us = 0;                // of the annotation
@@ -42,7 +53,8 @@ struct TraceStep {
   double exposed_comm_s = 0;          // communication kernels' time when no compute kernel ran
   double compute_s = 0;               // when any compute kernel (GEMM, attention, other) ran
   double idle_s = 0;                  // when no kernel ran: bubbles, input waits, host work, copies
-  std::vector<GemmSample> gemms;      // the step\'s GEMMs with a recorded shape
+  std::vector<GemmSample> gemms;      // the step's GEMMs with a recorded shape
+  std::vector<CommSample> comms;      // the step's collectives with a recorded size
 };
 
 struct KinetoTrace {
@@ -53,6 +65,28 @@ struct KinetoTrace {
   std::string device;   // deviceProperties[0].name ("NVIDIA H100 80GB HBM3"), "" when absent
   std::vector<TraceStep> steps;  // in order of their start
 };
+
+// One kernel of a trace, in microseconds from the trace's origin; m, n, k a GEMM's shape (0 =
+// not recorded); comm_op non-empty for a collective whose size was recorded (comm_bytes).
+struct TimedKernel {
+  double start_us = 0, end_us = 0;
+  KernelKind kind = KernelKind::kOther;
+  double m = 0, n = 0, k = 0;
+  std::string comm_op;
+  double comm_bytes = 0;
+  int comm_group_ranks = 0;
+};
+
+// One step's span (a ProfilerStep#N annotation or what another format marks as a step).
+struct StepSpan {
+  int64_t step = 0;
+  double start_us = 0, dur_us = 0;
+};
+
+// The steps of one device: per span, its kernels (clipped to it) summed by kind, the exposed
+// communication, compute and idle time, and the GEMMs and collectives that lie wholly inside it.
+// Any order of input; the steps come out in order of their start.
+std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<StepSpan> spans);
 
 // Reads a trace file. Errors: "FILE:LINE:COL: ..." for JSON that does not parse (a cut
 // file), "FILE: no traceEvents array", "FILE: no ProfilerStep#N annotation" (profile with
