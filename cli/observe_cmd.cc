@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include "observe/nccl_compare.h"
 #include "observe/nccl_tests.h"
 #include "observe/run_log.h"
+#include "observe/trace_comms.h"
 #include "planner/sweep_journal.h"
 #include "sim/memory_model.h"
 #include "sim/model_params.h"
@@ -48,12 +50,12 @@ const char kUsage[] =
     "  --plan FILE     ... or of this plan's recommendation (trainsim plan --out)\n"
     "  --profile FILE  simulate with this hardware profile\n"
     "  --catalog FILE  extra instance types\n"
-    "  --instance TYPE nccl-tests: the instance type the run used; its rows are set\n"
-    "                  beside the simulated collective\n"
+    "  --instance TYPE the instance type the run used: nccl-tests rows and a trace's\n"
+    "                  sized collectives are set beside the simulated collective\n"
     "  --refit OUT     nccl-tests over 2+ nodes: fit the network efficiency of TYPE to\n"
     "                  the rows of 128 MiB and more and write a profile with it (added\n"
-    "                  to --profile's when given); a trace with GEMM shapes: --profile's\n"
-    "                  profile with the GEMMs it timed\n"
+    "                  to --profile's when given); traces: --profile's profile with the\n"
+    "                  GEMMs they timed and, with --scenario, the memory-bound rate\n"
     "  --json          one JSON object on stdout (docs/observe.md)\n";
 
 struct ObserveArgs {
@@ -518,15 +520,65 @@ double PredictedExposedComm(const sim::Breakdown& b) {
          b.pp_comm_exposed_s;
 }
 
-// --refit with a trace: the GEMMs it timed into --profile's profile; with --scenario the
-// step predicted before and after.
-int RefitFromTrace(const ObserveArgs& a, const observe::KinetoTrace& trace, double measured) {
+// A trace of another GPU than the scenario's is refused (the family: "H100" of H100-SXM5-80GB
+// in the driver's "NVIDIA H100 80GB HBM3").
+Status CheckTraceDevice(const std::vector<observe::KinetoTrace>& traces, const Scenario& s) {
+  const std::string& gpu = s.instance.gpu.name;
+  const std::string family = gpu.substr(0, gpu.find('-'));
+  for (const observe::KinetoTrace& t : traces) {
+    if (!t.device.empty() && t.device.find(family) == std::string::npos) {
+      return Status::InvalidInput(t.file + ": traced on " + t.device + ", but " + s.instance.name +
+                                  " has " + gpu + ": compare a trace with the hardware it ran on");
+    }
+    if (t.world_size > 0 && t.world_size != s.total_gpus()) {
+      return Status::InvalidInput(t.file + ": traced in a job of " + std::to_string(t.world_size) +
+                                  " ranks, but " + s.name + " runs on " +
+                                  std::to_string(s.total_gpus()) +
+                                  " GPUs: compare a trace with the configuration it ran");
+    }
+  }
+  return Status::Ok();
+}
+
+// A step's compute in the simulated breakdown: the kernels' own work.
+double PredictedCompute(const sim::Breakdown& b) {
+  return b.compute_s + b.recompute_s + b.optimizer_s;
+}
+
+// The simulated compute per step of `s` with its profile's memory-bound rate set to `GBps`.
+Expected<double> ComputeAtMemoryRate(Scenario s, const HardwareProfile& profile, double GBps) {
+  HardwareProfile p = profile;
+  p.memory_GBps = GBps;
+  s.profile = std::make_shared<const HardwareProfile>(std::move(p));
+  Expected<sim::SimulationResult> r = sim::Simulate(s, sim::SimulateOptions());
+  if (!r.ok()) return r.status();
+  return PredictedCompute(r->step.breakdown);
+}
+
+// --refit with a trace: the GEMMs it timed into --profile's profile; with --scenario also the
+// memory-bound rate (the trace's other kernels against the simulated step's memory-bound work),
+// and the step predicted before and after.
+int RefitFromTrace(const ObserveArgs& a, const std::vector<observe::KinetoTrace>& traces,
+                   double measured) {
+  const observe::KinetoTrace& trace = traces.front();  // all of one device (CheckOneRun)
+  std::string files;
+  for (const observe::KinetoTrace& t : traces) files += (files.empty() ? "" : ", ") + t.file;
   if (a.profile.empty()) {
     return Fail(Status::InvalidInput(
         "--refit with a trace needs --profile FILE: the profile whose GEMMs it refits"));
   }
+  if (!a.plan.empty()) {
+    return Fail(Status::InvalidInput(
+        "--refit with a trace takes --scenario FILE (the configuration the run used), not --plan"));
+  }
   Expected<HardwareProfile> base = LoadHardwareProfile(a.profile);
   if (!base.ok()) return Fail(base.status());
+  if (!trace.device.empty() && !base->provenance.device.empty() &&
+      trace.device != base->provenance.device) {
+    return Fail(Status::InvalidInput(trace.file + ": traced on " + trace.device + ", but " +
+                                     a.profile + " was measured on " + base->provenance.device +
+                                     ": refit a profile of the hardware the trace ran on"));
+  }
   std::string dtype = "fp32";  // the cpu backend's, and trainsim-train's
   if (base->provenance.backend != "cpu") {
     if (a.scenario.empty()) {
@@ -539,21 +591,76 @@ int RefitFromTrace(const ObserveArgs& a, const observe::KinetoTrace& trace, doub
     if (!s.ok()) return Fail(s.status());
     dtype = ToString(s->training.precision);
   }
-  Expected<observe::GemmRefit> r = observe::RefitGemms(trace, a.warmup, *base, dtype);
+  Expected<observe::GemmRefit> r = observe::RefitGemms(traces, a.warmup, *base, dtype);
   if (!r.ok()) return Fail(r.status());
-  if (Status st = planner::WriteFileAtomically(a.refit, HardwareProfileToJson(r->profile));
-      !st.ok())
+  HardwareProfile refit = r->profile;
+  std::optional<Prediction> before;
+  double model_s = 0, rate = 0, other_s = 0;
+  if (!a.scenario.empty()) {
+    Expected<Prediction> p = Predict(a);
+    if (!p.ok()) return Fail(p.status());
+    if (Status st = CheckTraceDevice(traces, p->scenario); !st.ok()) return Fail(st);
+    before = std::move(*p);
+    // The memory-bound work: compute is affine in 1 / rate, so the simulated step at the
+    // rate and at twice it gives that work's seconds (twice their difference).
+    rate = refit.memory_GBps.value_or(before->scenario.instance.gpu.hbm_GBps.value_or(0) *
+                                      sim::ModelParams().hbm_efficiency);
+    Expected<double> at = ComputeAtMemoryRate(before->scenario, refit, rate);
+    if (!at.ok()) return Fail(at.status());
+    Expected<double> twice = ComputeAtMemoryRate(before->scenario, refit, 2 * rate);
+    if (!twice.ok()) return Fail(twice.status());
+    model_s = 2 * (*at - *twice);
+    other_s = observe::MedianKernelSeconds(traces, a.warmup, observe::KernelKind::kOther);
+    int steps = 0;
+    for (const observe::KinetoTrace& t : traces) {
+      steps += static_cast<int>(t.steps.size()) - std::min<int>(a.warmup, t.steps.size());
+    }
+    Expected<HardwareProfile> m =
+        observe::RefitMemoryRate(refit, rate, model_s, other_s, steps, files);
+    if (!m.ok()) return Fail(m.status());
+    refit = std::move(*m);
+  }
+  if (Status st = planner::WriteFileAtomically(a.refit, HardwareProfileToJson(refit)); !st.ok())
     return Fail(st);
+  std::optional<Prediction> after;
+  if (before) {
+    ObserveArgs with = a;
+    with.profile = a.refit;
+    Expected<Prediction> p = Predict(with);
+    if (!p.ok()) return Fail(p.status());
+    after = std::move(*p);
+  }
+  if (a.json) {
+    ordered_json j;
+    j["profile"] = a.refit;
+    j["dtype"] = dtype;
+    j["gemm_shapes"] = r->shapes;
+    j["gemm_samples"] = r->samples;
+    j["measured_step_s"] = measured;
+    if (before) {
+      j["memory"] = {{"measured_other_kernels_s", other_s},
+                     {"simulated_memory_bound_s", model_s},
+                     {"rate_GBps", rate},
+                     {"refitted_GBps", *refit.memory_GBps}};
+      j["predicted_step_s"] = before->result.step.step_time_s;
+      j["refitted_step_s"] = after->result.step.step_time_s;
+    }
+    std::cout << ordered_json{{"refit", j}}.dump(2) << "\n";
+    return 0;
+  }
   std::cout << "refitted " << dtype << " GEMMs: " << r->shapes << " shapes from " << r->samples
-            << " timed in " << trace.file << " (steps after " << a.warmup
-            << " warm-up); profile written to " << a.refit << "\n";
-  if (a.scenario.empty() && a.plan.empty()) return 0;
-  Expected<Prediction> before = Predict(a);
-  if (!before.ok()) return Fail(before.status());
-  ObserveArgs with = a;
-  with.profile = a.refit;
-  Expected<Prediction> after = Predict(with);
-  if (!after.ok()) return Fail(after.status());
+            << " timed in " << files << " (steps after " << a.warmup << " warm-up)\n";
+  if (!before) {
+    std::cout << "the memory-bound rate is not refitted: give --scenario FILE (the configuration "
+                 "the run used) to set its simulated work beside the trace's\n"
+              << "profile written to " << a.refit << "\n";
+    return 0;
+  }
+  std::cout << "refitted the memory-bound rate: the trace's other kernels take "
+            << Fixed(other_s, 4) << " s per step (median), the simulated memory-bound work "
+            << Fixed(model_s, 4) << " s at " << Fixed(rate, 2)
+            << " GB/s: " << Fixed(*refit.memory_GBps, 2) << " GB/s\nprofile written to " << a.refit
+            << "\n";
   const double b = before->result.step.step_time_s, f = after->result.step.step_time_s;
   std::cout << "  step time            measured " << Fixed(measured, 4) << " s; predicted "
             << Fixed(b, 4) << " s with " << a.profile << " (" << Signed(b / measured - 1) << "), "
@@ -561,14 +668,81 @@ int RefitFromTrace(const ObserveArgs& a, const observe::KinetoTrace& trace, doub
   return 0;
 }
 
-// A step's compute in the simulated breakdown: the kernels' own work.
-double PredictedCompute(const sim::Breakdown& b) {
-  return b.compute_s + b.recompute_s + b.optimizer_s;
-}
-
 // What a trace sees as idle: no kernel runs (pipeline bubbles, input waits, host copies).
 double PredictedIdle(const sim::Breakdown& b) {
   return b.pipeline_bubble_s + b.data_wait_s + b.offload_exposed_s;
+}
+
+// The traces' sized collectives as nccl-tests rows, beside the simulated collective where the
+// instance type is known (its GPUs per node place the groups); printed, or as JSON.
+ordered_json TraceCollectivesReport(const std::vector<observe::KinetoTrace>& traces, int warmup,
+                                    const InstanceType* type, bool print) {
+  ordered_json all = ordered_json::array();
+  const std::vector<observe::TraceCollectives> runs =
+      observe::CollectivesOfTraces(traces, warmup, type ? type->gpus : 0);
+  if (runs.empty()) return all;
+  if (print) {
+    std::cout << "\ncollectives with recorded sizes (median kernel time over the steps after the "
+                 "warm-up)"
+              << (type ? ", simulated on " + type->name : std::string()) << ":\n";
+    std::printf("  %-15s %6s %6s %14s %8s %12s %11s %11s %8s\n", "op", "ranks", "nodes", "bytes",
+                "kernels", "time us", "busbw GB/s", "simulated", "error");
+  }
+  for (const observe::TraceCollectives& tc : runs) {
+    std::optional<std::vector<observe::ComparedRow>> compared;
+    if (type && tc.run.nodes > 0) {
+      Expected<std::vector<observe::ComparedRow>> c =
+          observe::CompareNccl(tc.run, *type, sim::ModelParams());
+      if (c.ok()) compared = std::move(*c);
+    }
+    ordered_json rows = ordered_json::array();
+    for (size_t i = 0; i < tc.run.rows.size(); ++i) {
+      const observe::NcclRow& r = tc.run.rows[i];
+      ordered_json row = {{"bytes", r.bytes},
+                          {"kernels", tc.samples[i]},
+                          {"time_us", r.time_us},
+                          {"busbw_GBps", r.busbw_GBps}};
+      std::string sim = "-", err = "-";
+      if (compared) {
+        const observe::ComparedRow& c = (*compared)[i];
+        row["simulated_busbw_GBps"] = c.simulated_busbw_GBps;
+        row["error"] = c.error ? ordered_json(*c.error) : ordered_json(nullptr);
+        sim = Fixed(c.simulated_busbw_GBps, 2);
+        if (c.error) err = Signed(*c.error);
+      }
+      rows.push_back(row);
+      if (print) {
+        std::printf("  %-15s %6d %6s %14.0f %8d %12.1f %11.2f %11s %8s\n",
+                    observe::ToString(*tc.run.op), tc.run.ranks,
+                    tc.run.nodes > 0 ? std::to_string(tc.run.nodes).c_str() : "-", r.bytes,
+                    tc.samples[i], r.time_us, r.busbw_GBps, sim.c_str(), err.c_str());
+      }
+    }
+    all.push_back({{"op", observe::ToString(*tc.run.op)},
+                   {"ranks", tc.run.ranks},
+                   {"nodes", tc.run.nodes > 0 ? ordered_json(tc.run.nodes) : ordered_json(nullptr)},
+                   {"rows", rows}});
+  }
+  return all;
+}
+
+// Several traces are one run's (its ranks, or repeated profiles): the same device and job size.
+Status CheckOneRun(const std::vector<observe::KinetoTrace>& traces) {
+  for (const observe::KinetoTrace& t : traces) {
+    const observe::KinetoTrace& f = traces.front();
+    if (t.device != f.device) {
+      return Status::InvalidInput(
+          t.file + ": traced on " + (t.device.empty() ? "an unnamed device" : t.device) + ", " +
+          f.file + " on " + (f.device.empty() ? "an unnamed device" : f.device) +
+          ": give the traces of one run (one cluster) at a time");
+    }
+    if (t.world_size != f.world_size) {
+      return Status::InvalidInput(t.file + ": a job of " + std::to_string(t.world_size) +
+                                  " ranks, " + f.file + " of " + std::to_string(f.world_size) +
+                                  ": give the traces of one run (one cluster) at a time");
+    }
+  }
+  return Status::Ok();
 }
 
 int ObserveKineto(const ObserveArgs& a) {
@@ -580,6 +754,7 @@ int ObserveKineto(const ObserveArgs& a) {
     }
     traces.push_back(std::move(*t));
   }
+  if (Status st = CheckOneRun(traces); !st.ok()) return Fail(st);
   // Steady state: each trace's steps after --warmup, pooled; medians of wall and exposed comm.
   std::vector<double> walls, exposed, computes, idles;
   double kinds[4] = {0, 0, 0, 0};
@@ -599,7 +774,7 @@ int ObserveKineto(const ObserveArgs& a) {
   }
   const double wall = observe::Median(walls), comm = observe::Median(exposed);
   const double compute = observe::Median(computes), idle = observe::Median(idles);
-  if (!a.refit.empty()) return RefitFromTrace(a, traces.front(), wall);
+  if (!a.refit.empty()) return RefitFromTrace(a, traces, wall);
   std::optional<Prediction> predicted;
   if (!a.scenario.empty() || !a.plan.empty()) {
     Expected<Prediction> p = Predict(a);
@@ -608,18 +783,21 @@ int ObserveKineto(const ObserveArgs& a) {
     }
     predicted = std::move(*p);
   }
-  if (predicted) {  // a trace of other hardware than the scenario's is refused
-    const std::string& gpu = predicted->scenario.instance.gpu.name;
-    const std::string family = gpu.substr(0, gpu.find('-'));
-    for (const observe::KinetoTrace& t : traces) {
-      if (!t.device.empty() && t.device.find(family) == std::string::npos) {
-        std::cerr << "trainsim: " << t.file << ": traced on " << t.device << ", but "
-                  << predicted->scenario.instance.name << " has " << gpu
-                  << ": compare a trace with the hardware it ran on\n";
-        return 1;
-      }
+  std::optional<InstanceType> type;  // places the collectives' groups on nodes
+  if (predicted) {
+    if (Status st = CheckTraceDevice(traces, predicted->scenario); !st.ok()) return Fail(st);
+    type = predicted->scenario.instance;
+  } else if (!a.instance.empty()) {
+    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+    if (!catalog.ok()) return Fail(catalog.status());
+    const InstanceType* t = catalog->Find(a.instance);
+    if (t == nullptr) {
+      return Fail(Status::InvalidInput("--instance: unknown instance type \"" + a.instance +
+                                       "\" (trainsim catalog list)"));
     }
+    type = *t;
   }
+  const InstanceType* on = type ? &*type : nullptr;
   const double n = static_cast<double>(walls.size());
   if (a.json) {
     ordered_json j;
@@ -647,6 +825,7 @@ int ObserveKineto(const ObserveArgs& a) {
     j["measured_exposed_comm_s"] = comm;
     j["measured_compute_s"] = compute;
     j["measured_idle_s"] = idle;
+    j["collectives"] = TraceCollectivesReport(traces, a.warmup, on, false);
     if (predicted) {
       const double step = predicted->result.step.step_time_s;
       const sim::Breakdown& bd = predicted->result.step.breakdown;
@@ -670,7 +849,10 @@ int ObserveKineto(const ObserveArgs& a) {
             << " s, attention " << Fixed(kinds[1] / n, 4) << " s, other kernels "
             << Fixed(kinds[3] / n, 4) << " s, communication " << Fixed(kinds[2] / n, 4)
             << " s of which exposed " << Fixed(comm, 4) << " s (median)\n";
-  if (!predicted) return 0;
+  if (!predicted) {
+    TraceCollectivesReport(traces, a.warmup, on, true);
+    return 0;
+  }
   const double step = predicted->result.step.step_time_s;
   const sim::Breakdown& bd = predicted->result.step.breakdown;
   std::cout << "\n" << predicted->scenario.name << " simulated (seconds per step, medians):\n";
@@ -682,6 +864,7 @@ int ObserveKineto(const ObserveArgs& a) {
   row("compute", PredictedCompute(bd), compute);
   row("exposed communication", PredictedExposedComm(bd), comm);
   row("idle (bubbles, waits)", PredictedIdle(bd), idle);
+  TraceCollectivesReport(traces, a.warmup, on, true);
   return 0;
 }
 

@@ -17,10 +17,65 @@ bool Contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
 }
 
+// What PyTorch records of a collective (the args of record_param_comms, which libkineto also
+// copies to the NCCL kernel it launched): "Collective name", "dtype", "In msg nelems",
+// "Out msg nelems", "Group size".
+struct CommMeta {
+  std::string name, dtype;
+  double in_nelems = 0, out_nelems = 0;
+  int group_size = 0;
+  std::vector<int> ranks;  // "Process Group Ranks": "[0, 8, 16, 24]"; empty when cut ("...")
+};
+
+// "[0, 8, 16]" -> {0, 8, 16}; empty for a list PyTorch shortened ("[0, 1, ..., 63]") or not
+// a list of ranks.
+std::vector<int> ParseRanks(std::string_view text) {
+  std::vector<int> out;
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') return {};
+  std::string_view body = text.substr(1, text.size() - 2);
+  while (!body.empty()) {
+    const size_t comma = body.find(',');
+    std::string_view item = body.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty() || item.size() > 9 ||
+        item.find_first_not_of("0123456789") != std::string_view::npos) {
+      return {};
+    }
+    out.push_back(std::stoi(std::string(item)));
+    if (comma == std::string_view::npos) break;
+    body.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+// The bytes of one element of a c10 dtype as PyTorch names it ("Float", "BFloat16"); 0 unknown.
+double DtypeBytes(std::string_view d) {
+  if (d == "Double" || d == "Long" || d == "ComplexFloat") return 8;
+  if (d == "Float" || d == "Int") return 4;
+  if (d == "BFloat16" || d == "Half" || d == "Short") return 2;
+  if (d == "Byte" || d == "Char" || d == "Bool" || d.rfind("Float8", 0) == 0) return 1;
+  return 0;
+}
+
+// trainsim's name of a collective from PyTorch's ("allreduce", "_allgather_base",
+// "reduce_scatter_tensor_coalesced", "all_to_all", "send"); "" for others (barrier).
+std::string CommOp(std::string_view name) {
+  auto has = [&](std::string_view part) { return Contains(name, part); };
+  if (has("allreduce") || has("all_reduce")) return "all_reduce";
+  if (has("allgather") || has("all_gather")) return "all_gather";
+  if (has("reduce_scatter")) return "reduce_scatter";
+  if (has("alltoall") || has("all_to_all")) return "all_to_all";
+  if (has("broadcast")) return "broadcast";
+  if (has("send") || has("recv")) return "send_recv";
+  return "";
+}
+
 struct Kernel {
   TimedKernel t;  // with a GEMM's shape where its args give it
   int pid = 0;
   int64_t external_id = -1;
+  CommMeta comm;  // a collective's, where its args give it
 };
 
 struct Annotation {
@@ -38,6 +93,7 @@ struct Event {
   double m = 0, n = 0, k = 0;  // args.M, args.N, args.K
   int64_t external_id = -1;    // args["External id"]: joins a kernel to the op that launched it
   std::vector<std::vector<double>> dims;  // args["Input Dims"] of a CPU op
+  CommMeta comm;                          // a collective's args (record_param_comms' fields)
 };
 
 // A SAX handler that keeps one event of the top-level "traceEvents" array at a time.
@@ -46,7 +102,9 @@ class TraceHandler : public nlohmann::json::json_sax_t {
   std::vector<Kernel> kernels;
   std::vector<Annotation> annotations;
   std::map<int64_t, std::array<double, 3>> mm_shapes;  // External id -> (M, N, K)
+  std::map<int64_t, CommMeta> comm_ops;                // External id -> record_param_comms
   int64_t events = 0;
+  int rank = -1, world_size = 0;  // distributedInfo
   std::string device;
   bool saw_trace_events = false;
   size_t error_at = 0;
@@ -61,6 +119,11 @@ class TraceHandler : public nlohmann::json::json_sax_t {
     // "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", ...}]: the first GPU's name.
     if (depth_ == 3 && top_key_ == "deviceProperties" && key_ == "name" && device.empty()) {
       device = v;
+    }
+    if (in_events_ && depth_ == 4 && key_ == "args") {
+      if (arg_key_ == "Collective name") event_.comm.name = v;
+      if (arg_key_ == "dtype") event_.comm.dtype = v;
+      if (arg_key_ == "Process Group Ranks") event_.comm.ranks = ParseRanks(v);
     }
     if (InEvent()) {
       if (key_ == "ph") event_.ph = v;
@@ -79,6 +142,7 @@ class TraceHandler : public nlohmann::json::json_sax_t {
     if (depth_ == 1) top_key_ = k;
     if (depth_ == 3) key_ = k;
     if (depth_ == 4) arg_key_ = k;
+    if (depth_ == 2) info_key_ = k;
     return true;
   }
   bool end_object() override {
@@ -117,6 +181,14 @@ class TraceHandler : public nlohmann::json::json_sax_t {
       if (arg_key_ == "N") event_.n = v;
       if (arg_key_ == "K") event_.k = v;
       if (arg_key_ == "External id") event_.external_id = static_cast<int64_t>(v);
+      if (arg_key_ == "In msg nelems") event_.comm.in_nelems = v;
+      if (arg_key_ == "Out msg nelems") event_.comm.out_nelems = v;
+      if (arg_key_ == "Group size") event_.comm.group_size = static_cast<int>(v);
+    }
+    // "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 64}
+    if (depth_ == 2 && top_key_ == "distributedInfo") {
+      if (info_key_ == "rank") rank = static_cast<int>(v);
+      if (info_key_ == "world_size") world_size = static_cast<int>(v);
     }
     if (InDims() && depth_ == 6 && !event_.dims.empty()) event_.dims.back().push_back(v);
     if (InEvent()) {
@@ -137,11 +209,15 @@ class TraceHandler : public nlohmann::json::json_sax_t {
       std::tie(k.t.m, k.t.n, k.t.k) = std::tie(event_.m, event_.n, event_.k);
       k.pid = static_cast<int>(event_.pid);
       k.external_id = event_.external_id;
+      k.comm = event_.comm;
       kernels.push_back(k);
       return;
     }
     // A matrix multiply's shape, for the kernels it launched: aten::mm (M x K, K x N) and
     // aten::addmm (bias, M x K, K x N), as torch.profiler(record_shapes=True) records them.
+    if (event_.cat == "cpu_op" && event_.external_id >= 0 && !event_.comm.name.empty()) {
+      comm_ops[event_.external_id] = event_.comm;
+    }
     if (event_.cat == "cpu_op" && event_.external_id >= 0) {
       const std::vector<std::vector<double>>& d = event_.dims;
       const size_t first = event_.name == "aten::mm" ? 0 : event_.name == "aten::addmm" ? 1 : 9;
@@ -160,7 +236,7 @@ class TraceHandler : public nlohmann::json::json_sax_t {
 
   int depth_ = 0;
   bool in_events_ = false;
-  std::string top_key_, key_, arg_key_;
+  std::string top_key_, key_, arg_key_, info_key_;
   Event event_;
 };
 
@@ -277,7 +353,7 @@ std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<St
         s.gemms.push_back({g.m, g.n, g.k, seconds});
       }
       if (inside && g.kind == KernelKind::kComm && !g.comm_op.empty() && g.comm_bytes > 0) {
-        s.comms.push_back({g.comm_op, g.comm_bytes, g.comm_group_ranks, seconds});
+        s.comms.push_back({g.comm_op, g.comm_bytes, g.comm_group_ranks, seconds, g.comm_group});
       }
     }
     for (int k = 0; k < 4; ++k) s.kernel_s[k] = Length(Union(by_kind[k])) / 1e6;
@@ -317,11 +393,26 @@ Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
   }
   t.device_pid = h.kernels.front().pid;
   t.device = h.device;
+  t.rank = h.rank;
+  t.world_size = h.world_size;
   for (Kernel& k : h.kernels) {  // GEMM kernels take the shape of the op that launched them
     if (k.t.kind != KernelKind::kGemm || k.t.m > 0 || k.external_id < 0) continue;
     const auto it = h.mm_shapes.find(k.external_id);
     if (it != h.mm_shapes.end())
       std::tie(k.t.m, k.t.n, k.t.k) = std::tie(it->second[0], it->second[1], it->second[2]);
+  }
+  // Collectives: the kernel's own args, else those of the record_param_comms that launched it;
+  // the size as nccl-tests counts it (the larger buffer).
+  for (Kernel& k : h.kernels) {
+    if (k.t.kind != KernelKind::kComm) continue;
+    if (k.comm.name.empty() && k.external_id >= 0) {
+      const auto it = h.comm_ops.find(k.external_id);
+      if (it != h.comm_ops.end()) k.comm = it->second;
+    }
+    k.t.comm_op = CommOp(k.comm.name);
+    k.t.comm_bytes = std::max(k.comm.in_nelems, k.comm.out_nelems) * DtypeBytes(k.comm.dtype);
+    k.t.comm_group_ranks = k.comm.group_size;
+    if (static_cast<int>(k.comm.ranks.size()) == k.comm.group_size) k.t.comm_group = k.comm.ranks;
   }
   // Steps: the GPU-side annotations where the trace has them, else the CPU-side ones.
   const bool gpu = std::any_of(h.annotations.begin(), h.annotations.end(),

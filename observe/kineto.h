@@ -43,6 +43,7 @@ struct CommSample {
   double bytes = 0;
   int group_ranks = 0;
   double seconds = 0;
+  std::vector<int> group;  // the group's global ranks ("Process Group Ranks"); empty: not recorded
 };
 
 struct TraceStep {
@@ -63,6 +64,8 @@ struct KinetoTrace {
   int64_t kernels = 0;  // of them GPU kernels
   int device_pid = -1;  // the device the steps were summed on (the first with kernels)
   std::string device;   // deviceProperties[0].name ("NVIDIA H100 80GB HBM3"), "" when absent
+  int rank = -1;        // distributedInfo.rank, -1 when absent
+  int world_size = 0;   // distributedInfo.world_size: the job's ranks, 0 when absent
   std::vector<TraceStep> steps;  // in order of their start
 };
 
@@ -75,6 +78,7 @@ struct TimedKernel {
   std::string comm_op;
   double comm_bytes = 0;
   int comm_group_ranks = 0;
+  std::vector<int> comm_group;
 };
 
 // One step's span (a ProfilerStep#N annotation or what another format marks as a step).

@@ -130,6 +130,27 @@ TEST_F(LocalCliTest, PrintsEachStepBesideThePrediction) {
   const nlohmann::json& last = t["traces"][0]["steps"][3];
   EXPECT_GT(last["gemm_s"].get<double>(), 0.5 * last["wall_s"].get<double>());
   EXPECT_NEAR(t["measured_step_s"].get<double>(), measured, 0.1 * measured);
+  // The profile refitted from the trace: its GEMM shapes and the memory-bound rate, whose
+  // simulated work then takes what the trace's other kernels took (docs/observe.md 3c).
+  const std::string refit = (dir_ / "refit.json").string();
+  ASSERT_EQ(Wait(Start({TRAINSIM_BINARY, "observe", (local / "trace.json").string(), "--warmup",
+                        "3", "--profile", profile_, "--scenario",
+                        (local / "scenario.json").string(), "--refit", refit, "--json"})),
+            0)
+      << Err();
+  const nlohmann::json r = nlohmann::json::parse(Out())["refit"];
+  EXPECT_GT(r["gemm_shapes"].get<int>(), 3);
+  const nlohmann::json& m = r["memory"];
+  EXPECT_NEAR(m["refitted_GBps"].get<double>(),
+              m["rate_GBps"].get<double>() * m["simulated_memory_bound_s"].get<double>() /
+                  m["measured_other_kernels_s"].get<double>(),
+              1e-9 * m["rate_GBps"].get<double>());
+  ASSERT_EQ(Wait(Start({TRAINSIM_BINARY, "simulate", (local / "scenario.json").string(),
+                        "--profile", refit, "--json"})),
+            0)
+      << Err();
+  EXPECT_NEAR(nlohmann::json::parse(Out())["step_time_s"].get<double>(),
+              r["refitted_step_s"].get<double>(), 1e-9);
 }
 
 // Ctrl-C stops the run after a step (exit 130, a hint); --resume finishes it.

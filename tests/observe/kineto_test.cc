@@ -61,6 +61,30 @@ TEST(Kineto, StepsKernelTimeAndExposedCommunication) {
   EXPECT_DOUBLE_EQ(b.exposed_comm_s, 110e-6);
   EXPECT_DOUBLE_EQ(b.compute_s, 440e-6);  // 2010-2450
   EXPECT_DOUBLE_EQ(b.idle_s, 350e-6);     // 900 - 440 - 110
+  EXPECT_EQ(t->rank, 3);                  // distributedInfo
+  EXPECT_EQ(t->world_size, 64);
+}
+
+// Collectives' sizes: step 7's all-reduce carries PyTorch's args itself (16 Mi bf16 elements:
+// 32 MiB); step 8's reduce-scatter takes those of the record_param_comms with its External id
+// (4 Mi fp32 in, 512 Ki out: 16 MiB, the larger buffer as nccl-tests counts it). The
+// all-gather has no args (and is clipped): no sample.
+TEST(Kineto, CollectiveSizesFromPyTorchArgs) {
+  Expected<KinetoTrace> t = LoadKinetoTrace(kData + "kineto-synthetic.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps[0].comms.size(), 1u);
+  const CommSample& a = t->steps[0].comms[0];
+  EXPECT_EQ(a.op, "all_reduce");
+  EXPECT_DOUBLE_EQ(a.bytes, 32.0 * 1024 * 1024);
+  EXPECT_EQ(a.group_ranks, 8);
+  EXPECT_DOUBLE_EQ(a.seconds, 300e-6);
+  EXPECT_EQ(a.group, (std::vector<int>{3, 11, 19, 27, 35, 43, 51, 59}));
+  ASSERT_EQ(t->steps[1].comms.size(), 1u);
+  const CommSample& b = t->steps[1].comms[0];
+  EXPECT_EQ(b.op, "reduce_scatter");
+  EXPECT_DOUBLE_EQ(b.bytes, 16.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(b.seconds, 100e-6);
+  EXPECT_TRUE(b.group.empty());  // not recorded
 }
 
 // GEMM shapes from the args of trainsim-train's gemm_fp32 events, and the profile refitted
@@ -84,7 +108,7 @@ TEST(Kineto, GemmShapesRefitAProfile) {
   EXPECT_EQ(t->steps[1].gemms.size(), 3u);
   HardwareProfile base;
   base.gpu = "local-cpu-core";
-  Expected<GemmRefit> r = RefitGemms(*t, 1, base, "fp32");  // step 2 only
+  Expected<GemmRefit> r = RefitGemms({*t}, 1, base, "fp32");  // step 2 only
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->shapes, 2);
   EXPECT_EQ(r->samples, 3);
@@ -92,11 +116,45 @@ TEST(Kineto, GemmShapesRefitAProfile) {
   EXPECT_NEAR(*r->profile.GemmShapeFlopsPerSecond("fp32", 4, 8, 16), 1024 / 30e-6, 1e-3);
   EXPECT_NEAR(*r->profile.GemmShapeFlopsPerSecond("fp32", 8, 8, 16), 2048 / 8e-6, 1e-3);
   ASSERT_EQ(r->profile.gemm_tables.at("fp32").size(), 2u);
-  EXPECT_EQ(RefitGemms(*t, 2, base, "fp32").status().message(),
+  EXPECT_EQ(RefitGemms({*t}, 2, base, "fp32").status().message(),
             path +
                 ": no GEMM with a recorded shape (args M, N, K) in the steps after the "
                 "warm-up of 2: nothing to refit the GEMMs from");
+  // The other kernels (the transpose) of step 2: 5 us, the median over one step.
+  EXPECT_DOUBLE_EQ(MedianKernelSeconds({*t}, 1, KernelKind::kOther), 5e-6);
+  EXPECT_DOUBLE_EQ(MedianKernelSeconds({*t}, 2, KernelKind::kOther), 0);
   fs::remove_all(dir);
+}
+
+// The memory-bound rate refitted: the simulated 2 s at 10 GB/s took 4 s in the trace, so the
+// work's 20 GB run at 5 GB/s; the fit is recorded as a memory point, and a second refit of the
+// same trace replaces it.
+TEST(Kineto, MemoryRateRefit) {
+  HardwareProfile base;
+  base.memory_GBps = 10;
+  Expected<HardwareProfile> p = RefitMemoryRate(base, 10, 2, 4, 5, "t.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_DOUBLE_EQ(*p->memory_GBps, 5);
+  ASSERT_EQ(p->points.size(), 1u);
+  EXPECT_EQ(p->points[0].kind, "memory");
+  EXPECT_EQ(p->points[0].what, "non-GEMM kernels of t.json");
+  EXPECT_DOUBLE_EQ(p->points[0].bytes, 20e9);
+  EXPECT_DOUBLE_EQ(p->points[0].median_s, 4);
+  EXPECT_EQ(p->points[0].repetitions, 5);
+  Expected<HardwareProfile> again = RefitMemoryRate(*p, 5, 4, 2, 5, "t.json");
+  ASSERT_TRUE(again.ok());
+  EXPECT_DOUBLE_EQ(*again->memory_GBps, 10);
+  EXPECT_EQ(again->points.size(), 1u);
+  // The profile writes and reads back with the fit.
+  Expected<HardwareProfile> back = ParseHardwareProfile(HardwareProfileToJson(*p), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_DOUBLE_EQ(*back->memory_GBps, 5);
+  EXPECT_EQ(RefitMemoryRate(base, 10, 2, 0, 5, "t.json").status().message(),
+            "t.json: no kernel other than GEMMs, attention and communication in the steps after "
+            "the warm-up: nothing to refit the memory-bound rate from");
+  EXPECT_EQ(RefitMemoryRate(base, 10, 0, 4, 5, "t.json").status().message(),
+            "the simulated step has no memory-bound work to refit (no norm, activation or "
+            "optimizer kernel in the model)");
 }
 
 // In a PyTorch trace (record_shapes=True) a GEMM kernel's shape is its launching op's: aten::mm

@@ -7,9 +7,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/hardware_profile.h"
 #include "tests/test_util.h"
 
 namespace trainsim {
@@ -136,6 +138,81 @@ TEST(ObserveCli, KinetoTraceSteps) {
   EXPECT_EQ(warm.err,
             "trainsim: tests/observe/data/kineto-synthetic.json: no step after the warm-up of 2: "
             "profile more steps, or lower --warmup\n");
+}
+
+// The trace's collectives with their sizes (kineto_test.cc), placed on p5 nodes of 8 GPUs: the
+// all-reduce's ranks 3, 11, ..., 59 span 8 nodes; the reduce-scatter's group, not recorded,
+// packs one node. Each row simulated as nccl-tests would run it.
+TEST(ObserveCli, TraceCollectivesBesideTheSimulated) {
+  const Result r = Trainsim(
+      "observe tests/observe/data/kineto-synthetic.json --warmup 0 --instance p5.48xlarge --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json c = json::parse(r.out)["collectives"];
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0]["op"], "all_reduce");
+  EXPECT_EQ(c[0]["ranks"], 8);
+  EXPECT_EQ(c[0]["nodes"], 8);
+  EXPECT_DOUBLE_EQ(c[0]["rows"][0]["bytes"].get<double>(), 32.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(c[0]["rows"][0]["time_us"].get<double>(), 300);
+  // busbw = 32 MiB / 300 us x 2 (8 - 1) / 8
+  EXPECT_NEAR(c[0]["rows"][0]["busbw_GBps"].get<double>(), 33554432 / 300e-6 / 1e9 * 1.75, 1e-9);
+  EXPECT_GT(c[0]["rows"][0]["simulated_busbw_GBps"].get<double>(), 0);
+  EXPECT_EQ(c[1]["op"], "reduce_scatter");
+  EXPECT_EQ(c[1]["nodes"], 1);
+  // Without an instance the groups are not placed: no node count, nothing simulated.
+  const json bare = json::parse(
+      Trainsim("observe tests/observe/data/kineto-synthetic.json --warmup 0 --json").out);
+  EXPECT_TRUE(bare["collectives"][0]["nodes"].is_null());
+  EXPECT_FALSE(bare["collectives"][0]["rows"][0].contains("simulated_busbw_GBps"));
+}
+
+// A trace that contradicts the configuration or the profile is refused: another job size,
+// traces of two runs, a profile of another GPU, a refit against a plan.
+TEST(ObserveCli, TracesThatContradictAreRefused) {
+  const std::string dir =
+      fs::temp_directory_path() / ("observe_contradict." + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string text = test::ReadFile(std::string(TRAINSIM_SOURCE_DIR) +
+                                    "/tests/observe/data/kineto-synthetic.json");
+  auto replace = [](std::string s, const std::string& from, const std::string& to) {
+    return s.replace(s.find(from), from.size(), to);
+  };
+  const std::string a100 = dir + "/a100.json", small = dir + "/small.json";
+  std::ofstream(a100) << replace(text, "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB");
+  std::ofstream(small) << replace(text, "\"world_size\": 64", "\"world_size\": 8");
+  const Result size = Trainsim("observe " + a100 + " --scenario " + kScenario);
+  EXPECT_EQ(size.exit_code, 1);
+  EXPECT_EQ(size.err, "trainsim: " + a100 +
+                          ": traced in a job of 64 ranks, but megatron-synthetic runs on 8 GPUs: "
+                          "compare a trace with the configuration it ran\n");
+  const Result two = Trainsim("observe tests/observe/data/kineto-synthetic.json " + small);
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_EQ(two.err, "trainsim: " + small +
+                         ": a job of 8 ranks, tests/observe/data/kineto-synthetic.json of 64: "
+                         "give the traces of one run (one cluster) at a time\n");
+  HardwareProfile profile;
+  profile.provenance.backend = "cuda";
+  profile.provenance.device = "NVIDIA A100-SXM4-40GB";
+  profile.gpu = "A100-SXM4-40GB";
+  const std::string p = dir + "/a100-profile.json";
+  std::ofstream(p) << HardwareProfileToJson(profile);
+  const Result other = Trainsim("observe tests/observe/data/kineto-synthetic.json --profile " + p +
+                                " --refit " + dir + "/out.json");
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_EQ(other.err,
+            "trainsim: tests/observe/data/kineto-synthetic.json: traced on NVIDIA "
+            "H100 80GB HBM3, but " +
+                p +
+                " was measured on NVIDIA A100-SXM4-40GB: refit a profile of the "
+                "hardware the trace ran on\n");
+  const Result plan = Trainsim("observe tests/observe/data/kineto-synthetic.json --profile " + p +
+                               " --plan x.plan.json --refit " + dir + "/out.json");
+  EXPECT_EQ(plan.exit_code, 1);
+  EXPECT_EQ(plan.err,
+            "trainsim: --refit with a trace takes --scenario FILE (the configuration the run "
+            "used), not --plan\n");
+  EXPECT_FALSE(fs::exists(dir + "/out.json"));
+  fs::remove_all(dir);
 }
 
 TEST(ObserveCli, RefusalsExitOneWithTheReason) {

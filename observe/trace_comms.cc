@@ -1,0 +1,82 @@
+#include "observe/trace_comms.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "observe/run_log.h"
+#include "sim/collective_run.h"
+
+namespace trainsim::observe {
+namespace {
+
+int NodesOf(const CommSample& c, int gpus_per_node) {
+  if (gpus_per_node <= 0) return 0;
+  if (!c.group.empty()) {
+    std::set<int> nodes;
+    for (int r : c.group) nodes.insert(r / gpus_per_node);
+    return static_cast<int>(nodes.size());
+  }
+  return (c.group_ranks + gpus_per_node - 1) / gpus_per_node;
+}
+
+sim::CollKind KindOf(NcclOp op) {
+  switch (op) {
+    case NcclOp::kAllGather:
+      return sim::CollKind::kAllGather;
+    case NcclOp::kReduceScatter:
+      return sim::CollKind::kReduceScatter;
+    case NcclOp::kAllToAll:
+      return sim::CollKind::kAllToAll;
+    default:
+      return sim::CollKind::kAllReduce;
+  }
+}
+
+}  // namespace
+
+std::vector<TraceCollectives> CollectivesOfTraces(const std::vector<KinetoTrace>& traces,
+                                                  int warmup, int gpus_per_node) {
+  // (op, ranks, nodes) -> bytes -> seconds
+  std::map<std::tuple<int, int, int>, std::map<double, std::vector<double>>> groups;
+  std::string gpu;
+  for (const KinetoTrace& t : traces) {
+    if (gpu.empty()) gpu = t.device;
+    for (size_t i = std::min<size_t>(std::max(0, warmup), t.steps.size()); i < t.steps.size();
+         ++i) {
+      for (const CommSample& c : t.steps[i].comms) {
+        Expected<NcclOp> op = ParseNcclOp(c.op, "op");
+        if (!op.ok() || c.group_ranks < 2 || c.seconds <= 0) continue;
+        groups[{static_cast<int>(*op), c.group_ranks, NodesOf(c, gpus_per_node)}][c.bytes]
+            .push_back(c.seconds);
+      }
+    }
+  }
+  std::vector<TraceCollectives> out;
+  for (const auto& [key, sizes] : groups) {
+    const auto [op, ranks, nodes] = key;
+    TraceCollectives tc;
+    tc.run.file = traces.empty() ? "" : traces.front().file;
+    tc.run.op = static_cast<NcclOp>(op);
+    tc.run.ranks = ranks;
+    tc.run.nodes = nodes;
+    tc.run.gpu = gpu;
+    const NcclOp o = *tc.run.op;  // sendrecv, broadcast and reduce count their bytes once
+    const bool once = o == NcclOp::kSendRecv || o == NcclOp::kBroadcast || o == NcclOp::kReduce;
+    const double factor = once ? 1.0 : sim::BusFactor(KindOf(o), ranks);
+    for (const auto& [bytes, seconds] : sizes) {
+      NcclRow row;
+      row.bytes = bytes;
+      row.time_us = Median(seconds) * 1e6;
+      row.algbw_GBps = bytes / (row.time_us * 1e-6) / 1e9;
+      row.busbw_GBps = row.algbw_GBps * factor;
+      tc.run.rows.push_back(row);
+      tc.samples.push_back(static_cast<int>(seconds.size()));
+    }
+    out.push_back(std::move(tc));
+  }
+  return out;
+}
+
+}  // namespace trainsim::observe
