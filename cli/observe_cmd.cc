@@ -17,11 +17,13 @@
 #include "core/hardware_profile.h"
 #include "core/scenario.h"
 #include "launch/plan_file.h"
+#include "observe/chakra.h"
 #include "observe/gemm_refit.h"
 #include "observe/kineto.h"
 #include "observe/nccl_compare.h"
 #include "observe/nccl_tests.h"
 #include "observe/run_log.h"
+#include "observe/sagemaker.h"
 #include "observe/trace_comms.h"
 #include "planner/sweep_journal.h"
 #include "sim/memory_model.h"
@@ -34,15 +36,18 @@ namespace {
 using nlohmann::ordered_json;
 
 const char kUsage[] =
-    "usage: trainsim observe FILE... [--format megatron|trainsim-local|nccl-tests|kineto]\n"
+    "usage: trainsim observe FILE... [--format FORMAT] [--log-stream NAME]\n"
     "                        [--op TEST] [--warmup N] [--scenario FILE | --plan FILE]\n"
     "                        [--profile FILE] [--catalog FILE] [--json]\n"
     "                        [--instance TYPE [--refit PROFILE_OUT]]\n"
     "\n"
     "  FILE            a training log (Megatron-LM iteration lines, trainsim-train's\n"
-    "                  steps.jsonl), a PyTorch profiler (Kineto) trace or an nccl-tests\n"
-    "                  output; one run per file\n"
-    "  --format F      the files' format (default: detected from their lines)\n"
+    "                  steps.jsonl, ...), a PyTorch profiler (Kineto) trace, an nccl-tests\n"
+    "                  output, a SageMaker job's CloudWatch metrics or log stream export or\n"
+    "                  Debugger system-metric files; one run per file\n"
+    "  --format F      the files' format (default: detected from their lines):\n"
+    "                  megatron, deepspeed, trainsim-local, nccl-tests, kineto, chakra,\n"
+    "                  cloudwatch, cloudwatch-logs, debugger\n"
     "  --op TEST       nccl-tests: the test, when the output does not name it\n"
     "  --warmup N      step lines skipped at the start of each log (default 1)\n"
     "  --scenario FILE compare the logs' steady step with the simulated step of this\n"
@@ -56,11 +61,12 @@ const char kUsage[] =
     "                  the rows of 128 MiB and more and write a profile with it (added\n"
     "                  to --profile's when given); traces: --profile's profile with the\n"
     "                  GEMMs they timed and, with --scenario, the memory-bound rate\n"
+    "  --log-stream S  a CloudWatch Logs export of several streams: the one to read\n"
     "  --json          one JSON object on stdout (docs/observe.md)\n";
 
 struct ObserveArgs {
   std::vector<std::string> files;
-  std::string format, op, scenario, plan, profile, catalog, instance, refit;
+  std::string format, op, scenario, plan, profile, catalog, instance, refit, log_stream;
   int warmup = 1;
   bool json = false;
 };
@@ -78,7 +84,7 @@ Expected<ObserveArgs> Parse(int argc, char** argv) {
     const std::pair<const char*, std::string*> kValues[] = {
         {"--format", &a.format},     {"--op", &a.op},           {"--scenario", &a.scenario},
         {"--plan", &a.plan},         {"--profile", &a.profile}, {"--catalog", &a.catalog},
-        {"--instance", &a.instance}, {"--refit", &a.refit}};
+        {"--instance", &a.instance}, {"--refit", &a.refit},     {"--log-stream", &a.log_stream}};
     const auto named = std::find_if(std::begin(kValues), std::end(kValues),
                                     [&](const auto& v) { return arg == v.first; });
     if (arg == "--json") {
@@ -179,6 +185,157 @@ ordered_json SummaryJson(const observe::RunLog& log, const observe::StepSummary&
   return j;
 }
 
+// The first 64 KiB of a file ("" when it cannot be read).
+std::string Head(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(1 << 16, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
+}
+
+// A SageMaker export's format: --format's, else detected from the file's first bytes.
+std::optional<observe::SageMakerFormat> SageMakerFormatOf(const ObserveArgs& a,
+                                                          const std::string& file) {
+  if (!a.format.empty()) {
+    Expected<observe::SageMakerFormat> f = observe::ParseSageMakerFormat(a.format, "--format");
+    return f.ok() ? std::optional(*f) : std::nullopt;
+  }
+  return observe::DetectSageMakerFormat(Head(file));
+}
+
+// SageMaker's instance metrics (CloudWatch exports, Debugger files): each series' statistics and
+// the GPU utilization per GPU of each host, with the hosts' spread.
+int ObserveSystemMetrics(const ObserveArgs& a, observe::SageMakerFormat format) {
+  const bool debugger = format == observe::SageMakerFormat::kDebugger;
+  if (!debugger && a.files.size() > 1) {
+    return Fail(Status::InvalidInput("a CloudWatch metrics export at a time (" + a.files[1] +
+                                     ": a second file)"));
+  }
+  if (!a.plan.empty() || !a.refit.empty() || !a.profile.empty()) {
+    return Fail(Status::InvalidInput(
+        "SageMaker metrics are read, not simulated: --plan, --profile and --refit do not apply "
+        "(--instance or --scenario give the GPUs per host)"));
+  }
+  Expected<observe::SystemMetrics> m =
+      debugger ? observe::LoadDebuggerMetrics(a.files) : observe::LoadCloudWatchMetrics(a.files[0]);
+  if (!m.ok()) return Fail(m.status());
+  std::optional<int> gpus;  // per host: the instance's (SageMaker names it ml.TYPE)
+  std::string instance = a.instance;
+  if (!a.scenario.empty()) {
+    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+    if (!catalog.ok()) return Fail(catalog.status());
+    Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog);
+    if (!s.ok()) return Fail(s.status());
+    gpus = s->instance.gpus;
+  } else if (!instance.empty()) {
+    if (instance.rfind("ml.", 0) == 0) instance = instance.substr(3);
+    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+    if (!catalog.ok()) return Fail(catalog.status());
+    const InstanceType* t = catalog->Find(instance);
+    if (t == nullptr) {
+      return Fail(Status::InvalidInput("--instance: unknown instance type \"" + a.instance +
+                                       "\" (trainsim catalog list)"));
+    }
+    gpus = t->gpus;
+  }
+  const bool has_gpu = std::any_of(m->series.begin(), m->series.end(),
+                                   [](const auto& x) { return x.metric == "GPUUtilization"; });
+  std::optional<observe::GpuUtilizationSummary> summary;
+  std::string why_not;
+  if (has_gpu && (debugger || gpus)) {
+    Expected<observe::GpuUtilizationSummary> g = observe::SummarizeGpuUtilization(*m, gpus);
+    if (!g.ok()) return Fail(g.status());
+    summary = std::move(*g);
+  } else if (has_gpu) {
+    why_not =
+        "CloudWatch sums GPUUtilization over the instance's GPUs: give --instance TYPE to "
+        "read it per GPU";
+  }
+  if (a.json) {
+    ordered_json series = ordered_json::array();
+    for (const observe::MetricSeries& x : m->series) {
+      const observe::SeriesStats st = observe::Statistics(x);
+      series.push_back({{"metric", x.metric},
+                        {"host", x.host},
+                        {"device", x.device},
+                        {"statistic", x.statistic},
+                        {"id", x.id},
+                        {"partial", x.partial},
+                        {"count", st.count},
+                        {"mean", st.mean},
+                        {"median", st.median},
+                        {"min", st.min},
+                        {"max", st.max},
+                        {"first", st.count ? observe::FormatUtc(st.first_s) : ""},
+                        {"last", st.count ? observe::FormatUtc(st.last_s) : ""}});
+    }
+    ordered_json j = {{"files", m->files},
+                      {"source", observe::ToString(m->source)},
+                      {"series", series},
+                      {"messages", m->messages},
+                      {"more_pages", m->more_pages}};
+    if (summary) {
+      ordered_json hosts = ordered_json::array();
+      for (const observe::HostGpuUtilization& h : summary->hosts) {
+        hosts.push_back(
+            {{"host", h.host}, {"mean_pct", h.mean_pct}, {"gpus", h.gpus}, {"samples", h.samples}});
+      }
+      j["gpu_utilization"] = {{"gpus_per_host", gpus ? ordered_json(*gpus) : ordered_json(nullptr)},
+                              {"hosts", hosts},
+                              {"mean_pct", summary->mean_pct},
+                              {"spread_pct", summary->spread_pct},
+                              {"straggler", summary->straggler ? ordered_json(*summary->straggler)
+                                                               : ordered_json(nullptr)}};
+    }
+    std::cout << ordered_json{{"sagemaker_metrics", j}}.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << m->files.front()
+            << (m->files.size() > 1 ? " (and " + std::to_string(m->files.size() - 1) + " more)"
+                                    : "")
+            << ": " << observe::ToString(m->source) << ", " << m->series.size() << " series\n";
+  int host_width = 4;
+  for (const observe::MetricSeries& x : m->series) {
+    host_width = std::max(host_width, static_cast<int>(x.host.size()));
+  }
+  std::printf("  %-22s %-*s %-7s %7s %9s %9s %9s %9s  %s\n", "metric", host_width, "host", "device",
+              "points", "mean", "median", "min", "max", "first .. last (UTC)");
+  for (const observe::MetricSeries& x : m->series) {
+    const observe::SeriesStats st = observe::Statistics(x);
+    const std::string span =
+        st.count ? observe::FormatUtc(st.first_s) + " .. " + observe::FormatUtc(st.last_s) : "-";
+    std::printf("  %-22s %-*s %-7s %7d %9.1f %9.1f %9.1f %9.1f  %s%s\n", x.metric.c_str(),
+                host_width, x.host.empty() ? "-" : x.host.c_str(),
+                x.device.empty() ? "-" : x.device.c_str(), st.count, st.mean, st.median, st.min,
+                st.max, span.c_str(), x.partial ? " (partial)" : "");
+  }
+  for (const std::string& msg : m->messages) std::cout << "  message: " << msg << "\n";
+  if (m->more_pages) {
+    std::cout << "  the export has a NextToken: later pages are not in the file\n";
+  }
+  if (!why_not.empty()) std::cout << "GPU utilization: " << why_not << "\n";
+  if (!summary) return 0;
+  std::cout << "GPU utilization per GPU"
+            << (gpus && !debugger
+                    ? " (GPUUtilization / " + std::to_string(*gpus) + " GPUs per host)"
+                    : "")
+            << ":\n";
+  for (const observe::HostGpuUtilization& h : summary->hosts) {
+    std::printf("  %-*s %6.1f%%  (%d points)\n", host_width, h.host.empty() ? "-" : h.host.c_str(),
+                h.mean_pct, h.samples);
+  }
+  std::cout << "  mean " << Fixed(summary->mean_pct, 1) << "%; hosts differ by "
+            << Fixed(summary->spread_pct, 1) << " points";
+  if (summary->straggler) {
+    std::cout << ": " << *summary->straggler
+              << " lowest, a straggler? (its GPUs idle more: its input pipeline or CPU work; the "
+                 "others wait for it in their collectives)";
+  }
+  std::cout << "\n";
+  return 0;
+}
+
 int ObserveLogs(const ObserveArgs& a) {
   std::optional<observe::LogFormat> format;
   if (!a.format.empty()) {
@@ -188,7 +345,10 @@ int ObserveLogs(const ObserveArgs& a) {
   std::vector<observe::RunLog> logs;
   std::vector<observe::StepSummary> summaries;
   for (const std::string& file : a.files) {
-    Expected<observe::RunLog> log = observe::LoadRunLog(file, format);
+    Expected<observe::RunLog> log =
+        SageMakerFormatOf(a, file) == observe::SageMakerFormat::kCloudWatchLogs
+            ? observe::LoadCloudWatchRunLog(file, std::nullopt, a.log_stream)
+            : observe::LoadRunLog(file, format);
     if (!log.ok()) {
       return Fail(log.status());
     }
@@ -747,12 +907,17 @@ Status CheckOneRun(const std::vector<observe::KinetoTrace>& traces) {
 
 int ObserveKineto(const ObserveArgs& a) {
   std::vector<observe::KinetoTrace> traces;
+  std::vector<const char*> formats;  // per trace: "Kineto" or "Chakra"
   for (const std::string& file : a.files) {
-    Expected<observe::KinetoTrace> t = observe::LoadKinetoTrace(file);
+    const bool chakra =
+        a.format == "chakra" || (a.format.empty() && observe::LooksLikeChakra(Head(file)));
+    Expected<observe::KinetoTrace> t =
+        chakra ? observe::LoadChakraTrace(file) : observe::LoadKinetoTrace(file);
     if (!t.ok()) {
       return Fail(t.status());
     }
     traces.push_back(std::move(*t));
+    formats.push_back(chakra ? "Chakra" : "Kineto");
   }
   if (Status st = CheckOneRun(traces); !st.ok()) return Fail(st);
   // Steady state: each trace's steps after --warmup, pooled; medians of wall and exposed comm.
@@ -840,9 +1005,9 @@ int ObserveKineto(const ObserveArgs& a) {
     return 0;
   }
   for (const observe::KinetoTrace& t : traces) {
-    std::cout << t.file << ": Kineto trace, " << t.events << " events, " << t.kernels
-              << " GPU kernels, " << t.steps.size() << " steps (device pid " << t.device_pid
-              << ")\n";
+    std::cout << t.file << ": " << formats[&t - traces.data()] << " trace, " << t.events
+              << " events, " << t.kernels << " GPU kernels, " << t.steps.size()
+              << " steps (device pid " << t.device_pid << ")\n";
   }
   std::cout << "  " << walls.size() << " steps after " << a.warmup << " warm-up: step "
             << Fixed(wall, 4) << " s median; per step on average GEMM " << Fixed(kinds[0] / n, 4)
@@ -908,14 +1073,27 @@ int ObserveCommand(int argc, char** argv) {
   if (a->format == "nccl-tests" || (a->format.empty() && LooksLikeNcclTests(a->files[0]))) {
     return ObserveNccl(*a);
   }
-  if (a->format == "kineto" || (a->format.empty() && LooksLikeKineto(a->files[0]))) {
+  if (a->format == "kineto" || a->format == "chakra" ||
+      (a->format.empty() &&
+       (LooksLikeKineto(a->files[0]) || observe::LooksLikeChakra(Head(a->files[0]))))) {
     return ObserveKineto(*a);
   }
-  if (!a->format.empty()) {
+  const std::optional<observe::SageMakerFormat> sagemaker = SageMakerFormatOf(*a, a->files[0]);
+  if (sagemaker == observe::SageMakerFormat::kCloudWatch ||
+      sagemaker == observe::SageMakerFormat::kDebugger) {
+    return ObserveSystemMetrics(*a, *sagemaker);
+  }
+  if (!a->format.empty() && !sagemaker) {
     if (Expected<observe::LogFormat> f = observe::ParseLogFormat(a->format, "--format"); !f.ok()) {
-      std::cerr << "trainsim: " << f.status().message() << " (or nccl-tests, kineto)\n";
+      std::cerr << "trainsim: " << f.status().message()
+                << " (or nccl-tests, kineto, chakra, cloudwatch, cloudwatch-logs, debugger)\n";
       return 1;
     }
+  }
+  if (!a->log_stream.empty() && sagemaker != observe::SageMakerFormat::kCloudWatchLogs) {
+    std::cerr << "trainsim: --log-stream applies to a CloudWatch Logs export "
+                 "(--format cloudwatch-logs)\n";
+    return 1;
   }
   if (!a->op.empty()) {
     std::cerr << "trainsim: --op applies to nccl-tests output (--format nccl-tests)\n";

@@ -215,6 +215,57 @@ TEST(ObserveCli, TracesThatContradictAreRefused) {
   fs::remove_all(dir);
 }
 
+// SageMaker exports, detected from their first bytes: a CloudWatch get-metric-data export
+// (GPUUtilization summed over 8 GPUs per host: 700% and 560% are 87.5% and 70% per GPU, 17.5
+// points apart: algo-2 the straggler), Debugger files of two hosts joined, and a training job's
+// log stream read as the Megatron-LM log it holds (sagemaker_test.cc has the formats).
+TEST(ObserveCli, SageMakerExports) {
+  const std::string d = "tests/observe/data/";
+  const Result cw = Trainsim("observe " + d + "cloudwatch-get-metric-data.json --instance " +
+                             "ml.p4d.24xlarge --json");
+  ASSERT_EQ(cw.exit_code, 0) << cw.err;
+  const json g = json::parse(cw.out)["sagemaker_metrics"]["gpu_utilization"];
+  EXPECT_EQ(g["gpus_per_host"], 8);
+  EXPECT_DOUBLE_EQ(g["mean_pct"].get<double>(), 78.75);
+  EXPECT_EQ(g["straggler"], "llama-pretrain-2026-11-27-07-50-12-345/algo-2");
+  // Without the instance the sum is not divided: said, not guessed.
+  const Result bare = Trainsim("observe " + d + "cloudwatch-get-metric-data.json");
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_NE(bare.out.find("give --instance TYPE to read it per GPU"), std::string::npos);
+  const Result dbg = Trainsim("observe " + d + "debugger-1795766400.algo-1.json " + d +
+                              "debugger-1795766400.algo-2.json --json");
+  ASSERT_EQ(dbg.exit_code, 0) << dbg.err;
+  const json dj = json::parse(dbg.out)["sagemaker_metrics"];
+  EXPECT_EQ(dj["source"], "debugger");
+  EXPECT_EQ(dj["gpu_utilization"]["hosts"].size(), 2u);
+  const Result log = Trainsim("observe " + d + "logs-get-log-events-megatron.json --json");
+  ASSERT_EQ(log.exit_code, 0) << log.err;
+  const json lj = json::parse(log.out);
+  EXPECT_EQ(lj["runs"][0]["format"], "megatron");
+  EXPECT_DOUBLE_EQ(lj["measured_step_s"].get<double>(), 2.0);
+  // An export of two hosts' streams is one run per stream.
+  const Result two = Trainsim("observe " + d + "logs-filter-log-events-2hosts.json");
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_NE(two.err.find("events of 2 log streams"), std::string::npos) << two.err;
+  const Result one = Trainsim("observe " + d + "logs-filter-log-events-2hosts.json --log-stream " +
+                              "llama-pretrain-2026-11-27-07-50-12-345/algo-2-1795765812 --json");
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  const Result misplaced = Trainsim("observe " + std::string(kLog) + " --log-stream x");
+  EXPECT_EQ(misplaced.exit_code, 1);
+  EXPECT_EQ(misplaced.err,
+            "trainsim: --log-stream applies to a CloudWatch Logs export (--format "
+            "cloudwatch-logs)\n");
+}
+
+// A Chakra execution trace is detected from its bytes and read as a trace (chakra_test.cc).
+TEST(ObserveCli, ChakraTrace) {
+  const Result r = Trainsim("observe tests/observe/data/chakra-synthetic.0.et --warmup 0 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["traces"][0]["steps"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["traces"][0]["steps"][0]["wall_s"].get<double>(), 1000e-6);
+}
+
 TEST(ObserveCli, RefusalsExitOneWithTheReason) {
   struct Case {
     std::string args, first_line;
@@ -226,7 +277,7 @@ TEST(ObserveCli, RefusalsExitOneWithTheReason) {
        "scenario's 64: compare a run with the configuration it ran"},
       {std::string("observe ") + kLog + " --format hf",
        "trainsim: --format: unknown log format \"hf\"; expected megatron, deepspeed or "
-       "trainsim-local (or nccl-tests, kineto)"},
+       "trainsim-local (or nccl-tests, kineto, chakra, cloudwatch, cloudwatch-logs, debugger)"},
       {std::string("observe ") + kLog + " --format deepspeed",
        "trainsim: tests/observe/data/megatron-synthetic.log: no DeepSpeed throughput line "
        "(\"global_step=G, ..., CurrSamplesPerSec=S, ...\")"},
