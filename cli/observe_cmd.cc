@@ -15,6 +15,7 @@
 #include "core/catalog.h"
 #include "core/error_bands.h"
 #include "core/hardware_profile.h"
+#include "core/model_spec.h"
 #include "core/scenario.h"
 #include "launch/plan_file.h"
 #include "observe/chakra.h"
@@ -169,6 +170,13 @@ ordered_json SummaryJson(const observe::RunLog& log, const observe::StepSummary&
   j["format"] = observe::ToString(log.format);
   // DeepSpeed: the *_step_s figures below are seconds per sample (RunLog::per_sample).
   j["per_sample"] = log.per_sample;
+  // torchtitan: seconds per token per GPU (RunLog::per_token).
+  j["per_token"] = log.per_token;
+  j["figure"] = log.figure == observe::StepFigure::kSmoothed  ? "smoothed"
+                : log.figure == observe::StepFigure::kRunMean ? "run_mean"
+                                                              : "logged";
+  j["run_mean_step_s"] =
+      log.run_mean_step_s ? ordered_json(*log.run_mean_step_s) : ordered_json(nullptr);
   j["step_lines"] = log.steps.size();
   j["samples"] = s.samples;
   j["warmup_samples"] = s.warmup_samples;
@@ -362,7 +370,7 @@ int ObserveLogs(const ObserveArgs& a) {
   // Several files are several runs of one configuration: the same global batch, and logs that
   // give a step time or all a throughput.
   for (size_t i = 1; i < summaries.size(); ++i) {
-    if (logs[i].per_sample != logs[0].per_sample) {
+    if (logs[i].per_sample != logs[0].per_sample || logs[i].per_token != logs[0].per_token) {
       std::cerr << "trainsim: " << logs[i].file << ": a " << observe::ToString(logs[i].format)
                 << " log beside a " << observe::ToString(logs[0].format) << " one (" << logs[0].file
                 << "): give the runs of one framework\n";
@@ -409,21 +417,30 @@ int ObserveLogs(const ObserveArgs& a) {
     }
     predicted = std::move(*p);
   }
-  // A throughput log (DeepSpeed) gives seconds per sample: a step is the global batch's worth.
-  const bool per_sample = logs[0].per_sample;
-  if (per_sample && predicted) measured *= predicted->scenario.training.global_batch;
+  // A throughput log gives seconds per sample (DeepSpeed: a step is the global batch's worth)
+  // or per token per GPU (torchtitan: a step is the global batch's tokens over the GPUs).
+  const bool per_sample = logs[0].per_sample, per_token = logs[0].per_token;
+  double units_per_step = 0;  // samples, or tokens per GPU, per step
+  if (predicted) {
+    const Scenario& sc = predicted->scenario;
+    units_per_step = per_sample ? static_cast<double>(sc.training.global_batch)
+                                : static_cast<double>(sc.training.global_batch) *
+                                      TokensPerSample(sc.model) / sc.total_gpus();
+  }
+  if ((per_sample || per_token) && predicted) measured *= units_per_step;
+  const bool throughput = per_sample || per_token;
 
   if (a.json) {
     ordered_json j;
     j["runs"] = ordered_json::array();
     for (size_t i = 0; i < logs.size(); ++i)
       j["runs"].push_back(SummaryJson(logs[i], summaries[i]));
-    if (per_sample) {
-      j["measured_samples_per_s"] =
-          predicted ? predicted->scenario.training.global_batch / measured : 1 / measured;
+    if (throughput) {
+      j[per_sample ? "measured_samples_per_s" : "measured_tokens_per_s_per_gpu"] =
+          predicted ? units_per_step / measured : 1 / measured;
     }
     j["measured_step_s"] =
-        per_sample && !predicted ? ordered_json(nullptr) : ordered_json(measured);
+        throughput && !predicted ? ordered_json(nullptr) : ordered_json(measured);
     if (predicted) {
       const double step = predicted->result.step.step_time_s;
       ordered_json c;
@@ -453,10 +470,25 @@ int ObserveLogs(const ObserveArgs& a) {
     if (logs[i].per_sample) {
       std::cout << "  " << Fixed(1 / s.median_step_s, 2) << " samples/s median (the log gives "
                 << "a throughput: a step is the global batch's worth)";
+    } else if (logs[i].per_token) {
+      std::cout << "  " << Fixed(1 / s.median_step_s, 0)
+                << " tokens/s/GPU median (the log gives a throughput per GPU: a step is the "
+                   "scenario's tokens per step per GPU)";
+    } else if (logs[i].figure == observe::StepFigure::kRunMean) {
+      std::cout << "  step " << Fixed(s.median_step_s, 3)
+                << " s: the Trainer's whole-run mean (train_runtime / steps), warm-up included: "
+                   "the log has no per-step figure";
     } else {
       std::cout << "  step " << Fixed(s.median_step_s, 3) << " s median, "
                 << Fixed(s.mean_step_s, 3) << " mean, " << Fixed(s.min_step_s, 3) << "-"
                 << Fixed(s.max_step_s, 3) << " range";
+    }
+    if (logs[i].figure == observe::StepFigure::kSmoothed) {
+      std::cout << " (tqdm's moving average of the recent steps, not each step's time)";
+    }
+    if (logs[i].run_mean_step_s && logs[i].figure != observe::StepFigure::kRunMean) {
+      std::cout << "; the Trainer's own whole-run mean " << Fixed(*logs[i].run_mean_step_s, 3)
+                << " s (warm-up included)";
     }
     if (s.global_batch) std::cout << "; global batch " << *s.global_batch;
     if (s.median_tflops_per_gpu) {

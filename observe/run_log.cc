@@ -169,6 +169,203 @@ bool LooksLikeLocalLine(std::string_view line) {
   return !line.empty() && line.front() == '{';
 }
 
+// `line` without its ANSI escape sequences (ESC '[', parameters, a final byte '@'..'~'):
+// torchtitan colours each field of its step line.
+std::string WithoutAnsi(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+      i += 2;
+      while (i < line.size() && (line[i] < '@' || line[i] > '~')) ++i;
+      continue;  // the final byte too
+    }
+    out += line[i];
+  }
+  return out;
+}
+
+std::vector<std::string_view> Words(std::string_view s) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    const size_t start = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > start) words.push_back(s.substr(start, i - start));
+  }
+  return words;
+}
+
+// A number printed with thousands separators ("7,812", "1,234.56").
+std::optional<double> GroupedNumber(std::string_view s) {
+  std::string digits(s);
+  digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+  return Number(digits);
+}
+
+// torchtitan's step line ("step: N  loss: L  grad_norm: G  memory: ...  tps: T  tflops: F
+// mfu: M%", in colours), or nullopt for another line: "step: N  loss:" (not after "validate")
+// followed by one of the keys only torchtitan prints there. `rank` gets what precedes the
+// logger's "[titan]" (torchrun's "[rank0]:"), which tells the ranks of LOG_RANK=0,7 apart.
+Expected<std::optional<StepSample>> ParseTorchtitanLine(std::string_view raw,
+                                                        const std::string& file, int number,
+                                                        std::string* rank) {
+  if (raw.find("step:") == std::string_view::npos) return std::optional<StepSample>();
+  const size_t tag = raw.find("[titan]");
+  *rank = tag == std::string_view::npos ? "" : std::string(raw.substr(0, tag));
+  const std::string line = WithoutAnsi(raw);
+  const std::vector<std::string_view> w = Words(line);
+  size_t at = 0;
+  while (at + 3 < w.size() &&
+         !(w[at] == "step:" && w[at + 2] == "loss:" && (at == 0 || w[at - 1] != "validate"))) {
+    ++at;
+  }
+  if (at + 3 >= w.size()) return std::optional<StepSample>();
+  std::optional<std::string_view> tps, tflops;
+  bool titan = false;
+  for (size_t i = at + 4; i + 1 < w.size(); ++i) {
+    const std::string_view key = w[i];
+    if (key == "tps:" || key == "wps:") tps = w[i + 1];
+    if (key == "tflops:") tflops = w[i + 1];
+    titan = titan || key == "tps:" || key == "wps:" || key == "tflops:" || key == "mfu:" ||
+            key == "memory:" || key == "grad_norm:";
+  }
+  if (!titan) return std::optional<StepSample>();  // someone else's "step: N loss: L"
+  auto bad = [&](const char* key, std::string_view value, const char* expected) {
+    return Status::InvalidInput(Where(file, number) + "\"" + key + "\": expected " + expected +
+                                ", got \"" + std::string(value) + "\"");
+  };
+  StepSample s;
+  s.line = number;
+  const std::optional<int64_t> step = Integer(w[at + 1]);
+  if (!step || *step < 1) return bad("step", w[at + 1], "a whole number >= 1");
+  s.iteration = *step;
+  if (!tps) {
+    return Status::InvalidInput(Where(file, number) +
+                                "a torchtitan step line without \"tps: T\" (a cut line?)");
+  }
+  const std::optional<double> rate = GroupedNumber(*tps);
+  if (!rate || *rate <= 0) return bad("tps", *tps, "a positive number of tokens per second");
+  s.step_s = 1 / *rate;
+  if (tflops) {
+    s.tflops_per_gpu = GroupedNumber(*tflops);
+    if (!s.tflops_per_gpu) return bad("tflops", *tflops, "a number");
+  }
+  s.loss = Number(w[at + 3]);
+  return std::optional<StepSample>(s);
+}
+
+// One redraw of a tqdm bar without a description, as the Trainer's ProgressCallback draws it:
+// "  5%|▌         | 50/1000 [00:30<09:30,  1.67it/s]" (tqdm's format_meter: "{percentage:3.0f}%|
+// {bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]").
+struct BarUpdate {
+  int64_t n = 0, total = 0;
+  std::optional<double> step_s;  // nullopt: "?it/s", no rate yet
+  int line = 0;
+};
+
+// A segment of a line (the text after a carriage return) as a bar update; nullopt for other
+// text and for the bars that are not the training bar's kind (a description, a nested bar,
+// another unit).
+Expected<std::optional<BarUpdate>> ParseBar(std::string_view seg, const std::string& file,
+                                            int number) {
+  using Result = std::optional<BarUpdate>;
+  size_t i = 0;
+  while (i < seg.size() && seg[i] == ' ') ++i;
+  const size_t digits = i;
+  while (i < seg.size() && std::isdigit(static_cast<unsigned char>(seg[i]))) ++i;
+  if (i == digits || seg.substr(i, 2) != "%|") return Result();
+  if (seg.find("\x1b[A") != std::string_view::npos) return Result();  // drawn one row down
+  auto cut = [&] {
+    return Status::InvalidInput(Where(file, number) +
+                                "a tqdm progress bar without \"| N/M [ELAPSED<LEFT, RATE]\" "
+                                "after its \"%|\" (a cut line?)");
+  };
+  const size_t bar_end = seg.find('|', i + 2);
+  if (bar_end == std::string_view::npos || seg.substr(bar_end, 2) != "| ") return cut();
+  const size_t open = seg.find(" [", bar_end + 2);
+  const size_t close = open == std::string_view::npos ? open : seg.find(']', open);
+  if (close == std::string_view::npos) return cut();
+  const std::string_view times = seg.substr(open + 2, close - open - 2);  // "E<R, RATE, ..."
+  const size_t lt = times.find('<'), comma = times.find(", ");
+  if (lt == std::string_view::npos || comma == std::string_view::npos || comma < lt) return cut();
+  std::string_view rate = times.substr(comma + 2);
+  rate = Trim(rate.substr(0, rate.find(',')));
+  const bool per_second = rate.ends_with("it/s");
+  if (!per_second && !rate.ends_with("s/it")) return Result();  // another unit: another bar
+  const std::string_view counts = seg.substr(bar_end + 2, open - bar_end - 2);  // "N/M"
+  const size_t slash = counts.find('/');
+  const std::optional<int64_t> n = Integer(counts.substr(0, slash));
+  const std::optional<int64_t> total =
+      slash == std::string_view::npos ? std::nullopt : Integer(counts.substr(slash + 1));
+  if (!n || !total || *n < 0 || *total < 1) return cut();
+  BarUpdate u;
+  u.n = *n;
+  u.total = *total;
+  u.line = number;
+  const std::string_view value = rate.substr(0, rate.size() - 4);
+  if (value == "?") return Result(u);
+  const std::optional<double> v = Number(value);
+  if (!v || *v <= 0) {
+    return Status::InvalidInput(Where(file, number) +
+                                "the progress bar's rate: expected a positive number of it/s or "
+                                "s/it, got \"" +
+                                std::string(rate) + "\"");
+  }
+  u.step_s = per_second ? 1 / *v : *v;
+  return Result(u);
+}
+
+// The value after 'key': or "key": in a printed dict, unquoted; nullopt when the key is not
+// there.
+std::optional<std::string_view> DictValue(std::string_view line, std::string_view key) {
+  for (const char quote : {'\'', '"'}) {
+    const std::string quoted = quote + std::string(key) + quote;
+    const size_t at = line.find(quoted);
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = Trim(line.substr(at + quoted.size()));
+    if (rest.empty() || rest.front() != ':') continue;
+    rest = Trim(rest.substr(1));
+    if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) {
+      const char q = rest.front();
+      rest.remove_prefix(1);
+      return rest.substr(0, rest.find(q));
+    }
+    return Trim(rest.substr(0, rest.find_first_of(",}")));
+  }
+  return std::nullopt;
+}
+
+// The Trainer's end-of-training line: {'train_runtime': R, ..., 'train_steps_per_second': S,
+// ...} (trainer_utils.py speed_metrics: S = max_steps / R).
+struct TrainEnd {
+  double runtime_s = 0, steps_per_s = 0;
+  int line = 0;
+};
+
+Expected<std::optional<TrainEnd>> ParseTrainEnd(std::string_view line, const std::string& file,
+                                                int number) {
+  const std::optional<std::string_view> rate = DictValue(line, "train_steps_per_second");
+  if (!rate) return std::optional<TrainEnd>();
+  const std::optional<std::string_view> runtime = DictValue(line, "train_runtime");
+  auto positive = [&](const char* key, std::optional<std::string_view> v, double* out) {
+    const std::optional<double> x = v ? Number(*v) : std::nullopt;
+    if (x && *x > 0) {
+      *out = *x;
+      return Status::Ok();
+    }
+    return Status::InvalidInput(Where(file, number) + "'" + key +
+                                "': expected a positive number, got \"" + std::string(v ? *v : "") +
+                                "\"");
+  };
+  TrainEnd end;
+  end.line = number;
+  if (Status st = positive("train_steps_per_second", rate, &end.steps_per_s); !st.ok()) return st;
+  if (Status st = positive("train_runtime", runtime, &end.runtime_s); !st.ok()) return st;
+  return std::optional<TrainEnd>(end);
+}
+
 }  // namespace
 
 const char* ToString(LogFormat f) {
@@ -179,24 +376,143 @@ const char* ToString(LogFormat f) {
       return "trainsim-local";
     case LogFormat::kDeepSpeed:
       return "deepspeed";
+    case LogFormat::kTorchtitan:
+      return "torchtitan";
+    case LogFormat::kHfTrainer:
+      return "hf-trainer";
   }
   return "?";
 }
 
 Expected<LogFormat> ParseLogFormat(std::string_view name, std::string_view field) {
-  for (LogFormat f : {LogFormat::kMegatron, LogFormat::kTrainsimLocal, LogFormat::kDeepSpeed}) {
+  for (LogFormat f : {LogFormat::kMegatron, LogFormat::kTrainsimLocal, LogFormat::kDeepSpeed,
+                      LogFormat::kTorchtitan, LogFormat::kHfTrainer}) {
     if (name == ToString(f)) return f;
   }
-  return Status::InvalidInput(std::string(field) + ": unknown log format \"" + std::string(name) +
-                              "\"; expected megatron, deepspeed or trainsim-local");
+  return Status::InvalidInput(
+      std::string(field) + ": unknown log format \"" + std::string(name) +
+      "\"; expected megatron, deepspeed, trainsim-local, torchtitan or hf-trainer");
 }
 
 namespace {
 
-// The log read as `format` alone; NotFound when no line of that format is in it.
-Expected<RunLog> ParseAs(std::string_view text, const std::string& file, LogFormat format) {
+// Appends `s` to the log, or the error of an iteration that does not rise.
+Status AppendRising(RunLog& log, const StepSample& s) {
+  if (!log.steps.empty() && s.iteration <= log.steps.back().iteration) {
+    return Status::InvalidInput(Where(log.file, s.line) + "iteration " +
+                                std::to_string(s.iteration) + " after iteration " +
+                                std::to_string(log.steps.back().iteration) + " (line " +
+                                std::to_string(log.steps.back().line) +
+                                "): two runs in one log (a restart?); give each run its own file");
+  }
+  log.steps.push_back(s);
+  return Status::Ok();
+}
+
+std::string NoStepLine(LogFormat format) {
+  switch (format) {
+    case LogFormat::kMegatron:
+      return "no Megatron-LM iteration line (\"iteration N/M | ... | " + std::string(kElapsedKey) +
+             ": MS |\")";
+    case LogFormat::kDeepSpeed:
+      return "no DeepSpeed throughput line (\"global_step=G, ..., CurrSamplesPerSec=S, ...\")";
+    case LogFormat::kTrainsimLocal:
+      return "no trainsim-train step line ({\"step\": N, \"loss\": L, \"step_s\": S})";
+    case LogFormat::kTorchtitan:
+      return "no torchtitan step line (\"step: N  loss: L  ...  tps: T  ...\")";
+    case LogFormat::kHfTrainer:
+      return "no Hugging Face Trainer progress bar (\"NN%|...| N/M [ELAPSED<LEFT, R it/s]\") or "
+             "end-of-training line ({'train_runtime': R, ..., 'train_steps_per_second': S, ...})";
+  }
+  return "no step line";
+}
+
+// The total of the training bar among the bars' totals: the one nearest the end-of-training
+// line's step count (runtime x steps per second), else the largest.
+int64_t TrainingTotal(const std::vector<BarUpdate>& bars, const std::optional<TrainEnd>& end) {
+  int64_t best = bars.front().total;
+  for (const BarUpdate& u : bars) {
+    if (!end) {
+      best = std::max(best, u.total);
+      continue;
+    }
+    const double steps = end->runtime_s * end->steps_per_s;
+    const double d = std::fabs(u.total - steps), best_d = std::fabs(best - steps);
+    if (d < best_d || (d == best_d && u.total > best)) best = u.total;
+  }
+  return best;
+}
+
+// The Hugging Face Trainer's bar updates and end-of-training line in `text`: the lines split at
+// line feeds, each line's bar redraws at carriage returns.
+Status ScanHfTrainer(std::string_view text, const std::string& file, std::vector<BarUpdate>* bars,
+                     std::optional<TrainEnd>* end) {
+  int number = 0;
+  for (size_t start = 0; start < text.size();) {
+    const size_t eol = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, eol - start);
+    start = eol + 1;
+    ++number;
+    for (size_t at = 0; at <= line.size();) {
+      const size_t cr = std::min(line.find('\r', at), line.size());
+      Expected<std::optional<BarUpdate>> u = ParseBar(line.substr(at, cr - at), file, number);
+      if (!u.ok()) return u.status();
+      if (*u) bars->push_back(**u);
+      at = cr + 1;
+    }
+    Expected<std::optional<TrainEnd>> e = ParseTrainEnd(line, file, number);
+    if (!e.ok()) return e.status();
+    if (*e && *end) {
+      return Status::InvalidInput(
+          Where(file, number) + "a second end-of-training line, after the first (line " +
+          std::to_string((*end)->line) + "): two runs in one log; give each run its own file");
+    }
+    if (*e) *end = *e;
+  }
+  return Status::Ok();
+}
+
+// The Hugging Face Trainer's log (LogFormat::kHfTrainer): the training bar's updates with a
+// rate, one per step (a redraw of the same step skipped); without them, the end-of-training
+// line's mean.
+Expected<RunLog> ParseHfTrainer(std::string_view text, const std::string& file) {
+  std::vector<BarUpdate> bars;
+  std::optional<TrainEnd> end;
+  if (Status st = ScanHfTrainer(text, file, &bars, &end); !st.ok()) return st;
   RunLog log;
   log.file = file;
+  log.format = LogFormat::kHfTrainer;
+  log.figure = StepFigure::kSmoothed;
+  const std::optional<int64_t> total =
+      bars.empty() ? std::nullopt : std::optional<int64_t>(TrainingTotal(bars, end));
+  for (const BarUpdate& u : bars) {
+    if (u.total != *total || !u.step_s || u.n < 1) continue;
+    if (!log.steps.empty() && u.n == log.steps.back().iteration) continue;  // a redraw
+    StepSample s;
+    s.iteration = u.n;
+    s.step_s = *u.step_s;
+    s.line = u.line;
+    if (Status st = AppendRising(log, s); !st.ok()) return st;
+  }
+  if (end) log.run_mean_step_s = total ? end->runtime_s / *total : 1 / end->steps_per_s;
+  if (log.steps.empty() && end) {
+    StepSample s;
+    s.iteration = std::llround(end->runtime_s * end->steps_per_s);
+    s.step_s = 1 / end->steps_per_s;
+    s.line = end->line;
+    log.steps.push_back(s);
+    log.figure = StepFigure::kRunMean;
+  }
+  if (log.steps.empty()) return Status::NotFound(file + ": " + NoStepLine(LogFormat::kHfTrainer));
+  return log;
+}
+
+// The log read as `format` alone; NotFound when no line of that format is in it.
+Expected<RunLog> ParseAs(std::string_view text, const std::string& file, LogFormat format) {
+  if (format == LogFormat::kHfTrainer) return ParseHfTrainer(text, file);
+  RunLog log;
+  log.file = file;
+  std::optional<std::string> titan_rank;  // the rank of torchtitan's first step line
   int number = 0;
   size_t start = 0;
   while (start < text.size()) {
@@ -218,6 +534,12 @@ Expected<RunLog> ParseAs(std::string_view text, const std::string& file, LogForm
       Expected<std::optional<StepSample>> s = ParseDeepSpeedLine(line, file, number);
       if (!s.ok()) return s.status();
       sample = *s;
+    } else if (format == LogFormat::kTorchtitan) {
+      std::string rank;
+      Expected<std::optional<StepSample>> s = ParseTorchtitanLine(line, file, number, &rank);
+      if (!s.ok()) return s.status();
+      if (*s && !titan_rank) titan_rank = rank;
+      if (*s && rank == *titan_rank) sample = *s;  // another rank's lines are the same steps
     } else if (LooksLikeLocalLine(line)) {
       // Before the first step line, a line that is not JSON at all is someone else's (a
       // stray brace); after it, or for a JSON step line with a bad field, an error.
@@ -227,26 +549,12 @@ Expected<RunLog> ParseAs(std::string_view text, const std::string& file, LogForm
       sample = *s;
     }
     if (!sample) continue;
-    if (!log.steps.empty() && sample->iteration <= log.steps.back().iteration) {
-      return Status::InvalidInput(
-          Where(file, number) + "iteration " + std::to_string(sample->iteration) +
-          " after iteration " + std::to_string(log.steps.back().iteration) + " (line " +
-          std::to_string(log.steps.back().line) +
-          "): two runs in one log (a restart?); give each run its own file");
-    }
-    log.steps.push_back(*sample);
+    if (Status st = AppendRising(log, *sample); !st.ok()) return st;
   }
-  if (log.steps.empty()) {
-    const std::string what =
-        format == LogFormat::kMegatron ? "no Megatron-LM iteration line (\"iteration N/M | ... | " +
-                                             std::string(kElapsedKey) + ": MS |\")"
-        : format == LogFormat::kDeepSpeed
-            ? "no DeepSpeed throughput line (\"global_step=G, ..., CurrSamplesPerSec=S, ...\")"
-            : "no trainsim-train step line ({\"step\": N, \"loss\": L, \"step_s\": S})";
-    return Status::NotFound(file + ": " + what);
-  }
+  if (log.steps.empty()) return Status::NotFound(file + ": " + NoStepLine(format));
   log.format = format;
   log.per_sample = format == LogFormat::kDeepSpeed;
+  log.per_token = format == LogFormat::kTorchtitan;
   return log;
 }
 
@@ -261,15 +569,18 @@ Expected<RunLog> ParseRunLog(std::string_view text, const std::string& file,
     }
     return log;
   }
-  for (LogFormat f : {LogFormat::kMegatron, LogFormat::kDeepSpeed, LogFormat::kTrainsimLocal}) {
+  for (LogFormat f : {LogFormat::kMegatron, LogFormat::kDeepSpeed, LogFormat::kTrainsimLocal,
+                      LogFormat::kTorchtitan, LogFormat::kHfTrainer}) {
     Expected<RunLog> log = ParseAs(text, file, f);
     if (log.ok() || log.status().code() != Status::Code::kNotFound) return log;
   }
   return Status::InvalidInput(
       file + ": no step line of a known format (Megatron-LM's \"iteration N/M | ... | " +
       std::string(kElapsedKey) +
-      ": MS |\", DeepSpeed's \"global_step=G, ..., CurrSamplesPerSec=S\", or trainsim-train's "
-      "{\"step\": N, \"step_s\": S})");
+      ": MS |\", DeepSpeed's \"global_step=G, ..., CurrSamplesPerSec=S\", trainsim-train's "
+      "{\"step\": N, \"step_s\": S}, torchtitan's \"step: N  loss: L  ...  tps: T\", or the "
+      "Hugging Face Trainer's progress bar \"N/M [ELAPSED<LEFT, R it/s]\" or {'train_runtime': "
+      "R, ..., 'train_steps_per_second': S})");
 }
 
 Expected<RunLog> LoadRunLog(const std::string& path, std::optional<LogFormat> format) {
@@ -289,6 +600,7 @@ double Median(std::vector<double> v) {
 Expected<StepSummary> Summarize(const RunLog& log, int warmup) {
   StepSummary s;
   const int n = static_cast<int>(log.steps.size());
+  if (log.figure == StepFigure::kRunMean) warmup = 0;  // inside the mean: nothing to leave out
   s.warmup_samples = std::min(std::max(0, warmup), n);
   std::optional<int64_t> batch;
   for (int i = n - 1; i >= s.warmup_samples && !batch; --i) batch = log.steps[i].global_batch;

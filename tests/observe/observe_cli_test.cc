@@ -257,6 +257,26 @@ TEST(ObserveCli, SageMakerExports) {
             "cloudwatch-logs)\n");
 }
 
+// torchtitan prints tokens per second per GPU: a step is the scenario's tokens per step per GPU
+// (global batch x sequence length / GPUs) at that rate.
+TEST(ObserveCli, TorchtitanThroughputBecomesAStep) {
+  const Result r =
+      Trainsim("observe tests/observe/data/torchtitan-synthetic.log --json --scenario " +
+               std::string(kScenario));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_TRUE(j["runs"][0]["per_token"].get<bool>());
+  // The scenario's tokens per step per GPU, from its simulation.
+  const json sim = json::parse(Trainsim(std::string("simulate ") + kScenario + " --json").out);
+  const double tokens_per_gpu = sim["tokens_per_s"].get<double>() /
+                                sim["samples_per_s"].get<double>() * 512 /
+                                sim["gpus"].get<double>();
+  EXPECT_NEAR(j["measured_step_s"].get<double>(),
+              j["runs"][0]["median_step_s"].get<double>() * tokens_per_gpu, 1e-9);
+  EXPECT_NEAR(j["measured_tokens_per_s_per_gpu"].get<double>(),
+              1 / j["runs"][0]["median_step_s"].get<double>(), 1e-6);
+}
+
 // A Chakra execution trace is detected from its bytes and read as a trace (chakra_test.cc).
 TEST(ObserveCli, ChakraTrace) {
   const Result r = Trainsim("observe tests/observe/data/chakra-synthetic.0.et --warmup 0 --json");
@@ -276,8 +296,9 @@ TEST(ObserveCli, RefusalsExitOneWithTheReason) {
        "trainsim: tests/observe/data/megatron-synthetic.log: the run's global batch is 512, the "
        "scenario's 64: compare a run with the configuration it ran"},
       {std::string("observe ") + kLog + " --format hf",
-       "trainsim: --format: unknown log format \"hf\"; expected megatron, deepspeed or "
-       "trainsim-local (or nccl-tests, kineto, chakra, cloudwatch, cloudwatch-logs, debugger)"},
+       "trainsim: --format: unknown log format \"hf\"; expected megatron, deepspeed, "
+       "trainsim-local, torchtitan or hf-trainer (or nccl-tests, kineto, chakra, cloudwatch, "
+       "cloudwatch-logs, debugger)"},
       {std::string("observe ") + kLog + " --format deepspeed",
        "trainsim: tests/observe/data/megatron-synthetic.log: no DeepSpeed throughput line "
        "(\"global_step=G, ..., CurrSamplesPerSec=S, ...\")"},

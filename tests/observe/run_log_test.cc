@@ -125,7 +125,9 @@ TEST(RunLog, ErrorsNameTheFileAndLine) {
       {"Epoch 1/10\n100/100 [====] - 12s 120ms/step - loss: 0.3\n", std::nullopt,
        "two.log: no step line of a known format (Megatron-LM's \"iteration N/M | ... | elapsed "
        "time per iteration (ms): MS |\", DeepSpeed's \"global_step=G, ..., CurrSamplesPerSec=S\", "
-       "or trainsim-train's {\"step\": N, \"step_s\": S})"},
+       "trainsim-train's {\"step\": N, \"step_s\": S}, torchtitan's \"step: N  loss: L  ...  tps: "
+       "T\", or the Hugging Face Trainer's progress bar \"N/M [ELAPSED<LEFT, R it/s]\" or "
+       "{'train_runtime': R, ..., 'train_steps_per_second': S})"},
       {Line(10, 100), LogFormat::kTrainsimLocal,
        "two.log: no trainsim-train step line ({\"step\": N, \"loss\": L, \"step_s\": S})"},
   };
@@ -142,7 +144,8 @@ TEST(RunLog, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(LoadRunLog(kData + "missing.log", std::nullopt).status().message(),
             kData + "missing.log: cannot read the file");
   EXPECT_EQ(ParseLogFormat("hf", "--format").status().message(),
-            "--format: unknown log format \"hf\"; expected megatron, deepspeed or trainsim-local");
+            "--format: unknown log format \"hf\"; expected megatron, deepspeed, trainsim-local, "
+            "torchtitan or hf-trainer");
   Expected<RunLog> one = ParseRunLog(Line(10, 100), "one.log", std::nullopt);
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(Summarize(*one, 1).status().message(),

@@ -346,7 +346,9 @@ TEST(CloudWatchLogs, ErrorsNameTheEvent) {
       {Events({"Epoch 1/10"}),
        "l.json: no step line of a known format (Megatron-LM's \"iteration N/M | ... | elapsed "
        "time per iteration (ms): MS |\", DeepSpeed's \"global_step=G, ..., "
-       "CurrSamplesPerSec=S\", or trainsim-train's {\"step\": N, \"step_s\": S})"},
+       "CurrSamplesPerSec=S\", trainsim-train's {\"step\": N, \"step_s\": S}, torchtitan's "
+       "\"step: N  loss: L  ...  tps: T\", or the Hugging Face Trainer's progress bar \"N/M "
+       "[ELAPSED<LEFT, R it/s]\" or {'train_runtime': R, ..., 'train_steps_per_second': S})"},
       {R"({"events": [{"timestamp": 1, "message": 5}]})",
        "l.json:1:41: events[0].message: expected a string, got 5"},
       {R"({"events": [{"timestamp": "1", "message": "x"}]})",
