@@ -26,6 +26,7 @@
 #include "observe/run_log.h"
 #include "observe/sagemaker.h"
 #include "observe/trace_comms.h"
+#include "observe/trace_refit.h"
 #include "planner/sweep_journal.h"
 #include "sim/memory_model.h"
 #include "sim/model_params.h"
@@ -705,56 +706,10 @@ int ObserveNccl(const ObserveArgs& a) {
   return 0;
 }
 
-// The exposed communication of a simulated step: what its breakdown does not hide behind
-// compute (TP, EP and CP collectives block; DP, weight gathers, pipeline waits are exposed).
-double PredictedExposedComm(const sim::Breakdown& b) {
-  return b.tp_comm_s + b.ep_comm_s + b.cp_comm_s + b.dp_comm_exposed_s + b.weight_gather_exposed_s +
-         b.pp_comm_exposed_s;
-}
-
-// A trace of another GPU than the scenario's is refused (the family: "H100" of H100-SXM5-80GB
-// in the driver's "NVIDIA H100 80GB HBM3").
-Status CheckTraceDevice(const std::vector<observe::KinetoTrace>& traces, const Scenario& s) {
-  const std::string& gpu = s.instance.gpu.name;
-  const std::string family = gpu.substr(0, gpu.find('-'));
-  for (const observe::KinetoTrace& t : traces) {
-    if (!t.device.empty() && t.device.find(family) == std::string::npos) {
-      return Status::InvalidInput(t.file + ": traced on " + t.device + ", but " + s.instance.name +
-                                  " has " + gpu + ": compare a trace with the hardware it ran on");
-    }
-    if (t.world_size > 0 && t.world_size != s.total_gpus()) {
-      return Status::InvalidInput(t.file + ": traced in a job of " + std::to_string(t.world_size) +
-                                  " ranks, but " + s.name + " runs on " +
-                                  std::to_string(s.total_gpus()) +
-                                  " GPUs: compare a trace with the configuration it ran");
-    }
-  }
-  return Status::Ok();
-}
-
-// A step's compute in the simulated breakdown: the kernels' own work.
-double PredictedCompute(const sim::Breakdown& b) {
-  return b.compute_s + b.recompute_s + b.optimizer_s;
-}
-
-// The simulated compute per step of `s` with its profile's memory-bound rate set to `GBps`.
-Expected<double> ComputeAtMemoryRate(Scenario s, const HardwareProfile& profile, double GBps) {
-  HardwareProfile p = profile;
-  p.memory_GBps = GBps;
-  s.profile = std::make_shared<const HardwareProfile>(std::move(p));
-  Expected<sim::SimulationResult> r = sim::Simulate(s, sim::SimulateOptions());
-  if (!r.ok()) return r.status();
-  return PredictedCompute(r->step.breakdown);
-}
-
-// --refit with a trace: the GEMMs it timed into --profile's profile; with --scenario also the
-// memory-bound rate (the trace's other kernels against the simulated step's memory-bound work),
-// and the step predicted before and after.
+// --refit with traces: the GEMMs they timed into --profile's profile; with --scenario also the
+// memory-bound rate, and the step predicted before and after (observe/trace_refit.h).
 int RefitFromTrace(const ObserveArgs& a, const std::vector<observe::KinetoTrace>& traces,
                    double measured) {
-  const observe::KinetoTrace& trace = traces.front();  // all of one device (CheckOneRun)
-  std::string files;
-  for (const observe::KinetoTrace& t : traces) files += (files.empty() ? "" : ", ") + t.file;
   if (a.profile.empty()) {
     return Fail(Status::InvalidInput(
         "--refit with a trace needs --profile FILE: the profile whose GEMMs it refits"));
@@ -765,54 +720,17 @@ int RefitFromTrace(const ObserveArgs& a, const std::vector<observe::KinetoTrace>
   }
   Expected<HardwareProfile> base = LoadHardwareProfile(a.profile);
   if (!base.ok()) return Fail(base.status());
-  if (!trace.device.empty() && !base->provenance.device.empty() &&
-      trace.device != base->provenance.device) {
-    return Fail(Status::InvalidInput(trace.file + ": traced on " + trace.device + ", but " +
-                                     a.profile + " was measured on " + base->provenance.device +
-                                     ": refit a profile of the hardware the trace ran on"));
-  }
-  std::string dtype = "fp32";  // the cpu backend's, and trainsim-train's
-  if (base->provenance.backend != "cpu") {
-    if (a.scenario.empty()) {
-      return Fail(Status::InvalidInput(
-          "--refit: which precision the trace's GEMMs ran in: give --scenario FILE"));
-    }
-    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
-    if (!catalog.ok()) return Fail(catalog.status());
-    Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
-    if (!s.ok()) return Fail(s.status());
-    dtype = ToString(s->training.precision);
-  }
-  Expected<observe::GemmRefit> r = observe::RefitGemms(traces, a.warmup, *base, dtype);
-  if (!r.ok()) return Fail(r.status());
-  HardwareProfile refit = r->profile;
   std::optional<Prediction> before;
-  double model_s = 0, rate = 0, other_s = 0;
   if (!a.scenario.empty()) {
     Expected<Prediction> p = Predict(a);
     if (!p.ok()) return Fail(p.status());
-    if (Status st = CheckTraceDevice(traces, p->scenario); !st.ok()) return Fail(st);
     before = std::move(*p);
-    // The memory-bound work: compute is affine in 1 / rate, so the simulated step at the
-    // rate and at twice it gives that work's seconds (twice their difference).
-    rate = refit.memory_GBps.value_or(before->scenario.instance.gpu.hbm_GBps.value_or(0) *
-                                      sim::ModelParams().hbm_efficiency);
-    Expected<double> at = ComputeAtMemoryRate(before->scenario, refit, rate);
-    if (!at.ok()) return Fail(at.status());
-    Expected<double> twice = ComputeAtMemoryRate(before->scenario, refit, 2 * rate);
-    if (!twice.ok()) return Fail(twice.status());
-    model_s = 2 * (*at - *twice);
-    other_s = observe::MedianKernelSeconds(traces, a.warmup, observe::KernelKind::kOther);
-    int steps = 0;
-    for (const observe::KinetoTrace& t : traces) {
-      steps += static_cast<int>(t.steps.size()) - std::min<int>(a.warmup, t.steps.size());
-    }
-    Expected<HardwareProfile> m =
-        observe::RefitMemoryRate(refit, rate, model_s, other_s, steps, files);
-    if (!m.ok()) return Fail(m.status());
-    refit = std::move(*m);
   }
-  if (Status st = planner::WriteFileAtomically(a.refit, HardwareProfileToJson(refit)); !st.ok())
+  Expected<observe::TraceRefit> r = observe::RefitFromTraces(traces, a.warmup, *base, a.profile,
+                                                             before ? &before->scenario : nullptr);
+  if (!r.ok()) return Fail(r.status());
+  if (Status st = planner::WriteFileAtomically(a.refit, HardwareProfileToJson(r->profile));
+      !st.ok())
     return Fail(st);
   std::optional<Prediction> after;
   if (before) {
@@ -822,47 +740,46 @@ int RefitFromTrace(const ObserveArgs& a, const std::vector<observe::KinetoTrace>
     if (!p.ok()) return Fail(p.status());
     after = std::move(*p);
   }
+  std::string files;
+  for (const observe::KinetoTrace& t : traces) files += (files.empty() ? "" : ", ") + t.file;
   if (a.json) {
     ordered_json j;
     j["profile"] = a.refit;
-    j["dtype"] = dtype;
-    j["gemm_shapes"] = r->shapes;
-    j["gemm_samples"] = r->samples;
+    j["dtype"] = r->dtype;
+    j["gemm_shapes"] = r->gemm_shapes;
+    j["gemm_samples"] = r->gemm_samples;
     j["measured_step_s"] = measured;
-    if (before) {
-      j["memory"] = {{"measured_other_kernels_s", other_s},
-                     {"simulated_memory_bound_s", model_s},
-                     {"rate_GBps", rate},
-                     {"refitted_GBps", *refit.memory_GBps}};
+    if (r->memory) {
+      j["memory"] = {{"measured_other_kernels_s", r->memory->measured_other_s},
+                     {"simulated_memory_bound_s", r->memory->simulated_s},
+                     {"rate_GBps", r->memory->rate_GBps},
+                     {"refitted_GBps", r->memory->refitted_GBps}};
       j["predicted_step_s"] = before->result.step.step_time_s;
       j["refitted_step_s"] = after->result.step.step_time_s;
     }
     std::cout << ordered_json{{"refit", j}}.dump(2) << "\n";
     return 0;
   }
-  std::cout << "refitted " << dtype << " GEMMs: " << r->shapes << " shapes from " << r->samples
-            << " timed in " << files << " (steps after " << a.warmup << " warm-up)\n";
-  if (!before) {
+  std::cout << "refitted " << r->dtype << " GEMMs: " << r->gemm_shapes << " shapes from "
+            << r->gemm_samples << " timed in " << files << " (steps after " << a.warmup
+            << " warm-up)\n";
+  if (!r->memory) {
     std::cout << "the memory-bound rate is not refitted: give --scenario FILE (the configuration "
                  "the run used) to set its simulated work beside the trace's\n"
               << "profile written to " << a.refit << "\n";
     return 0;
   }
+  const observe::MemoryFit& m = *r->memory;
   std::cout << "refitted the memory-bound rate: the trace's other kernels take "
-            << Fixed(other_s, 4) << " s per step (median), the simulated memory-bound work "
-            << Fixed(model_s, 4) << " s at " << Fixed(rate, 2)
-            << " GB/s: " << Fixed(*refit.memory_GBps, 2) << " GB/s\nprofile written to " << a.refit
-            << "\n";
+            << Fixed(m.measured_other_s, 4)
+            << " s per step (median), the simulated memory-bound work " << Fixed(m.simulated_s, 4)
+            << " s at " << Fixed(m.rate_GBps, 2) << " GB/s: " << Fixed(m.refitted_GBps, 2)
+            << " GB/s\nprofile written to " << a.refit << "\n";
   const double b = before->result.step.step_time_s, f = after->result.step.step_time_s;
   std::cout << "  step time            measured " << Fixed(measured, 4) << " s; predicted "
             << Fixed(b, 4) << " s with " << a.profile << " (" << Signed(b / measured - 1) << "), "
             << Fixed(f, 4) << " s with the refit (" << Signed(f / measured - 1) << ")\n";
   return 0;
-}
-
-// What a trace sees as idle: no kernel runs (pipeline bubbles, input waits, host copies).
-double PredictedIdle(const sim::Breakdown& b) {
-  return b.pipeline_bubble_s + b.data_wait_s + b.offload_exposed_s;
 }
 
 // The traces' sized collectives as nccl-tests rows, beside the simulated collective where the
@@ -952,25 +869,11 @@ int ObserveKineto(const ObserveArgs& a) {
     formats.push_back(chakra ? "Chakra" : "Kineto");
   }
   if (Status st = CheckOneRun(traces); !st.ok()) return Fail(st);
-  // Steady state: each trace's steps after --warmup, pooled; medians of wall and exposed comm.
-  std::vector<double> walls, exposed, computes, idles;
-  double kinds[4] = {0, 0, 0, 0};
-  for (const observe::KinetoTrace& t : traces) {
-    for (size_t i = std::min<size_t>(a.warmup, t.steps.size()); i < t.steps.size(); ++i) {
-      walls.push_back(t.steps[i].wall_s);
-      exposed.push_back(t.steps[i].exposed_comm_s);
-      computes.push_back(t.steps[i].compute_s);
-      idles.push_back(t.steps[i].idle_s);
-      for (int k = 0; k < 4; ++k) kinds[k] += t.steps[i].kernel_s[k];
-    }
-  }
-  if (walls.empty()) {
-    std::cerr << "trainsim: " << a.files[0] << ": no step after the warm-up of " << a.warmup
-              << ": profile more steps, or lower --warmup\n";
-    return 1;
-  }
-  const double wall = observe::Median(walls), comm = observe::Median(exposed);
-  const double compute = observe::Median(computes), idle = observe::Median(idles);
+  Expected<observe::SteadySteps> steady = observe::Steady(traces, a.warmup);
+  if (!steady.ok()) return Fail(steady.status());
+  const double wall = steady->wall_s, comm = steady->exposed_comm_s;
+  const double compute = steady->compute_s, idle = steady->idle_s;
+  const double* kinds = steady->mean_kernel_s;
   if (!a.refit.empty()) return RefitFromTrace(a, traces, wall);
   std::optional<Prediction> predicted;
   if (!a.scenario.empty() || !a.plan.empty()) {
@@ -982,7 +885,9 @@ int ObserveKineto(const ObserveArgs& a) {
   }
   std::optional<InstanceType> type;  // places the collectives' groups on nodes
   if (predicted) {
-    if (Status st = CheckTraceDevice(traces, predicted->scenario); !st.ok()) return Fail(st);
+    if (Status st = observe::CheckTracesFit(traces, predicted->scenario); !st.ok()) {
+      return Fail(st);
+    }
     type = predicted->scenario.instance;
   } else if (!a.instance.empty()) {
     Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
@@ -995,7 +900,6 @@ int ObserveKineto(const ObserveArgs& a) {
     type = *t;
   }
   const InstanceType* on = type ? &*type : nullptr;
-  const double n = static_cast<double>(walls.size());
   if (a.json) {
     ordered_json j;
     j["traces"] = ordered_json::array();
@@ -1029,9 +933,9 @@ int ObserveKineto(const ObserveArgs& a) {
       j["compare"] = {{"scenario", predicted->scenario.name},
                       {"predicted_step_s", step},
                       {"error", step / wall - 1},
-                      {"predicted_compute_s", PredictedCompute(bd)},
-                      {"predicted_exposed_comm_s", PredictedExposedComm(bd)},
-                      {"predicted_idle_s", PredictedIdle(bd)}};
+                      {"predicted_compute_s", observe::PartsOf(bd).compute_s},
+                      {"predicted_exposed_comm_s", observe::PartsOf(bd).exposed_comm_s},
+                      {"predicted_idle_s", observe::PartsOf(bd).idle_s}};
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -1041,11 +945,11 @@ int ObserveKineto(const ObserveArgs& a) {
               << " events, " << t.kernels << " GPU kernels, " << t.steps.size()
               << " steps (device pid " << t.device_pid << ")\n";
   }
-  std::cout << "  " << walls.size() << " steps after " << a.warmup << " warm-up: step "
-            << Fixed(wall, 4) << " s median; per step on average GEMM " << Fixed(kinds[0] / n, 4)
-            << " s, attention " << Fixed(kinds[1] / n, 4) << " s, other kernels "
-            << Fixed(kinds[3] / n, 4) << " s, communication " << Fixed(kinds[2] / n, 4)
-            << " s of which exposed " << Fixed(comm, 4) << " s (median)\n";
+  std::cout << "  " << steady->steps << " steps after " << a.warmup << " warm-up: step "
+            << Fixed(wall, 4) << " s median; per step on average GEMM " << Fixed(kinds[0], 4)
+            << " s, attention " << Fixed(kinds[1], 4) << " s, other kernels " << Fixed(kinds[3], 4)
+            << " s, communication " << Fixed(kinds[2], 4) << " s of which exposed "
+            << Fixed(comm, 4) << " s (median)\n";
   if (!predicted) {
     TraceCollectivesReport(traces, a.warmup, on, true);
     return 0;
@@ -1058,9 +962,10 @@ int ObserveKineto(const ObserveArgs& a) {
     std::printf("  %-22s %10.4f %10.4f %8s\n", name, p, m, m > 0 ? Signed(p / m - 1).c_str() : "-");
   };
   row("step", step, wall);
-  row("compute", PredictedCompute(bd), compute);
-  row("exposed communication", PredictedExposedComm(bd), comm);
-  row("idle (bubbles, waits)", PredictedIdle(bd), idle);
+  const observe::StepParts parts = observe::PartsOf(bd);
+  row("compute", parts.compute_s, compute);
+  row("exposed communication", parts.exposed_comm_s, comm);
+  row("idle (bubbles, waits)", parts.idle_s, idle);
   TraceCollectivesReport(traces, a.warmup, on, true);
   return 0;
 }
