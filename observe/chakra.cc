@@ -443,7 +443,7 @@ Expected<KinetoTrace> ReadChakraTrace(std::istream& in, const std::string& name)
     }
     nodes.spans.push_back({0, lo, hi - lo});
   }
-  t.steps = SumSteps(std::move(nodes.kernels), std::move(nodes.spans));
+  t.steps = SumSteps(std::move(nodes.kernels), std::move(nodes.spans), &t.last_step);
   return t;
 }
 

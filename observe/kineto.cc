@@ -326,7 +326,8 @@ KernelKind ClassifyKernel(std::string_view name) {
   return KernelKind::kOther;
 }
 
-std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<StepSpan> spans) {
+std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<StepSpan> spans,
+                                std::vector<StepKernel>* last_step) {
   std::sort(spans.begin(), spans.end(),
             [](const StepSpan& a, const StepSpan& b) { return a.start_us < b.start_us; });
   std::sort(kernels.begin(), kernels.end(),
@@ -346,6 +347,9 @@ std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<St
       const double s0 = std::max(lo, g.start_us), s1 = std::min(hi, g.end_us);
       if (s1 <= s0) continue;
       by_kind[static_cast<int>(g.kind)].push_back({s0, s1});
+      if (last_step && &a == &spans.back()) {
+        last_step->push_back({g.kind, (s0 - lo) / 1e6, (s1 - lo) / 1e6});
+      }
       if (g.kind != KernelKind::kComm) compute.push_back({s0, s1});
       const bool inside = g.start_us >= lo && g.end_us <= hi;
       const double seconds = (g.end_us - g.start_us) / 1e6;
@@ -430,7 +434,7 @@ Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
   for (const Kernel& k : h.kernels) {
     if (k.pid == t.device_pid) kernels.push_back(k.t);
   }
-  t.steps = SumSteps(std::move(kernels), std::move(spans));
+  t.steps = SumSteps(std::move(kernels), std::move(spans), &t.last_step);
   return t;
 }
 

@@ -58,7 +58,16 @@ struct TraceStep {
   std::vector<CommSample> comms;      // the step's collectives with a recorded size
 };
 
+// One kernel of a step, for drawing it: its kind and its span in seconds from the step's start.
+struct StepKernel {
+  KernelKind kind = KernelKind::kOther;
+  double start_s = 0, end_s = 0;
+};
+
 struct KinetoTrace {
+  // The kernels of the last step (clipped to it), for a timeline of one measured step; the
+  // other steps keep only their sums.
+  std::vector<StepKernel> last_step;
   std::string file;
   int64_t events = 0;   // complete events read
   int64_t kernels = 0;  // of them GPU kernels
@@ -89,8 +98,10 @@ struct StepSpan {
 
 // The steps of one device: per span, its kernels (clipped to it) summed by kind, the exposed
 // communication, compute and idle time, and the GEMMs and collectives that lie wholly inside it.
-// Any order of input; the steps come out in order of their start.
-std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<StepSpan> spans);
+// Any order of input; the steps come out in order of their start. `last_step`, when given, gets
+// the last step's kernels.
+std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<StepSpan> spans,
+                                std::vector<StepKernel>* last_step = nullptr);
 
 // Reads a trace file. Errors: "FILE:LINE:COL: ..." for JSON that does not parse (a cut
 // file), "FILE: no traceEvents array", "FILE: no ProfilerStep#N annotation" (profile with

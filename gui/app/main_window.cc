@@ -79,6 +79,7 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
   connect(this, &MainWindow::plannedChanged, launch_page_, &LaunchPage::setPlanned);
   connect(this, &MainWindow::plannedChanged, plan_page_, &PlanPage::setPlanned);
   connect(calibration_page_, &CalibrationPage::useInScenario, this, &MainWindow::useProfile);
+  connect(timeline_page_, &TimelinePage::useInScenario, this, &MainWindow::useProfile);
   connect(plan_page_, &PlanPage::candidateSelected, this, [this](int confirmed) {
     timeline_page_->showCandidate(planned_, confirmed);
     scaling_page_->showCandidate(planned_, confirmed);

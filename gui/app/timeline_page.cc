@@ -1,10 +1,14 @@
 #include "gui/app/timeline_page.h"
 
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
@@ -40,11 +44,25 @@ TimelinePage::TimelinePage(QWidget* parent)
   auto* top_layout = new QVBoxLayout(top);
   top_layout->setContentsMargins(0, 0, 0, 0);
   top_layout->addWidget(makeToolbar());
+  top_layout->addWidget(makeMeasuredBar());
   top_layout->addWidget(gantt_, 1);
   top_layout->addWidget(legend);
+  compare_ = new QTableWidget(0, 4);
+  compare_->setHorizontalHeaderLabels({QStringLiteral("measured beside simulated"),
+                                       QStringLiteral("simulated ms"),
+                                       QStringLiteral("measured ms"), QStringLiteral("error")});
+  compare_->verticalHeader()->hide();
+  compare_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  compare_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  compare_->setVisible(false);
+  auto* bottom = new QWidget;
+  auto* bottom_layout = new QHBoxLayout(bottom);
+  bottom_layout->setContentsMargins(0, 0, 0, 0);
+  bottom_layout->addWidget(breakdown_view_, 3);
+  bottom_layout->addWidget(compare_, 2);
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(top);
-  split->addWidget(breakdown_view_);
+  split->addWidget(bottom);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   split->setSizes({520, 240});
@@ -111,6 +129,139 @@ QWidget* TimelinePage::makeToolbar() {
   return bar;
 }
 
+QWidget* TimelinePage::makeMeasuredBar() {
+  auto* bar = new QWidget;
+  auto* row = new QHBoxLayout(bar);
+  row->setContentsMargins(0, 0, 0, 0);
+  auto* open = new QPushButton(QStringLiteral("Open measured\u2026"));
+  open->setToolTip(QStringLiteral(
+      "A PyTorch profiler (Kineto) or Chakra trace of the real run: its last step is drawn "
+      "above the simulated one"));
+  refit_ = new QPushButton(QStringLiteral("Refit profile\u2026"));
+  refit_->setToolTip(QStringLiteral(
+      "Refit a hardware profile's GEMMs and memory-bound rate from the trace, against this "
+      "candidate"));
+  refit_->setEnabled(false);
+  use_ = new QPushButton(QStringLiteral("Use in scenario"));
+  use_->setEnabled(false);
+  measured_status_ = new QLabel(QStringLiteral("No measured run."));
+  measured_status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  measured_status_->setWordWrap(true);
+  measured_status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  row->addWidget(open);
+  row->addWidget(refit_);
+  row->addWidget(use_);
+  row->addWidget(measured_status_, 1);
+  connect(open, &QPushButton::clicked, this, [this] {
+    const QStringList paths =
+        QFileDialog::getOpenFileNames(this, QStringLiteral("Open measured trace"), QString(),
+                                      QStringLiteral("Traces (*.json *.et);;All files (*)"));
+    if (!paths.isEmpty()) openMeasured(paths);
+  });
+  connect(refit_, &QPushButton::clicked, this, [this] {
+    const QString base = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Profile to refit"), QString(), QStringLiteral("Profiles (*.json)"));
+    if (base.isEmpty()) return;
+    const QString out = QFileDialog::getSaveFileName(
+        this, QStringLiteral("Save the refitted profile"),
+        QFileInfo(base).dir().filePath(QFileInfo(base).completeBaseName() +
+                                       QStringLiteral("-refit.json")),
+        QStringLiteral("Profiles (*.json)"));
+    if (!out.isEmpty()) refitProfile(base, out);
+  });
+  connect(use_, &QPushButton::clicked, this, [this] {
+    if (!refitted_.isEmpty()) emit useInScenario(refitted_);
+  });
+  return bar;
+}
+
+QString TimelinePage::measuredText() const { return measured_status_->text(); }
+
+bool TimelinePage::openMeasured(const QStringList& paths) {
+  Expected<MeasuredRun> run = LoadMeasuredRun(paths, 1);
+  if (!run.ok()) {
+    measured_status_->setText(QString::fromStdString(run.status().message()));
+    return false;
+  }
+  measured_ = std::move(*run);
+  refitted_.clear();
+  use_->setEnabled(false);
+  showTimeline();
+  return true;
+}
+
+bool TimelinePage::refitProfile(const QString& base, const QString& out) {
+  if (!measured_ || !simulated_ || !planned_) {
+    measured_status_->setText(
+        QStringLiteral("Open a measured trace beside a simulated candidate first."));
+    return false;
+  }
+  Expected<RefitOutcome> r = RefitAndSave(*measured_, *planned_, simulated_->confirmed, base, out);
+  if (!r.ok()) {
+    measured_status_->setText(QString::fromStdString(r.status().message()));
+    return false;
+  }
+  refitted_ = out;
+  use_->setEnabled(true);
+  QString memory;
+  if (r->refit.memory) {
+    memory = QStringLiteral("; memory-bound rate %1 \u2192 %2 GB/s")
+                 .arg(r->refit.memory->rate_GBps, 0, 'f', 2)
+                 .arg(r->refit.memory->refitted_GBps, 0, 'f', 2);
+  }
+  measured_status_->setText(
+      QStringLiteral("Refitted %1 GEMM shapes%2: the step simulated %3 ms \u2192 %4 ms with the "
+                     "refit (measured %5 ms); saved to %6")
+          .arg(r->refit.gemm_shapes)
+          .arg(memory)
+          .arg(r->predicted_before_s * 1e3, 0, 'f', 3)
+          .arg(r->predicted_after_s * 1e3, 0, 'f', 3)
+          .arg(measured_->steady.wall_s * 1e3, 0, 'f', 3)
+          .arg(out));
+  return true;
+}
+
+void TimelinePage::showTimeline() {
+  compare_->setVisible(false);
+  refit_->setEnabled(false);
+  if (measured_) {
+    const observe::KinetoTrace& t = measured_->traces.front();
+    measured_status_->setText(QStringLiteral("%1: %2 steps after %3 warm-up, step %4 ms median")
+                                  .arg(QString::fromStdString(t.file))
+                                  .arg(measured_->steady.steps)
+                                  .arg(measured_->warmup)
+                                  .arg(measured_->steady.wall_s * 1e3, 0, 'f', 3));
+  }
+  if (!simulated_) return;
+  if (!measured_) {
+    model_->setTimeline(simulated_);
+    return;
+  }
+  Expected<Scenario> s = CandidateScenario(*planned_, simulated_->confirmed);
+  const Status fit = s.ok() ? observe::CheckTracesFit(measured_->traces, *s) : s.status();
+  if (!fit.ok()) {
+    measured_status_->setText(QString::fromStdString(fit.message()));
+    model_->setTimeline(simulated_);
+    return;
+  }
+  model_->setTimeline(std::make_shared<const Timeline>(WithMeasured(*simulated_, *measured_)));
+  const std::vector<CompareRow> rows = CompareRows(*simulated_, *measured_);
+  compare_->setRowCount(static_cast<int>(rows.size()));
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    const CompareRow& r = rows[i];
+    const QString error = r.measured_s > 0
+                              ? QStringLiteral("%1%2%")
+                                    .arg(r.predicted_s >= r.measured_s ? "+" : "")
+                                    .arg(100 * (r.predicted_s / r.measured_s - 1), 0, 'f', 1)
+                              : QStringLiteral("-");
+    const QString cells[4] = {r.name, QString::number(r.predicted_s * 1e3, 'f', 3),
+                              QString::number(r.measured_s * 1e3, 'f', 3), error};
+    for (int c = 0; c < 4; ++c) compare_->setItem(i, c, new QTableWidgetItem(cells[c]));
+  }
+  compare_->setVisible(true);
+  refit_->setEnabled(true);
+}
+
 QChartView* TimelinePage::makeBreakdownChart() {
   auto* chart = new QChart;
   breakdown_ = new QHorizontalStackedBarSeries;
@@ -158,7 +309,10 @@ void TimelinePage::showCandidate(std::shared_ptr<const PlannedScenario> planned,
   planned_ = std::move(planned);
   wanted_ = valid ? confirmed : -1;
   model_->clear();  // never a stale candidate's trace, even while the page is hidden
-  request_ = 0;     // whatever still runs is stale
+  simulated_.reset();
+  compare_->setVisible(false);
+  refit_->setEnabled(false);
+  request_ = 0;  // whatever still runs is stale
   setBusy(false);
   pending_ = valid;
   if (!valid) {
@@ -180,6 +334,7 @@ void TimelinePage::showEvent(QShowEvent* event) {
 void TimelinePage::start() {
   pending_ = false;
   model_->clear();
+  simulated_.reset();
   request_ = worker_->request(planned_, wanted_);
   setBusy(true);
   status_->setText(QStringLiteral("Simulating %1\u2026").arg(describe(wanted_)));
@@ -206,7 +361,8 @@ void TimelinePage::setBusy(bool on) {
 void TimelinePage::onFinished(quint64 id, std::shared_ptr<const Timeline> timeline) {
   if (id != request_) return;
   setBusy(false);
-  model_->setTimeline(std::move(timeline));
+  simulated_ = std::move(timeline);
+  showTimeline();
   status_->setText(QStringLiteral("%1: %2; %3 events in %4 lanes")
                        .arg(describe(wanted_))
                        .arg(StepSummary(*model_->timeline()))

@@ -1,6 +1,11 @@
 // The step timeline: the candidate selected in the plan view, simulated with
 // the trace on (TimelineWorker on its own thread), as a Gantt chart of every
 // GPU's streams with zoom, and the step's breakdown as one stacked bar.
+// "Open measured…" reads a trace of the real run (Kineto or Chakra): its last
+// step's kernels are drawn above the simulated lanes on the same time axis,
+// and a table sets the measured steady step beside the simulated one; "Refit
+// profile…" refits a hardware profile from the trace against the candidate
+// (docs/observe.md section 3c) and "Use in scenario" attaches it.
 // The page simulates only while it is visible: a selection made while it is
 // hidden waits until it is shown. A newer selection supersedes an older one;
 // Cancel discards the running simulation's result (the child process that
@@ -9,8 +14,10 @@
 
 #include <QWidget>
 #include <memory>
+#include <optional>
 
 #include "gui/app/gantt_view.h"
+#include "gui/models/measured_run.h"
 #include "gui/models/planned.h"
 #include "gui/models/timeline_model.h"
 #include "gui/models/timeline_worker.h"
@@ -21,6 +28,7 @@ class QHorizontalStackedBarSeries;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QTableWidget;
 
 namespace trainsim::gui {
 
@@ -38,6 +46,10 @@ class TimelinePage : public QWidget {
   QHorizontalStackedBarSeries* breakdownSeries() const { return breakdown_; }
   QChartView* breakdownView() const { return breakdown_view_; }
   QPushButton* cancelButton() const { return cancel_; }
+  QPushButton* refitButton() const { return refit_; }
+  QPushButton* useButton() const { return use_; }
+  QTableWidget* compareTable() const { return compare_; }
+  QString measuredText() const;
   QProgressBar* progress() const { return progress_; }
   QString statusText() const;
   bool busy() const { return busy_; }
@@ -50,16 +62,25 @@ class TimelinePage : public QWidget {
   // Shows planned->plan->confirmed[confirmed] (-1: nothing).
   void showCandidate(std::shared_ptr<const trainsim::gui::PlannedScenario> planned, int confirmed);
   void cancel();
+  // Reads the traces of a measured run (false: the reason is in measuredText()).
+  bool openMeasured(const QStringList& paths);
+  // Refits the profile at `base` from the measured run against the shown candidate and writes it
+  // to `out` (false: the reason is in measuredText()).
+  bool refitProfile(const QString& base, const QString& out);
 
  signals:
   void timelineShown(int confirmed);
   void timelineFailed(QString message);
+  // "Use in scenario": the refitted profile's file, for the window to attach.
+  void useInScenario(QString path);
 
  protected:
   void showEvent(QShowEvent* event) override;
 
  private:
   QWidget* makeToolbar();
+  QWidget* makeMeasuredBar();
+  void showTimeline();  // the simulated step, with the measured lanes and table when they fit
   QChartView* makeBreakdownChart();
   void start();
   void setBusy(bool on);
@@ -82,6 +103,13 @@ class TimelinePage : public QWidget {
   QLabel *status_, *span_;
   QProgressBar* progress_;
   QPushButton* cancel_;
+
+  std::shared_ptr<const Timeline> simulated_;  // the candidate's, as the worker gave it
+  std::optional<MeasuredRun> measured_;
+  QString refitted_;  // the last refitted profile's file
+  QLabel* measured_status_;
+  QPushButton *refit_, *use_;
+  QTableWidget* compare_;
 };
 
 }  // namespace trainsim::gui

@@ -36,6 +36,7 @@ QColor TrackColor(int track) {
 }
 
 QString LaneName(const TimelineLane& lane) {
+  if (!lane.label.isEmpty()) return lane.label;
   return QStringLiteral("GPU %1 \u00b7 %2").arg(lane.gpu).arg(TrackName(lane.track));
 }
 

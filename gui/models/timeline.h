@@ -22,8 +22,9 @@ struct TimelineEvent {
 };
 
 struct TimelineLane {
-  int gpu = 0;    // global rank
-  int track = 0;  // a sim::TraceTrack
+  int gpu = 0;    // global rank; -1 for a measured lane (gui/models/measured_run.h)
+  int track = 0;  // a sim::TraceTrack (its colour)
+  QString label;  // the lane's name when not "GPU n · track" (LaneName)
   std::vector<TimelineEvent> events;
   double busy_s = 0;           // sum of the event durations
   double longest_event_s = 0;  // lets a view find the first visible event by start

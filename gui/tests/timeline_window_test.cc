@@ -5,6 +5,7 @@
 // selection. Then the screenshots of both pages.
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QItemSelectionModel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -12,6 +13,8 @@
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
 #include <QtCharts/QAreaSeries>
 #include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
@@ -20,6 +23,7 @@
 #include <QtCharts/QScatterSeries>
 #include <QtTest>
 
+#include "core/hardware_profile.h"
 #include "gui/app/main_window.h"
 #include "gui/tests/support.h"
 #include "gui/tests/tests.h"
@@ -239,6 +243,107 @@ class TimelineWindowTest : public QObject {
              page->pricing()->option(0).job.cost_usd->p90);
     SelectConfirmed(w, plan->best == 0 ? 1 : 0);
     QCOMPARE(page->pricing()->confirmed(), plan->best == 0 ? 1 : 0);
+  }
+
+  // A measured trace beside the simulated step: its last step's kernels above the simulated
+  // lanes, the compare table, a refit of a profile against the candidate, "Use in scenario";
+  // a trace of other hardware is refused. The trace is synthetic (Kineto's format, made-up
+  // times): 3 steps of 100 ms, each 40 + 20 ms of GEMMs (two shapes), 5 ms of other kernels
+  // and 10 ms of NCCL, 5 of them exposed.
+  void measuredRunBesideTheTimeline() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(PlanAndWait(w, SmallScenarioPath(), /*show_timeline=*/true));
+    TimelinePage* page = w.timelinePage();
+    const int simulated_lanes = page->model()->rowCount();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    auto write_trace = [&](const QString& name, const QString& device) {
+      QString events;
+      for (int i = 0; i < 3; ++i) {
+        const double t0 = i * 100000.0;
+        events +=
+            QStringLiteral(
+                R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%1", "ts": %2, "dur": 100000},
+{"ph": "X", "cat": "kernel", "name": "ampere_bf16_s16816gemm", "pid": 0, "ts": %3, "dur": 40000, "args": {"M": 4096, "N": 4096, "K": 4096}},
+{"ph": "X", "cat": "kernel", "name": "ampere_bf16_s16816gemm", "pid": 0, "ts": %4, "dur": 20000, "args": {"M": 2048, "N": 4096, "K": 4096}},
+{"ph": "X", "cat": "kernel", "name": "vectorized_elementwise_kernel", "pid": 0, "ts": %5, "dur": 5000},
+{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0, "ts": %6, "dur": 10000},
+)")
+                .arg(i + 1)
+                .arg(t0, 0, 'f', 0)
+                .arg(t0, 0, 'f', 0)
+                .arg(t0 + 40000, 0, 'f', 0)
+                .arg(t0 + 60000, 0, 'f', 0)
+                .arg(t0 + 60000, 0, 'f', 0);
+      }
+      events.chop(2);  // the last ",\n"
+      const QString path = dir.filePath(name);
+      QFile f(path);
+      if (!f.open(QIODevice::WriteOnly)) return QString();
+      f.write(QStringLiteral(R"({"deviceProperties": [{"id": 0, "name": "%1"}], "traceEvents": [
+%2
+]})")
+                  .arg(device, events)
+                  .toUtf8());
+      return path;
+    };
+    const QString trace = write_trace(QStringLiteral("a100.json"), "NVIDIA A100-SXM4-40GB");
+    QVERIFY(page->openMeasured({trace}));
+    QCOMPARE(page->model()->rowCount(), simulated_lanes + 2);
+    QCOMPARE(LaneName(page->model()->lane(0)), QStringLiteral("measured \u00b7 compute"));
+    QCOMPARE(page->model()->lane(0).events.size(), size_t{3});
+    QCOMPARE(LaneName(page->model()->lane(1)), QStringLiteral("measured \u00b7 comm"));
+    QVERIFY(page->compareTable()->isVisibleTo(page));
+    QCOMPARE(page->compareTable()->rowCount(), 4);
+    QCOMPARE(page->compareTable()->item(0, 2)->text(), QStringLiteral("100.000"));  // measured
+    QCOMPARE(page->compareTable()->item(1, 2)->text(), QStringLiteral("65.000"));   // compute
+    QCOMPARE(page->compareTable()->item(2, 2)->text(), QStringLiteral("5.000"));    // exposed comm
+    QVERIFY(page->refitButton()->isEnabled());
+    QTest::qWait(100);  // let the table lay out
+    QCOMPARE(SaveScreenshot(w, QStringLiteral("timeline-measured")), QString());
+
+    // Refit a profile of the A100 against the candidate, and attach it.
+    HardwareProfile base;
+    base.provenance.backend = "cuda";
+    base.gpu = "A100-SXM4-40GB";
+    base.memory_GBps = 1300;
+    const QString base_path = dir.filePath(QStringLiteral("base.json"));
+    QFile bf(base_path);
+    QVERIFY(bf.open(QIODevice::WriteOnly));
+    bf.write(QByteArray::fromStdString(HardwareProfileToJson(base)));
+    bf.close();
+    const QString out = dir.filePath(QStringLiteral("refit.json"));
+    QVERIFY2(page->refitProfile(base_path, out), qPrintable(page->measuredText()));
+    QVERIFY(page->measuredText().startsWith(QStringLiteral("Refitted 2 GEMM shapes")));
+    Expected<HardwareProfile> refit = LoadHardwareProfile(out.toStdString());
+    QVERIFY(refit.ok());
+    // The memory-bound rate: the simulated work at 1300 GB/s set to the 5 ms the trace's other
+    // kernels took (the status says both rates).
+    QVERIFY(refit->memory_GBps && *refit->memory_GBps != 1300);
+    QVERIFY2(page->measuredText().contains(
+                 QStringLiteral("memory-bound rate 1300.00 \u2192 %1 GB/s")
+                     .arg(*refit->memory_GBps, 0, 'f', 2)),
+             qPrintable(page->measuredText()));
+    QVERIFY(page->useButton()->isEnabled());
+    page->useButton()->click();
+    QVERIFY(w.document()->text().contains(QStringLiteral("refit.json")));
+
+    // Another GPU's trace: refused, the simulated lanes alone.
+    const QString h100 = write_trace(QStringLiteral("h100.json"), "NVIDIA H100 80GB HBM3");
+    QVERIFY(page->openMeasured({h100}));
+    QCOMPARE(page->model()->rowCount(), simulated_lanes);
+    QVERIFY(page->measuredText().contains(QStringLiteral("traced on NVIDIA H100 80GB HBM3")));
+    QVERIFY(!page->compareTable()->isVisibleTo(page));
+    // A cut file: the parser's error.
+    QFile cut(dir.filePath(QStringLiteral("cut.json")));
+    QVERIFY(cut.open(QIODevice::WriteOnly));
+    cut.write("{\"traceEvents\": [{\"ph\": ");
+    cut.close();
+    QVERIFY(!page->openMeasured({cut.fileName()}));
+    QVERIFY(page->measuredText().contains(QStringLiteral("cut short?")));
   }
 
   void screenshots() {

@@ -61,7 +61,13 @@ TEST(Kineto, StepsKernelTimeAndExposedCommunication) {
   EXPECT_DOUBLE_EQ(b.exposed_comm_s, 110e-6);
   EXPECT_DOUBLE_EQ(b.compute_s, 440e-6);  // 2010-2450
   EXPECT_DOUBLE_EQ(b.idle_s, 350e-6);     // 900 - 440 - 110
-  EXPECT_EQ(t->rank, 3);                  // distributedInfo
+  // The last step's kernels, from its start: flash 0-200, GEMM 140-440, reduce-scatter 290-390,
+  // all-gather 790-900 (clipped).
+  ASSERT_EQ(t->last_step.size(), 4u);
+  EXPECT_EQ(t->last_step[1].kind, KernelKind::kGemm);
+  EXPECT_NEAR(t->last_step[1].start_s, 140e-6, 1e-12);
+  EXPECT_NEAR(t->last_step[3].end_s, 900e-6, 1e-12);
+  EXPECT_EQ(t->rank, 3);  // distributedInfo
   EXPECT_EQ(t->world_size, 64);
 }
 
