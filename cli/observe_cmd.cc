@@ -600,11 +600,19 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
     return Fail(st);
   InstanceType refitted = type;
   refitted.network_efficiency = fit->efficiency;
+  refitted.protocol_latency_scale = fit->latency_scale;
   ordered_json after = ordered_json::array();
   if (!a.json) {
     std::cout << "\nrefitted: " << type.name << " network efficiency " << Fixed(fit->efficiency, 3)
               << " (was " << catalog_eff << "), mean |error| " << Fixed(100 * fit->mean_error, 1)
-              << "% over the fitted rows; profile written to " << a.refit << "\n";
+              << "% over the rows of 128 MiB and more";
+    if (fit->latency_scale) {
+      std::cout << "; NCCL protocol latency scale across its network "
+                << Fixed(*fit->latency_scale, 3) << " (was "
+                << Fixed(params.protocol_latency_scale, 2) << "), mean |error| "
+                << Fixed(100 * fit->latency_mean_error, 1) << "% over the smaller rows";
+    }
+    std::cout << "; profile written to " << a.refit << "\n";
   }
   for (const observe::NcclTestsRun& run : runs) {
     Expected<std::vector<observe::ComparedRow>> rows = observe::CompareNccl(run, refitted, params);
@@ -623,6 +631,11 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
         {"catalog_network_efficiency",
          type.network_efficiency ? ordered_json(*type.network_efficiency) : ordered_json(nullptr)},
         {"mean_error", fit->mean_error},
+        {"protocol_latency_scale",
+         fit->latency_scale ? ordered_json(*fit->latency_scale) : ordered_json(nullptr)},
+        {"model_protocol_latency_scale", params.protocol_latency_scale},
+        {"latency_mean_error",
+         fit->latency_scale ? ordered_json(fit->latency_mean_error) : ordered_json(nullptr)},
         {"runs", after}};
     std::cout << j.dump(2) << "\n";
   }

@@ -222,6 +222,10 @@ class ProfileReader {
     r.Require("efficiency").Double("efficiency", &n.efficiency, 1e-3, 1);
     r.Require("nodes").Int("nodes", &n.nodes, 2, kMaxInt);
     r.Double("mean_error", &n.mean_error, 0, kInf).String("source", &n.source);
+    double scale = 0;
+    r.Double("protocol_latency_scale", &scale, 1e-3, 1e3);
+    if (scale > 0) n.latency_scale = scale;
+    r.Double("latency_mean_error", &n.latency_mean_error, 0, kInf);
     if (Status s = r.Finish(); !s.ok()) return s;
     if (n.instance.empty()) return At(v, "network.instance", "expected an instance type");
     p->network = std::move(n);
@@ -416,6 +420,10 @@ std::string HardwareProfileToJson(const HardwareProfile& p) {
                     {"nodes", p.network->nodes},
                     {"mean_error", p.network->mean_error},
                     {"source", p.network->source}};
+    if (p.network->latency_scale) {
+      j["network"]["protocol_latency_scale"] = *p.network->latency_scale;
+      j["network"]["latency_mean_error"] = p.network->latency_mean_error;
+    }
   }
   if (!p.catalog_json.empty()) j["catalog"] = ojson::parse(p.catalog_json);
   j["points"] = ojson::array();

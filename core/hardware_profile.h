@@ -68,6 +68,10 @@ struct NetworkFit {
   int nodes = 2;          // of the largest run fitted
   double mean_error = 0;  // of the fitted busbw over the rows it was fitted to
   std::string source;     // the inputs and the rows used
+  // NCCL's protocol latency scale refitted to the rows below 128 MiB (sim::ModelParams::
+  // protocol_latency_scale for this network), with the mean error there; nullopt: not refitted.
+  std::optional<double> latency_scale;
+  double latency_mean_error = 0;
 };
 
 struct ProfilePoint {          // a raw measured point

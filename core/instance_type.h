@@ -125,6 +125,10 @@ struct InstanceType {
   // comes from; else ModelParams::network_efficiency applies.
   std::optional<double> network_efficiency;
   std::string network_efficiency_provenance;
+  // NCCL's protocol latency scale across this instance's network, refitted from the user's
+  // small nccl-tests rows (HardwareProfile::network, docs/observe.md section 3b); nullopt: the
+  // model's (sim::ModelParams::protocol_latency_scale).
+  std::optional<double> protocol_latency_scale;
   int gpus_per_nic() const { return nics > 0 && gpus >= nics ? gpus / nics : 1; }
 
   int vcpus = 0;

@@ -1046,6 +1046,7 @@ Status AttachProfile(std::shared_ptr<const HardwareProfile> profile, const std::
     s->instance.network_efficiency = p.network->efficiency;
     s->instance.network_efficiency_provenance =
         "refitted: " + p.network->source + " (" + file + ")";
+    s->instance.protocol_latency_scale = p.network->latency_scale;
   }
   s->profile = std::move(profile);
   return Status::Ok();

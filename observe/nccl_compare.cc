@@ -74,6 +74,28 @@ Expected<std::vector<ComparedRow>> CompareNccl(const NcclTestsRun& run, const In
   return out;
 }
 
+// The x in [a, b] where f is least, f unimodal there (golden-section search, `steps` steps).
+template <typename F>
+Expected<double> GoldenSection(double a, double b, int steps, F f) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double c = b - g * (b - a), d = a + g * (b - a);
+  Expected<double> fc = f(c), fd = f(d);
+  for (int i = 0; i < steps; ++i) {
+    if (!fc.ok()) return fc.status();
+    if (!fd.ok()) return fd.status();
+    if (*fc <= *fd) {
+      b = d, d = c, fd = fc;
+      c = b - g * (b - a);
+      fc = f(c);
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + g * (b - a);
+      fd = f(d);
+    }
+  }
+  return (a + b) / 2;
+}
+
 std::optional<double> MeanFitError(const std::vector<ComparedRow>& rows) {
   double sum = 0;
   int n = 0;
@@ -88,17 +110,24 @@ std::optional<double> MeanFitError(const std::vector<ComparedRow>& rows) {
 
 Expected<NetworkFit> RefitNetwork(const std::vector<NcclTestsRun>& runs, const InstanceType& type,
                                   const sim::ModelParams& params) {
-  std::vector<NcclTestsRun> fit;  // the multi-node runs, their bandwidth rows only
+  std::vector<NcclTestsRun> fit;    // the multi-node runs, their bandwidth rows only
+  std::vector<NcclTestsRun> small;  // ... and their latency rows (below 128 MiB, busbw > 0)
   std::string source;
-  int nodes = 0, rows = 0;
+  int nodes = 0, rows = 0, small_rows = 0;
   for (const NcclTestsRun& run : runs) {
     if (Status st = CheckShape(run, type); !st.ok()) return st;
     if (Expected<sim::CollKind> k = KindOf(*run.op, run.file); !k.ok()) return k.status();
     if (run.nodes < 2) continue;
-    NcclTestsRun part = run;
+    NcclTestsRun part = run, latency = run;
     part.rows.clear();
+    latency.rows.clear();
     for (const NcclRow& r : run.rows) {
-      if (r.bytes >= kNetworkFitMinBytes && r.busbw_GBps > 0) part.rows.push_back(r);
+      if (r.busbw_GBps <= 0) continue;
+      (r.bytes >= kNetworkFitMinBytes ? part.rows : latency.rows).push_back(r);
+    }
+    if (!latency.rows.empty()) {
+      small_rows += static_cast<int>(latency.rows.size());
+      small.push_back(std::move(latency));
     }
     if (part.rows.empty()) continue;
     rows += static_cast<int>(part.rows.size());
@@ -114,43 +143,51 @@ Expected<NetworkFit> RefitNetwork(const std::vector<NcclTestsRun>& runs, const I
         "bandwidth of a multi-node collective (one node measures NVLink, which "
         "trainsim-calibrate's profile carries)");
   }
-  auto error = [&](double e) -> Expected<double> {
+  // The mean absolute busbw error over `runs` with the network at efficiency `e` and, when
+  // given, NCCL's protocol latency scale `scale` across it.
+  auto error = [&](const std::vector<NcclTestsRun>& runs_, int n, double e,
+                   std::optional<double> scale) -> Expected<double> {
     InstanceType t = type;
     t.network_efficiency = e;
+    t.protocol_latency_scale = scale;
     double sum = 0;
-    for (const NcclTestsRun& run : fit) {
+    for (const NcclTestsRun& run : runs_) {
       Expected<std::vector<ComparedRow>> c = CompareNccl(run, t, params);
       if (!c.ok()) return c.status();
       for (const ComparedRow& r : *c) sum += r.error ? std::fabs(*r.error) : 0;
     }
-    return sum / rows;
+    return sum / n;
   };
-  // Golden-section search: the error is unimodal in e (bus bandwidth rises with it).
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double a = 0.05, b = 1.0, c = b - g * (b - a), d = a + g * (b - a);
-  Expected<double> fc = error(c), fd = error(d);
-  for (int i = 0; i < 16; ++i) {  // the bracket shrinks to 0.95 x 0.618^16 < 0.0005
-    if (!fc.ok()) return fc.status();
-    if (!fd.ok()) return fd.status();
-    if (*fc <= *fd) {
-      b = d, d = c, fd = fc;
-      c = b - g * (b - a);
-      fc = error(c);
-    } else {
-      a = c, c = d, fc = fd;
-      d = a + g * (b - a);
-      fd = error(d);
-    }
-  }
-  const double best = std::round((a + b) / 2 * 1000) / 1000;
-  Expected<double> e = error(best);
-  if (!e.ok()) return e.status();
+  // The bandwidth rows set the efficiency (the error is unimodal in it: busbw rises with it), the
+  // smaller rows NCCL's protocol latency scale across the network (searched in log space over
+  // [0.05, 20]; the simulated time falls as the scale does). Each moves the other's rows a
+  // little (the latency counts at 128 MiB too), so the two are fitted in turn, twice.
   NetworkFit n;
   n.instance = type.name;
-  n.efficiency = best;
   n.nodes = nodes;
-  n.mean_error = *e;
   n.source = source;
+  for (int round = 0; round < (small.empty() ? 1 : 2); ++round) {
+    Expected<double> best = GoldenSection(0.05, 1.0, 16, [&](double e) {
+      return error(fit, rows, e, n.latency_scale);
+    });  // the bracket shrinks to 0.95 x 0.618^16 < 0.0005
+    if (!best.ok()) return best.status();
+    n.efficiency = std::round(*best * 1000) / 1000;
+    if (small.empty()) break;
+    Expected<double> log_scale = GoldenSection(std::log(0.05), std::log(20.0), 16, [&](double x) {
+      return error(small, small_rows, n.efficiency, std::exp(x));
+    });  // to 6.0 x 0.618^16 < 0.0035 in log space: 0.35%
+    if (!log_scale.ok()) return log_scale.status();
+    n.latency_scale = std::round(std::exp(*log_scale) * 1000) / 1000;
+  }
+  Expected<double> e = error(fit, rows, n.efficiency, n.latency_scale);
+  if (!e.ok()) return e.status();
+  n.mean_error = *e;
+  if (n.latency_scale) {
+    Expected<double> le = error(small, small_rows, n.efficiency, n.latency_scale);
+    if (!le.ok()) return le.status();
+    n.latency_mean_error = *le;
+    n.source += "; latency: " + std::to_string(small_rows) + " rows below 128 MiB";
+  }
   return n;
 }
 

@@ -55,7 +55,8 @@ Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
         p.protocol_base_latency_s * scale};
   };
   l.local = latency(1.0);
-  l.cross = latency(sim::ProtocolLatencyScale(p, t.infiniband, /*nodes=*/2));
+  l.cross =
+      latency(sim::ProtocolLatencyScale(p, t.infiniband, /*nodes=*/2, t.protocol_latency_scale));
   return l;
 }
 

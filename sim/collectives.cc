@@ -460,7 +460,7 @@ double ProtocolLatency(const Platform& platform, const ModelParams& params,
     const int steps = per_pass * (n - 1), inter_steps = per_pass * (nodes - 1);
     steps_latency = (steps - inter_steps) * intra + inter_steps * inter;
   }
-  return ProtocolLatencyScale(params, platform.infiniband, nodes) *
+  return ProtocolLatencyScale(params, platform.infiniband, nodes, platform.protocol_latency_scale) *
          (params.protocol_base_latency_s + steps_latency);
 }
 

@@ -187,8 +187,11 @@ struct ModelParams {
 // The scale of NCCL's protocol latency for a collective over `nodes` nodes:
 // the fitted protocol_latency_scale when it crosses a network other than
 // InfiniBand, else 1 (NCCL's own constants, measured on NVLink and InfiniBand).
-inline double ProtocolLatencyScale(const ModelParams& p, bool infiniband, int nodes) {
-  return nodes > 1 && !infiniband ? p.protocol_latency_scale : 1.0;
+// `refitted`: the instance's own scale (InstanceType::protocol_latency_scale), in place of the
+// fitted one.
+inline double ProtocolLatencyScale(const ModelParams& p, bool infiniband, int nodes,
+                                   std::optional<double> refitted = std::nullopt) {
+  return nodes > 1 && !infiniband ? refitted.value_or(p.protocol_latency_scale) : 1.0;
 }
 
 }  // namespace trainsim::sim

@@ -111,6 +111,7 @@ Platform BuildPlatform(const ClusterShape& shape, const ModelParams& params) {
   p.nodes = shape.nodes;
   p.gpus_per_node = type.gpus;
   p.infiniband = type.infiniband;
+  p.protocol_latency_scale = type.protocol_latency_scale;
   if (type.nvlink_sharp && type.nvlink_GBps_per_gpu_per_dir) {
     p.nvls_traffic_scale = NvlinkEfficiency(type, params) / NvlsEfficiency(type, params);
   }

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/instance_type.h"
@@ -53,7 +54,8 @@ struct Platform {
   // NVLink meshes: the ring channels (NvlinkChannels, local ranks) of every
   // set of the node's GPUs, indexed by its bit mask; empty on other nodes.
   std::vector<std::vector<std::vector<int>>> mesh_channels;
-  bool infiniband = false;  // nodes talk over InfiniBand (not EFA or TCP)
+  bool infiniband = false;                       // nodes talk over InfiniBand (not EFA or TCP)
+  std::optional<double> protocol_latency_scale;  // InstanceType's refitted one
   // NVLink SHARP nodes (InstanceType::nvlink_sharp), where an all-reduce
   // inside one node runs as NVLS (CollAlgo::kNvls): its traffic is scaled by
   // NVLink efficiency / NVLS efficiency, so that links built at the NVLink

@@ -39,7 +39,8 @@ HardwareProfile SampleProfile() {
   p.points.push_back(g);
   p.failures.emplace_back("gemm fp8 16384x16384x16384", "out of memory");
   p.not_measured.push_back("gemm fp32: no verified point");
-  p.network = NetworkFit{"p5.48xlarge", 0.91, 2, 0.012, "nccl.txt (all_reduce, 16 ranks)"};
+  p.network =
+      NetworkFit{"p5.48xlarge", 0.91, 2, 0.012, "nccl.txt (all_reduce, 16 ranks)", 0.8, 0.05};
   return p;
 }
 
