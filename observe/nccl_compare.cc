@@ -7,9 +7,8 @@
 #include "sim/collective_run.h"
 
 namespace trainsim::observe {
-namespace {
 
-Expected<sim::CollKind> KindOf(NcclOp op, const std::string& file) {
+Expected<sim::CollKind> SimulatedKind(NcclOp op, const std::string& file) {
   switch (op) {
     case NcclOp::kAllReduce:
       return sim::CollKind::kAllReduce;
@@ -25,6 +24,8 @@ Expected<sim::CollKind> KindOf(NcclOp op, const std::string& file) {
                                   "all_gather, reduce_scatter and alltoall are)");
   }
 }
+
+namespace {
 
 // The run's shape on `type`, or why it cannot be that type.
 Status CheckShape(const NcclTestsRun& run, const InstanceType& type) {
@@ -51,7 +52,7 @@ Status CheckShape(const NcclTestsRun& run, const InstanceType& type) {
 Expected<std::vector<ComparedRow>> CompareNccl(const NcclTestsRun& run, const InstanceType& type,
                                                const sim::ModelParams& params) {
   if (Status st = CheckShape(run, type); !st.ok()) return st;
-  Expected<sim::CollKind> kind = KindOf(*run.op, run.file);
+  Expected<sim::CollKind> kind = SimulatedKind(*run.op, run.file);
   if (!kind.ok()) return kind.status();
   std::vector<ComparedRow> out;
   for (const NcclRow& r : run.rows) {
@@ -116,7 +117,7 @@ Expected<NetworkFit> RefitNetwork(const std::vector<NcclTestsRun>& runs, const I
   int nodes = 0, rows = 0, small_rows = 0;
   for (const NcclTestsRun& run : runs) {
     if (Status st = CheckShape(run, type); !st.ok()) return st;
-    if (Expected<sim::CollKind> k = KindOf(*run.op, run.file); !k.ok()) return k.status();
+    if (Expected<sim::CollKind> k = SimulatedKind(*run.op, run.file); !k.ok()) return k.status();
     if (run.nodes < 2) continue;
     NcclTestsRun part = run, latency = run;
     part.rows.clear();

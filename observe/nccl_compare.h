@@ -8,6 +8,7 @@
 #include "core/hardware_profile.h"
 #include "core/instance_type.h"
 #include "observe/nccl_tests.h"
+#include "sim/collectives.h"
 #include "sim/model_params.h"
 
 namespace trainsim::observe {
@@ -15,6 +16,10 @@ namespace trainsim::observe {
 // Rows at least this large fit the network: there the bandwidth, not the latency, sets the
 // time (the catalog's network efficiencies were fitted on the same rows, validation.md).
 inline constexpr double kNetworkFitMinBytes = 128.0 * 1024 * 1024;
+
+// The simulator's collective of an nccl-tests test (all_reduce, all_gather, reduce_scatter,
+// alltoall); the others are refused, naming `file`.
+Expected<sim::CollKind> SimulatedKind(NcclOp op, const std::string& file);
 
 struct ComparedRow {
   double bytes = 0;

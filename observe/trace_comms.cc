@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "observe/nccl_compare.h"
 #include "observe/run_log.h"
 #include "sim/collective_run.h"
 
@@ -19,19 +20,6 @@ int NodesOf(const CommSample& c, int gpus_per_node) {
     return static_cast<int>(nodes.size());
   }
   return (c.group_ranks + gpus_per_node - 1) / gpus_per_node;
-}
-
-sim::CollKind KindOf(NcclOp op) {
-  switch (op) {
-    case NcclOp::kAllGather:
-      return sim::CollKind::kAllGather;
-    case NcclOp::kReduceScatter:
-      return sim::CollKind::kReduceScatter;
-    case NcclOp::kAllToAll:
-      return sim::CollKind::kAllToAll;
-    default:
-      return sim::CollKind::kAllReduce;
-  }
 }
 
 }  // namespace
@@ -62,9 +50,9 @@ std::vector<TraceCollectives> CollectivesOfTraces(const std::vector<KinetoTrace>
     tc.run.ranks = ranks;
     tc.run.nodes = nodes;
     tc.run.gpu = gpu;
-    const NcclOp o = *tc.run.op;  // sendrecv, broadcast and reduce count their bytes once
-    const bool once = o == NcclOp::kSendRecv || o == NcclOp::kBroadcast || o == NcclOp::kReduce;
-    const double factor = once ? 1.0 : sim::BusFactor(KindOf(o), ranks);
+    // sendrecv, broadcast and reduce count their bytes once, as nccl-tests does
+    const Expected<sim::CollKind> kind = SimulatedKind(*tc.run.op, tc.run.file);
+    const double factor = kind.ok() ? sim::BusFactor(*kind, ranks) : 1.0;
     for (const auto& [bytes, seconds] : sizes) {
       NcclRow row;
       row.bytes = bytes;
