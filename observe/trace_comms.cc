@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -22,6 +23,21 @@ int NodesOf(const CommSample& c, int gpus_per_node) {
   return (c.group_ranks + gpus_per_node - 1) / gpus_per_node;
 }
 
+// The nccl-tests test of a trace's collective (CommSample::op: trainsim's names).
+std::optional<NcclOp> OpOf(std::string_view op) {
+  const std::pair<const char*, NcclOp> kOps[] = {{"all_reduce", NcclOp::kAllReduce},
+                                                 {"all_gather", NcclOp::kAllGather},
+                                                 {"reduce_scatter", NcclOp::kReduceScatter},
+                                                 {"all_to_all", NcclOp::kAllToAll},
+                                                 {"send_recv", NcclOp::kSendRecv},
+                                                 {"broadcast", NcclOp::kBroadcast},
+                                                 {"reduce", NcclOp::kReduce}};
+  for (const auto& [name, o] : kOps) {
+    if (op == name) return o;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<TraceCollectives> CollectivesOfTraces(const std::vector<KinetoTrace>& traces,
@@ -34,8 +50,8 @@ std::vector<TraceCollectives> CollectivesOfTraces(const std::vector<KinetoTrace>
     for (size_t i = std::min<size_t>(std::max(0, warmup), t.steps.size()); i < t.steps.size();
          ++i) {
       for (const CommSample& c : t.steps[i].comms) {
-        Expected<NcclOp> op = ParseNcclOp(c.op, "op");
-        if (!op.ok() || c.group_ranks < 2 || c.seconds <= 0) continue;
+        const std::optional<NcclOp> op = OpOf(c.op);
+        if (!op || c.group_ranks < 2 || c.seconds <= 0) continue;
         groups[{static_cast<int>(*op), c.group_ranks, NodesOf(c, gpus_per_node)}][c.bytes]
             .push_back(c.seconds);
       }
