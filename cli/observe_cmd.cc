@@ -448,6 +448,11 @@ int ObserveLogs(const ObserveArgs& a) {
       c["scenario"] = predicted->scenario.name;
       c["predicted_step_s"] = step;
       c["error"] = step / measured - 1;
+      const sim::SimulationResult& r = predicted->result;
+      c["predicted_samples_per_s"] = r.samples_per_s;
+      c["measured_samples_per_s"] = r.samples_per_s * step / measured;
+      c["predicted_mfu"] = r.mfu;
+      c["measured_mfu"] = r.mfu * step / measured;
       if (predicted->band) {
         c["band_low_s"] = step / predicted->band->hi;
         c["band_high_s"] = step / predicted->band->lo;
@@ -505,6 +510,19 @@ int ObserveLogs(const ObserveArgs& a) {
             << "  step time            predicted " << Fixed(step, 3) << " s, measured "
             << Fixed(measured, 3) << " s: " << Signed(step / measured - 1)
             << (step < measured ? " (the simulator is faster)" : " (the simulator is slower)")
+            << "\n";
+  // The same work per step: throughput and MFU scale with the inverse of the step.
+  const sim::SimulationResult& r = predicted->result;
+  std::cout << "  throughput           predicted " << Fixed(r.samples_per_s, 2)
+            << " samples/s, measured " << Fixed(r.samples_per_s * step / measured, 2)
+            << " samples/s\n"
+            << "  MFU                  predicted " << Fixed(100 * r.mfu, 1) << "%, measured "
+            << Fixed(100 * r.mfu * step / measured, 1)
+            << "% (the model's FLOPs per step over the measured step)"
+            << (r.mfu * step / measured > 1
+                    ? "; above 100%: the run did less work per step than the scenario describes "
+                      "(check its model, batch and GPUs)"
+                    : "")
             << "\n";
   if (predicted->band) {
     const double lo = step / predicted->band->hi, hi = step / predicted->band->lo;
@@ -948,7 +966,9 @@ int ObserveKineto(const ObserveArgs& a) {
                       {"error", step / wall - 1},
                       {"predicted_compute_s", observe::PartsOf(bd).compute_s},
                       {"predicted_exposed_comm_s", observe::PartsOf(bd).exposed_comm_s},
-                      {"predicted_idle_s", observe::PartsOf(bd).idle_s}};
+                      {"predicted_idle_s", observe::PartsOf(bd).idle_s},
+                      {"predicted_mfu", predicted->result.mfu},
+                      {"measured_mfu", predicted->result.mfu * step / wall}};
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -979,6 +999,8 @@ int ObserveKineto(const ObserveArgs& a) {
   row("compute", parts.compute_s, compute);
   row("exposed communication", parts.exposed_comm_s, comm);
   row("idle (bubbles, waits)", parts.idle_s, idle);
+  std::printf("  %-22s %9.1f%% %9.1f%%\n", "MFU", 100 * predicted->result.mfu,
+              100 * predicted->result.mfu * step / wall);
   TraceCollectivesReport(traces, a.warmup, on, true);
   return 0;
 }

@@ -56,10 +56,20 @@ TEST(ObserveCli, ComparesTheSteadyStepWithTheSimulatedOne) {
   EXPECT_DOUBLE_EQ(j["compare"]["predicted_step_s"].get<double>(), predicted);
   EXPECT_DOUBLE_EQ(j["compare"]["error"].get<double>(), predicted / 2.0 - 1);
   EXPECT_TRUE(j["compare"].contains("inside_band"));
+  // Throughput and MFU scale with the inverse of the step: the same work per step.
+  const json simj = json::parse(sim.out);
+  EXPECT_DOUBLE_EQ(j["compare"]["predicted_mfu"].get<double>(), simj["mfu"].get<double>());
+  EXPECT_NEAR(j["compare"]["measured_mfu"].get<double>(),
+              simj["mfu"].get<double>() * predicted / 2.0, 1e-12);
+  EXPECT_NEAR(j["compare"]["measured_samples_per_s"].get<double>(), 512 / 2.0, 1e-9);
   // The same in words.
   const Result text = Trainsim(std::string("observe ") + kLog + " --scenario " + kScenario);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("megatron-synthetic simulated against 4 measured steps:"),
+            std::string::npos)
+      << text.out;
+  // The synthetic log's step is shorter than the scenario's work allows: said.
+  EXPECT_NE(text.out.find("above 100%: the run did less work per step than the scenario"),
             std::string::npos)
       << text.out;
 }
