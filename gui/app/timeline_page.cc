@@ -2,6 +2,7 @@
 
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -16,6 +17,7 @@
 #include <QtCharts/QChartView>
 #include <QtCharts/QHorizontalStackedBarSeries>
 #include <QtCharts/QValueAxis>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "planner/space.h"
 
@@ -133,8 +135,8 @@ QWidget* TimelinePage::makeMeasuredBar() {
   auto* bar = new QWidget;
   auto* row = new QHBoxLayout(bar);
   row->setContentsMargins(0, 0, 0, 0);
-  auto* open = new QPushButton(QStringLiteral("Open measured\u2026"));
-  open->setToolTip(QStringLiteral(
+  open_ = new QPushButton(QStringLiteral("Open measured\u2026"));
+  open_->setToolTip(QStringLiteral(
       "A PyTorch profiler (Kineto) or Chakra trace of the real run: its last step is drawn "
       "above the simulated one"));
   refit_ = new QPushButton(QStringLiteral("Refit profile\u2026"));
@@ -148,11 +150,11 @@ QWidget* TimelinePage::makeMeasuredBar() {
   measured_status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   measured_status_->setWordWrap(true);
   measured_status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  row->addWidget(open);
+  row->addWidget(open_);
   row->addWidget(refit_);
   row->addWidget(use_);
   row->addWidget(measured_status_, 1);
-  connect(open, &QPushButton::clicked, this, [this] {
+  connect(open_, &QPushButton::clicked, this, [this] {
     const QStringList paths =
         QFileDialog::getOpenFileNames(this, QStringLiteral("Open measured trace"), QString(),
                                       QStringLiteral("Traces (*.json *.et);;All files (*)"));
@@ -177,48 +179,80 @@ QWidget* TimelinePage::makeMeasuredBar() {
 
 QString TimelinePage::measuredText() const { return measured_status_->text(); }
 
-bool TimelinePage::openMeasured(const QStringList& paths) {
-  Expected<MeasuredRun> run = LoadMeasuredRun(paths, 1);
-  if (!run.ok()) {
-    measured_status_->setText(QString::fromStdString(run.status().message()));
-    return false;
-  }
-  measured_ = std::move(*run);
-  refitted_.clear();
-  use_->setEnabled(false);
-  showTimeline();
-  return true;
+void TimelinePage::openMeasured(const QStringList& paths) {
+  if (measuring_) return;
+  measuring_ = true;
+  open_->setEnabled(false);
+  refit_->setEnabled(false);
+  measured_status_->setText(
+      QStringLiteral("Reading %1\u2026").arg(paths.join(QStringLiteral(", "))));
+  auto* watcher = new QFutureWatcher<Expected<MeasuredRun>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+    watcher->deleteLater();
+    measuring_ = false;
+    open_->setEnabled(true);
+    Expected<MeasuredRun> run = watcher->result();
+    if (!run.ok()) {
+      measured_status_->setText(QString::fromStdString(run.status().message()));
+      refit_->setEnabled(measured_ && simulated_);
+      emit measuredRead(false);
+      return;
+    }
+    measured_ = std::move(*run);
+    refitted_.clear();
+    use_->setEnabled(false);
+    showTimeline();
+    emit measuredRead(true);
+  });
+  watcher->setFuture(QtConcurrent::run([paths] { return LoadMeasuredRun(paths, 1); }));
 }
 
-bool TimelinePage::refitProfile(const QString& base, const QString& out) {
-  if (!measured_ || !simulated_ || !planned_) {
+void TimelinePage::refitProfile(const QString& base, const QString& out) {
+  if (measuring_ || !measured_ || !simulated_ || !planned_) {
     measured_status_->setText(
         QStringLiteral("Open a measured trace beside a simulated candidate first."));
-    return false;
+    emit refitDone(false);
+    return;
   }
-  Expected<RefitOutcome> r = RefitAndSave(*measured_, *planned_, simulated_->confirmed, base, out);
-  if (!r.ok()) {
-    measured_status_->setText(QString::fromStdString(r.status().message()));
-    return false;
-  }
-  refitted_ = out;
-  use_->setEnabled(true);
-  QString memory;
-  if (r->refit.memory) {
-    memory = QStringLiteral("; memory-bound rate %1 \u2192 %2 GB/s")
-                 .arg(r->refit.memory->rate_GBps, 0, 'f', 2)
-                 .arg(r->refit.memory->refitted_GBps, 0, 'f', 2);
-  }
-  measured_status_->setText(
-      QStringLiteral("Refitted %1 GEMM shapes%2: the step simulated %3 ms \u2192 %4 ms with the "
-                     "refit (measured %5 ms); saved to %6")
-          .arg(r->refit.gemm_shapes)
-          .arg(memory)
-          .arg(r->predicted_before_s * 1e3, 0, 'f', 3)
-          .arg(r->predicted_after_s * 1e3, 0, 'f', 3)
-          .arg(measured_->steady.wall_s * 1e3, 0, 'f', 3)
-          .arg(out));
-  return true;
+  measuring_ = true;
+  open_->setEnabled(false);
+  refit_->setEnabled(false);
+  measured_status_->setText(QStringLiteral("Refitting %1\u2026").arg(base));
+  auto* watcher = new QFutureWatcher<Expected<RefitOutcome>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, out] {
+    watcher->deleteLater();
+    measuring_ = false;
+    open_->setEnabled(true);
+    refit_->setEnabled(true);
+    Expected<RefitOutcome> r = watcher->result();
+    if (!r.ok()) {
+      measured_status_->setText(QString::fromStdString(r.status().message()));
+      emit refitDone(false);
+      return;
+    }
+    refitted_ = out;
+    use_->setEnabled(true);
+    QString memory;
+    if (r->refit.memory) {
+      memory = QStringLiteral("; memory-bound rate %1 \u2192 %2 GB/s")
+                   .arg(r->refit.memory->rate_GBps, 0, 'f', 2)
+                   .arg(r->refit.memory->refitted_GBps, 0, 'f', 2);
+    }
+    measured_status_->setText(
+        QStringLiteral("Refitted %1 GEMM shapes%2: the step simulated %3 ms \u2192 %4 ms with "
+                       "the refit (measured %5 ms); saved to %6")
+            .arg(r->refit.gemm_shapes)
+            .arg(memory)
+            .arg(r->predicted_before_s * 1e3, 0, 'f', 3)
+            .arg(r->predicted_after_s * 1e3, 0, 'f', 3)
+            .arg(measured_->steady.wall_s * 1e3, 0, 'f', 3)
+            .arg(out));
+    emit refitDone(true);
+  });
+  // The run and the plan are copied into the task: the page may change them meanwhile.
+  watcher->setFuture(
+      QtConcurrent::run([run = *measured_, planned = planned_, confirmed = simulated_->confirmed,
+                         base, out] { return RefitAndSave(run, *planned, confirmed, base, out); }));
 }
 
 void TimelinePage::showTimeline() {
@@ -259,7 +293,7 @@ void TimelinePage::showTimeline() {
     for (int c = 0; c < 4; ++c) compare_->setItem(i, c, new QTableWidgetItem(cells[c]));
   }
   compare_->setVisible(true);
-  refit_->setEnabled(true);
+  refit_->setEnabled(!measuring_);
 }
 
 QChartView* TimelinePage::makeBreakdownChart() {

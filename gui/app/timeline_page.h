@@ -62,17 +62,20 @@ class TimelinePage : public QWidget {
   // Shows planned->plan->confirmed[confirmed] (-1: nothing).
   void showCandidate(std::shared_ptr<const trainsim::gui::PlannedScenario> planned, int confirmed);
   void cancel();
-  // Reads the traces of a measured run (false: the reason is in measuredText()).
-  bool openMeasured(const QStringList& paths);
+  // Reads the traces of a measured run off the GUI thread; measuredRead(ok) when done (the
+  // reason of a failure is in measuredText()).
+  void openMeasured(const QStringList& paths);
   // Refits the profile at `base` from the measured run against the shown candidate and writes it
-  // to `out` (false: the reason is in measuredText()).
-  bool refitProfile(const QString& base, const QString& out);
+  // to `out`, off the GUI thread; refitDone(ok) when done (the outcome in measuredText()).
+  void refitProfile(const QString& base, const QString& out);
 
  signals:
   void timelineShown(int confirmed);
   void timelineFailed(QString message);
   // "Use in scenario": the refitted profile's file, for the window to attach.
   void useInScenario(QString path);
+  void measuredRead(bool ok);
+  void refitDone(bool ok);
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -106,9 +109,10 @@ class TimelinePage : public QWidget {
 
   std::shared_ptr<const Timeline> simulated_;  // the candidate's, as the worker gave it
   std::optional<MeasuredRun> measured_;
-  QString refitted_;  // the last refitted profile's file
+  QString refitted_;        // the last refitted profile's file
+  bool measuring_ = false;  // a read or a refit runs (the buttons wait)
   QLabel* measured_status_;
-  QPushButton *refit_, *use_;
+  QPushButton *open_, *refit_, *use_;
   QTableWidget* compare_;
 };
 

@@ -45,6 +45,13 @@ bool PlanAndWait(MainWindow& w, const QString& path, bool show_timeline = false)
   return !timeline.isEmpty() || timeline.wait(60000);
 }
 
+// Reads a measured run on the page (off its thread) and waits: whether it was read.
+bool OpenMeasured(TimelinePage* page, const QStringList& paths) {
+  QSignalSpy read(page, &TimelinePage::measuredRead);
+  page->openMeasured(paths);
+  return read.wait(60000) && read.at(0).at(0).toBool();
+}
+
 // Selects the table row of confirmed candidate `confirmed` in the plan view.
 void SelectConfirmed(MainWindow& w, int confirmed) {
   const int row = w.planPage()->candidates()->rowOfConfirmed(confirmed);
@@ -291,7 +298,7 @@ class TimelineWindowTest : public QObject {
       return path;
     };
     const QString trace = write_trace(QStringLiteral("a100.json"), "NVIDIA A100-SXM4-40GB");
-    QVERIFY(page->openMeasured({trace}));
+    QVERIFY(OpenMeasured(page, {trace}));
     QCOMPARE(page->model()->rowCount(), simulated_lanes + 2);
     QCOMPARE(LaneName(page->model()->lane(0)), QStringLiteral("measured \u00b7 compute"));
     QCOMPARE(page->model()->lane(0).events.size(), size_t{3});
@@ -316,24 +323,27 @@ class TimelineWindowTest : public QObject {
     bf.write(QByteArray::fromStdString(HardwareProfileToJson(base)));
     bf.close();
     const QString out = dir.filePath(QStringLiteral("refit.json"));
-    QVERIFY2(page->refitProfile(base_path, out), qPrintable(page->measuredText()));
+    QSignalSpy refitted(page, &TimelinePage::refitDone);
+    page->refitProfile(base_path, out);
+    QVERIFY(refitted.wait(60000));
+    QVERIFY2(refitted.at(0).at(0).toBool(), qPrintable(page->measuredText()));
     QVERIFY(page->measuredText().startsWith(QStringLiteral("Refitted 2 GEMM shapes")));
     Expected<HardwareProfile> refit = LoadHardwareProfile(out.toStdString());
     QVERIFY(refit.ok());
     // The memory-bound rate: the simulated work at 1300 GB/s set to the 5 ms the trace's other
     // kernels took (the status says both rates).
     QVERIFY(refit->memory_GBps && *refit->memory_GBps != 1300);
-    QVERIFY2(page->measuredText().contains(
-                 QStringLiteral("memory-bound rate 1300.00 \u2192 %1 GB/s")
-                     .arg(*refit->memory_GBps, 0, 'f', 2)),
-             qPrintable(page->measuredText()));
+    QVERIFY2(
+        page->measuredText().contains(QStringLiteral("memory-bound rate 1300.00 \u2192 %1 GB/s")
+                                          .arg(*refit->memory_GBps, 0, 'f', 2)),
+        qPrintable(page->measuredText()));
     QVERIFY(page->useButton()->isEnabled());
     page->useButton()->click();
     QVERIFY(w.document()->text().contains(QStringLiteral("refit.json")));
 
     // Another GPU's trace: refused, the simulated lanes alone.
     const QString h100 = write_trace(QStringLiteral("h100.json"), "NVIDIA H100 80GB HBM3");
-    QVERIFY(page->openMeasured({h100}));
+    QVERIFY(OpenMeasured(page, {h100}));
     QCOMPARE(page->model()->rowCount(), simulated_lanes);
     QVERIFY(page->measuredText().contains(QStringLiteral("traced on NVIDIA H100 80GB HBM3")));
     QVERIFY(!page->compareTable()->isVisibleTo(page));
@@ -342,7 +352,7 @@ class TimelineWindowTest : public QObject {
     QVERIFY(cut.open(QIODevice::WriteOnly));
     cut.write("{\"traceEvents\": [{\"ph\": ");
     cut.close();
-    QVERIFY(!page->openMeasured({cut.fileName()}));
+    QVERIFY(!OpenMeasured(page, {cut.fileName()}));
     QVERIFY(page->measuredText().contains(QStringLiteral("cut short?")));
   }
 
