@@ -346,16 +346,22 @@ Status WriteProfile(const HardwareProfile& profile, const std::string& path, boo
     Expected<HardwareProfile> old = LoadHardwareProfile(path);
     if (old.ok() && old->provenance.complete) target = path + ".partial";
   }
-  const std::string tmp = target + ".tmp";
+  if (Status s = WriteTextAtomically(target, HardwareProfileToJson(profile)); !s.ok()) return s;
+  *written_to = target;
+  return Status::Ok();
+}
+
+Status WriteTextAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Status::InvalidInput(tmp + ": cannot write");
-    out << HardwareProfileToJson(profile);
+    out << text;
     if (!out.flush()) return Status::InvalidInput(tmp + ": write failed");
   }
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) return Status::InvalidInput(target + ": cannot replace: " + ec.message());
-  *written_to = target;
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Status::InvalidInput(path + ": cannot replace: " + ec.message());
   return Status::Ok();
 }
 

@@ -50,4 +50,8 @@ std::string SummaryTable(const HardwareProfile& profile, const GpuSpec* catalog_
 Status WriteProfile(const HardwareProfile& profile, const std::string& path, bool force,
                     std::string* written_to);
 
+// Writes `text` to `path` through `path` + ".tmp" and a rename, so that readers
+// see the old file or the whole new one.
+Status WriteTextAtomically(const std::string& path, const std::string& text);
+
 }  // namespace trainsim::calibrate

@@ -2,21 +2,28 @@
 // (docs/calibration.md).
 //
 //   trainsim-calibrate [--backend cuda|cpu|auto] [--quick] [--out FILE] [--force]
-//                      [--gpu CATALOG_GPU]
+//                      [--gpu CATALOG_GPU] [--nccl-tests-out PREFIX]
 //
-// Under mpirun (one rank per GPU) only rank 0 writes the profile. Ctrl-C stops
+// Under mpirun (one rank per GPU) only rank 0 writes the profile (and the
+// nccl-tests outputs: those of a complete run only). Ctrl-C stops
 // after the current measurement and writes what was measured (incomplete).
 // Progress goes to stderr, the summary to stdout. Exit status: 0 when every
 // measurement succeeded, 2 when some failed (the profile is still written,
 // marked incomplete), 1 on an error.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "calibrate/calibration.h"
 #include "calibrate/cuda/cuda_backend.h"
+#include "calibrate/nccl_tests_output.h"
 #include "calibrate/plan.h"
 #include "core/catalog.h"
 
@@ -25,14 +32,17 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: trainsim-calibrate [--backend cuda|cpu|auto] [--quick] [--out FILE] [--force]\n"
-    "                          [--gpu CATALOG_GPU]\n"
+    "                          [--gpu CATALOG_GPU] [--nccl-tests-out PREFIX]\n"
     "  --backend  what to measure: cuda (GPUs: cuBLAS, memory, NCCL), cpu (this host's\n"
     "             cores), auto (default: cuda when a GPU is visible, else cpu)\n"
     "  --quick    a short pass: a few shapes and sizes, fewer repetitions\n"
     "  --out      the profile to write (default trainsim-profile.json)\n"
     "  --force    let an incomplete run replace a complete profile at --out\n"
     "  --gpu      the catalog GPU the profile describes, when the device name does not\n"
-    "             say (e.g. H100-SXM5-80GB)\n";
+    "             say (e.g. H100-SXM5-80GB)\n"
+    "  --nccl-tests-out  also write each measured collective group in nccl-tests' output\n"
+    "             layout, as PREFIX.TEST.ranksN.nodesM.txt (trainsim observe reads them);\n"
+    "             a complete run only\n";
 
 struct Args {
   std::string backend = "auto";
@@ -40,6 +50,7 @@ struct Args {
   std::string out = "trainsim-profile.json";
   bool force = false;
   std::string gpu;
+  std::string nccl_tests_out;  // PREFIX; "" = none
 };
 
 bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
@@ -61,12 +72,39 @@ bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
       if (!value(arg == "--backend" ? &a->backend : arg == "--out" ? &a->out : &a->gpu)) {
         return false;
       }
+    } else if (arg == "--nccl-tests-out") {
+      if (!value(&a->nccl_tests_out)) return false;
     } else {
       *error = "unknown argument \"" + arg + "\"";
       return false;
     }
   }
   return true;
+}
+
+// The command line for a comment line: no line break in it, and quoted where
+// a shell would need it.
+std::string CommandLine(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::replace_if(
+        arg.begin(), arg.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    const bool quote = arg.empty() || arg.find_first_of(" \t'\"\\$") != std::string::npos;
+    line += (i ? " " : "") + (quote ? "'" + arg + "'" : arg);
+  }
+  return line;
+}
+
+// A missing folder for --nccl-tests-out is an error before the run, not after
+// it (on the rank that writes: under mpirun, rank 0).
+bool CheckNcclTestsPrefix(const std::string& prefix, std::string* error) {
+  if (prefix.empty()) return true;
+  const std::filesystem::path folder = std::filesystem::path(prefix).parent_path();
+  std::error_code ec;
+  if (folder.empty() || std::filesystem::is_directory(folder, ec)) return true;
+  *error = "--nccl-tests-out " + prefix + ": no folder " + folder.string();
+  return false;
 }
 
 volatile std::sig_atomic_t g_interrupted = 0;
@@ -118,11 +156,42 @@ std::optional<GpuSpec> CatalogGpu(const std::string& name) {
   return std::nullopt;
 }
 
+// The plan's step between collective sizes (nccl-tests' "step: N(factor)").
+long SizeFactor(const MeasurePlan& plan) {
+  const std::vector<double>& b = plan.collective_bytes;
+  return b.size() >= 2 && b[0] > 0 ? std::lround(b[1] / b[0]) : 2;
+}
+
+// The collectives in nccl-tests' layout, of a complete run only: an
+// incomplete one writes none, so that the files at PREFIX are one complete
+// run's (docs/calibration.md).
+Status WriteNcclTestsOutputs(const HardwareProfile& profile, const MeasurePlan& plan,
+                             const std::string& prefix, const std::string& command_line) {
+  if (!profile.provenance.complete) {
+    std::printf("nccl-tests outputs not written: the run is incomplete\n");
+    return Status::Ok();
+  }
+  const NcclTestsTexts texts = FormatNcclTests(profile, {.command_line = command_line,
+                                                         .pid = static_cast<int>(getpid()),
+                                                         .size_factor = SizeFactor(plan)});
+  for (const std::string& why : texts.left_out) {
+    std::printf("nccl-tests output left out: %s\n", why.c_str());
+  }
+  std::vector<std::string> paths;
+  if (Status s = WriteNcclTests(texts.texts, prefix, &paths); !s.ok()) return s;
+  std::printf("nccl-tests outputs written: %zu (%s.*.txt)\n", paths.size(), prefix.c_str());
+  return Status::Ok();
+}
+
 int Main(int argc, char** argv) {
   Args args;
   std::string error;
   if (!ParseArgs(argc, argv, &args, &error)) {
     std::fprintf(stderr, "trainsim-calibrate: %s\n%s", error.c_str(), kUsage);
+    return 1;
+  }
+  if (IsPrimaryRank() && !CheckNcclTestsPrefix(args.nccl_tests_out, &error)) {
+    std::fprintf(stderr, "trainsim-calibrate: %s\n", error.c_str());
     return 1;
   }
   Expected<ChosenBackend> chosen = ChooseBackend(args.backend);
@@ -162,6 +231,13 @@ int Main(int argc, char** argv) {
               written != args.out ? " (incomplete: the complete profile at --out is kept; "
                                     "--force replaces it)"
                                   : "");
+  if (!args.nccl_tests_out.empty()) {
+    Status s = WriteNcclTestsOutputs(profile, plan, args.nccl_tests_out, CommandLine(argc, argv));
+    if (!s.ok()) {
+      std::fprintf(stderr, "trainsim-calibrate: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
   return profile.provenance.complete ? 0 : 2;
 }
 
