@@ -173,11 +173,29 @@ ordered_json SummaryJson(const observe::RunLog& log, const observe::StepSummary&
   j["per_sample"] = log.per_sample;
   // torchtitan: seconds per token per GPU (RunLog::per_token).
   j["per_token"] = log.per_token;
-  j["figure"] = log.figure == observe::StepFigure::kSmoothed  ? "smoothed"
-                : log.figure == observe::StepFigure::kRunMean ? "run_mean"
-                                                              : "logged";
+  j["figure"] = log.figure == observe::StepFigure::kSmoothed       ? "smoothed"
+                : log.figure == observe::StepFigure::kRunMean      ? "run_mean"
+                : log.figure == observe::StepFigure::kEngineTimers ? "engine_timers"
+                                                                   : "logged";
   j["run_mean_step_s"] =
       log.run_mean_step_s ? ordered_json(*log.run_mean_step_s) : ordered_json(nullptr);
+  auto opt = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(); };
+  if (s.breakdown) {
+    const observe::EngineTimes& t = s.breakdown->median_ms;
+    j["breakdown"] = {{"samples", s.breakdown->samples},
+                      {"warmup_samples", s.breakdown->warmup_samples},
+                      {"fwd_ms", opt(t.fwd_ms)},
+                      {"bwd_ms", opt(t.bwd_ms)},
+                      {"bwd_inner_ms", opt(t.bwd_inner_ms)},
+                      {"bwd_allreduce_ms", opt(t.bwd_allreduce_ms)},
+                      {"step_ms", opt(t.step_ms)}};
+  } else {
+    j["breakdown"] = nullptr;
+  }
+  j["timers_not_read"] =
+      log.timers_not_read.empty() ? ordered_json(nullptr) : ordered_json(log.timers_not_read);
+  j["memory"] = {{"max_allocated_gib", opt(log.memory.max_allocated_gib)},
+                 {"max_reserved_gib", opt(log.memory.max_reserved_gib)}};
   j["step_lines"] = log.steps.size();
   j["samples"] = s.samples;
   j["warmup_samples"] = s.warmup_samples;
@@ -345,6 +363,47 @@ int ObserveSystemMetrics(const ObserveArgs& a, observe::SageMakerFormat format) 
   return 0;
 }
 
+std::string Ms(const std::optional<double>& v) { return v ? Fixed(*v, 1) + " ms" : "-"; }
+
+// DeepSpeed's engine timers and the memory a log reports, under its step line.
+void PrintLogExtras(const observe::RunLog& log, const observe::StepSummary& s) {
+  if (s.breakdown) {
+    const observe::EngineTimes& t = s.breakdown->median_ms;
+    const double sum = t.fwd_ms.value_or(0) + t.bwd_ms.value_or(0) + t.step_ms.value_or(0);
+    std::cout << "  DeepSpeed engine timers, median of " << s.breakdown->samples
+              << " steps after the warm-up: fwd " << Ms(t.fwd_ms) << ", bwd " << Ms(t.bwd_ms)
+              << " (inner " << Ms(t.bwd_inner_ms) << ", allreduce " << Ms(t.bwd_allreduce_ms)
+              << "), step " << Ms(t.step_ms) << "; sum " << Fixed(sum, 1)
+              << " ms (data loading and the loop's own code are outside the timers)\n";
+  }
+  if (!log.timers_not_read.empty())
+    std::cout << "  timers not read: " << log.timers_not_read << "\n";
+  const observe::LoggedMemory& m = log.memory;
+  if (m.max_allocated_gib || m.max_reserved_gib) {
+    std::cout << "  memory:";
+    if (m.max_allocated_gib) {
+      std::cout << " max allocated " << Fixed(*m.max_allocated_gib, 2) << " GiB (line "
+                << m.allocated_line << ")";
+    }
+    if (m.max_reserved_gib) {
+      std::cout << (m.max_allocated_gib ? "," : "") << " max reserved "
+                << Fixed(*m.max_reserved_gib, 2) << " GiB (line " << m.reserved_line << ")";
+    }
+    std::cout << "\n";
+  }
+}
+
+// The largest of the runs' logged memory of one kind (GiB), or nullopt.
+std::optional<double> LargestMemory(const std::vector<observe::RunLog>& logs, bool reserved) {
+  std::optional<double> out;
+  for (const observe::RunLog& l : logs) {
+    const std::optional<double>& v =
+        reserved ? l.memory.max_reserved_gib : l.memory.max_allocated_gib;
+    if (v) out = std::max(out.value_or(0), *v);
+  }
+  return out;
+}
+
 int ObserveLogs(const ObserveArgs& a) {
   std::optional<observe::LogFormat> format;
   if (!a.format.empty()) {
@@ -453,6 +512,14 @@ int ObserveLogs(const ObserveArgs& a) {
       c["measured_samples_per_s"] = r.samples_per_s * step / measured;
       c["predicted_mfu"] = r.mfu;
       c["measured_mfu"] = r.mfu * step / measured;
+      const double gib = 1024.0 * 1024 * 1024;
+      c["predicted_memory_gib"] = r.memory.total_bytes / gib;
+      c["predicted_memory_without_reserve_gib"] =
+          (r.memory.total_bytes - r.memory.reserve_bytes) / gib;
+      const std::optional<double> alloc = LargestMemory(logs, false),
+                                  reserved = LargestMemory(logs, true);
+      c["measured_max_allocated_gib"] = alloc ? ordered_json(*alloc) : ordered_json(nullptr);
+      c["measured_max_reserved_gib"] = reserved ? ordered_json(*reserved) : ordered_json(nullptr);
       if (predicted->band) {
         c["band_low_s"] = step / predicted->band->hi;
         c["band_high_s"] = step / predicted->band->lo;
@@ -501,7 +568,12 @@ int ObserveLogs(const ObserveArgs& a) {
       std::cout << "; " << Fixed(*s.median_tflops_per_gpu, 1)
                 << " TFLOP/s/GPU (the framework's count)";
     }
+    if (logs[i].figure == observe::StepFigure::kEngineTimers) {
+      std::cout << " (DeepSpeed's fwd + bwd + step: no throughput line in the log; a lower bound "
+                   "of the step)";
+    }
     std::cout << "\n";
+    PrintLogExtras(logs[i], s);
   }
   if (!predicted) return 0;
   const double step = predicted->result.step.step_time_s;
@@ -524,6 +596,18 @@ int ObserveLogs(const ObserveArgs& a) {
                       "(check its model, batch and GPUs)"
                     : "")
             << "\n";
+  const std::optional<double> alloc = LargestMemory(logs, false),
+                              reserved = LargestMemory(logs, true);
+  if (alloc || reserved) {
+    const double gib = 1024.0 * 1024 * 1024;
+    std::cout << "  memory per GPU       predicted " << Fixed(r.memory.total_bytes / gib, 2)
+              << " GiB (" << Fixed((r.memory.total_bytes - r.memory.reserve_bytes) / gib, 2)
+              << " without the reserve for the CUDA context and fragmentation), measured";
+    if (alloc) std::cout << " max allocated " << Fixed(*alloc, 2) << " GiB";
+    if (reserved)
+      std::cout << (alloc ? "," : "") << " max reserved " << Fixed(*reserved, 2) << " GiB";
+    std::cout << " (neither counts the CUDA context)\n";
+  }
   if (predicted->band) {
     const double lo = step / predicted->band->hi, hi = step / predicted->band->lo;
     const bool inside = measured >= lo && measured <= hi;

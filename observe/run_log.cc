@@ -60,6 +60,32 @@ std::string Where(const std::string& file, int line) {
   return file + ":" + std::to_string(line) + ": ";
 }
 
+// One " key: value |" field of the lines Megatron-LM and DeepSpeed print that way (Megatron's
+// iteration line and memory report, DeepSpeed's timers); `colon` false for a field without one
+// (`key` then holds it all).
+struct Field {
+  std::string_view key, value;
+  bool colon = true;
+};
+
+// The non-empty fields of `rest`, split at '|', each at its first ':'.
+std::vector<Field> BarFields(std::string_view rest) {
+  std::vector<Field> fields;
+  while (!rest.empty()) {
+    const size_t bar = rest.find('|');
+    const std::string_view field = Trim(rest.substr(0, bar));
+    rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+    if (field.empty()) continue;
+    const size_t colon = field.find(':');
+    if (colon == std::string_view::npos) {
+      fields.push_back({field, {}, false});
+    } else {
+      fields.push_back({Trim(field.substr(0, colon)), Trim(field.substr(colon + 1))});
+    }
+  }
+  return fields;
+}
+
 // The " key: value |" fields of a Megatron-LM step line.
 Expected<StepSample> ParseMegatronLine(std::string_view line, int64_t iteration, size_t fields_at,
                                        const std::string& file, int number) {
@@ -67,14 +93,9 @@ Expected<StepSample> ParseMegatronLine(std::string_view line, int64_t iteration,
   s.iteration = iteration;
   s.line = number;
   bool elapsed = false;
-  std::string_view rest = line.substr(fields_at);
-  while (!rest.empty()) {
-    const size_t bar = rest.find('|');
-    const std::string_view field = Trim(rest.substr(0, bar));
-    rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
-    const size_t colon = field.rfind(':');
-    if (field.empty() || colon == std::string_view::npos) continue;
-    const std::string_view key = Trim(field.substr(0, colon)), value = field.substr(colon + 1);
+  for (const Field& f : BarFields(line.substr(fields_at))) {
+    if (!f.colon) continue;
+    const std::string_view key = f.key, value = f.value;
     auto bad = [&](const char* expected) {
       return Status::InvalidInput(Where(file, number) + "\"" + std::string(key) + "\": expected " +
                                   expected + ", got \"" + std::string(Trim(value)) + "\"");
@@ -204,13 +225,146 @@ std::optional<double> GroupedNumber(std::string_view s) {
   return Number(digits);
 }
 
+// Keeps `gib`, read at `line`, when it is the largest so far.
+void KeepLargest(std::optional<double>& largest, int& largest_line, double gib, int line) {
+  if (largest && *largest >= gib) return;
+  largest = gib;
+  largest_line = line;
+}
+
+// Megatron-LM's report_memory line ("[Rank R] (after N iterations) memory (MB) | allocated: A |
+// max allocated: M | reserved: R | max reserved: X"; "max cached" before 2020-09) into
+// `memory`; nothing for another line.
+Status ReadMegatronMemory(std::string_view line, const std::string& file, int number,
+                          LoggedMemory& memory) {
+  constexpr std::string_view kTag = "memory (MB) |";
+  const size_t at = line.find(kTag);
+  if (at == std::string_view::npos) return Status::Ok();
+  bool peak = false;
+  for (const Field& f : BarFields(line.substr(at + kTag.size()))) {
+    const bool allocated = f.key == "max allocated";
+    if (!f.colon || (!allocated && f.key != "max reserved" && f.key != "max cached")) continue;
+    const std::optional<double> mib = Number(f.value);
+    if (!mib || *mib < 0) {
+      return Status::InvalidInput(Where(file, number) + "\"" + std::string(f.key) +
+                                  "\": expected a number of MB, got \"" + std::string(f.value) +
+                                  "\"");
+    }
+    if (allocated) {
+      KeepLargest(memory.max_allocated_gib, memory.allocated_line, *mib / 1024, number);
+    } else {
+      KeepLargest(memory.max_reserved_gib, memory.reserved_line, *mib / 1024, number);
+    }
+    peak = true;
+  }
+  if (peak) return Status::Ok();
+  return Status::InvalidInput(Where(file, number) +
+                              "a Megatron-LM memory report without \"max allocated: MB\" (a cut "
+                              "line?)");
+}
+
+// DeepSpeed's peak allocated memory: "MaxMemAllocated=19.52GB" on its throughput line, "Max_MA
+// 3.4 GB" on a see_memory_usage line; into `memory`, nothing for another line.
+Status ReadDeepSpeedMemory(std::string_view line, const std::string& file, int number,
+                           LoggedMemory& memory) {
+  std::string_view key, value;
+  bool in_gb = false;
+  if (const size_t at = line.find("MaxMemAllocated="); at != std::string_view::npos) {
+    key = "MaxMemAllocated";
+    value = line.substr(at + key.size() + 1);
+    value = value.substr(0, value.find_first_of(", \t"));
+    in_gb = value.ends_with("GB");
+    if (in_gb) value.remove_suffix(2);
+  } else if (const size_t at = line.find("Max_MA "); at != std::string_view::npos) {
+    key = "Max_MA";
+    const std::vector<std::string_view> w = Words(line.substr(at + key.size()));
+    if (!w.empty()) value = w[0];
+    in_gb = w.size() >= 2 && w[1] == "GB";
+  } else {
+    return Status::Ok();
+  }
+  const std::optional<double> gib = in_gb ? Number(value) : std::nullopt;
+  if (!gib || *gib < 0) {
+    return Status::InvalidInput(Where(file, number) + "\"" + std::string(key) +
+                                "\": expected a number of GB, got \"" + std::string(Trim(value)) +
+                                "\"");
+  }
+  KeepLargest(memory.max_allocated_gib, memory.allocated_line, *gib, number);
+  return Status::Ok();
+}
+
+// An engine timer's name in DeepSpeed's timer lines (since 0.10.1; before, the long name) and the
+// figure it gives.
+struct EngineTimer {
+  std::string_view name, long_name;
+  std::optional<double> EngineTimes::*figure;
+};
+constexpr EngineTimer kTimerNames[] = {
+    {"fwd", "forward", &EngineTimes::fwd_ms},
+    {"bwd", "backward", &EngineTimes::bwd_ms},
+    {"bwd_inner", "backward_inner", &EngineTimes::bwd_inner_ms},
+    {"bwd_allreduce", "backward_allreduce", &EngineTimes::bwd_allreduce_ms},
+    {"step", "step", &EngineTimes::step_ms},
+};
+
+// One SynchronizedWallClockTimer.log line: the engine's global timers it holds, and whether it
+// holds the pipeline engine's "batch_input" timer.
+struct TimerLine {
+  EngineTimes ms;
+  bool pipeline = false;
+};
+
+// `name` as an engine timer: the figure of a global timer; nullptr for a micro-step timer
+// ("fwd_microstep", "forward_microstep", ...) and "batch_input"; nullopt for another timer.
+std::optional<std::optional<double> EngineTimes::*> EngineTimerFigure(std::string_view name) {
+  const bool micro = name.ends_with("_microstep");
+  if (micro) name.remove_suffix(std::string_view("_microstep").size());
+  for (const EngineTimer& t : kTimerNames) {
+    if (name == t.name || name == t.long_name) return micro ? nullptr : t.figure;
+  }
+  if (name == "batch_input") return nullptr;
+  return std::nullopt;
+}
+
+// A line of DeepSpeed's timers, "... time (ms) | NAME: MS | NAME: MS ..."; nullopt for another
+// line and for the MoE forward breakdown ("time (ms) | fwd: T (fwd_moe: ..., top_k: ...)").
+// An engine timer whose figure is not a number is an error, and so is a field without ':' (a cut
+// line); other timers (the ZeRO optimizer's, the pipeline's) are not looked at.
+Expected<std::optional<TimerLine>> ParseTimerLine(std::string_view line, const std::string& file,
+                                                  int number) {
+  constexpr std::string_view kTag = "time (ms) |";
+  const size_t at = line.find(kTag);
+  if (at == std::string_view::npos) return std::optional<TimerLine>();
+  TimerLine t;
+  for (const Field& f : BarFields(line.substr(at + kTag.size()))) {
+    if (!f.colon) {
+      return Status::InvalidInput(Where(file, number) + "a DeepSpeed timer line whose field \"" +
+                                  std::string(f.key) + "\" is not \"NAME: MS\" (a cut line?)");
+    }
+    const auto figure = EngineTimerFigure(f.key);
+    if (!figure) continue;
+    if (f.value.find('(') != std::string_view::npos) return std::optional<TimerLine>();  // MoE
+    const std::optional<double> ms = Number(f.value);
+    if (!ms || *ms < 0) {
+      return Status::InvalidInput(
+          Where(file, number) + "DeepSpeed's timer \"" + std::string(f.key) +
+          "\": expected a number of milliseconds, got \"" + std::string(f.value) + "\"");
+    }
+    if (std::optional<double> EngineTimes::*kept = *figure) t.ms.*kept = *ms;
+    t.pipeline = t.pipeline || f.key == "batch_input";
+  }
+  return std::optional<TimerLine>(t);
+}
+
 // torchtitan's step line ("step: N  loss: L  grad_norm: G  memory: ...  tps: T  tflops: F
 // mfu: M%", in colours), or nullopt for another line: "step: N  loss:" (not after "validate")
 // followed by one of the keys only torchtitan prints there. `rank` gets what precedes the
-// logger's "[titan]" (torchrun's "[rank0]:"), which tells the ranks of LOG_RANK=0,7 apart.
+// logger's "[titan]" (torchrun's "[rank0]:"), which tells the ranks of LOG_RANK=0,7 apart;
+// `max_reserved_gib` its "memory: 41.32GiB(43.47%)" (nullopt without).
 Expected<std::optional<StepSample>> ParseTorchtitanLine(std::string_view raw,
                                                         const std::string& file, int number,
-                                                        std::string* rank) {
+                                                        std::string* rank,
+                                                        std::optional<double>* max_reserved_gib) {
   if (raw.find("step:") == std::string_view::npos) return std::optional<StepSample>();
   const size_t tag = raw.find("[titan]");
   *rank = tag == std::string_view::npos ? "" : std::string(raw.substr(0, tag));
@@ -222,12 +376,13 @@ Expected<std::optional<StepSample>> ParseTorchtitanLine(std::string_view raw,
     ++at;
   }
   if (at + 3 >= w.size()) return std::optional<StepSample>();
-  std::optional<std::string_view> tps, tflops;
+  std::optional<std::string_view> tps, tflops, memory;
   bool titan = false;
   for (size_t i = at + 4; i + 1 < w.size(); ++i) {
     const std::string_view key = w[i];
     if (key == "tps:" || key == "wps:") tps = w[i + 1];
     if (key == "tflops:") tflops = w[i + 1];
+    if (key == "memory:") memory = w[i + 1];
     titan = titan || key == "tps:" || key == "wps:" || key == "tflops:" || key == "mfu:" ||
             key == "memory:" || key == "grad_norm:";
   }
@@ -251,6 +406,13 @@ Expected<std::optional<StepSample>> ParseTorchtitanLine(std::string_view raw,
   if (tflops) {
     s.tflops_per_gpu = GroupedNumber(*tflops);
     if (!s.tflops_per_gpu) return bad("tflops", *tflops, "a number");
+  }
+  if (memory) {
+    const size_t gib = memory->find("GiB(");
+    *max_reserved_gib = Number(memory->substr(0, gib));
+    if (gib == std::string_view::npos || !*max_reserved_gib || **max_reserved_gib < 0) {
+      return bad("memory", *memory, "a number of GiB, \"G.GGGiB(P.PP%)\"");
+    }
   }
   s.loss = Number(w[at + 3]);
   return std::optional<StepSample>(s);
@@ -507,12 +669,125 @@ Expected<RunLog> ParseHfTrainer(std::string_view text, const std::string& file) 
   return log;
 }
 
+// What a pass over a log carries from line to line.
+struct Scan {
+  RunLog log;
+  std::optional<std::string> titan_rank;  // the rank of torchtitan's first step line
+  bool after_pipeline_timers = false;     // the last timer line was the pipeline engine's
+  int pipeline_timer_lines = 0;           // its global timer lines, not read
+  Status deferred;  // the first bad memory or timer line: an error if the format has steps
+};
+
+// `st` kept when it is the first error.
+void KeepFirst(Status& first, Status st) {
+  if (first.ok()) first = std::move(st);
+}
+
+// A DeepSpeed timer line: an engine global line into scan.log.timers (not the pipeline
+// engine's). False for another line.
+Expected<bool> ReadTimerLine(std::string_view line, const std::string& file, int number,
+                             Scan& scan) {
+  Expected<std::optional<TimerLine>> t = ParseTimerLine(line, file, number);
+  if (!t.ok()) return t.status();
+  if (!*t) return false;
+  const EngineTimes& ms = (*t)->ms;
+  if (ms.fwd_ms && ms.bwd_ms && ms.step_ms) {
+    if (scan.after_pipeline_timers) {
+      ++scan.pipeline_timer_lines;
+    } else {
+      scan.log.timers.push_back({ms, number});
+    }
+  }
+  scan.after_pipeline_timers = (*t)->pipeline;
+  return true;
+}
+
+// One line of the log read as `format`: its step sample, or nullopt; the memory it reports and
+// DeepSpeed's timers go into scan.log.
+Expected<std::optional<StepSample>> ReadLine(std::string_view line, int number, LogFormat format,
+                                             Scan& scan) {
+  using Result = std::optional<StepSample>;
+  const std::string& file = scan.log.file;
+  if (format == LogFormat::kMegatron || format == LogFormat::kDeepSpeed) {
+    KeepFirst(scan.deferred, ReadMegatronMemory(line, file, number, scan.log.memory));
+    KeepFirst(scan.deferred, ReadDeepSpeedMemory(line, file, number, scan.log.memory));
+  }
+  if (format == LogFormat::kMegatron) {
+    size_t fields_at = 0;
+    const std::optional<int64_t> it = MegatronIteration(line, &fields_at);
+    if (!it) return Result();
+    Expected<StepSample> s = ParseMegatronLine(line, *it, fields_at, file, number);
+    if (!s.ok()) return s.status();
+    return Result(*s);
+  }
+  if (format == LogFormat::kDeepSpeed) {
+    Expected<bool> timer = ReadTimerLine(line, file, number, scan);
+    if (!timer.ok()) KeepFirst(scan.deferred, timer.status());
+    if (timer.ok() && *timer) return Result();
+    return ParseDeepSpeedLine(line, file, number);
+  }
+  if (format == LogFormat::kTorchtitan) {
+    std::string rank;
+    std::optional<double> memory;
+    Expected<Result> s = ParseTorchtitanLine(line, file, number, &rank, &memory);
+    if (!s.ok() || !*s) return s;
+    LoggedMemory& m = scan.log.memory;
+    if (memory) KeepLargest(m.max_reserved_gib, m.reserved_line, *memory, number);  // any rank
+    if (!scan.titan_rank) scan.titan_rank = rank;
+    return rank == *scan.titan_rank ? s : Result();  // another rank's lines are the same steps
+  }
+  if (!LooksLikeLocalLine(line)) return Result();
+  // Before the first step line, a line that is not JSON at all is someone else's (a stray
+  // brace); after it, or for a JSON step line with a bad field, an error.
+  if (scan.log.steps.empty() && !nlohmann::json::accept(Trim(line))) return Result();
+  return ParseLocalLine(Trim(line), file, number);
+}
+
+// DeepSpeed 0.4.0-0.5.6 logged its timers without resetting them: running totals since the
+// start, every figure rising at every line, the last several times the first.
+bool RunningTotals(const std::vector<TimerSample>& timers) {
+  if (timers.size() < 4 || *timers.back().ms.fwd_ms < 2 * *timers.front().ms.fwd_ms) return false;
+  for (size_t i = 1; i < timers.size(); ++i) {
+    const EngineTimes &a = timers[i - 1].ms, &b = timers[i].ms;
+    if (*b.fwd_ms <= *a.fwd_ms || *b.bwd_ms <= *a.bwd_ms || *b.step_ms <= *a.step_ms) return false;
+  }
+  return true;
+}
+
+// A DeepSpeed log's timers once all is read: running totals and the pipeline engine's lines
+// said in timers_not_read; with no throughput line, fwd + bwd + step of each line as the steps
+// (StepFigure::kEngineTimers).
+void FinishTimers(const Scan& scan, RunLog& log) {
+  auto lines = [](size_t n) {
+    return std::to_string(n) + (n == 1 ? " timer line" : " timer lines");
+  };
+  if (RunningTotals(log.timers)) {
+    log.timers_not_read = lines(log.timers.size()) +
+                          " of running totals (every figure rises at every line, as DeepSpeed "
+                          "0.4.0-0.5.6 printed them), not a step's times";
+    log.timers.clear();
+  } else if (scan.pipeline_timer_lines > 0) {
+    log.timers_not_read = lines(scan.pipeline_timer_lines) +
+                          " of DeepSpeed's pipeline engine, each a sum over steps_per_print steps";
+  }
+  if (!log.steps.empty()) return;
+  for (const TimerSample& t : log.timers) {
+    const double ms = *t.ms.fwd_ms + *t.ms.bwd_ms + *t.ms.step_ms;
+    if (ms <= 0) continue;
+    StepSample s;
+    s.iteration = static_cast<int64_t>(log.steps.size()) + 1;
+    s.step_s = ms / 1000;
+    s.line = t.line;
+    log.steps.push_back(s);
+  }
+  if (!log.steps.empty()) log.figure = StepFigure::kEngineTimers;
+}
+
 // The log read as `format` alone; NotFound when no line of that format is in it.
 Expected<RunLog> ParseAs(std::string_view text, const std::string& file, LogFormat format) {
   if (format == LogFormat::kHfTrainer) return ParseHfTrainer(text, file);
-  RunLog log;
-  log.file = file;
-  std::optional<std::string> titan_rank;  // the rank of torchtitan's first step line
+  Scan scan;
+  scan.log.file = file;
   int number = 0;
   size_t start = 0;
   while (start < text.size()) {
@@ -522,40 +797,19 @@ Expected<RunLog> ParseAs(std::string_view text, const std::string& file, LogForm
     start = end + 1;
     ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    std::optional<StepSample> sample;
-    size_t fields_at = 0;
-    if (format == LogFormat::kMegatron) {
-      if (const std::optional<int64_t> it = MegatronIteration(line, &fields_at)) {
-        Expected<StepSample> s = ParseMegatronLine(line, *it, fields_at, file, number);
-        if (!s.ok()) return s.status();
-        sample = *s;
-      }
-    } else if (format == LogFormat::kDeepSpeed) {
-      Expected<std::optional<StepSample>> s = ParseDeepSpeedLine(line, file, number);
-      if (!s.ok()) return s.status();
-      sample = *s;
-    } else if (format == LogFormat::kTorchtitan) {
-      std::string rank;
-      Expected<std::optional<StepSample>> s = ParseTorchtitanLine(line, file, number, &rank);
-      if (!s.ok()) return s.status();
-      if (*s && !titan_rank) titan_rank = rank;
-      if (*s && rank == *titan_rank) sample = *s;  // another rank's lines are the same steps
-    } else if (LooksLikeLocalLine(line)) {
-      // Before the first step line, a line that is not JSON at all is someone else's (a
-      // stray brace); after it, or for a JSON step line with a bad field, an error.
-      if (log.steps.empty() && !nlohmann::json::accept(Trim(line))) continue;
-      Expected<std::optional<StepSample>> s = ParseLocalLine(Trim(line), file, number);
-      if (!s.ok()) return s.status();
-      sample = *s;
-    }
-    if (!sample) continue;
-    if (Status st = AppendRising(log, *sample); !st.ok()) return st;
+    Expected<std::optional<StepSample>> sample = ReadLine(line, number, format, scan);
+    if (!sample.ok()) return sample.status();
+    if (!*sample) continue;
+    if (Status st = AppendRising(scan.log, **sample); !st.ok()) return st;
   }
+  RunLog& log = scan.log;
+  if (format == LogFormat::kDeepSpeed) FinishTimers(scan, log);
   if (log.steps.empty()) return Status::NotFound(file + ": " + NoStepLine(format));
+  if (!scan.deferred.ok()) return scan.deferred;
   log.format = format;
-  log.per_sample = format == LogFormat::kDeepSpeed;
+  log.per_sample = format == LogFormat::kDeepSpeed && log.figure != StepFigure::kEngineTimers;
   log.per_token = format == LogFormat::kTorchtitan;
-  return log;
+  return std::move(log);
 }
 
 }  // namespace
@@ -569,11 +823,19 @@ Expected<RunLog> ParseRunLog(std::string_view text, const std::string& file,
     }
     return log;
   }
+  // DeepSpeed's engine timers without its throughput lines are the last resort: they leave out
+  // what the training loop does outside the engine.
+  std::optional<RunLog> engine_timers;
   for (LogFormat f : {LogFormat::kMegatron, LogFormat::kDeepSpeed, LogFormat::kTrainsimLocal,
                       LogFormat::kTorchtitan, LogFormat::kHfTrainer}) {
     Expected<RunLog> log = ParseAs(text, file, f);
+    if (log.ok() && log->figure == StepFigure::kEngineTimers) {
+      engine_timers = std::move(*log);
+      continue;
+    }
     if (log.ok() || log.status().code() != Status::Code::kNotFound) return log;
   }
+  if (engine_timers) return std::move(*engine_timers);
   return Status::InvalidInput(
       file + ": no step line of a known format (Megatron-LM's \"iteration N/M | ... | " +
       std::string(kElapsedKey) +
@@ -596,6 +858,34 @@ double Median(std::vector<double> v) {
   const size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
+
+namespace {
+
+// The medians of the log's timer lines after the last of its first `warmup_samples` step lines.
+std::optional<StepBreakdown> Breakdown(const RunLog& log, int warmup_samples) {
+  const int after = warmup_samples > 0 ? log.steps[warmup_samples - 1].line : 0;
+  StepBreakdown b;
+  std::vector<const EngineTimes*> used;
+  for (const TimerSample& t : log.timers) {
+    if (t.line > after) {
+      used.push_back(&t.ms);
+    } else {
+      ++b.warmup_samples;
+    }
+  }
+  if (used.empty()) return std::nullopt;
+  b.samples = static_cast<int>(used.size());
+  for (const EngineTimer& timer : kTimerNames) {
+    std::vector<double> ms;
+    for (const EngineTimes* t : used) {
+      if (const std::optional<double>& v = t->*timer.figure) ms.push_back(*v);
+    }
+    if (!ms.empty()) b.median_ms.*timer.figure = Median(ms);
+  }
+  return b;
+}
+
+}  // namespace
 
 Expected<StepSummary> Summarize(const RunLog& log, int warmup) {
   StepSummary s;
@@ -631,6 +921,7 @@ Expected<StepSummary> Summarize(const RunLog& log, int warmup) {
   s.min_step_s = *std::min_element(times.begin(), times.end());
   s.max_step_s = *std::max_element(times.begin(), times.end());
   if (!tflops.empty()) s.median_tflops_per_gpu = Median(tflops);
+  s.breakdown = Breakdown(log, s.warmup_samples);
   return s;
 }
 

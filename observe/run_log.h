@@ -7,7 +7,9 @@
 // (a torchrun job), or what the Hugging Face Trainer prints (its tqdm progress bar and its
 // end-of-training line). Every line the format does not know is skipped; a line that looks like
 // one of its step lines but does not parse is an error naming the file and line, and so is a log
-// whose iterations go back (two runs in one file) or that holds no step line at all.
+// whose iterations go back (two runs in one file) or that holds no step line at all. Beside the
+// steps: the GPU memory the log reports (LoggedMemory) and DeepSpeed's engine timers
+// (EngineTimes), for the comparison with the simulated memory and step parts.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +77,13 @@ enum class StepFigure {
   kRunMean,   // the whole run's mean, warm-up included (hf-trainer's end-of-training line, when
               // the log has no progress bar): one sample, no warm-up to leave out; its
               // iteration is train_runtime x train_steps_per_second rounded (about max_steps)
+  // DeepSpeed's engine timers, fwd + bwd + step of each optimizer step (RunLog::timers), when
+  // the log has timer lines and no throughput line (nor a step line of another format): the
+  // time inside the engine's forward, backward and step calls, less than the step (DeepSpeed's
+  // docs/_tutorials/autotuning.md: "The sum of these timings is less than the actual training
+  // step latency": data loading and the training loop's own code are left out). Its iteration
+  // is the timer line's ordinal.
+  kEngineTimers,
 };
 
 // One step line: the iteration it ends and the seconds per iteration it reports (or per
@@ -89,6 +98,68 @@ struct StepSample {
   std::optional<int64_t> global_batch;  // Megatron's "global batch size"
   std::optional<double> loss;           // "lm loss", torchtitan's "loss", the local trainer's
   int line = 0;                         // 1-based, in the file
+};
+
+// DeepSpeed's engine timers, in milliseconds (DeepSpeed's "wall_clock_breakdown": true, or its
+// flops profiler). Read from its global timer line, printed by rank 0 (deepspeed/utils/timer.py
+// SynchronizedWallClockTimer.log, deepspeed/runtime/engine.py DeepSpeedEngine.step):
+//   "[Rank 0] time (ms) | fwd: 610.52 | bwd: 1204.33 | bwd_inner: 1105.87 | bwd_allreduce: 97.91 |
+//    step: 88.02"
+// (since 0.18 printed bare; 0.10.1-0.17 after the logger's "[TIME] [INFO] [logging.py:N:log_dist]
+// "; before 0.10.1 "... [Rank 0] rank=0 time (ms) | forward: ... | backward: ... |
+// backward_inner: ... | backward_allreduce: ... | step: ...", read the same). Since 0.5.7 the
+// line comes at every gradient-accumulation boundary, each figure summed over that optimizer
+// step's micro-batches, the timers reset after it (CUDA events since 0.6.2: the GPU's time
+// between the call's start and end). A global line is one with fwd, bwd and step; not one: the
+// micro-step line printed at every engine.step() call ("fwd_microstep: ... | step_microstep:
+// ..."), the ZeRO optimizer's "optimizer_allgather: ... | optimizer_gradients: ... |
+// optimizer_step: ..." (parts of step), the MoE "fwd: T (fwd_moe: ...)" and activation
+// checkpointing's "fwd: T" / "backward: T" lines, Megatron-LM's own timers
+// ("forward-compute", ...). Not read: the pipeline engine's lines (after a micro-step line with
+// "batch_input"), each a sum over steps_per_print steps; and running totals (DeepSpeed 0.4.0-0.5.6
+// logged without resetting: every figure rises at every line). RunLog::timers_not_read says which.
+// DeepSpeed before 0.4 printed the global line at every micro-step: with gradient accumulation its
+// figures are a micro-batch's (not told apart). The timers are a breakdown beside the step, not the
+// step: DeepSpeed's autotuning tutorial says that their sum "is less than the actual training step
+// latency" (docs/_tutorials/autotuning.md; the time between the engine's calls, data loading and
+// the training loop's own work, is in no timer). A log's throughput lines stay its step figure;
+// only a log with no step line of any format takes the sum (StepFigure::kEngineTimers).
+struct EngineTimes {
+  std::optional<double> fwd_ms;            // forward
+  std::optional<double> bwd_ms;            // backward, its gradient reduction included
+  std::optional<double> bwd_inner_ms;      // backward without the reduction after it
+  std::optional<double> bwd_allreduce_ms;  // the gradient reduction the engine runs after the
+                                           // backward pass (ZeRO-2/3 reduce during it: there
+                                           // only their epilogue, the rest inside bwd_inner)
+  std::optional<double> step_ms;           // engine.step(): the optimizer step (ZeRO-1/2's
+                                           // parameter all-gather included)
+};
+
+struct TimerSample {
+  EngineTimes ms;
+  int line = 0;  // 1-based, in the file
+};
+
+// The GPU memory the log reports: PyTorch's caching allocator on the GPUs that print it, the
+// largest over the whole run, warm-up, evaluation and checkpoint reports included (the peak
+// counters run from the start in Megatron-LM and DeepSpeed, so a report after the warm-up holds
+// the warm-up's peak; the peak, wherever it falls, is what must fit). nullopt where the log
+// says nothing. In GiB (2^30 bytes). Read from:
+// - Megatron-LM's report_memory lines, printed by each data-parallel rank 0 (one GPU per
+//   tensor/pipeline/context-parallel rank: the largest is the fullest of them):
+//   "[Rank 0] (after 10 iterations) memory (MB) | allocated: ... | max allocated: 9300.25 |
+//   reserved: ... | max reserved: 10240.00" (MB = 2^20 bytes; before 2020-09 "max cached");
+// - DeepSpeed's throughput line, rank 0: "MaxMemAllocated=19.52GB" (GB = 2^30 bytes, since
+//   0.6.0), and its see_memory_usage lines (config "memory_breakdown"), "MA 1.2 GB  Max_MA 3.4 GB
+//   CA ... GB  Max_CA 4 GB" (Max_MA read; Max_CA is rounded to whole GB, not read; each of these
+//   lines resets the peak counters); both also in a Megatron-DeepSpeed log;
+// - torchtitan's step lines, "memory: 41.32GiB(43.47%)": max reserved since the previous step
+//   line (metrics.py resets the counters after each), of every rank that prints.
+struct LoggedMemory {
+  std::optional<double> max_allocated_gib;    // torch.cuda.max_memory_allocated: tensors
+  std::optional<double> max_reserved_gib;     // torch.cuda.max_memory_reserved: the allocator's
+                                              // pool (tensors, its cached blocks, fragmentation)
+  int allocated_line = 0, reserved_line = 0;  // where the largest was read
 };
 
 struct RunLog {
@@ -107,18 +178,34 @@ struct RunLog {
   // bar's total, else 1 / train_steps_per_second), warm-up included; nullopt without its
   // end-of-training line, and for the other formats.
   std::optional<double> run_mean_step_s;
+  // DeepSpeed (format deepspeed): its global timer lines, in file order (EngineTimes).
+  std::vector<TimerSample> timers;
+  // Why timer lines in the log are not in `timers` (the pipeline engine's, running totals);
+  // empty when there are none of those.
+  std::string timers_not_read;
+  LoggedMemory memory;  // megatron, deepspeed, torchtitan
 };
 
 // Reads a run log. `format` nullopt: the first format with a step line in the file, in the
 // order megatron, deepspeed, trainsim-local, torchtitan, hf-trainer (Megatron-DeepSpeed prints
 // both of the first two: Megatron's lines carry the step time; a Trainer run under DeepSpeed
 // that prints DeepSpeed's throughput lines beside its bar is read as deepspeed: they carry each
-// step's own throughput, the bar a moving average). Errors:
-// "FILE:LINE: ..." for a malformed step line or an iteration that does not rise; "FILE: no ...
-// line" when nothing matched.
+// step's own throughput, the bar a moving average), and last deepspeed's engine timers alone
+// (StepFigure::kEngineTimers). Errors: "FILE:LINE: ..." for a malformed step line or an
+// iteration that does not rise, and for a memory or DeepSpeed timer line that starts like one
+// but does not parse (counted only in a log of the format that reads it: one with its step
+// lines); "FILE: no ... line" when nothing matched.
 Expected<RunLog> ParseRunLog(std::string_view text, const std::string& file,
                              std::optional<LogFormat> format);
 Expected<RunLog> LoadRunLog(const std::string& path, std::optional<LogFormat> format);
+
+// The medians of DeepSpeed's engine timers over its timer lines after the warm-up: those after
+// the last warm-up step line (a throughput line covers steps_per_print steps, a timer line one).
+struct StepBreakdown {
+  int samples = 0;         // timer lines used
+  int warmup_samples = 0;  // left out
+  EngineTimes median_ms;   // each over the lines that print it
+};
 
 // The steady state of a run: its samples after `warmup` step lines (the first
 // ones time compilation, allocation and the first data loads), at the last
@@ -131,6 +218,7 @@ struct StepSummary {
   std::optional<double> median_tflops_per_gpu;
   std::optional<int64_t> global_batch;
   int64_t first_iteration = 0, last_iteration = 0;  // of the samples used
+  std::optional<StepBreakdown> breakdown;  // nullopt without a timer line after the warm-up
 };
 
 // Fails when no sample is left after the warm-up (the error says how many lines there were).

@@ -291,6 +291,29 @@ TEST(ObserveCli, TorchtitanThroughputBecomesAStep) {
               1 / j["runs"][0]["median_step_s"].get<double>(), 1e-6);
 }
 
+// DeepSpeed's engine timers beside its throughput, and the memory logs report beside the
+// simulated memory (run_log_deepspeed_test.cc has the figures).
+TEST(ObserveCli, EngineTimersAndMemory) {
+  const Result r = Trainsim("observe tests/observe/data/deepspeed-timers-synthetic.log --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json run = json::parse(r.out)["runs"][0];
+  EXPECT_DOUBLE_EQ(run["breakdown"]["fwd_ms"].get<double>(), 600);
+  EXPECT_DOUBLE_EQ(run["breakdown"]["step_ms"].get<double>(), 80);
+  EXPECT_DOUBLE_EQ(run["memory"]["max_allocated_gib"].get<double>(), 19.61);
+  EXPECT_EQ(run["figure"], "logged");
+  const Result only =
+      Trainsim("observe tests/observe/data/deepspeed-timers-only-synthetic.log --json");
+  ASSERT_EQ(only.exit_code, 0) << only.err;
+  EXPECT_EQ(json::parse(only.out)["runs"][0]["figure"], "engine_timers");
+  const Result c =
+      Trainsim(std::string("observe ") + kLog + " --scenario " + kScenario + " --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const json cmp = json::parse(c.out)["compare"];
+  EXPECT_GT(cmp["predicted_memory_gib"].get<double>(),
+            cmp["predicted_memory_without_reserve_gib"].get<double>());
+  EXPECT_TRUE(cmp["measured_max_allocated_gib"].is_number());
+}
+
 // A Chakra execution trace is detected from its bytes and read as a trace (chakra_test.cc).
 TEST(ObserveCli, ChakraTrace) {
   const Result r = Trainsim("observe tests/observe/data/chakra-synthetic.0.et --warmup 0 --json");
