@@ -1,0 +1,318 @@
+// `trainsim observe` of training logs: the steady step of each run, beside the prediction
+// (docs/observe.md sections 1-3).
+#include <algorithm>
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/observe_common.h"
+#include "core/model_spec.h"
+#include "observe/run_log.h"
+
+namespace trainsim::observe_cli {
+namespace {
+
+ordered_json SummaryJson(const observe::RunLog& log, const observe::StepSummary& s) {
+  ordered_json j;
+  j["file"] = log.file;
+  j["format"] = observe::ToString(log.format);
+  // DeepSpeed: the *_step_s figures below are seconds per sample (RunLog::per_sample).
+  j["per_sample"] = log.per_sample;
+  // torchtitan: seconds per token per GPU (RunLog::per_token).
+  j["per_token"] = log.per_token;
+  j["figure"] = log.figure == observe::StepFigure::kSmoothed       ? "smoothed"
+                : log.figure == observe::StepFigure::kRunMean      ? "run_mean"
+                : log.figure == observe::StepFigure::kEngineTimers ? "engine_timers"
+                                                                   : "logged";
+  j["run_mean_step_s"] =
+      log.run_mean_step_s ? ordered_json(*log.run_mean_step_s) : ordered_json(nullptr);
+  auto opt = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(); };
+  if (s.breakdown) {
+    const observe::EngineTimes& t = s.breakdown->median_ms;
+    j["breakdown"] = {{"samples", s.breakdown->samples},
+                      {"warmup_samples", s.breakdown->warmup_samples},
+                      {"fwd_ms", opt(t.fwd_ms)},
+                      {"bwd_ms", opt(t.bwd_ms)},
+                      {"bwd_inner_ms", opt(t.bwd_inner_ms)},
+                      {"bwd_allreduce_ms", opt(t.bwd_allreduce_ms)},
+                      {"step_ms", opt(t.step_ms)}};
+  } else {
+    j["breakdown"] = nullptr;
+  }
+  j["timers_not_read"] =
+      log.timers_not_read.empty() ? ordered_json(nullptr) : ordered_json(log.timers_not_read);
+  j["memory"] = {{"max_allocated_gib", opt(log.memory.max_allocated_gib)},
+                 {"max_reserved_gib", opt(log.memory.max_reserved_gib)}};
+  j["step_lines"] = log.steps.size();
+  j["samples"] = s.samples;
+  j["warmup_samples"] = s.warmup_samples;
+  j["other_batch_samples"] = s.other_batch;
+  j["first_iteration"] = s.first_iteration;
+  j["last_iteration"] = s.last_iteration;
+  j["median_step_s"] = s.median_step_s;
+  j["mean_step_s"] = s.mean_step_s;
+  j["min_step_s"] = s.min_step_s;
+  j["max_step_s"] = s.max_step_s;
+  j["global_batch"] = s.global_batch ? ordered_json(*s.global_batch) : ordered_json(nullptr);
+  j["median_tflops_per_gpu"] =
+      s.median_tflops_per_gpu ? ordered_json(*s.median_tflops_per_gpu) : ordered_json(nullptr);
+  return j;
+}
+
+std::string Ms(const std::optional<double>& v) { return v ? Fixed(*v, 1) + " ms" : "-"; }
+
+// DeepSpeed's engine timers and the memory a log reports, under its step line.
+void PrintLogExtras(const observe::RunLog& log, const observe::StepSummary& s) {
+  if (s.breakdown) {
+    const observe::EngineTimes& t = s.breakdown->median_ms;
+    const double sum = t.fwd_ms.value_or(0) + t.bwd_ms.value_or(0) + t.step_ms.value_or(0);
+    std::cout << "  DeepSpeed engine timers, median of " << s.breakdown->samples
+              << " steps after the warm-up: fwd " << Ms(t.fwd_ms) << ", bwd " << Ms(t.bwd_ms)
+              << " (inner " << Ms(t.bwd_inner_ms) << ", allreduce " << Ms(t.bwd_allreduce_ms)
+              << "), step " << Ms(t.step_ms) << "; sum " << Fixed(sum, 1)
+              << " ms (data loading and the loop's own code are outside the timers)\n";
+  }
+  if (!log.timers_not_read.empty())
+    std::cout << "  timers not read: " << log.timers_not_read << "\n";
+  const observe::LoggedMemory& m = log.memory;
+  if (m.max_allocated_gib || m.max_reserved_gib) {
+    std::cout << "  memory:";
+    if (m.max_allocated_gib) {
+      std::cout << " max allocated " << Fixed(*m.max_allocated_gib, 2) << " GiB (line "
+                << m.allocated_line << ")";
+    }
+    if (m.max_reserved_gib) {
+      std::cout << (m.max_allocated_gib ? "," : "") << " max reserved "
+                << Fixed(*m.max_reserved_gib, 2) << " GiB (line " << m.reserved_line << ")";
+    }
+    std::cout << "\n";
+  }
+}
+
+// The largest of the runs' logged memory of one kind (GiB), or nullopt.
+std::optional<double> LargestMemory(const std::vector<observe::RunLog>& logs, bool reserved) {
+  std::optional<double> out;
+  for (const observe::RunLog& l : logs) {
+    const std::optional<double>& v =
+        reserved ? l.memory.max_reserved_gib : l.memory.max_allocated_gib;
+    if (v) out = std::max(out.value_or(0), *v);
+  }
+  return out;
+}
+
+}  // namespace
+
+int ObserveLogs(const ObserveArgs& a) {
+  std::optional<observe::LogFormat> format;
+  if (!a.format.empty()) {
+    Expected<observe::LogFormat> f = observe::ParseLogFormat(a.format, "--format");
+    if (f.ok()) format = *f;  // checked by ObserveCommand
+  }
+  std::vector<observe::RunLog> logs;
+  std::vector<observe::StepSummary> summaries;
+  for (const std::string& file : a.files) {
+    Expected<observe::RunLog> log =
+        SageMakerFormatOf(a, file) == observe::SageMakerFormat::kCloudWatchLogs
+            ? observe::LoadCloudWatchRunLog(file, std::nullopt, a.log_stream)
+            : observe::LoadRunLog(file, format);
+    if (!log.ok()) {
+      return Fail(log.status());
+    }
+    Expected<observe::StepSummary> s = observe::Summarize(*log, a.warmup);
+    if (!s.ok()) {
+      return Fail(s.status());
+    }
+    logs.push_back(std::move(*log));
+    summaries.push_back(*s);
+  }
+  // Several files are several runs of one configuration: the same global batch, and logs that
+  // give a step time or all a throughput.
+  for (size_t i = 1; i < summaries.size(); ++i) {
+    if (logs[i].per_sample != logs[0].per_sample || logs[i].per_token != logs[0].per_token) {
+      std::cerr << "trainsim: " << logs[i].file << ": a " << observe::ToString(logs[i].format)
+                << " log beside a " << observe::ToString(logs[0].format) << " one (" << logs[0].file
+                << "): give the runs of one framework\n";
+      return 1;
+    }
+    if (summaries[i].global_batch != summaries[0].global_batch) {
+      std::cerr << "trainsim: " << logs[i].file << ": global batch "
+                << (summaries[i].global_batch ? std::to_string(*summaries[i].global_batch) : "?")
+                << ", but " << logs[0].file << " ran "
+                << (summaries[0].global_batch ? std::to_string(*summaries[0].global_batch) : "?")
+                << ": give the runs of one configuration\n";
+      return 1;
+    }
+  }
+  // The measured step: the median of the files' medians, each counted once per sample.
+  std::vector<std::pair<double, int>> medians;
+  int total = 0;
+  for (const observe::StepSummary& s : summaries) {
+    medians.push_back({s.median_step_s, s.samples});
+    total += s.samples;
+  }
+  std::sort(medians.begin(), medians.end());
+  double measured = medians.front().first;
+  for (int seen = 0, k = 0; k < static_cast<int>(medians.size()); ++k) {
+    seen += medians[k].second;
+    if (2 * seen >= total) {
+      measured = medians[k].first;
+      break;
+    }
+  }
+
+  std::optional<Prediction> predicted;
+  if (!a.scenario.empty() || !a.plan.empty()) {
+    Expected<Prediction> p = Predict(a);
+    if (!p.ok()) {
+      return Fail(p.status());
+    }
+    const int64_t gb = p->scenario.training.global_batch;
+    if (summaries[0].global_batch && *summaries[0].global_batch != gb) {
+      std::cerr << "trainsim: " << logs[0].file << ": the run's global batch is "
+                << *summaries[0].global_batch << ", the scenario's " << gb
+                << ": compare a run with the configuration it ran\n";
+      return 1;
+    }
+    predicted = std::move(*p);
+  }
+  // A throughput log gives seconds per sample (DeepSpeed: a step is the global batch's worth)
+  // or per token per GPU (torchtitan: a step is the global batch's tokens over the GPUs).
+  const bool per_sample = logs[0].per_sample, per_token = logs[0].per_token;
+  double units_per_step = 0;  // samples, or tokens per GPU, per step
+  if (predicted) {
+    const Scenario& sc = predicted->scenario;
+    units_per_step = per_sample ? static_cast<double>(sc.training.global_batch)
+                                : static_cast<double>(sc.training.global_batch) *
+                                      TokensPerSample(sc.model) / sc.total_gpus();
+  }
+  if ((per_sample || per_token) && predicted) measured *= units_per_step;
+  const bool throughput = per_sample || per_token;
+
+  if (a.json) {
+    ordered_json j;
+    j["runs"] = ordered_json::array();
+    for (size_t i = 0; i < logs.size(); ++i)
+      j["runs"].push_back(SummaryJson(logs[i], summaries[i]));
+    if (throughput) {
+      j[per_sample ? "measured_samples_per_s" : "measured_tokens_per_s_per_gpu"] =
+          predicted ? units_per_step / measured : 1 / measured;
+    }
+    j["measured_step_s"] =
+        throughput && !predicted ? ordered_json(nullptr) : ordered_json(measured);
+    if (predicted) {
+      const double step = predicted->result.step.step_time_s;
+      ordered_json c;
+      c["scenario"] = predicted->scenario.name;
+      c["predicted_step_s"] = step;
+      c["error"] = step / measured - 1;
+      const sim::SimulationResult& r = predicted->result;
+      c["predicted_samples_per_s"] = r.samples_per_s;
+      c["measured_samples_per_s"] = r.samples_per_s * step / measured;
+      c["predicted_mfu"] = r.mfu;
+      c["measured_mfu"] = r.mfu * step / measured;
+      const double gib = 1024.0 * 1024 * 1024;
+      c["predicted_memory_gib"] = r.memory.total_bytes / gib;
+      c["predicted_memory_without_reserve_gib"] =
+          (r.memory.total_bytes - r.memory.reserve_bytes) / gib;
+      const std::optional<double> alloc = LargestMemory(logs, false),
+                                  reserved = LargestMemory(logs, true);
+      c["measured_max_allocated_gib"] = alloc ? ordered_json(*alloc) : ordered_json(nullptr);
+      c["measured_max_reserved_gib"] = reserved ? ordered_json(*reserved) : ordered_json(nullptr);
+      if (predicted->band) {
+        c["band_low_s"] = step / predicted->band->hi;
+        c["band_high_s"] = step / predicted->band->lo;
+        c["inside_band"] =
+            measured >= step / predicted->band->hi && measured <= step / predicted->band->lo;
+      }
+      j["compare"] = c;
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const observe::StepSummary& s = summaries[i];
+    std::cout << logs[i].file << ": " << observe::ToString(logs[i].format) << ", "
+              << logs[i].steps.size() << " step lines; " << s.samples << " used (iterations "
+              << s.first_iteration << "-" << s.last_iteration << "; " << s.warmup_samples
+              << " warm-up"
+              << (s.other_batch ? ", " + std::to_string(s.other_batch) + " at another global batch"
+                                : "")
+              << ")\n";
+    if (logs[i].per_sample) {
+      std::cout << "  " << Fixed(1 / s.median_step_s, 2) << " samples/s median (the log gives "
+                << "a throughput: a step is the global batch's worth)";
+    } else if (logs[i].per_token) {
+      std::cout << "  " << Fixed(1 / s.median_step_s, 0)
+                << " tokens/s/GPU median (the log gives a throughput per GPU: a step is the "
+                   "scenario's tokens per step per GPU)";
+    } else if (logs[i].figure == observe::StepFigure::kRunMean) {
+      std::cout << "  step " << Fixed(s.median_step_s, 3)
+                << " s: the Trainer's whole-run mean (train_runtime / steps), warm-up included: "
+                   "the log has no per-step figure";
+    } else {
+      std::cout << "  step " << Fixed(s.median_step_s, 3) << " s median, "
+                << Fixed(s.mean_step_s, 3) << " mean, " << Fixed(s.min_step_s, 3) << "-"
+                << Fixed(s.max_step_s, 3) << " range";
+    }
+    if (logs[i].figure == observe::StepFigure::kSmoothed) {
+      std::cout << " (tqdm's moving average of the recent steps, not each step's time)";
+    }
+    if (logs[i].run_mean_step_s && logs[i].figure != observe::StepFigure::kRunMean) {
+      std::cout << "; the Trainer's own whole-run mean " << Fixed(*logs[i].run_mean_step_s, 3)
+                << " s (warm-up included)";
+    }
+    if (s.global_batch) std::cout << "; global batch " << *s.global_batch;
+    if (s.median_tflops_per_gpu) {
+      std::cout << "; " << Fixed(*s.median_tflops_per_gpu, 1)
+                << " TFLOP/s/GPU (the framework's count)";
+    }
+    if (logs[i].figure == observe::StepFigure::kEngineTimers) {
+      std::cout << " (DeepSpeed's fwd + bwd + step: no throughput line in the log; a lower bound "
+                   "of the step)";
+    }
+    std::cout << "\n";
+    PrintLogExtras(logs[i], s);
+  }
+  if (!predicted) return 0;
+  const double step = predicted->result.step.step_time_s;
+  std::cout << "\n"
+            << predicted->scenario.name << " simulated against " << total << " measured steps:\n"
+            << "  step time            predicted " << Fixed(step, 3) << " s, measured "
+            << Fixed(measured, 3) << " s: " << Signed(step / measured - 1)
+            << (step < measured ? " (the simulator is faster)" : " (the simulator is slower)")
+            << "\n";
+  // The same work per step: throughput and MFU scale with the inverse of the step.
+  const sim::SimulationResult& r = predicted->result;
+  std::cout << "  throughput           predicted " << Fixed(r.samples_per_s, 2)
+            << " samples/s, measured " << Fixed(r.samples_per_s * step / measured, 2)
+            << " samples/s\n"
+            << "  MFU                  predicted " << Fixed(100 * r.mfu, 1) << "%, measured "
+            << Fixed(100 * r.mfu * step / measured, 1)
+            << "% (the model's FLOPs per step over the measured step)"
+            << (r.mfu * step / measured > 1
+                    ? "; above 100%: the run did less work per step than the scenario describes "
+                      "(check its model, batch and GPUs)"
+                    : "")
+            << "\n";
+  const std::optional<double> alloc = LargestMemory(logs, false),
+                              reserved = LargestMemory(logs, true);
+  if (alloc || reserved) {
+    const double gib = 1024.0 * 1024 * 1024;
+    std::cout << "  memory per GPU       predicted " << Fixed(r.memory.total_bytes / gib, 2)
+              << " GiB (" << Fixed((r.memory.total_bytes - r.memory.reserve_bytes) / gib, 2)
+              << " without the reserve for the CUDA context and fragmentation), measured";
+    if (alloc) std::cout << " max allocated " << Fixed(*alloc, 2) << " GiB";
+    if (reserved)
+      std::cout << (alloc ? "," : "") << " max reserved " << Fixed(*reserved, 2) << " GiB";
+    std::cout << " (neither counts the CUDA context)\n";
+  }
+  if (predicted->band) {
+    const double lo = step / predicted->band->hi, hi = step / predicted->band->lo;
+    const bool inside = measured >= lo && measured <= hi;
+    std::cout << "  " << Fixed(100 * predicted->band->coverage, 0) << "% band             "
+              << Fixed(lo, 3) << "-" << Fixed(hi, 3) << " s: the measurement is "
+              << (inside ? "inside" : "outside") << " (" << predicted->band->family << ")\n";
+  }
+  return 0;
+}
+
+}  // namespace trainsim::observe_cli
