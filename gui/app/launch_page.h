@@ -40,7 +40,6 @@ class LaunchPage : public QWidget {
 
   // For the tests.
   BundleModel* bundle() const { return bundle_; }
-  QLineEdit* jobName() const { return job_name_; }
   QLineEdit* s3Uri() const { return s3_uri_; }
   QLabel* formError() const { return form_error_; }
   QLabel* status() const { return status_; }

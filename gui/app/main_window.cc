@@ -1,6 +1,7 @@
 #include "gui/app/main_window.h"
 
 #include <QAction>
+#include <QCloseEvent>
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -12,6 +13,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 
+#include "gui/app/confirm_discard.h"
 #include "gui/models/app_options.h"
 #include "gui/models/attach_profile.h"
 #include "gui/models/plan_export.h"
@@ -30,17 +32,27 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
   } else {
     catalog_error = QString::fromStdString(builtin.status().message());
   }
+  makeToolbar();
+  makePages();
+  connectPages();
+  connectWorker();
+  if (!catalog_)
+    showStatus(QStringLiteral("cannot load the instance catalog: ") + catalog_error);
+  else
+    showStatus(QStringLiteral("Open a scenario to plan."));
+}
 
-  // Toolbar.
+// Open, Plan, Cancel, Save plan and the plan's progress; the status line.
+void MainWindow::makeToolbar() {
   QToolBar* tools = addToolBar(QStringLiteral("Plan"));
   tools->setObjectName(QStringLiteral("tools"));
-  open_action_ = tools->addAction(QStringLiteral("Open scenario…"));
+  open_action_ = tools->addAction(QStringLiteral("Open scenario\u2026"));
   open_action_->setShortcut(QKeySequence::Open);
   plan_action_ = tools->addAction(QStringLiteral("Plan"));
   plan_action_->setEnabled(false);
   cancel_action_ = tools->addAction(QStringLiteral("Cancel"));
   cancel_action_->setEnabled(false);
-  save_plan_action_ = tools->addAction(QStringLiteral("Save plan…"));
+  save_plan_action_ = tools->addAction(QStringLiteral("Save plan\u2026"));
   save_plan_action_->setEnabled(false);
   progress_ = new QProgressBar;
   progress_->setMaximumWidth(240);
@@ -51,9 +63,15 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
   tools->addWidget(progress_);
   status_ = new QLabel;
   statusBar()->addWidget(status_, 1);
+  connect(open_action_, &QAction::triggered, this, &MainWindow::openDialog);
+  connect(plan_action_, &QAction::triggered, this, &MainWindow::startPlan);
+  connect(cancel_action_, &QAction::triggered, this, &MainWindow::cancelPlan);
+  connect(save_plan_action_, &QAction::triggered, this, &MainWindow::savePlanDialog);
+}
 
-  // Pages, in the order of the work: edit, plan, look closer, launch; and
-  // calibration, which needs no plan.
+// The pages, in the order of the work: edit, plan, look closer, launch; and calibration,
+// which needs no plan.
+void MainWindow::makePages() {
   tabs_ = new QTabWidget;
   scenario_page_ = new ScenarioPage(document_, catalog_);
   plan_page_ = new PlanPage;
@@ -68,6 +86,10 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
   tabs_->addTab(launch_page_, QStringLiteral("Launch"));
   tabs_->addTab(calibration_page_, QStringLiteral("Calibration"));
   setCentralWidget(tabs_);
+}
+
+// The document, the plan and the selection reach the pages; the pages' profiles the scenario.
+void MainWindow::connectPages() {
   connect(document_, &ScenarioDocument::modifiedChanged, this, &MainWindow::updateTitle);
   connect(document_, &ScenarioDocument::textChanged, this, [this] {
     plan_action_->setEnabled(catalog_ && !planning_ && !document_->text().isEmpty());
@@ -85,11 +107,13 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
     scaling_page_->showCandidate(planned_, confirmed);
     launch_page_->setCandidate(confirmed);
   });
+}
 
-  // The worker on its thread.
+// The plan worker on its thread: requests out, progress and results back.
+void MainWindow::connectWorker() {
   connect(this, &MainWindow::planRequested, worker_.get(), &PlanWorker::run);
   connect(worker_.get(), &PlanWorker::estimated, this, [this](qint64 n) {
-    showStatus(QStringLiteral("%1 candidates estimated; simulating the best…").arg(n));
+    showStatus(QStringLiteral("%1 candidates estimated; simulating the best\u2026").arg(n));
   });
   connect(worker_.get(), &PlanWorker::progress, this, [this](int done, int total) {
     progress_->setRange(0, total);
@@ -97,23 +121,22 @@ MainWindow::MainWindow(std::shared_ptr<const Catalog> catalog, QWidget* parent)
   });
   connect(worker_.get(), &PlanWorker::finished, this, &MainWindow::onFinished);
   connect(worker_.get(), &PlanWorker::failed, this, &MainWindow::onFailed);
-
-  connect(open_action_, &QAction::triggered, this, &MainWindow::openDialog);
-  connect(plan_action_, &QAction::triggered, this, &MainWindow::startPlan);
-  connect(cancel_action_, &QAction::triggered, this, &MainWindow::cancelPlan);
-  connect(save_plan_action_, &QAction::triggered, this, &MainWindow::savePlanDialog);
-
-  if (!catalog_)
-    showStatus(QStringLiteral("cannot load the instance catalog: ") + catalog_error);
-  else
-    showStatus(QStringLiteral("Open a scenario to plan."));
 }
 
 QString MainWindow::statusText() const { return status_->text(); }
 
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (ConfirmDiscard(this, *document_)) {
+    event->accept();
+  } else {
+    event->ignore();
+  }
+}
+
 void MainWindow::showStatus(const QString& text) { status_->setText(text); }
 
 void MainWindow::openDialog() {
+  if (!ConfirmDiscard(this, *document_)) return;
   const QString path = QFileDialog::getOpenFileName(
       this, QStringLiteral("Open scenario"), QString(), QStringLiteral("Scenarios (*.json)"));
   if (!path.isEmpty()) openScenario(path);

@@ -74,7 +74,15 @@ class MainWindow : public QMainWindow {
   void planShown();
   void planFailed(QString message);
 
+ protected:
+  // A modified scenario asks before the window closes.
+  void closeEvent(QCloseEvent* event) override;
+
  private:
+  void makeToolbar();
+  void makePages();
+  void connectPages();
+  void connectWorker();
   void openDialog();
   void savePlanDialog();
   void onFinished(std::shared_ptr<const trainsim::planner::Plan> plan);

@@ -33,7 +33,29 @@ PlanPage::PlanPage(QWidget* parent)
       candidates_(new CandidateTableModel(this)),
       pareto_(new ParetoModel(this)),
       proxy_(new QSortFilterProxyModel(this)) {
-  // Candidate table, sortable by the raw values.
+  makeTable();
+  makeChart();
+  reasons_ = new QTextEdit;
+  reasons_->setReadOnly(true);
+  reasons_->setPlaceholderText(QStringLiteral("The recommendation's reasons appear here."));
+  auto* bottom = new QSplitter(Qt::Horizontal);
+  bottom->addWidget(chart_view_);
+  bottom->addWidget(reasons_);
+  bottom->setStretchFactor(0, 3);
+  bottom->setStretchFactor(1, 2);
+  bottom->setSizes({600, 400});  // proportions: the chart gets 3/5
+  auto* main = new QSplitter(Qt::Vertical);
+  main->addWidget(table_);
+  main->addWidget(bottom);
+  main->setSizes({400, 600});
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(main);
+  connectParts();
+}
+
+// The candidate table, sortable by the raw values.
+void PlanPage::makeTable() {
   proxy_->setSourceModel(candidates_);
   proxy_->setSortRole(CandidateTableModel::kSortRole);
   table_ = new QTableView;
@@ -44,8 +66,10 @@ PlanPage::PlanPage(QWidget* parent)
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->verticalHeader()->hide();
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+}
 
-  // Pareto chart: every priced option, and the front over it.
+// The Pareto chart: every priced option, and the front over it.
+void PlanPage::makeChart() {
   auto* chart = new QChart;
   chart->setTitle(QStringLiteral("Expected time against expected cost"));
   options_series_ = new QScatterSeries;
@@ -73,25 +97,10 @@ PlanPage::PlanPage(QWidget* parent)
   chart_view_ = new QChartView(chart);
   chart_view_->setRenderHint(QPainter::Antialiasing);
   chart_view_->setMinimumHeight(280);
+}
 
-  reasons_ = new QTextEdit;
-  reasons_->setReadOnly(true);
-  reasons_->setPlaceholderText(QStringLiteral("The recommendation's reasons appear here."));
-
-  auto* bottom = new QSplitter(Qt::Horizontal);
-  bottom->addWidget(chart_view_);
-  bottom->addWidget(reasons_);
-  bottom->setStretchFactor(0, 3);
-  bottom->setStretchFactor(1, 2);
-  bottom->setSizes({600, 400});  // proportions: the chart gets 3/5
-  auto* main = new QSplitter(Qt::Vertical);
-  main->addWidget(table_);
-  main->addWidget(bottom);
-  main->setSizes({400, 600});
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(main);
-
+// The table, the chart and the selection follow one another.
+void PlanPage::connectParts() {
   connect(candidates_, &QAbstractItemModel::modelReset, this,
           [this] { table_->sortByColumn(CandidateTableModel::kRank, Qt::AscendingOrder); });
   connect(pareto_, &QAbstractItemModel::modelReset, this, &PlanPage::rebuildChart);

@@ -51,6 +51,9 @@ class PlanPage : public QWidget {
   void candidateSelected(int confirmed);
 
  private:
+  void makeTable();
+  void makeChart();
+  void connectParts();
   void rebuildChart();
   void onTableSelection();
 

@@ -29,7 +29,6 @@ class ScalingPage : public QWidget {
   explicit ScalingPage(QWidget* parent = nullptr);
 
   // For the tests.
-  ScalingModel* scaling() const { return scaling_; }
   PricingModel* pricing() const { return pricing_; }
   QLineSeries* throughputSeries() const { return throughput_; }
   // The samples/s error band: upperSeries() over lowerSeries(); empty without bands.
@@ -37,8 +36,6 @@ class ScalingPage : public QWidget {
   QLineSeries* costSeries() const { return cost_; }
   QScatterSeries* stopsPayingSeries() const { return stops_; }
   QBarSeries* pricingSeries() const { return pricing_series_; }
-  QChartView* scalingView() const { return scaling_view_; }
-  QChartView* pricingView() const { return pricing_view_; }
 
  public slots:
   void setPlanned(std::shared_ptr<const trainsim::gui::PlannedScenario> planned);

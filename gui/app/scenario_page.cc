@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 
 #include "core/model_zoo.h"
+#include "gui/app/confirm_discard.h"
 
 namespace trainsim::gui {
 
@@ -41,14 +42,17 @@ QString ParamsText(const ModelSpec& m) {
 
 // A preset's value of a dimension field ("model.layers"), for the placeholder.
 int PresetDimension(const ModelSpec& m, const QString& path) {
-  const QString d = path.mid(6);
-  if (d == QLatin1String("layers")) return m.layers;
-  if (d == QLatin1String("hidden")) return m.hidden;
-  if (d == QLatin1String("heads")) return m.heads;
-  if (d == QLatin1String("kv_heads")) return m.kv_heads;
-  if (d == QLatin1String("ffn_hidden")) return m.ffn_hidden;
-  if (d == QLatin1String("seq_len")) return m.seq_len;
-  if (d == QLatin1String("vocab")) return m.vocab;
+  static const std::pair<const char*, int ModelSpec::*> kDimensions[] = {
+      {"model.layers", &ModelSpec::layers},
+      {"model.hidden", &ModelSpec::hidden},
+      {"model.heads", &ModelSpec::heads},
+      {"model.kv_heads", &ModelSpec::kv_heads},
+      {"model.ffn_hidden", &ModelSpec::ffn_hidden},
+      {"model.seq_len", &ModelSpec::seq_len},
+      {"model.vocab", &ModelSpec::vocab}};
+  for (const auto& [name, member] : kDimensions) {
+    if (path == QLatin1String(name)) return m.*member;
+  }
   return 0;
 }
 
@@ -529,6 +533,7 @@ void ScenarioPage::setStatus(const QString& html, const QString& color) {
 // ---- files ------------------------------------------------------------------------------------
 
 void ScenarioPage::newScenario() {
+  if (!ConfirmDiscard(this, *document_)) return;
   document_->startNew(NewScenarioText());
   views_->setCurrentWidget(form_view_);
 }

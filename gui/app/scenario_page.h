@@ -53,8 +53,6 @@ class ScenarioPage : public QWidget {
   const ScenarioForm& form() const { return form_; }
   QString markedField() const { return marked_; }  // the field showing an error; "" = none
   QAction* newAction() const { return new_action_; }
-  QAction* saveAction() const { return save_action_; }
-  QAction* saveAsAction() const { return save_as_action_; }
 
  public slots:
   // Parses the document now (what the pause after an edit does).
@@ -86,7 +84,6 @@ class ScenarioPage : public QWidget {
   void onJsonEdited();
   void onFieldEdited(const QString& path);
   void onModelChosen();
-  void onPause();
   void onParsed(bool ok);
   void commitForm();
   void refreshForm();

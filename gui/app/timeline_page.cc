@@ -409,7 +409,6 @@ void TimelinePage::onFailed(quint64 id, const QString& message) {
   if (id != request_) return;
   setBusy(false);
   status_->setText(message);
-  emit timelineFailed(message);
 }
 
 void TimelinePage::rebuildBreakdown() {

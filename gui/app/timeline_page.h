@@ -44,7 +44,6 @@ class TimelinePage : public QWidget {
   GanttView* gantt() const { return gantt_; }
   TimelineModel* model() const { return model_; }
   QHorizontalStackedBarSeries* breakdownSeries() const { return breakdown_; }
-  QChartView* breakdownView() const { return breakdown_view_; }
   QPushButton* cancelButton() const { return cancel_; }
   QPushButton* refitButton() const { return refit_; }
   QPushButton* useButton() const { return use_; }
@@ -71,7 +70,6 @@ class TimelinePage : public QWidget {
 
  signals:
   void timelineShown(int confirmed);
-  void timelineFailed(QString message);
   // "Use in scenario": the refitted profile's file, for the window to attach.
   void useInScenario(QString path);
   void measuredRead(bool ok);

@@ -8,10 +8,13 @@
 #include <QDir>
 #include <QGraphicsSceneMouseEvent>
 #include <QItemSelectionModel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTextEdit>
+#include <QTimer>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLineSeries>
@@ -37,6 +40,37 @@ class MainWindowTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // A modified scenario asks before New and before the window closes: Cancel keeps it,
+  // Discard goes on (the question box answered as a user would, from a timer).
+  void unsavedChangesAskFirst() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openScenario(SmallScenarioPath()));
+    const QString edited = w.document()->text() + QStringLiteral(" ");
+    w.document()->setText(edited);
+    QVERIFY(w.document()->modified());
+    auto answer = [](QMessageBox::StandardButton button) {
+      QTimer::singleShot(0, [button] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        QVERIFY(box);
+        QVERIFY(box->text().startsWith(QStringLiteral("Discard the unsaved changes to")));
+        box->button(button)->click();
+      });
+    };
+    answer(QMessageBox::Cancel);
+    w.scenarioPage()->newAction()->trigger();
+    QCOMPARE(w.document()->text(), edited);  // kept
+    answer(QMessageBox::Cancel);
+    QVERIFY(!w.close());
+    QVERIFY(w.isVisible());
+    answer(QMessageBox::Discard);
+    w.scenarioPage()->newAction()->trigger();
+    QVERIFY(w.document()->text() != edited);  // a new scenario
+    QVERIFY(!w.document()->modified());
+    QVERIFY(w.close());  // nothing to lose: no question
+  }
+
   void plansAndLinksTableAndChart() {
     MainWindow w;
     w.resize(1280, 800);
