@@ -32,6 +32,7 @@
 
 #include "bench/corpus.h"
 #include "core/catalog.h"
+#include "core/durable_file.h"
 
 namespace trainsim::bench {
 namespace {
@@ -504,10 +505,8 @@ int Main(int argc, char** argv) {
       }
       bands.corpus_fingerprint = *fingerprint;
       bands.generated_by = "./build/bench/accuracy --jobs 2 --write-bands " + write_bands;
-      FILE* f = std::fopen(write_bands.c_str(), "wb");
-      const std::string text = ErrorBandsText(bands);
-      if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f)) {
-        std::fprintf(stderr, "accuracy: %s: cannot be written\n", write_bands.c_str());
+      if (Status st = WriteFileDurably(write_bands, ErrorBandsText(bands)); !st.ok()) {
+        std::fprintf(stderr, "accuracy: %s\n", st.message().c_str());
         return 1;
       }
       std::printf("\nerror bands written to %s (%zu samples)\n", write_bands.c_str(),

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/units.h"
 #include "planner/estimator.h"
 #include "sim/collective_run.h"
 #include "sim/collectives.h"
@@ -297,7 +298,7 @@ Prediction PredictCollective(const CollectivePoint& c, const Catalog& catalog,
 
 std::string GiB(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
   return buf;
 }
 

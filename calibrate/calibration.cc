@@ -4,13 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
 #include "calibrate/fit.h"
+#include "core/durable_file.h"
+#include "core/units.h"
 
 namespace trainsim::calibrate {
 namespace {
@@ -121,7 +122,7 @@ std::string CpuCatalog(const Measurements& m, const HardwareProfile& p) {
   using ojson = nlohmann::ordered_json;
   double best = 0;
   for (const TablePoint& t : p.gemm_tables.at("fp32")) best = std::max(best, t.y);
-  const double mem_gib = m.device.memory_bytes / (1024.0 * 1024 * 1024);
+  const double mem_gib = m.device.memory_bytes / kGiB;
   ojson gpu = {
       {"name", "local-cpu-core"},
       {"fp32_tflops", best / 1e12},
@@ -346,22 +347,8 @@ Status WriteProfile(const HardwareProfile& profile, const std::string& path, boo
     Expected<HardwareProfile> old = LoadHardwareProfile(path);
     if (old.ok() && old->provenance.complete) target = path + ".partial";
   }
-  if (Status s = WriteTextAtomically(target, HardwareProfileToJson(profile)); !s.ok()) return s;
+  if (Status s = WriteFileDurably(target, HardwareProfileToJson(profile)); !s.ok()) return s;
   *written_to = target;
-  return Status::Ok();
-}
-
-Status WriteTextAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::InvalidInput(tmp + ": cannot write");
-    out << text;
-    if (!out.flush()) return Status::InvalidInput(tmp + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Status::InvalidInput(path + ": cannot replace: " + ec.message());
   return Status::Ok();
 }
 

@@ -43,15 +43,11 @@ HardwareProfile BuildProfile(const Measurements& m, const MeasurePlan& plan,
 // peak and of its catalog memory bandwidth.
 std::string SummaryTable(const HardwareProfile& profile, const GpuSpec* catalog_gpu);
 
-// Writes the profile to `path` through a temporary file and a rename. An
+// Writes the profile to `path` durably (core/durable_file.h). An
 // incomplete profile (some measurement failed) does not replace a complete
 // one already at `path` unless `force`: it goes to `path` + ".partial"
 // instead, and *written_to says where it went.
 Status WriteProfile(const HardwareProfile& profile, const std::string& path, bool force,
                     std::string* written_to);
-
-// Writes `text` to `path` through `path` + ".tmp" and a rename, so that readers
-// see the old file or the whole new one.
-Status WriteTextAtomically(const std::string& path, const std::string& text);
 
 }  // namespace trainsim::calibrate

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "calibrate/calibration.h"
+#include "core/durable_file.h"
 
 namespace trainsim::calibrate {
 namespace {
@@ -204,7 +205,7 @@ Status WriteNcclTests(const std::vector<NcclTestsText>& texts, const std::string
                       std::vector<std::string>* paths) {
   for (const NcclTestsText& t : texts) {
     const std::string path = prefix + "." + t.name + ".txt";
-    if (Status s = WriteTextAtomically(path, t.text); !s.ok()) return s;
+    if (Status s = WriteFileDurably(path, t.text); !s.ok()) return s;
     paths->push_back(path);
   }
   return Status::Ok();

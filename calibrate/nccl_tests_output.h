@@ -53,7 +53,7 @@ std::string NcclTestsNumber(double value, int width);
 // lines need every rank's.
 NcclTestsTexts FormatNcclTests(const HardwareProfile& profile, const NcclTestsContext& context);
 
-// Writes each text to PREFIX.NAME.txt through a temporary file and a rename;
+// Writes each text to PREFIX.NAME.txt durably (core/durable_file.h);
 // `paths` receives the files written, in order.
 Status WriteNcclTests(const std::vector<NcclTestsText>& texts, const std::string& prefix,
                       std::vector<std::string>* paths);

@@ -6,12 +6,12 @@
 #include <tuple>
 
 #include "core/model_zoo.h"
+#include "core/units.h"
 
 namespace trainsim::calibrate {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = 1024.0 * kMiB;
 
 // The four weight GEMMs of one transformer layer on one of `tp` ranks, with
 // `tokens` rows: QKV, attention output, MLP up (gate + up for SwiGLU), MLP

@@ -11,13 +11,13 @@ namespace {
 class Printer : public launch::LocalObserver {
  public:
   void Starting(const launch::LocalReport& r) override {
-    const launch::LocalRunConfig& c = r.config;
+    const local::RunConfig& c = r.config.config;
     predicted_ = r.predicted_step_s;
     std::printf(
         "local run: %d layers, hidden %d, %d heads, FFN %d, seq %d, vocab %d%s; pp %d x dp %d "
         "ranks, micro batch %d, global batch %lld, %d steps\n",
         c.layers, c.hidden, c.heads, c.ffn_hidden, c.seq_len, c.vocab,
-        c.scaled_down ? " (the plan's model scaled down to train here)" : "", c.pp, c.dp,
+        r.config.scaled_down ? " (the plan's model scaled down to train here)" : "", c.pp, c.dp,
         c.micro_batch, static_cast<long long>(c.global_batch), c.steps);
     if (predicted_) {
       std::printf("predicted step (simulator on the profile): %.4f s\n", *predicted_);

@@ -19,9 +19,11 @@
 #include "cli/plan_cmd.h"
 #include "cli/sweep_cmd.h"
 #include "core/catalog.h"
+#include "core/durable_file.h"
 #include "core/error_bands.h"
 #include "core/model_zoo.h"
 #include "core/scenario.h"
+#include "core/units.h"
 #include "planner/estimator.h"
 #include "sim/simulate.h"
 
@@ -135,7 +137,6 @@ void PrintBand(const Band& b, const sim::SimulationResult& r) {
 void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
                 const std::optional<Band>& band) {
   const sim::MemoryBreakdown& m = r.memory;
-  const double gib = 1024.0 * 1024 * 1024;
   std::cout << s.name << ": " << s.model.name << " on " << s.cluster.nodes << " x "
             << s.instance.name << " (" << s.total_gpus() << " GPUs), tp " << s.parallel.tp << " pp "
             << s.parallel.pp << " dp " << s.parallel.dp
@@ -160,13 +161,13 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
             << "  (with recompute)\n";
   if (band) PrintBand(*band, r);
   std::cout << "\n";
-  std::cout << "  memory per GPU (stage " << m.worst_stage << ")  " << Fixed(m.total_bytes / gib, 1)
-            << " of " << Fixed(m.capacity_bytes / gib, 0) << " GiB: weights "
-            << Fixed(m.weights_bytes / gib, 1) << ", gradients "
-            << Fixed(m.gradients_bytes / gib, 1) << ", optimizer "
-            << Fixed(m.optimizer_bytes / gib, 1) << ", activations "
-            << Fixed(m.activations_bytes / gib, 1) << ", reserve "
-            << Fixed(m.reserve_bytes / gib, 1) << "\n\n";
+  std::cout << "  memory per GPU (stage " << m.worst_stage << ")  "
+            << Fixed(m.total_bytes / kGiB, 1) << " of " << Fixed(m.capacity_bytes / kGiB, 0)
+            << " GiB: weights " << Fixed(m.weights_bytes / kGiB, 1) << ", gradients "
+            << Fixed(m.gradients_bytes / kGiB, 1) << ", optimizer "
+            << Fixed(m.optimizer_bytes / kGiB, 1) << ", activations "
+            << Fixed(m.activations_bytes / kGiB, 1) << ", reserve "
+            << Fixed(m.reserve_bytes / kGiB, 1) << "\n\n";
   const sim::Breakdown& b = r.step.breakdown;
   const double t = r.step.step_time_s;
   auto row = [&](const char* name, double v) {
@@ -258,12 +259,8 @@ int Simulate(const Args& a) {
   Expected<Scenario> s = LoadScenarioFile(a.positional[1], *catalog, a.profile);
   if (!s.ok()) return Fail(s.status());
   if (a.estimate) return Estimate(a, *s);
-  std::ofstream trace_out;
   if (!a.trace.empty()) {  // fail before a long simulation, not after it
-    trace_out.open(a.trace);
-    if (!trace_out)
-      return Fail(
-          Status::InvalidInput(a.trace + ": cannot write the trace: " + std::strerror(errno)));
+    if (Status st = CheckWritable(a.trace); !st.ok()) return Fail(st);
   }
   sim::SimulateOptions opts;
   opts.mode = a.full ? sim::SimMode::kFull : sim::SimMode::kReduced;
@@ -281,9 +278,9 @@ int Simulate(const Args& a) {
   }
   if (!a.json) PrintHuman(*s, *r, band);
   if (!a.trace.empty()) {
-    trace_out << sim::TraceJson(*r).dump() << "\n";
-    trace_out.close();
-    if (!trace_out) return Fail(Status::InvalidInput(a.trace + ": error while writing the trace"));
+    if (Status st = WriteFileDurably(a.trace, sim::TraceJson(*r).dump() + "\n"); !st.ok()) {
+      return Fail(st);
+    }
     std::cerr << "trace written to " << a.trace
               << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
   }

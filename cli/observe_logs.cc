@@ -6,6 +6,7 @@
 #include "cli/args.h"
 #include "cli/observe_common.h"
 #include "core/model_spec.h"
+#include "core/units.h"
 #include "observe/run_log.h"
 
 namespace trainsim::observe_cli {
@@ -209,10 +210,9 @@ int ObserveLogs(const ObserveArgs& a) {
       c["measured_samples_per_s"] = r.samples_per_s * step / measured;
       c["predicted_mfu"] = r.mfu;
       c["measured_mfu"] = r.mfu * step / measured;
-      const double gib = 1024.0 * 1024 * 1024;
-      c["predicted_memory_gib"] = r.memory.total_bytes / gib;
+      c["predicted_memory_gib"] = r.memory.total_bytes / kGiB;
       c["predicted_memory_without_reserve_gib"] =
-          (r.memory.total_bytes - r.memory.reserve_bytes) / gib;
+          (r.memory.total_bytes - r.memory.reserve_bytes) / kGiB;
       const std::optional<double> alloc = LargestMemory(logs, false),
                                   reserved = LargestMemory(logs, true);
       c["measured_max_allocated_gib"] = alloc ? ordered_json(*alloc) : ordered_json(nullptr);
@@ -296,9 +296,8 @@ int ObserveLogs(const ObserveArgs& a) {
   const std::optional<double> alloc = LargestMemory(logs, false),
                               reserved = LargestMemory(logs, true);
   if (alloc || reserved) {
-    const double gib = 1024.0 * 1024 * 1024;
-    std::cout << "  memory per GPU       predicted " << Fixed(r.memory.total_bytes / gib, 2)
-              << " GiB (" << Fixed((r.memory.total_bytes - r.memory.reserve_bytes) / gib, 2)
+    std::cout << "  memory per GPU       predicted " << Fixed(r.memory.total_bytes / kGiB, 2)
+              << " GiB (" << Fixed((r.memory.total_bytes - r.memory.reserve_bytes) / kGiB, 2)
               << " without the reserve for the CUDA context and fragmentation), measured";
     if (alloc) std::cout << " max allocated " << Fixed(*alloc, 2) << " GiB";
     if (reserved)

@@ -6,10 +6,10 @@
 #include "cli/args.h"
 #include "cli/observe_common.h"
 #include "core/catalog.h"
+#include "core/durable_file.h"
 #include "core/hardware_profile.h"
 #include "observe/nccl_compare.h"
 #include "observe/nccl_tests.h"
-#include "planner/sweep_journal.h"
 
 namespace trainsim::observe_cli {
 namespace {
@@ -94,7 +94,7 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
   }
   profile.gpu = type.gpu.name;
   profile.network = *fit;
-  if (Status st = planner::WriteFileAtomically(a.refit, HardwareProfileToJson(profile)); !st.ok())
+  if (Status st = WriteFileDurably(a.refit, HardwareProfileToJson(profile)); !st.ok())
     return Fail(st);
   InstanceType refitted = type;
   refitted.network_efficiency = fit->efficiency;

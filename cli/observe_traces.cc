@@ -7,13 +7,13 @@
 #include "cli/args.h"
 #include "cli/observe_common.h"
 #include "core/catalog.h"
+#include "core/durable_file.h"
 #include "core/hardware_profile.h"
 #include "observe/chakra.h"
 #include "observe/kineto.h"
 #include "observe/nccl_compare.h"
 #include "observe/trace_comms.h"
 #include "observe/trace_refit.h"
-#include "planner/sweep_journal.h"
 
 namespace trainsim::observe_cli {
 namespace {
@@ -41,8 +41,7 @@ int RefitFromTrace(const ObserveArgs& a, const std::vector<observe::KinetoTrace>
   Expected<observe::TraceRefit> r = observe::RefitFromTraces(traces, a.warmup, *base, a.profile,
                                                              before ? &before->scenario : nullptr);
   if (!r.ok()) return Fail(r.status());
-  if (Status st = planner::WriteFileAtomically(a.refit, HardwareProfileToJson(r->profile));
-      !st.ok())
+  if (Status st = WriteFileDurably(a.refit, HardwareProfileToJson(r->profile)); !st.ok())
     return Fail(st);
   std::optional<Prediction> after;
   if (before) {

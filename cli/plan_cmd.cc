@@ -10,8 +10,10 @@
 
 #include "cli/args.h"
 #include "core/catalog.h"
+#include "core/durable_file.h"
 #include "core/error_bands.h"
 #include "core/scenario.h"
+#include "core/units.h"
 #include "planner/plan.h"
 
 namespace trainsim {
@@ -131,15 +133,16 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
         p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp, k.pp, dp.c_str(), zero.c_str(),
         k.micro_batch, ToString(k.recompute), sched.c_str(), c.simulated.step.step_time_s,
         band.c_str(), 100 * c.estimator_error, 100 * c.simulated.mfu,
-        c.simulated.memory.total_bytes / (1024.0 * 1024 * 1024), ToString(pj.pricing),
-        pj.job.expected_wall_s / 3600, pj.job.wall_s.p90 / 3600, Money(pj.job.cost_usd).c_str());
+        c.simulated.memory.total_bytes / kGiB, ToString(pj.pricing),
+        pj.job.expected_wall_s / kSecondsPerHour, pj.job.wall_s.p90 / kSecondsPerHour,
+        Money(pj.job.cost_usd).c_str());
   }
   const planner::ConfirmedCandidate& rec = p.confirmed[p.best];
   std::printf("\nPricing options of the recommendation (#%d):\n  %-14s %9s %9s %9s %9s %14s\n",
               p.best + 1, "pricing", "hours", "P90 h", "cost $", "P90 $", "interruptions");
   for (const planner::PricedJob& pj : rec.priced) {
     std::printf("  %-14s %9.1f %9.1f %9s %9s %14.1f\n", ToString(pj.pricing),
-                pj.job.expected_wall_s / 3600, pj.job.wall_s.p90 / 3600,
+                pj.job.expected_wall_s / kSecondsPerHour, pj.job.wall_s.p90 / kSecondsPerHour,
                 Money(pj.job.cost_usd).c_str(),
                 pj.job.cost_usd ? Dollars(pj.job.cost_usd->p90).c_str() : "n/a",
                 pj.job.expected_interruptions);
@@ -157,8 +160,8 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
   std::printf("\nPareto front (time against cost):");
   for (auto [i, j] : p.pareto) {
     const planner::PricedJob& pj = p.confirmed[i].priced[j];
-    std::printf(" #%d %s %.1f h $%s;", i + 1, ToString(pj.pricing), pj.job.expected_wall_s / 3600,
-                Money(pj.job.cost_usd).c_str());
+    std::printf(" #%d %s %.1f h $%s;", i + 1, ToString(pj.pricing),
+                pj.job.expected_wall_s / kSecondsPerHour, Money(pj.job.cost_usd).c_str());
   }
   std::printf(
       "\n\nScaling of the recommended layout (simulated; e: estimated):\n  %6s %13s %19s %10s "
@@ -195,10 +198,8 @@ int PlanCommand(int argc, char** argv) {
   Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
   if (!s.ok()) return Fail(s.status());
   if (a.top > 0) s->search.confirm_top = a.top;
-  const std::string tmp = a.out + ".tmp";
-  {  // fail before a long plan, not after it
-    std::ofstream probe(tmp);
-    if (!probe) return Fail(Status::InvalidInput(a.out + ": cannot write the plan"));
+  if (!CheckWritable(a.out).ok()) {  // fail before a long plan, not after it
+    return Fail(Status::InvalidInput(a.out + ": cannot write the plan"));
   }
   Progress progress;
   planner::PlanOptions options;
@@ -208,22 +209,12 @@ int PlanCommand(int argc, char** argv) {
   options.bands = DefaultErrorBands(&no_bands);
   if (!options.bands) std::cerr << "trainsim: no error bands: " << no_bands << "\n";
   Expected<planner::Plan> plan = planner::MakePlan(*s, *catalog, options);
-  if (!plan.ok()) {
-    std::filesystem::remove(tmp);
-    return Fail(plan.status());
-  }
+  if (!plan.ok()) return Fail(plan.status());
   std::ifstream scenario_in(a.scenario);
   const nlohmann::json doc = nlohmann::json::parse(scenario_in, nullptr, false);
   const std::string text =
       planner::ToJson(*s, *plan, doc.is_discarded() ? nlohmann::json() : doc).dump(2) + "\n";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) return Fail(Status::InvalidInput(a.out + ": cannot write the plan"));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, a.out, ec);
-  if (ec) return Fail(Status::InvalidInput(a.out + ": cannot write the plan: " + ec.message()));
+  if (Status st = WriteFileDurably(a.out, text); !st.ok()) return Fail(st);
   if (a.json) {
     std::cout << text;
   } else {

@@ -17,6 +17,7 @@
 #include "cli/args.h"
 #include "core/catalog.h"
 #include "core/error_bands.h"
+#include "core/units.h"
 #include "planner/sweep.h"
 #include "planner/sweep_eval.h"
 
@@ -111,7 +112,7 @@ std::string Duration(double s) {
   } else if (s < 7200) {
     std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
   } else {
-    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+    std::snprintf(buf, sizeof buf, "%.1f h", s / kSecondsPerHour);
   }
   return buf;
 }

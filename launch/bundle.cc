@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/units.h"
 #include "launch/bundle_parts.h"
 #include "launch/names.h"
 #include "planner/pricing.h"
@@ -120,7 +121,8 @@ double CheckpointBytes(const LaunchPlan& plan) {
 }
 
 int64_t HoursWithMargin_s(double expected_hours) {
-  return 3600 * std::max<int64_t>(1, static_cast<int64_t>(std::ceil(expected_hours * kTimeMargin)));
+  return static_cast<int64_t>(kSecondsPerHour) *
+         std::max<int64_t>(1, static_cast<int64_t>(std::ceil(expected_hours * kTimeMargin)));
 }
 
 std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts& f) {
@@ -180,7 +182,7 @@ JobFacts MakeFacts(const LaunchPlan& plan, const LaunchOptions& o, std::string j
     f.max_runtime_s = kSagemakerMaxRuntime_s;
     if (f.managed_spot) f.max_wait_s = std::max(f.max_wait_s, f.max_runtime_s);
   }
-  const double checkpoint_gib = CheckpointBytes(plan) / (1024.0 * 1024 * 1024);
+  const double checkpoint_gib = CheckpointBytes(plan) / kGiB;
   f.volume_gb = o.volume_gb > 0 ? o.volume_gb
                                 : std::max(100, static_cast<int>(std::ceil(2 * checkpoint_gib)));
   f.slurm_minutes = std::max<int64_t>(

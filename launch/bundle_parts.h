@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/units.h"
 #include "launch/bundle.h"
 
 namespace trainsim::launch {
@@ -21,7 +22,7 @@ inline constexpr int kRendezvousPort = 29500;
 // The largest MaxRuntimeInSeconds SageMaker accepts: 28 days (AWS
 // CloudFormation reference, AWS::SageMaker StoppingCondition,
 // MaxRuntimeInSeconds: "The maximum value is 28 days").
-inline constexpr int64_t kSagemakerMaxRuntime_s = 28 * 24 * 3600;
+inline constexpr int64_t kSagemakerMaxRuntime_s = 28 * 24 * static_cast<int64_t>(kSecondsPerHour);
 
 struct JobFacts {
   const LaunchPlan* plan = nullptr;

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/durable_file.h"
+
 namespace trainsim::launch {
 namespace {
 
@@ -41,21 +43,7 @@ Status CheckFolder(const fs::path& dir) {
 Status WriteFile(const fs::path& path, const std::string& content, bool executable) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    if (!out) return Status::InvalidInput(path.string() + ": cannot write");
-  }
-  if (executable) {
-    fs::permissions(tmp,
-                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                        fs::perms::others_read | fs::perms::others_exec,
-                    ec);
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) return Status::InvalidInput(path.string() + ": cannot write: " + ec.message());
-  return Status::Ok();
+  return WriteFileDurably(path.string(), content, executable ? 0755 : 0644);
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 // an earlier bundle, known by its manifest `.trainsim-launch` (the paths it
 // wrote, one per line). Anything else is refused before a file is written, so
 // `--out` never clobbers a folder of someone else's files. Each file is
-// written to PATH.tmp and renamed over PATH; scripts get mode 0755. Files of
-// the earlier bundle that the new one lacks are removed; the manifest is
-// written last.
+// written durably (core/durable_file.h); scripts get mode 0755, the others
+// 0644 (less the umask). Files of the earlier bundle that the new one lacks
+// are removed; the manifest is written last.
 #pragma once
 
 #include <string>

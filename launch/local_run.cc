@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/durable_file.h"
 #include "sim/simulate.h"
 
 namespace trainsim::launch {
@@ -35,7 +36,10 @@ Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions
                                 std::to_string(options.ranks));
   }
   const Scenario& s = plan.scenario;
-  LocalRunConfig c;
+  LocalRunConfig run;
+  local::RunConfig& c = run.config;
+  // The defaults of a scaled-down model: 4 layers, hidden 512, 8 heads, seq 128, vocab 256.
+  c.layers = 4, c.hidden = 512, c.heads = 8, c.ffn_hidden = 2048, c.seq_len = 128, c.vocab = 256;
   if (SmallEnough(s.model)) {
     c.layers = s.model.layers;
     c.hidden = s.model.hidden;
@@ -44,7 +48,7 @@ Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions
     c.seq_len = s.model.seq_len;
     c.vocab = s.model.vocab;
   } else {
-    c.scaled_down = true;  // the defaults: 4 layers, hidden 512, 8 heads, seq 128, vocab 256
+    run.scaled_down = true;
   }
   c.pp = LargestDivisorUpTo(options.ranks, std::min(s.parallel.pp, c.layers));
   c.dp = options.ranks / c.pp;
@@ -53,38 +57,17 @@ Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions
   // Enough microbatches to fill the pipeline twice (two for data parallel alone).
   const int64_t microbatches = c.pp > 1 ? 2 * c.pp : 2;
   c.global_batch = static_cast<int64_t>(c.dp) * c.micro_batch * microbatches;
+  c.lr = 3e-3;
   c.steps = options.steps;
   c.warmup_steps = std::min(options.warmup_steps, std::max(0, options.steps - 1));
   c.checkpoint_every = options.checkpoint_every;
   c.checkpoint_dir = (std::filesystem::path(options.out_dir) / "local" / "checkpoints").string();
   c.resume = options.resume;
-  c.backend = options.device;
-  if (c.backend == "cpu") {
+  c.backend = options.device == "cuda" ? local::Backend::kCuda : local::Backend::kCpu;
+  if (c.backend == local::Backend::kCpu) {
     c.trace_file = (std::filesystem::path(options.out_dir) / "local" / "trace.json").string();
   }
-  return c;
-}
-
-json ToJson(const LocalRunConfig& c) {
-  json j{{"layers", c.layers},
-         {"hidden", c.hidden},
-         {"heads", c.heads},
-         {"ffn_hidden", c.ffn_hidden},
-         {"seq_len", c.seq_len},
-         {"vocab", c.vocab},
-         {"micro_batch", c.micro_batch},
-         {"global_batch", c.global_batch},
-         {"pp", c.pp},
-         {"steps", c.steps},
-         {"warmup_steps", c.warmup_steps},
-         {"lr", c.lr},
-         {"seed", c.seed},
-         {"checkpoint_every", c.checkpoint_every},
-         {"checkpoint_dir", c.checkpoint_dir},
-         {"resume", c.resume},
-         {"backend", c.backend}};
-  if (!c.trace_file.empty()) j["trace_file"] = c.trace_file;
-  return j;
+  return run;
 }
 
 Expected<int> ProfileCores(const std::string& profile) {
@@ -100,7 +83,7 @@ Expected<int> ProfileCores(const std::string& profile) {
   return catalog["instances"][0].value("gpus", 0);
 }
 
-Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string& profile,
+Expected<Scenario> PredictionScenario(const local::RunConfig& c, const std::string& profile,
                                       const std::string& instance, const std::string& path,
                                       const Catalog& catalog) {
   const int ranks = c.pp * c.dp;
@@ -141,7 +124,7 @@ Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string
       {"parallel", {{"tp", 1}, {"pp", c.pp}, {"dp", c.dp}, {"schedule", "1f1b"}}}};
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::ofstream(path) << scenario.dump(2) << "\n";
+  if (Status st = WriteFileDurably(path, scenario.dump(2) + "\n"); !st.ok()) return st;
   return LoadScenarioFile(path, catalog);
 }
 
@@ -157,7 +140,7 @@ Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& optio
   if (ec) return Status::InvalidInput(dir.string() + ": cannot create: " + ec.message());
   if (!options.profile.empty()) {
     const std::string instance = options.device == "cuda" ? options.gpu_instance : "local-cpu";
-    Expected<Scenario> s = PredictionScenario(report.config, options.profile, instance,
+    Expected<Scenario> s = PredictionScenario(report.config.config, options.profile, instance,
                                               (dir / "scenario.json").string(), catalog);
     if (!s.ok()) return s.status();
     Expected<sim::SimulationResult> r = sim::Simulate(*s, sim::SimulateOptions());
@@ -165,10 +148,10 @@ Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& optio
     if (r->simulated) report.predicted_step_s = r->step.step_time_s;
   }
   report.config_file = (dir / "config.json").string();
-  {
-    std::ofstream out(report.config_file);
-    out << ToJson(report.config).dump(2) << "\n";
-    if (!out) return Status::InvalidInput(report.config_file + ": cannot write");
+  if (Status st =
+          WriteFileDurably(report.config_file, local::RunConfigToJson(report.config.config));
+      !st.ok()) {
+    return st;
   }
   const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   report.command = MpirunCommand(options.ranks, TrainerPath(), report.config_file, geteuid() == 0,
@@ -180,12 +163,12 @@ Expected<LocalReport> RunLocal(const LaunchPlan& plan, const LocalOptions& optio
   // The trainer's step lines as it printed them, for `trainsim observe` (docs/observe.md).
   {
     const std::string steps_file = (dir / "steps.jsonl").string();
-    std::ofstream out(steps_file);
+    std::string lines;
     for (const StepLine& l : report.run.steps) {
-      out << json{{"step", l.step}, {"loss", l.loss}, {"step_s", l.step_s}}.dump() << "\n";
+      lines += json{{"step", l.step}, {"loss", l.loss}, {"step_s", l.step_s}}.dump() + "\n";
     }
-    if (report.run.summary) out << json{{"summary", *report.run.summary}}.dump() << "\n";
-    if (!out) return Status::InvalidInput(steps_file + ": cannot write");
+    if (report.run.summary) lines += json{{"summary", *report.run.summary}}.dump() + "\n";
+    if (Status st = WriteFileDurably(steps_file, lines); !st.ok()) return st;
   }
   // null when no step ran after warm-up
   if (report.run.summary && report.run.summary->value("median_step_s", json()).is_number()) {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/catalog.h"
+#include "launch/local/run_config.h"
 #include "launch/plan_file.h"
 #include "launch/trainer_process.h"
 
@@ -39,27 +40,16 @@ struct LocalOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-// The trainer's run configuration (trainsim-train --config, docs/local-run.md).
+// The trainer's run configuration (trainsim-train --config, docs/local-run.md), as sized for a
+// plan.
 struct LocalRunConfig {
-  int layers = 4, hidden = 512, heads = 8, ffn_hidden = 2048, seq_len = 128, vocab = 256;
-  int micro_batch = 1;
-  int64_t global_batch = 8;
-  int pp = 1, dp = 1;
-  int steps = 30, warmup_steps = 3;
-  double lr = 3e-3;
-  uint64_t seed = 1;
-  int checkpoint_every = 10;
-  std::string checkpoint_dir;
-  std::string trace_file;  // OUT/local/trace.json (cpu): the trainer's Kineto-format trace
-  bool resume = false;
-  std::string backend = "cpu";  // the trainer's: cpu or cuda
-  bool scaled_down = false;     // the plan's model was too large and was replaced
+  local::RunConfig config;
+  bool scaled_down = false;  // the plan's model was too large and was replaced
 };
 
 // The local run for `plan` on `options.ranks` ranks. Fails when the ranks
 // cannot hold the layout (ranks < 1).
 Expected<LocalRunConfig> SizeLocalRun(const LaunchPlan& plan, const LocalOptions& options);
-nlohmann::json ToJson(const LocalRunConfig& c);
 
 // The cores a cpu profile measured (its local-cpu instance's "GPUs").
 Expected<int> ProfileCores(const std::string& profile);
@@ -69,7 +59,7 @@ Expected<int> ProfileCores(const std::string& profile);
 // profile (its cores must equal the ranks), or for the cuda backend a catalog
 // type with the profile's GPU (its GPU count must equal the ranks). Written
 // to `path` (kept beside the run) and loaded from there with the profile.
-Expected<Scenario> PredictionScenario(const LocalRunConfig& c, const std::string& profile,
+Expected<Scenario> PredictionScenario(const local::RunConfig& c, const std::string& profile,
                                       const std::string& instance, const std::string& path,
                                       const Catalog& catalog);
 

@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "core/units.h"
 #include "planner/interruptions.h"
 #include "planner/job_check.h"
 #include "planner/job_run.h"
@@ -16,7 +17,6 @@ namespace {
 // half a second); below kMinTrials trials it is skipped for the closed form.
 constexpr double kMaxSimulatedInterruptions = 2e7;
 constexpr int kMinTrials = 100;
-constexpr double kSecondsPerHour = 3600;
 
 struct Plan {
   JobShape shape;

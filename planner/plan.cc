@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "core/units.h"
 #include "planner/interruptions.h"
 #include "planner/pareto.h"
 #include "planner/pricing.h"
@@ -39,7 +40,7 @@ struct Scorer {
     return cost_usd;
   }
   bool Feasible(double time_s, double cost_usd) const {
-    return (!q.deadline_hours || time_s <= *q.deadline_hours * 3600) &&
+    return (!q.deadline_hours || time_s <= *q.deadline_hours * kSecondsPerHour) &&
            (!q.budget_usd || cost_usd <= *q.budget_usd);
   }
 };
@@ -209,7 +210,8 @@ void PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps
       if (!job.ok()) continue;  // e.g. interruptions so frequent the job never finishes
       PricedJob pj{p, in->price_usd_hr, in->job, *job, in->rate_lower_bound};
       const SearchConfig& q = base.search;
-      pj.meets_deadline = !q.deadline_hours || job->expected_wall_s <= *q.deadline_hours * 3600;
+      pj.meets_deadline =
+          !q.deadline_hours || job->expected_wall_s <= *q.deadline_hours * kSecondsPerHour;
       pj.meets_budget = !q.budget_usd || !job->cost_usd || job->cost_usd->mean <= *q.budget_usd;
       c.priced.push_back(std::move(pj));
     }

@@ -2,6 +2,7 @@
 // `trainsim launch` reads.
 #include <cmath>
 
+#include "core/units.h"
 #include "planner/plan.h"
 #include "planner/reasons.h"
 
@@ -49,30 +50,31 @@ const char* IntervalName(IntervalSource s) {
 json PricedJson(const PricedJob& p) {
   const JobEstimate& j = p.job;
   const JobInputs& in = p.inputs;
-  return json{
-      {"pricing", ToString(p.pricing)},
-      {"price_usd_per_instance_hour", OrNull(p.price_usd_hr)},
-      {"expected_hours", j.expected_wall_s / 3600},
-      {"hours", SpreadJson(Spread{j.wall_s.mean / 3600, j.wall_s.stddev / 3600, j.wall_s.p10 / 3600,
-                                  j.wall_s.p50 / 3600, j.wall_s.p90 / 3600, j.wall_s.p99 / 3600})},
-      {"cost_usd", j.cost_usd ? SpreadJson(*j.cost_usd) : json(nullptr)},
-      {"billed_instance_hours", j.mean_billed_instance_s / 3600},
-      {"interruptions_per_instance_hour", in.interruptions_per_instance_hour},
-      {"interruption_rate_is_lower_bound", p.interruption_rate_lower_bound},
-      {"expected_interruptions", j.expected_interruptions},
-      {"checkpoint_interval_s", j.checkpoint_interval_s},
-      {"checkpoint_interval_rule", IntervalName(j.interval_source)},
-      {"checkpoints", j.checkpoints},
-      {"checkpoint_write_s", in.checkpoint_write_s},
-      {"restart_s", in.restart_s},
-      {"provisioning_s", in.provisioning_s},
-      {"download_s", in.download_s},
-      {"work_hours", in.work_s / 3600},
-      {"monte_carlo_trials", j.trials_run},
-      {"max_wait_s", OrNull(j.max_wait_s)},
-      {"max_runtime_s", OrNull(j.max_runtime_s)},
-      {"meets_deadline", p.meets_deadline},
-      {"meets_budget", p.meets_budget}};
+  return json{{"pricing", ToString(p.pricing)},
+              {"price_usd_per_instance_hour", OrNull(p.price_usd_hr)},
+              {"expected_hours", j.expected_wall_s / kSecondsPerHour},
+              {"hours",
+               SpreadJson(Spread{j.wall_s.mean / kSecondsPerHour, j.wall_s.stddev / kSecondsPerHour,
+                                 j.wall_s.p10 / kSecondsPerHour, j.wall_s.p50 / kSecondsPerHour,
+                                 j.wall_s.p90 / kSecondsPerHour, j.wall_s.p99 / kSecondsPerHour})},
+              {"cost_usd", j.cost_usd ? SpreadJson(*j.cost_usd) : json(nullptr)},
+              {"billed_instance_hours", j.mean_billed_instance_s / kSecondsPerHour},
+              {"interruptions_per_instance_hour", in.interruptions_per_instance_hour},
+              {"interruption_rate_is_lower_bound", p.interruption_rate_lower_bound},
+              {"expected_interruptions", j.expected_interruptions},
+              {"checkpoint_interval_s", j.checkpoint_interval_s},
+              {"checkpoint_interval_rule", IntervalName(j.interval_source)},
+              {"checkpoints", j.checkpoints},
+              {"checkpoint_write_s", in.checkpoint_write_s},
+              {"restart_s", in.restart_s},
+              {"provisioning_s", in.provisioning_s},
+              {"download_s", in.download_s},
+              {"work_hours", in.work_s / kSecondsPerHour},
+              {"monte_carlo_trials", j.trials_run},
+              {"max_wait_s", OrNull(j.max_wait_s)},
+              {"max_runtime_s", OrNull(j.max_runtime_s)},
+              {"meets_deadline", p.meets_deadline},
+              {"meets_budget", p.meets_budget}};
 }
 
 json BreakdownJson(const sim::Breakdown& b) {
@@ -93,7 +95,6 @@ json ConfirmedJson(const SearchSpace& space, const ConfirmedCandidate& c) {
   const sim::SimulationResult& r = c.simulated;
   json priced = json::array();
   for (const PricedJob& p : c.priced) priced.push_back(PricedJson(p));
-  const double gib = 1024.0 * 1024 * 1024;
   return json{{"config", CandidateJson(space, c.candidate)},
               {"description", Describe(space, c.candidate)},
               {"estimated_step_s", c.estimate.step_s},
@@ -102,8 +103,8 @@ json ConfirmedJson(const SearchSpace& space, const ConfirmedCandidate& c) {
               {"samples_per_s", r.samples_per_s},
               {"tokens_per_s", r.tokens_per_s},
               {"mfu", r.mfu},
-              {"memory_per_gpu_gib", r.memory.total_bytes / gib},
-              {"memory_capacity_gib", r.memory.capacity_bytes / gib},
+              {"memory_per_gpu_gib", r.memory.total_bytes / kGiB},
+              {"memory_capacity_gib", r.memory.capacity_bytes / kGiB},
               {"fits", r.memory.fits},
               {"breakdown", BreakdownJson(r.step.breakdown)},
               {"steps", c.steps},
@@ -158,7 +159,7 @@ json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
     pareto.push_back(
         {{"candidate", i},
          {"pricing", ToString(pj.pricing)},
-         {"expected_hours", pj.job.expected_wall_s / 3600},
+         {"expected_hours", pj.job.expected_wall_s / kSecondsPerHour},
          {"expected_cost_usd", pj.job.cost_usd ? json(pj.job.cost_usd->mean) : json(nullptr)}});
   }
   for (const ScalingPoint& sp : p.scaling) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/units.h"
 #include "planner/interruptions.h"
 #include "sim/memory_model.h"
 
@@ -132,7 +133,7 @@ std::vector<std::string> JobAssumptions(const Scenario& s) {
 }
 
 void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
-  const double lambda = in.interruptions_per_instance_hour / 3600 * in.nodes;
+  const double lambda = in.interruptions_per_instance_hour / kSecondsPerHour * in.nodes;
   double run_s = in.download_s + in.work_s + in.checkpoint_write_s;
   if (lambda > 0) {
     const double mtbi = 1 / lambda;
@@ -150,7 +151,7 @@ void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
   }
   *time_s = in.provisioning_s + run_s;
   const double billed = in.pricing == Pricing::kSagemakerSpot ? in.spot_billed_fraction : 1;
-  *cost_usd = in.price_usd_hr ? *in.price_usd_hr / 3600 * in.nodes * run_s * billed
+  *cost_usd = in.price_usd_hr ? *in.price_usd_hr / kSecondsPerHour * in.nodes * run_s * billed
                               : std::numeric_limits<double>::infinity();
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/units.h"
 #include "sim/memory_model.h"
 
 namespace trainsim::planner {
@@ -15,8 +16,8 @@ std::string Fmt(const char* format, double v) {
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
-std::string Gib(double bytes) { return Fmt("%.1f GiB", bytes / (1024.0 * 1024 * 1024)); }
-std::string Hours(double s) { return Fmt(s < 360000 ? "%.1f h" : "%.0f h", s / 3600); }
+std::string Gib(double bytes) { return Fmt("%.1f GiB", bytes / kGiB); }
+std::string Hours(double s) { return Fmt(s < 360000 ? "%.1f h" : "%.0f h", s / kSecondsPerHour); }
 std::string Usd(double v) { return Fmt(v < 1e4 ? "$%.0f" : "$%.3g", v); }
 std::string Pct(double f) { return Fmt("%.0f%%", 100 * f); }
 
@@ -302,9 +303,9 @@ std::string BandReason(const Plan& plan, const ConfirmedCandidate& best) {
     const PricedJob& o = other.priced[other.best_priced];
     const PricedJob& mine_p = best.priced[best.best_priced];
     out += " The prediction alone ranks " + Describe(plan.space, other.candidate) + " first (" +
-           ToString(o.pricing) + Fmt(" %.0f h", o.job.expected_wall_s / 3600) +
+           ToString(o.pricing) + Fmt(" %.0f h", o.job.expected_wall_s / kSecondsPerHour) +
            (o.job.cost_usd ? Fmt(", $%.0f", o.job.cost_usd->mean) : "") + " against " +
-           ToString(mine_p.pricing) + Fmt(" %.0f h", mine_p.job.expected_wall_s / 3600) +
+           ToString(mine_p.pricing) + Fmt(" %.0f h", mine_p.job.expected_wall_s / kSecondsPerHour) +
            (mine_p.job.cost_usd ? Fmt(", $%.0f", mine_p.job.cost_usd->mean) : "") +
            "); their bands overlap, and this layout's is narrower (" + span(b) +
            " of the step against " + span(*other.band) + ", " + other.band->family +
@@ -416,7 +417,7 @@ std::string ConstraintReason(const Scenario& s, const Plan& plan, const PricedJo
     what += std::string(what.empty() ? "" : " and ") + "the budget of " + Usd(*q.budget_usd);
   if (plan.meets_constraints) {
     return "It meets " + what + " in expectation" +
-           (q.deadline_hours && p.job.wall_s.p90 > *q.deadline_hours * 3600
+           (q.deadline_hours && p.job.wall_s.p90 > *q.deadline_hours * kSecondsPerHour
                 ? " (but not at P90: " + Hours(p.job.wall_s.p90) + ")"
                 : "") +
            ".";

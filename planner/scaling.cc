@@ -4,6 +4,7 @@
 #include <cmath>
 #include <thread>
 
+#include "core/units.h"
 #include "planner/estimator.h"
 #include "planner/pricing.h"
 #include "sim/memory_model.h"
@@ -96,7 +97,7 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const Pl
     if (in) {
       double t, cost;
       ClosedFormJob(in->job, &t, &cost);
-      p.expected_hours = t / 3600;
+      p.expected_hours = t / kSecondsPerHour;
       if (std::isfinite(cost)) p.expected_cost_usd = cost;
     }
   }

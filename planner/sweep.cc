@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "core/durable_file.h"
 #include "planner/sweep_journal.h"
 
 namespace trainsim::planner {
@@ -201,8 +202,8 @@ Status Merge(std::vector<SweepPoint> points, const std::string& out_dir, SweepSu
   }
   const std::string csv = (fs::path(out_dir) / "results.csv").string();
   const std::string json = (fs::path(out_dir) / "results.json").string();
-  if (Status s = WriteFileAtomically(csv, ResultsCsv(rows)); !s.ok()) return s;
-  if (Status s = WriteFileAtomically(json, ResultsJson(rows)); !s.ok()) return s;
+  if (Status s = WriteFileDurably(csv, ResultsCsv(rows)); !s.ok()) return s;
+  if (Status s = WriteFileDurably(json, ResultsJson(rows)); !s.ok()) return s;
   summary->rows = std::move(rows);
   summary->results_csv = csv;
   summary->results_json = json;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/sweep_grid.h"
+#include "core/units.h"
 #include "planner/plan.h"
 #include "planner/pricing.h"
 #include "sim/simulate.h"
@@ -55,7 +56,7 @@ void FillResult(const Scenario& s, const sim::SimulationResult& r, SweepRow* row
   row->tokens_per_s = r.tokens_per_s;
   row->mfu = r.mfu;
   if (const double steps = StepsToTrain(s); steps > 0) {
-    row->time_to_train_h = steps * r.step.step_time_s / 3600;
+    row->time_to_train_h = steps * r.step.step_time_s / kSecondsPerHour;
     // Spot needs the planner's interruption model: its cost stays unknown here.
     const Pricing p = s.cluster.pricing;
     if (p == Pricing::kOnDemand || p == Pricing::kSagemaker) {
@@ -173,8 +174,8 @@ SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog,
     row.samples_per_s = r.samples_per_s;
     row.tokens_per_s = r.tokens_per_s;
     row.mfu = r.mfu;
-    row.time_to_train_h = priced.job.expected_wall_s / 3600;
-    row.time_to_train_p90_h = priced.job.wall_s.p90 / 3600;
+    row.time_to_train_h = priced.job.expected_wall_s / kSecondsPerHour;
+    row.time_to_train_p90_h = priced.job.wall_s.p90 / kSecondsPerHour;
     if (priced.job.cost_usd) {
       row.cost_usd = priced.job.cost_usd->mean;
       row.cost_p90_usd = priced.job.cost_usd->p90;

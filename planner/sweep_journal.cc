@@ -137,26 +137,4 @@ Status JournalWriter::Append(const std::string& line) {
   return Status::Ok();
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("create", tmp);
-  Status s = WriteAll(fd, text, tmp);
-  if (s.ok() && fsync(fd) != 0) s = IoError("sync", tmp);
-  close(fd);
-  if (s.ok() && rename(tmp.c_str(), path.c_str()) != 0) s = IoError("rename " + tmp + " to", path);
-  if (!s.ok()) {
-    unlink(tmp.c_str());
-    return s;
-  }
-  // Make the rename itself durable.
-  const std::string dir = fs::path(path).parent_path().string();
-  const int dfd = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
-  }
-  return Status::Ok();
-}
-
 }  // namespace trainsim::planner

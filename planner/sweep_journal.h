@@ -54,8 +54,4 @@ class JournalWriter {
   std::string path_;
 };
 
-// Writes `text` to `path` through a temporary file in the same folder and a
-// rename, so that readers see the old file or the whole new one.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
-
 }  // namespace trainsim::planner

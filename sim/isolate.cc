@@ -45,10 +45,17 @@ std::string Frame(char type, const std::string& payload) {
   if (progress) progress_fd = fd;
   std::string reply;
   try {
-    int argc = 2;
     char arg0[] = "trainsim";
     char arg1[] = "--log=root.thres:critical";
+#ifdef TRAINSIM_SANITIZE
+    // AddressSanitizer does not follow SimGrid's own stack switching: actors on threads.
+    char arg2[] = "--cfg=contexts/factory:thread";
+    char* argv[] = {arg0, arg1, arg2, nullptr};
+    int argc = 3;
+#else
     char* argv[] = {arg0, arg1, nullptr};
+    int argc = 2;
+#endif
     simgrid::s4u::Engine engine(&argc, argv);
     // SimGrid's SIGINT handler calls exit() from the handler, which can
     // deadlock in malloc: let Ctrl-C simply end this process.

@@ -7,11 +7,10 @@
 #include <string>
 
 #include "core/model_spec.h"
+#include "core/units.h"
 
 namespace trainsim::sim {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Reserve: an assumption, not a measurement (docs/memory.md, "Reserve").
 // Fixed part: the CUDA context with its loaded kernel images (a few hundred MiB on A100/H100),

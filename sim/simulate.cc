@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/units.h"
 #include "sim/fold.h"
 #include "sim/isolate.h"
 #include "sim/platform.h"
@@ -71,7 +72,7 @@ StepResult Deserialize(const std::string& text) {
   return r;
 }
 
-double GiB(double bytes) { return bytes / (1024.0 * 1024 * 1024); }
+double GiB(double bytes) { return bytes / kGiB; }
 
 // The microbatch counts a step of `s` is sampled at (docs/model.md section 4,
 // "Microbatches"), or none to simulate every microbatch. A step's critical path
@@ -143,6 +144,12 @@ Status CheckSimulationLimits(const Scenario& s, SimMode mode, const ModelParams&
     return Status::InvalidInput(
         s.name + ": --full simulates every GPU, at most " + std::to_string(kMaxFullModeGpus) +
         " GPUs in reasonable time; this cluster has " + gpus + " (the default mode simulates it)");
+  }
+  if (s.model.layers > kMaxLayers) {
+    return Status::InvalidInput(s.name + ": model.layers: " + std::to_string(s.model.layers) +
+                                " layers are more than the simulator takes on in reasonable "
+                                "time: at most " +
+                                std::to_string(kMaxLayers) + " (docs/model.md section 4)");
   }
   const Fold fold = PlanFold(s, mode, params, program);
   if (BuiltNodes(s, fold) > kMaxReducedNodes) {

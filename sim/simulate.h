@@ -45,6 +45,10 @@ struct SimulationResult {
 // GPUs (bench/sim_speed). Parameter-server scenarios always run in full mode.
 inline constexpr int kMaxReducedNodes = 4096;
 inline constexpr int kMaxFullModeGpus = 128;
+// The work also grows with the layers (each stage's are built and costed): 10,000 layers took
+// 0.8 s on a 1000-stage pipeline, 100,000 5 s and 1,000,000 more than 30 s and 1.3 GB
+// (2026-11-27, `trainsim simulate`, hidden 64); the largest published models have about 130.
+inline constexpr int kMaxLayers = 10000;
 // Ok, or the InvalidInput error Simulate gives for `s` in `mode`.
 // With `program`, as Simulate checks it (the fold may depend on the program).
 Status CheckSimulationLimits(const Scenario& s, SimMode mode, const ModelParams& params = {},

@@ -2,6 +2,8 @@
 
 #include <QFont>
 
+#include "core/units.h"
+
 namespace trainsim::gui {
 
 std::vector<int> CandidateRows(const planner::Plan& plan) {
@@ -56,8 +58,6 @@ QString ScheduleText(const planner::Candidate& k) {
   return s;
 }
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-
 }  // namespace
 
 QVariant CandidateTableModel::raw(const planner::ConfirmedCandidate& c, int column, int row) const {
@@ -103,7 +103,7 @@ QVariant CandidateTableModel::raw(const planner::ConfirmedCandidate& c, int colu
     case kPricing:
       return QString::fromLatin1(ToString(pj.pricing));
     case kHours:
-      return pj.job.expected_wall_s / 3600;
+      return pj.job.expected_wall_s / kSecondsPerHour;
     case kCost:
       // Without a price the cost sorts last (an invalid QVariant sorts first).
       return pj.job.cost_usd ? pj.job.cost_usd->mean : std::numeric_limits<double>::infinity();

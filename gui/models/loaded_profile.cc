@@ -1,8 +1,10 @@
 #include "gui/models/loaded_profile.h"
 
 #include <QFile>
-#include <QSaveFile>
 #include <set>
+#include <string_view>
+
+#include "core/durable_file.h"
 
 namespace trainsim::gui {
 namespace {
@@ -59,11 +61,8 @@ Expected<LoadedProfile> LoadProfileFile(const QString& path, const Catalog* buil
 }
 
 Status SaveProfileText(const LoadedProfile& profile, const QString& path) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(profile.text) != profile.text.size() ||
-      !file.commit())
-    return Status::InvalidInput(("cannot write " + path + ": " + file.errorString()).toStdString());
-  return Status::Ok();
+  return WriteFileDurably(path.toStdString(),
+                          std::string_view(profile.text.constData(), profile.text.size()));
 }
 
 }  // namespace trainsim::gui

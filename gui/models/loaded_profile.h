@@ -35,8 +35,8 @@ Expected<LoadedProfile> ParseProfileText(const QByteArray& text, const QString& 
                                          const Catalog* builtin);
 Expected<LoadedProfile> LoadProfileFile(const QString& path, const Catalog* builtin);
 
-// Writes `profile.text` to `path` (through a temporary file); errors say
-// "cannot write FILE: REASON".
+// Writes `profile.text` to `path` durably (core/durable_file.h); errors say
+// "FILE: cannot write: REASON".
 Status SaveProfileText(const LoadedProfile& profile, const QString& path);
 
 }  // namespace trainsim::gui

@@ -12,7 +12,7 @@ class Observer : public launch::LocalObserver {
   explicit Observer(LocalRunWorker* w) : w_(w) {}
   void Starting(const launch::LocalReport& r) override {
     const QVariant predicted = r.predicted_step_s ? QVariant(*r.predicted_step_s) : QVariant();
-    emit w_->starting(predicted, r.config.steps,
+    emit w_->starting(predicted, r.config.config.steps,
                       QString::fromStdString(launch::ShellJoin(r.command)));
   }
   void Step(const launch::StepLine& s) override { emit w_->step(s.step, s.step_s, s.loss); }

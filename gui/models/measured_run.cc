@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/durable_file.h"
 #include "observe/chakra.h"
 #include "planner/space.h"
-#include "planner/sweep_journal.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
 
@@ -123,8 +123,7 @@ Expected<RefitOutcome> RefitAndSave(const MeasuredRun& run, const PlannedScenari
   Expected<observe::TraceRefit> r =
       observe::RefitFromTraces(run.traces, run.warmup, *base, base_file, &with_base);
   if (!r.ok()) return r.status();
-  if (Status st = planner::WriteFileAtomically(out_file, HardwareProfileToJson(r->profile));
-      !st.ok()) {
+  if (Status st = WriteFileDurably(out_file, HardwareProfileToJson(r->profile)); !st.ok()) {
     return st;
   }
   RefitOutcome out;

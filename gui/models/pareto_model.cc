@@ -1,5 +1,6 @@
 #include "gui/models/pareto_model.h"
 
+#include "core/units.h"
 #include "gui/models/candidate_table_model.h"
 
 namespace trainsim::gui {
@@ -18,10 +19,10 @@ void ParetoModel::setPlan(std::shared_ptr<const planner::Plan> plan) {
       if (!pj.job.cost_usd || rows[c] < 0) return false;
       const planner::Spread& h = pj.job.wall_s;
       const planner::Spread& d = *pj.job.cost_usd;
-      *out = {pj.job.expected_wall_s / 3600,
+      *out = {pj.job.expected_wall_s / kSecondsPerHour,
               d.mean,
-              h.p10 / 3600,
-              h.p90 / 3600,
+              h.p10 / kSecondsPerHour,
+              h.p90 / kSecondsPerHour,
               d.p10,
               d.p90,
               c,

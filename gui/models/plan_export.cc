@@ -1,6 +1,6 @@
 #include "gui/models/plan_export.h"
 
-#include "planner/sweep_journal.h"
+#include "core/durable_file.h"
 
 namespace trainsim::gui {
 
@@ -16,7 +16,7 @@ std::string PlanJsonText(const PlannedScenario& planned) {
 
 Status SavePlanJson(const PlannedScenario& planned, const QString& path) {
   if (!planned.plan) return Status::InvalidInput(path.toStdString() + ": there is no plan to save");
-  return planner::WriteFileAtomically(path.toStdString(), PlanJsonText(planned));
+  return WriteFileDurably(path.toStdString(), PlanJsonText(planned));
 }
 
 }  // namespace trainsim::gui

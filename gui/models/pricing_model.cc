@@ -1,5 +1,7 @@
 #include "gui/models/pricing_model.h"
 
+#include "core/units.h"
+
 namespace trainsim::gui {
 
 PricingModel::PricingModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -38,9 +40,9 @@ QVariant PricingModel::raw(const planner::PricedJob& pj, int column) const {
     case kPriceUsdHr:
       return pj.price_usd_hr ? QVariant(*pj.price_usd_hr) : QVariant();
     case kHours:
-      return pj.job.expected_wall_s / 3600;
+      return pj.job.expected_wall_s / kSecondsPerHour;
     case kP90Hours:
-      return pj.job.wall_s.p90 / 3600;
+      return pj.job.wall_s.p90 / kSecondsPerHour;
     case kCostMean:
       return pj.job.cost_usd->mean;
     case kCostP50:

@@ -2,7 +2,9 @@
 
 #include <QFile>
 #include <QRegularExpression>
+#include <string_view>
 
+#include "core/durable_file.h"
 #include "core/json_doc.h"
 #include "core/scenario_sections.h"
 
@@ -61,14 +63,13 @@ void ScenarioDocument::startNew(const QString& text) {
 
 bool ScenarioDocument::save(const QString& path) {
   const QString to = path.isEmpty() ? path_ : path;
-  QFile f(to);
-  if (to.isEmpty() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
-    error_ = ParseScenarioError(to + QStringLiteral(": cannot write: ") + f.errorString());
-    return false;
-  }
   const QByteArray bytes = text_.toUtf8();
-  if (f.write(bytes) != bytes.size()) {
-    error_ = ParseScenarioError(to + QStringLiteral(": cannot write: ") + f.errorString());
+  const Status written =
+      to.isEmpty()
+          ? Status::InvalidInput("cannot write: the scenario has no file name yet")
+          : WriteFileDurably(to.toStdString(), std::string_view(bytes.constData(), bytes.size()));
+  if (!written.ok()) {
+    error_ = ParseScenarioError(QString::fromStdString(written.message()));
     return false;
   }
   path_ = to;

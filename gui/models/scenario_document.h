@@ -33,7 +33,8 @@ class ScenarioDocument : public QObject {
   bool load(const QString& path);
   // A new document with this text and no file yet (save() needs a path).
   void startNew(const QString& text);
-  // Writes the text to `path` (empty: the current path).
+  // Writes the text to `path` (empty: the current path) durably
+  // (core/durable_file.h: a crash leaves the old file or the new one).
   bool save(const QString& path = QString());
 
   const QString& path() const { return path_; }

@@ -188,11 +188,10 @@ class ProfileModelTest : public QObject {
     QCOMPARE(ReadFile(path), ReadFile(CpuProfilePath()));
     const Status bad = SaveProfileText(*lp, dir.filePath(QStringLiteral("no/such/dir/p.json")));
     QVERIFY(!bad.ok());
-    QVERIFY2(
-        QString::fromStdString(bad.message())
-            .startsWith(QStringLiteral("cannot write ") +
-                        dir.filePath(QStringLiteral("no/such/dir/p.json")) + QStringLiteral(": ")),
-        bad.message().c_str());
+    QVERIFY2(QString::fromStdString(bad.message())
+                 .startsWith(dir.filePath(QStringLiteral("no/such/dir/p.json")) +
+                             QStringLiteral(": cannot write: ")),
+             bad.message().c_str());
   }
 };
 

@@ -1,15 +1,13 @@
 #include "launch/local/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
+
+#include "core/durable_file.h"
 
 namespace trainsim::local {
 namespace {
@@ -32,35 +30,6 @@ std::string StepDir(const std::string& dir, int64_t step) {
 
 std::string RankFile(const std::string& dir, int64_t step, int rank) {
   return StepDir(dir, step) + "/rank-" + std::to_string(rank) + ".bin";
-}
-
-Status IoError(const std::string& path, const std::string& what) {
-  return Status::Internal(path + ": " + what + ": " + std::strerror(errno));
-}
-
-// Writes the pieces to path.tmp, flushes them to disk, renames to path.
-Status WriteAtomically(const std::string& path,
-                       const std::vector<std::pair<const void*, size_t>>& pieces) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return IoError(tmp, "cannot create");
-  for (const auto& [data, size] : pieces) {
-    const char* p = static_cast<const char*>(data);
-    for (size_t left = size; left > 0;) {
-      const ssize_t n = ::write(fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        Status s = IoError(tmp, "cannot write");
-        ::close(fd);
-        return s;
-      }
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) return IoError(tmp, "cannot flush");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return IoError(path, "cannot rename into place");
-  return Status::Ok();
 }
 
 Status ReadExactly(std::ifstream& in, void* data, size_t size, const std::string& path) {
@@ -97,10 +66,13 @@ Status WriteRankCheckpoint(const std::string& dir, int64_t step, int rank, uint6
   h.count = state.count;
   h.rank = rank;
   const size_t bytes = static_cast<size_t>(state.count) * sizeof(float);
-  return WriteAtomically(RankFile(dir, step, rank), {{&h, sizeof(h)},
-                                                     {state.params, bytes},
-                                                     {state.first_moment, bytes},
-                                                     {state.second_moment, bytes}});
+  auto view = [](const void* data, size_t size) {
+    return std::string_view(static_cast<const char*>(data), size);
+  };
+  const std::string_view pieces[] = {view(&h, sizeof(h)), view(state.params, bytes),
+                                     view(state.first_moment, bytes),
+                                     view(state.second_moment, bytes)};
+  return WriteFileDurably(RankFile(dir, step, rank), pieces);
 }
 
 Status ReadRankCheckpoint(const std::string& dir, int64_t step, int rank, uint64_t fingerprint,
@@ -135,10 +107,9 @@ Status WriteLatest(const std::string& dir, int64_t step, int world, const Config
   fp << std::hex << Fingerprint(fields, world);
   j["fingerprint"] = fp.str();
   for (const auto& [name, value] : fields) j["config"][name] = value;
-  const std::string text = j.dump(2) + "\n";
-  if (Status s = WriteAtomically(dir + "/latest.json", {{text.data(), text.size()}}); !s.ok()) {
-    return s;
-  }
+  // The step's folder, made by the ranks, must outlive a power loss before latest.json names it.
+  if (Status s = SyncFolder(dir); !s.ok()) return s;
+  if (Status s = WriteFileDurably(dir + "/latest.json", j.dump(2) + "\n"); !s.ok()) return s;
   const std::string keep = "step-" + std::to_string(step);
   std::error_code error;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, error)) {

@@ -3,11 +3,13 @@
 //   step-S/rank-R.bin  each rank's parameters and Adam moments after step S
 //   latest.json        {"step": S, "world": N, "fingerprint": ..., "config": {...}}
 //
-// Every rank writes its file (to a temporary name, then renamed); once all
-// have, rank 0 writes latest.json the same way and removes the older step
-// folders. A run killed at any moment leaves latest.json naming a complete
-// step. The data position needs no saving: the samples of step s are a pure
-// function of the seed and s (task.h). Errors name the file.
+// Every rank writes its file durably (core/durable_file.h: a temporary,
+// fsync, rename, the folder's fsync); once all have, rank 0 syncs the
+// checkpoint folder, writes latest.json the same way and removes the older
+// step folders. A run killed (or a machine losing power) at any moment leaves
+// latest.json naming a complete step. The data position needs no saving:
+// the samples of step s are a pure function of the seed and s (task.h).
+// Errors name the file.
 #pragma once
 
 #include <cstdint>

@@ -94,7 +94,7 @@ class PrintingObserver : public TrainObserver {
   void OnStart(int first_step, int64_t) override {
     if (trace_) step_start_us_ = trace_->NowUs();
     if (layout_.rank != 0) return;
-    const int m = c_.global_batch / (c_.dp * c_.micro_batch);
+    const int m = static_cast<int>(c_.global_batch / (c_.dp * c_.micro_batch));
     std::fprintf(stderr,
                  "trainsim-train: %d ranks (pp %d x dp %d), %d microbatches of %d x %d tokens per "
                  "replica and step (%s), %.3gM parameters; steps %d..%d\n",

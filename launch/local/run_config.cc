@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/json_doc.h"
@@ -22,7 +23,7 @@ Status ReadFields(ObjectReader& r, RunConfig* c) {
       .Int("seq_len", &c->seq_len, 1, kMaxInt)
       .Int("vocab", &c->vocab, 2, kMaxInt)
       .Int("micro_batch", &c->micro_batch, 1, kMaxInt)
-      .Int("global_batch", &c->global_batch, 1, kMaxInt)
+      .Int("global_batch", &c->global_batch, 1, int64_t{kMaxInt})
       .Int("pp", &c->pp, 1, kMaxInt)
       .Int("dp", &c->dp, 1, kMaxInt)
       .Int("tp", &c->tp, 1, kMaxInt)
@@ -44,15 +45,15 @@ Status ReadFields(ObjectReader& r, RunConfig* c) {
 
 // The required fields, and the constraints between fields.
 Status CheckConfig(const RunConfig& c, const std::string& file) {
-  const std::pair<const char*, int> required[] = {{"layers", c.layers},
-                                                  {"hidden", c.hidden},
-                                                  {"heads", c.heads},
-                                                  {"ffn_hidden", c.ffn_hidden},
-                                                  {"seq_len", c.seq_len},
-                                                  {"vocab", c.vocab},
-                                                  {"micro_batch", c.micro_batch},
-                                                  {"global_batch", c.global_batch},
-                                                  {"steps", c.steps}};
+  const std::pair<const char*, int64_t> required[] = {{"layers", c.layers},
+                                                      {"hidden", c.hidden},
+                                                      {"heads", c.heads},
+                                                      {"ffn_hidden", c.ffn_hidden},
+                                                      {"seq_len", c.seq_len},
+                                                      {"vocab", c.vocab},
+                                                      {"micro_batch", c.micro_batch},
+                                                      {"global_batch", c.global_batch},
+                                                      {"steps", c.steps}};
   for (const auto& [name, value] : required) {
     if (value == 0) return Status::InvalidInput(file + ": missing required field " + name);
   }
@@ -197,6 +198,31 @@ std::vector<std::pair<std::string, std::string>> TrajectoryFields(const RunConfi
           {"lr", number(c.lr)},
           {"seed", std::to_string(c.seed)},
           {"backend", ToString(c.backend)}};
+}
+
+std::string RunConfigToJson(const RunConfig& c) {
+  nlohmann::ordered_json j = {{"layers", c.layers},
+                              {"hidden", c.hidden},
+                              {"heads", c.heads},
+                              {"ffn_hidden", c.ffn_hidden},
+                              {"seq_len", c.seq_len},
+                              {"vocab", c.vocab},
+                              {"micro_batch", c.micro_batch},
+                              {"global_batch", c.global_batch},
+                              {"pp", c.pp}};
+  if (c.dp > 0) j["dp"] = c.dp;
+  j["schedule"] = ToString(c.schedule);
+  j["bucket_mb"] = c.bucket_mb;
+  j["steps"] = c.steps;
+  j["warmup_steps"] = c.warmup_steps;
+  j["lr"] = c.lr;
+  j["seed"] = c.seed;
+  j["checkpoint_every"] = c.checkpoint_every;
+  if (!c.checkpoint_dir.empty()) j["checkpoint_dir"] = c.checkpoint_dir;
+  if (c.resume) j["resume"] = true;
+  j["backend"] = ToString(c.backend);
+  if (!c.trace_file.empty()) j["trace_file"] = c.trace_file;
+  return j.dump(2) + "\n";
 }
 
 std::string ToString(Schedule s) { return s == Schedule::k1F1B ? "1f1b" : "gpipe"; }

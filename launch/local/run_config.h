@@ -27,7 +27,7 @@ struct RunConfig {
   // The batch: global_batch sequences per optimizer step, in microbatches of
   // micro_batch sequences; global_batch is a multiple of dp x micro_batch.
   int micro_batch = 0;
-  int global_batch = 0;
+  int64_t global_batch = 0;
   // Parallel layout: world = pp x dp ranks. dp is world / pp unless given, in
   // which case it must match; tp must be 1.
   int pp = 1;
@@ -53,6 +53,10 @@ struct RunConfig {
 
   int64_t tokens_per_microbatch() const { return int64_t{micro_batch} * seq_len; }
 };
+
+// The config as JSON text (2-space indent; empty strings and false flags left out), which
+// ParseRunConfig reads back to the same config: what `trainsim launch --backend local` writes.
+std::string RunConfigToJson(const RunConfig& config);
 
 // Parses the JSON text of a run config; errors read "file:line:col: field: ...".
 Expected<RunConfig> ParseRunConfig(const std::string& text, const std::string& file);

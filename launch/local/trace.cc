@@ -1,7 +1,9 @@
 #include "launch/local/trace.h"
 
 #include <cstdio>
-#include <fstream>
+#include <sstream>
+
+#include "core/durable_file.h"
 
 namespace trainsim::local {
 namespace {
@@ -163,26 +165,19 @@ void TraceRecorder::Step(int step, double start_us, double end_us) {
 }
 
 Status TraceRecorder::Write(const std::string& path, int pid) const {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << "{\n  \"schemaVersion\": 1,\n  \"traceName\": \"trainsim-train rank " << pid
-        << "\",\n  \"traceEvents\": [";
-    char buf[96];
-    for (size_t i = 0; i < events_.size(); ++i) {
-      const Event& e = events_[i];
-      std::snprintf(buf, sizeof buf, "\"ts\": %.3f, \"dur\": %.3f", e.ts, e.dur);
-      out << (i ? ",\n" : "\n") << "    {\"ph\": \"X\", \"cat\": \"" << e.cat << "\", \"name\": \""
-          << e.name << "\", \"pid\": " << pid << ", \"tid\": " << e.thread << ", " << buf
-          << ", \"args\": " << e.args << "}";
-    }
-    out << "\n  ]\n}\n";
-    if (!out) return Status::InvalidInput(path + ": cannot write the trace");
+  std::ostringstream out;
+  out << "{\n  \"schemaVersion\": 1,\n  \"traceName\": \"trainsim-train rank " << pid
+      << "\",\n  \"traceEvents\": [";
+  char buf[96];
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const Event& e = events_[i];
+    std::snprintf(buf, sizeof buf, "\"ts\": %.3f, \"dur\": %.3f", e.ts, e.dur);
+    out << (i ? ",\n" : "\n") << "    {\"ph\": \"X\", \"cat\": \"" << e.cat << "\", \"name\": \""
+        << e.name << "\", \"pid\": " << pid << ", \"tid\": " << e.thread << ", " << buf
+        << ", \"args\": " << e.args << "}";
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::InvalidInput(path + ": cannot write the trace (rename)");
-  }
-  return Status::Ok();
+  out << "\n  ]\n}\n";
+  return WriteFileDurably(path, out.str());
 }
 
 std::unique_ptr<Ops> TracingOps(std::unique_ptr<Ops> inner, TraceRecorder* trace) {

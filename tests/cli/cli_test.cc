@@ -293,6 +293,30 @@ TEST_F(CliTest, SimulateRefusesClustersBeyondItsLimitsAtOnce) {
   EXPECT_EQ(Run({"simulate", kGpt3Scenario, "--full"}).err,
             "trainsim: gpt3-175b-p4d: --full simulates every GPU, at most 128 GPUs in reasonable "
             "time; this cluster has 1024 GPUs (the default mode simulates it)\n");
+  // A million layers, tiny ones that fit a 1000-stage pipeline: refused before any work.
+  json deep = scenario;
+  deep["model"] = {
+      {"layers", 1000000}, {"hidden", 64}, {"heads", 1}, {"seq_len", 128}, {"vocab", 1000}};
+  deep["parallel"] = {{"tp", 1}, {"pp", 1000}, {"dp", 1}};
+  deep["cluster"] = {{"instance", "p4d.24xlarge"}, {"nodes", 125}};
+  deep["training"]["global_batch"] = 8;
+  const std::string deep_file = dir_ + "/deep.json";
+  std::ofstream(deep_file) << deep.dump();
+  RunResult d = Run({"simulate", deep_file});
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_EQ(d.err,
+            "trainsim: huge: model.layers: 1000000 layers are more than the simulator takes on "
+            "in reasonable time: at most 10000 (docs/model.md section 4)\n");
+  // A billion nodes: the scenario's own bound.
+  json wide = scenario;
+  wide["cluster"]["nodes"] = 1000000000;
+  const std::string wide_file = dir_ + "/wide.json";
+  std::ofstream(wide_file) << wide.dump();
+  RunResult w = Run({"simulate", wide_file});
+  EXPECT_EQ(w.exit_code, 1);
+  EXPECT_NE(w.err.find("cluster.nodes: expected an integer in [1, 1000000], got 1000000000"),
+            std::string::npos)
+      << w.err;
   // The estimate: the same figures the planner ranks by, in a few milliseconds.
   const json estimate = RunJson({"simulate", uneven, "--estimate", "--json"});
   EXPECT_EQ(estimate["gpus"], 1048576);

@@ -43,7 +43,10 @@ TEST_F(WriterTest, WritesFilesModesAndTheManifest) {
   EXPECT_NE(fs::status(dir / "sagemaker/launch.py").permissions() & fs::perms::owner_exec,
             fs::perms::none);
   EXPECT_EQ(fs::status(dir / "hostfile").permissions() & fs::perms::owner_exec, fs::perms::none);
-  EXPECT_FALSE(fs::exists(dir / "README.md.tmp"));
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name[0] != '.' || name == kManifestName) << "a temporary left: " << name;
+  }
 }
 
 TEST_F(WriterTest, RewritesItsOwnFolderAndRemovesWhatTheNewBundleLacks) {

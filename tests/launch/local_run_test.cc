@@ -31,13 +31,13 @@ TEST(SizeLocalRun, KeepsASmallModelAndMapsTheLayoutOntoTheRanks) {
   Expected<LocalRunConfig> c = SizeLocalRun(plan, o);
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->scaled_down);
-  EXPECT_EQ(c->layers, 8);
-  EXPECT_EQ(c->hidden, 1024);
-  EXPECT_EQ(c->pp, 2);
-  EXPECT_EQ(c->dp, 2);
-  EXPECT_EQ(c->micro_batch, 4);                 // at most 4 here
-  EXPECT_EQ(c->global_batch, 2 * 4 * (2 * 2));  // dp x micro batch x 2 pp microbatches
-  EXPECT_EQ(ToJson(*c)["checkpoint_dir"], "launch-out/local/checkpoints");
+  EXPECT_EQ(c->config.layers, 8);
+  EXPECT_EQ(c->config.hidden, 1024);
+  EXPECT_EQ(c->config.pp, 2);
+  EXPECT_EQ(c->config.dp, 2);
+  EXPECT_EQ(c->config.micro_batch, 4);                 // at most 4 here
+  EXPECT_EQ(c->config.global_batch, 2 * 4 * (2 * 2));  // dp x micro batch x 2 pp microbatches
+  EXPECT_EQ(c->config.checkpoint_dir, "launch-out/local/checkpoints");
 }
 
 TEST(SizeLocalRun, ScalesDownALargeModel) {
@@ -49,10 +49,10 @@ TEST(SizeLocalRun, ScalesDownALargeModel) {
   Expected<LocalRunConfig> c = SizeLocalRun(plan, o);
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->scaled_down);
-  EXPECT_EQ(c->pp, 3);
-  EXPECT_EQ(c->dp, 1);
-  EXPECT_EQ(c->layers % c->pp, 0);  // 4 layers rounded up to 6
-  EXPECT_EQ(c->layers, 6);
+  EXPECT_EQ(c->config.pp, 3);
+  EXPECT_EQ(c->config.dp, 1);
+  EXPECT_EQ(c->config.layers % c->config.pp, 0);  // 4 layers rounded up to 6
+  EXPECT_EQ(c->config.layers, 6);
   o.ranks = 0;
   EXPECT_EQ(SizeLocalRun(plan, o).status().message(),
             "--ranks: expected at least 1 process, got 0");
@@ -69,7 +69,9 @@ TEST(PredictionScenario, UsesTheCpuProfileAndChecksItsCores) {
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   Expected<int> cores = ProfileCores(profile);
   ASSERT_TRUE(cores.ok()) << cores.status().message();
-  LocalRunConfig c;
+  local::RunConfig c;
+  c.layers = 4, c.hidden = 512, c.heads = 8, c.ffn_hidden = 2048, c.seq_len = 128, c.vocab = 256;
+  c.micro_batch = 1, c.global_batch = 8, c.pp = 1;
   c.dp = *cores;
   Expected<Scenario> s = PredictionScenario(c, profile, "local-cpu", dir + "/local/scenario.json",
                                             test::BuiltinCatalog());

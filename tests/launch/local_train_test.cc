@@ -215,6 +215,24 @@ TEST(LocalRunConfig, ReadsEveryField) {
   EXPECT_EQ(c->lr, 0.01);
 }
 
+// The writer `trainsim launch --backend local` uses: what it writes reads back the same.
+TEST(LocalRunConfig, WriterRoundTrips) {
+  RunConfig c = Tiny();
+  c.global_batch = int64_t{1} << 20;
+  c.checkpoint_dir = "out/ck";
+  c.trace_file = "out/trace.json";
+  c.resume = true;
+  c.lr = 1.0 / 3;
+  c.schedule = Schedule::kGpipe;
+  const std::string text = RunConfigToJson(c);
+  Expected<RunConfig> back = ParseRunConfig(text, "c.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(RunConfigToJson(*back), text);
+  EXPECT_EQ(back->global_batch, int64_t{1} << 20);
+  EXPECT_DOUBLE_EQ(back->lr, 1.0 / 3);
+  EXPECT_EQ(back->schedule, Schedule::kGpipe);
+}
+
 TEST(LocalRunConfig, ErrorsNameTheFieldExactly) {
   const std::string zero_steps = With({{"steps", "0"}}), fast = With({{"lr", "\"fast\""}});
   const std::string resume_one = With({{"resume", "1"}}), zb = With({{"schedule", "\"zb\""}});

@@ -9,12 +9,11 @@
 #include "core/model_spec.h"
 #include "core/model_zoo.h"
 #include "core/scenario.h"
+#include "core/units.h"
 #include "tests/test_util.h"
 
 namespace trainsim::sim {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // GPT-3 175B (s = 2048, h = 12288, a = 96, v = 50257, 96 layers, tied embeddings) on
 // 128 p4d.24xlarge (8 A100 40 GB each): tp 8, pp 8, dp 16, 1F1B, micro batch 1, global batch
