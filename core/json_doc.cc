@@ -170,6 +170,10 @@ class Parser {
         return true;
       }
       if (static_cast<unsigned char>(c) < 0x20) return FailB("control character in string");
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        if (!ParseUtf8(out)) return false;
+        continue;
+      }
       if (c != '\\') {
         out->push_back(c);
         Advance();
@@ -178,6 +182,40 @@ class Parser {
       Advance();
       if (!ParseEscape(out)) return false;
     }
+  }
+
+  // One character of two to four bytes (its first byte >= 0x80) into *out. JSON text is UTF-8
+  // (RFC 8259 section 8.1), and what is read here is written with nlohmann::json, which
+  // refuses anything else.
+  bool ParseUtf8(std::string* out) {
+    const SourcePos start = Here();
+    const auto lead = static_cast<unsigned char>(Peek());
+    int more = 0;
+    unsigned code = 0, min = 0;
+    if ((lead & 0xE0) == 0xC0) {
+      more = 1, code = lead & 0x1F, min = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+      more = 2, code = lead & 0x0F, min = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+      more = 3, code = lead & 0x07, min = 0x10000;
+    } else {
+      return FailB("invalid UTF-8 in string: " + Found());
+    }
+    out->push_back(Peek());
+    Advance();
+    for (int k = 0; k < more; ++k) {
+      if (AtEnd() || (static_cast<unsigned char>(Peek()) & 0xC0) != 0x80) {
+        return FailB("invalid UTF-8 in string: " + Found());
+      }
+      code = code << 6 | (static_cast<unsigned char>(Peek()) & 0x3F);
+      out->push_back(Peek());
+      Advance();
+    }
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+      pos_ = start;
+      return FailB("invalid UTF-8 in string: an overlong, surrogate or out-of-range sequence");
+    }
+    return true;
   }
 
   bool ParseEscape(std::string* out) {
@@ -201,6 +239,8 @@ class Parser {
       if (!Hex4(&low)) return false;
       if (low < 0xDC00 || low > 0xDFFF) return FailB("invalid low surrogate in \\u escape");
       code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+    } else if (code >= 0xDC00 && code <= 0xDFFF) {
+      return FailB("unpaired low surrogate in \\u escape");
     }
     AppendUtf8(code, out);
     return true;

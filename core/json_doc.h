@@ -59,8 +59,9 @@ std::string Describe(const JsonValue& v);
 // "file:line:col: message".
 std::string Located(std::string_view file, SourcePos pos, std::string_view message);
 
-// Parses RFC 8259 JSON (no comments, no trailing commas). Errors name the
-// file, line and column of the offending character.
+// Parses RFC 8259 JSON (no comments, no trailing commas), its strings UTF-8
+// (raw or escaped; a lone surrogate is refused). Errors name the file, line and
+// column of the offending character.
 Expected<JsonValue> ParseJson(std::string_view text, std::string_view filename);
 Expected<JsonValue> ParseJsonFile(const std::string& path);
 

@@ -33,10 +33,10 @@ Expected<const json*> At(const json& root, const std::string& path, const std::s
   return v;
 }
 
-}  // namespace
-
-Expected<LaunchPlan> ParsePlan(const std::string& text, const std::string& file,
-                               const Catalog& catalog) {
+// ParsePlan, less the catch: a candidate's fields are read with nlohmann::json's at() and
+// value(), which throw where the plan lacks one or gives it another type.
+Expected<LaunchPlan> ReadPlan(const std::string& text, const std::string& file,
+                              const Catalog& catalog) {
   const json plan = json::parse(text, nullptr, false);
   if (plan.is_discarded() || !plan.is_object()) {
     return Status::InvalidInput(file + ": not a JSON object; expected a plan from `trainsim plan`");
@@ -124,6 +124,17 @@ Expected<LaunchPlan> ParsePlan(const std::string& text, const std::string& file,
   }
   out.plan = plan;
   return out;
+}
+
+}  // namespace
+
+Expected<LaunchPlan> ParsePlan(const std::string& text, const std::string& file,
+                               const Catalog& catalog) {
+  try {
+    return ReadPlan(text, file, catalog);
+  } catch (const json::exception& e) {  // a field missing or of another type
+    return Status::InvalidInput(file + ": not a plan written by `trainsim plan`: " + e.what());
+  }
 }
 
 Expected<LaunchPlan> LoadPlanFile(const std::string& path, const Catalog& catalog) {

@@ -4,10 +4,12 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <tuple>
 
 namespace trainsim::observe {
@@ -69,6 +71,15 @@ std::string CommOp(std::string_view name) {
   if (has("broadcast")) return "broadcast";
   if (has("send") || has("recv")) return "send_recv";
   return "";
+}
+
+// `v` as an integer of type T (truncated) where it is within T's range; nullopt for a value
+// out of range, infinite or NaN (no profiler writes one; it is ignored, never cast).
+template <typename T>
+std::optional<T> InRange(double v) {
+  const double low = static_cast<double>(std::numeric_limits<T>::min());  // -2^(bits-1)
+  if (!(v >= low && v < -low)) return std::nullopt;
+  return static_cast<T>(v);
 }
 
 struct Kernel {
@@ -180,23 +191,27 @@ class TraceHandler : public nlohmann::json::json_sax_t {
       if (arg_key_ == "M") event_.m = v;
       if (arg_key_ == "N") event_.n = v;
       if (arg_key_ == "K") event_.k = v;
-      if (arg_key_ == "External id") event_.external_id = static_cast<int64_t>(v);
+      if (arg_key_ == "External id") Set(InRange<int64_t>(v), &event_.external_id);
       if (arg_key_ == "In msg nelems") event_.comm.in_nelems = v;
       if (arg_key_ == "Out msg nelems") event_.comm.out_nelems = v;
-      if (arg_key_ == "Group size") event_.comm.group_size = static_cast<int>(v);
+      if (arg_key_ == "Group size") Set(InRange<int>(v), &event_.comm.group_size);
     }
     // "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 64}
     if (depth_ == 2 && top_key_ == "distributedInfo") {
-      if (info_key_ == "rank") rank = static_cast<int>(v);
-      if (info_key_ == "world_size") world_size = static_cast<int>(v);
+      if (info_key_ == "rank") Set(InRange<int>(v), &rank);
+      if (info_key_ == "world_size") Set(InRange<int>(v), &world_size);
     }
     if (InDims() && depth_ == 6 && !event_.dims.empty()) event_.dims.back().push_back(v);
     if (InEvent()) {
       if (key_ == "ts") event_.ts = v, event_.has_ts = true;
       if (key_ == "dur") event_.dur = v, event_.has_dur = true;
-      if (key_ == "pid") event_.pid = static_cast<int64_t>(v);
+      if (key_ == "pid") Set(InRange<int64_t>(v), &event_.pid);
     }
     return true;
+  }
+  template <typename T>
+  static void Set(std::optional<T> v, T* out) {
+    if (v) *out = *v;
   }
   void Finish() {
     if (event_.ph != "X" || !event_.has_ts || !event_.has_dur) return;
@@ -278,9 +293,8 @@ double Uncovered(const std::vector<std::pair<double, double>>& a,
   return out;
 }
 
-// Line and column (from 1) of byte `offset` of the file.
-std::string LineColumn(const std::string& path, size_t offset) {
-  std::ifstream in(path, std::ios::binary);
+// Line and column (from 1) of byte `offset` of the text `in` reads.
+std::string LineColumn(std::istream& in, size_t offset) {
   int line = 1, column = 1;
   char c;
   for (size_t i = 0; i + 1 < offset && in.get(c); ++i) {
@@ -370,19 +384,10 @@ std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<St
   return out;
 }
 
-Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
-  // stdio with a large buffer: nlohmann's FILE* adapter reads a character at a time.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) return Status::InvalidInput(path + ": cannot read the file");
-  std::vector<char> buffer(1 << 20);
-  std::setvbuf(file.get(), buffer.data(), _IOFBF, buffer.size());
-  TraceHandler h;
-  const bool ok = nlohmann::json::sax_parse(file.get(), &h);
-  if (!ok) {
-    return Status::InvalidInput(path + ":" + LineColumn(path, h.error_at) +
-                                ": not a whole JSON trace (cut short?): " + h.error);
-  }
+namespace {
+
+// The trace the handler read, or why it is none; `path` names it in errors.
+Expected<KinetoTrace> TraceOf(TraceHandler& h, const std::string& path) {
   if (!h.saw_trace_events) {
     return Status::InvalidInput(path + ": no traceEvents array: not a Chrome / Kineto trace");
   }
@@ -436,6 +441,34 @@ Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
   }
   t.steps = SumSteps(std::move(kernels), std::move(spans), &t.last_step);
   return t;
+}
+
+}  // namespace
+
+Expected<KinetoTrace> LoadKinetoTrace(const std::string& path) {
+  // stdio with a large buffer: nlohmann's FILE* adapter reads a character at a time.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) return Status::InvalidInput(path + ": cannot read the file");
+  std::vector<char> buffer(1 << 20);
+  std::setvbuf(file.get(), buffer.data(), _IOFBF, buffer.size());
+  TraceHandler h;
+  if (!nlohmann::json::sax_parse(file.get(), &h)) {
+    std::ifstream in(path, std::ios::binary);
+    return Status::InvalidInput(path + ":" + LineColumn(in, h.error_at) +
+                                ": not a whole JSON trace (cut short?): " + h.error);
+  }
+  return TraceOf(h, path);
+}
+
+Expected<KinetoTrace> ParseKinetoTrace(std::string_view text, const std::string& name) {
+  TraceHandler h;
+  if (!nlohmann::json::sax_parse(text.begin(), text.end(), &h)) {
+    std::istringstream in{std::string(text)};
+    return Status::InvalidInput(name + ":" + LineColumn(in, h.error_at) +
+                                ": not a whole JSON trace (cut short?): " + h.error);
+  }
+  return TraceOf(h, name);
 }
 
 }  // namespace trainsim::observe

@@ -107,5 +107,7 @@ std::vector<TraceStep> SumSteps(std::vector<TimedKernel> kernels, std::vector<St
 // file), "FILE: no traceEvents array", "FILE: no ProfilerStep#N annotation" (profile with
 // torch.profiler's schedule and prof.step(), or give the steps another way).
 Expected<KinetoTrace> LoadKinetoTrace(const std::string& path);
+// The same from the trace's text; `name` names it in errors.
+Expected<KinetoTrace> ParseKinetoTrace(std::string_view text, const std::string& name);
 
 }  // namespace trainsim::observe

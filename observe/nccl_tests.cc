@@ -31,6 +31,14 @@ std::optional<double> Number(const std::string& s) {
   return v;
 }
 
+// A count or root column: a whole number (nccl-tests prints them with %li and %i) small
+// enough to be one exactly; nullopt otherwise.
+std::optional<int64_t> WholeNumber(const std::string& s) {
+  const std::optional<double> v = Number(s);
+  if (!v || *v != std::floor(*v) || std::fabs(*v) > 9e15) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
 // The test a line names ("... /build/all_reduce_perf -b 8 ..."), if any.
 std::optional<NcclOp> NamedOp(std::string_view line) {
   for (NcclOp op : kOps) {
@@ -156,11 +164,17 @@ Expected<NcclTestsRun> ParseNcclTests(std::string_view text, const std::string& 
                                     ": expected a number, got \"" + w[i] + "\"");
       }
     }
+    for (int i : {1, 4}) {  // count, root
+      if (!WholeNumber(w[i])) {
+        return Status::InvalidInput(where(number) + "column " + std::to_string(i + 1) +
+                                    ": expected a whole number, got \"" + w[i] + "\"");
+      }
+    }
     r.bytes = *Number(w[0]);
-    r.count = static_cast<int64_t>(*Number(w[1]));
+    r.count = *WholeNumber(w[1]);
     r.type = w[2];
     r.redop = w[3];
-    r.root = static_cast<int64_t>(*Number(w[4]));
+    r.root = *WholeNumber(w[4]);
     r.time_us = *Number(w[5]);
     r.algbw_GBps = *Number(w[6]);
     r.busbw_GBps = *Number(w[7]);

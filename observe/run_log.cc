@@ -131,6 +131,8 @@ Expected<std::optional<StepSample>> ParseLocalLine(std::string_view line, const 
   } catch (const nlohmann::json::parse_error& e) {
     return Status::InvalidInput(file + ":" + std::to_string(number) + ":" + std::to_string(e.byte) +
                                 ": not a JSON line (cut short?): " + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {  // a number beyond a double's range
+    return Status::InvalidInput(Where(file, number) + "not a JSON line: " + e.what());
   }
   if (!j.is_object() || !j.contains("step")) return std::optional<StepSample>();
   auto bad = [&](const char* key, const char* expected) {

@@ -61,6 +61,18 @@ TEST(HardwareProfileTest, JsonRoundTripIsByteIdentical) {
   EXPECT_EQ(back->network->nodes, 2);
 }
 
+// Strings in UTF-8 (raw and escaped) are written back as read.
+TEST(HardwareProfileTest, NonAsciiStringsRoundTrip) {
+  Expected<HardwareProfile> p = ParseHardwareProfile(
+      "{\"version\": 1, \"provenance\": {\"host\": \"n\xc5\x93ud-\\u00e9-\\ud83d\\ude00\"}}",
+      "p.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->provenance.host, "n\xc5\x93ud-\xc3\xa9-\xf0\x9f\x98\x80");
+  Expected<HardwareProfile> back = ParseHardwareProfile(HardwareProfileToJson(*p), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->provenance.host, p->provenance.host);
+}
+
 TEST(HardwareProfileTest, GemmTableInterpolatesInLogFlopsAndHoldsFlatPastTheEnds) {
   const HardwareProfile p = SampleProfile();
   // 10^10.5 is halfway between 1e9 and 1e12 in log: halfway in FLOP/s too.
@@ -114,6 +126,10 @@ TEST(HardwareProfileTest, BadProfilesNameFileLineColumnAndField) {
        "network.efficiency: expected a number in [0.001, 1], got 1.5"},
       {"{\"version\": 1, \"network\": {\"efficiency\": 0.9, \"nodes\": 2}}",
        "missing required field network.instance"},
+      // Not UTF-8: read, it made HardwareProfileToJson throw (found by
+      // fuzz/hardware_profile_fuzzer.cc).
+      {"{\"version\": 1, \"provenance\": {\"tool\": \"calibrate \x89\"}}",
+       "p.json:1:50: invalid JSON: invalid UTF-8 in string: byte 0x89"},
   };
   for (const BadProfile& c : cases) {
     Expected<HardwareProfile> p = ParseHardwareProfile(c.text, "p.json");

@@ -46,6 +46,12 @@ TEST(ParsePlan, ErrorsNameTheFileAndField) {
   wrong_kind["kind"] = "trainsim-sweep";
   nlohmann::json bad_index = nlohmann::json::parse(good);
   bad_index["recommendation"]["candidate"] = 99;
+  // A candidate's missing or mistyped field escaped as nlohmann::json's exception (found by
+  // fuzz/plan_file_fuzzer.cc).
+  nlohmann::json no_micro_batch = nlohmann::json::parse(good);
+  no_micro_batch["candidates"][0]["config"].erase("micro_batch");
+  nlohmann::json text_shard_group = nlohmann::json::parse(good);
+  text_shard_group["candidates"][0]["config"]["shard_group"] = "2";
   const struct {
     std::string text, message;
   } kCases[] = {
@@ -56,6 +62,12 @@ TEST(ParsePlan, ErrorsNameTheFileAndField) {
        "p.json: missing scenario_json (the scenario the plan was made from); is this a plan "
        "written by `trainsim plan`?"},
       {bad_index.dump(), "p.json: recommendation.candidate: 99 is not a candidate index"},
+      {no_micro_batch.dump(),
+       "p.json: not a plan written by `trainsim plan`: [json.exception.out_of_range.403] key "
+       "'micro_batch' not found"},
+      {text_shard_group.dump(),
+       "p.json: not a plan written by `trainsim plan`: [json.exception.type_error.302] type must "
+       "be number, but is string"},
   };
   for (const auto& c : kCases) {
     EXPECT_EQ(ParsePlan(c.text, "p.json", test::BuiltinCatalog()).status().message(), c.message);

@@ -195,6 +195,49 @@ TEST(Kineto, PyTorchGemmShapesFromTheLaunchingOp) {
   fs::remove_all(dir);
 }
 
+// The text form reads what the file form reads, and names the trace as told in its errors.
+TEST(Kineto, FromText) {
+  std::ifstream in(kData + "kineto-synthetic.json");
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Expected<KinetoTrace> file = LoadKinetoTrace(kData + "kineto-synthetic.json");
+  Expected<KinetoTrace> text = ParseKinetoTrace(whole, "trace.json");
+  ASSERT_TRUE(file.ok() && text.ok()) << text.status().message();
+  EXPECT_EQ(text->file, "trace.json");
+  EXPECT_EQ(text->kernels, file->kernels);
+  ASSERT_EQ(text->steps.size(), file->steps.size());
+  for (size_t i = 0; i < text->steps.size(); ++i) {
+    EXPECT_EQ(text->steps[i].step, file->steps[i].step);
+    EXPECT_DOUBLE_EQ(text->steps[i].exposed_comm_s, file->steps[i].exposed_comm_s);
+  }
+  EXPECT_EQ(ParseKinetoTrace("{\"traceEvents\": [\n  {\"ph\": }", "t.json").status().message(),
+            "t.json:2:10: not a whole JSON trace (cut short?): [json.exception.parse_error.101] "
+            "parse error at line 2, column 10: syntax error while parsing value - unexpected '}'; "
+            "expected '[', '{', or a literal");
+}
+
+// Integers out of their range (a pid or External id of 2^64, a group size or rank of 1e10) are
+// ignored, not cast (undefined behaviour; found by fuzz/kineto_fuzzer.cc): the kernel stays on
+// device 0, unjoined to an op, its group size unknown, and the rank absent.
+TEST(Kineto, IntegersOutOfRangeAreIgnored) {
+  Expected<KinetoTrace> t =
+      ParseKinetoTrace(R"({"distributedInfo": {"rank": 1e10, "world_size": 1e300},
+    "traceEvents": [
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "pid": 18446744073709551616,
+     "ts": 10, "dur": 20, "args": {"External id": 1.9e19, "Collective name": "allreduce",
+     "dtype": "Float", "In msg nelems": 1024, "Out msg nelems": 1024, "Group size": 1e10}}
+  ]})",
+                       "t.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->rank, -1);
+  EXPECT_EQ(t->world_size, 0);
+  EXPECT_EQ(t->device_pid, 0);
+  ASSERT_EQ(t->steps.size(), 1u);
+  ASSERT_EQ(t->steps[0].comms.size(), 1u);
+  EXPECT_EQ(t->steps[0].comms[0].op, "all_reduce");
+  EXPECT_EQ(t->steps[0].comms[0].group_ranks, 0);
+}
+
 TEST(Kineto, Errors) {
   const std::string dir = fs::temp_directory_path() / "kineto_test";
   fs::create_directories(dir);

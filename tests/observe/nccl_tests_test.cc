@@ -59,6 +59,14 @@ TEST(NcclTests, Errors) {
       {rank + "     1048576        262144     float     sum      -1    fast    8.51   15.95      "
               "0    121.3    8.64   16.21      0\n",
        NcclOp::kAllReduce, "x.txt:2: column 6: expected a number, got \"fast\""},
+      // A count beyond int64 was cast to it (undefined behaviour; found by
+      // fuzz/nccl_tests_fuzzer.cc), a fractional root truncated.
+      {rank + "     1048576        5e186     float     sum      -1    123.2    8.51   15.95      "
+              "0    121.3    8.64   16.21      0\n",
+       NcclOp::kAllReduce, "x.txt:2: column 2: expected a whole number, got \"5e186\""},
+      {rank + "     1048576        262144     float     sum      0.5    123.2    8.51   15.95      "
+              "0    121.3    8.64   16.21      0\n",
+       NcclOp::kAllReduce, "x.txt:2: column 5: expected a whole number, got \"0.5\""},
       {rank, NcclOp::kAllReduce,
        "x.txt: no nccl-tests result row (\"SIZE COUNT TYPE REDOP ROOT TIME ALGBW BUSBW #WRONG "
        "...\")"},

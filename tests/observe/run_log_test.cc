@@ -122,6 +122,12 @@ TEST(RunLog, ErrorsNameTheFileAndLine) {
        std::nullopt, ""},  // message checked below: nlohmann's text
       {"{\"step\": 1, \"loss\": 5.0, \"step_s\": -2}\n", std::nullopt,
        "two.log:1: \"step_s\": expected a positive number of seconds"},
+      // nlohmann::json throws out_of_range, not parse_error, for a number beyond a double: it
+      // escaped the reader (found by fuzz/run_log_fuzzer.cc).
+      {"{\"step\": 1, \"loss\": 5.0, \"step_s\": 2.1}\n{\"step\": 2, \"step_s\": 4.7e3086}\n",
+       std::nullopt,
+       "two.log:2: not a JSON line: [json.exception.out_of_range.406] number overflow parsing "
+       "'4.7e3086'"},
       {"Epoch 1/10\n100/100 [====] - 12s 120ms/step - loss: 0.3\n", std::nullopt,
        "two.log: no step line of a known format (Megatron-LM's \"iteration N/M | ... | elapsed "
        "time per iteration (ms): MS |\", DeepSpeed's \"global_step=G, ..., CurrSamplesPerSec=S\", "
