@@ -442,13 +442,20 @@ ObjectReader& ObjectReader::Require(std::string_view key) {
 ObjectReader& ObjectReader::Int(std::string_view key, int64_t* out, int64_t min, int64_t max) {
   const JsonValue* v = Take(key);
   if (!v || !ok()) return *this;
+  // Beyond 9e15 a JSON number read as a double is no longer an exact integer: the largest
+  // accepted, whatever `max` says.
+  constexpr double kExact = 9.0e15;
   bool integral =
-      v->is_number() && v->number == std::floor(v->number) && std::abs(v->number) < 9.0e15;
+      v->is_number() && v->number == std::floor(v->number) && std::abs(v->number) < kExact;
   if (!integral || v->number < static_cast<double>(min) || v->number > static_cast<double>(max)) {
-    std::string range =
-        max == std::numeric_limits<int64_t>::max() || max == std::numeric_limits<int>::max()
-            ? ">= " + std::to_string(min)
-            : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    const bool open_ended =
+        max == std::numeric_limits<int64_t>::max() || max == std::numeric_limits<int>::max();
+    std::string range = open_ended
+                            ? ">= " + std::to_string(min)
+                            : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (open_ended && v->is_number() && std::abs(v->number) >= kExact) {
+      range += " and below 9e15 (larger integers are not exact in a JSON number)";
+    }
     Fail(ErrorAt(*v, key, "expected an integer " + range + ", got " + Describe(*v)));
     return *this;
   }

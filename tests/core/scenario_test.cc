@@ -343,6 +343,9 @@ std::vector<FailCase> TrainingCases() {
        "x.json:2:31: training.global_batch: expected an integer >= 1, got \"1536\""},
       {"zero global_batch", Doc(kGpt3, R"({"global_batch": 0})", kP4dX128),
        "x.json:2:31: training.global_batch: expected an integer >= 1, got 0"},
+      {"global_batch 2^62", Doc(kGpt3, R"({"global_batch": 4611686018427387904})", kP4dX128),
+       "x.json:2:31: training.global_batch: expected an integer >= 1 and below 9e15 (larger "
+       "integers are not exact in a JSON number), got 4611686018427387904"},
       {"fractional micro_batch", Doc(kGpt3, R"({"global_batch": 8, "micro_batch": 1.5})", kP4dX128),
        "x.json:2:49: training.micro_batch: expected an integer >= 1, got 1.5"},
       {"unknown precision", Doc(kGpt3, R"({"global_batch": 8, "precision": "bf17"})", kP4dX128),
