@@ -12,6 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include "core/durable_file.h"
+
 namespace trainsim::planner {
 namespace {
 
@@ -122,6 +124,13 @@ Expected<std::unique_ptr<JournalWriter>> JournalWriter::Open(const std::string& 
   Expected<off_t> complete = CompleteLinesSize(fd, path);
   if (!complete.ok() || ftruncate(fd, *complete) != 0) {
     Status s = complete.ok() ? IoError("truncate", path) : complete.status();
+    close(fd);
+    return s;
+  }
+  // The journal's own entry in its folder must survive a crash too (its lines are fsynced
+  // one by one as they are appended).
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  if (Status s = SyncFolder(dir.empty() ? "." : dir); !s.ok()) {
     close(fd);
     return s;
   }
