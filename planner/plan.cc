@@ -15,6 +15,7 @@
 #include "planner/pricing.h"
 #include "planner/reasons.h"
 #include "planner/scaling.h"
+#include "sim/isolate.h"
 
 namespace trainsim::planner {
 namespace {
@@ -179,7 +180,7 @@ Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, opt.jobs); ++t) threads.emplace_back(worker);
+  for (int t = 0; t < sim::SimulationThreads(opt.jobs); ++t) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
   if (Cancelled(opt)) return Status::Cancelled(base.name + ": planning cancelled");
   return failure;

@@ -7,6 +7,7 @@
 #include "core/units.h"
 #include "planner/estimator.h"
 #include "planner/pricing.h"
+#include "sim/isolate.h"
 #include "sim/memory_model.h"
 #include "sim/simulate.h"
 
@@ -88,7 +89,7 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const Pl
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, options.jobs); ++t) threads.emplace_back(worker);
+  for (int t = 0; t < sim::SimulationThreads(options.jobs); ++t) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
   for (std::size_t i = 0; i < out->size(); ++i) {
     ScalingPoint& p = (*out)[i];

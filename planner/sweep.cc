@@ -12,6 +12,7 @@
 
 #include "core/durable_file.h"
 #include "planner/sweep_journal.h"
+#include "sim/isolate.h"
 
 namespace trainsim::planner {
 
@@ -234,9 +235,8 @@ Expected<bool> EvaluateShare(const std::vector<SweepPoint>& mine, const Evaluate
   Expected<std::unique_ptr<JournalWriter>> journal =
       JournalWriter::Open((fs::path(options.out_dir) / JournalFileName(rank)).string());
   if (!journal.ok()) return journal.status();
-  const int jobs = options.jobs > 0
-                       ? options.jobs
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int jobs = sim::SimulationThreads(
+      options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency()));
   Workers workers(mine, evaluate, options, journal->get(), observer, progress);
   if (Status s = workers.Run(jobs); !s.ok()) return s;
   return workers.AllDone();

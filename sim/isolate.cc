@@ -170,4 +170,13 @@ Expected<std::string> RunIsolated(const std::function<std::string()>& body,
   return reply.substr(1);
 }
 
+int SimulationThreads(int requested) {
+#ifdef TRAINSIM_SANITIZE
+  (void)requested;
+  return 1;
+#else
+  return requested > 1 ? requested : 1;
+#endif
+}
+
 }  // namespace trainsim::sim

@@ -29,6 +29,11 @@ Expected<std::string> RunIsolated(const std::function<std::string()>& body,
                                   const std::atomic<bool>* cancel = nullptr,
                                   const ProgressFn& on_progress = {});
 
+// How many threads may run RunIsolated at once: `requested` (at least 1), but 1 in a sanitizer
+// build: a child forked while another thread holds AddressSanitizer's allocator lock would wait
+// for it forever (GCC 12's libsanitizer has no fork handler for it; docs/testing.md).
+int SimulationThreads(int requested);
+
 // Inside RunIsolated's body: sends `p` to the parent's on_progress (nothing
 // when it has none, or outside a body).
 void ReportProgress(const Progress& p);
