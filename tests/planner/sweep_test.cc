@@ -94,7 +94,9 @@ TEST_F(SweepTest, OneAndFourThreadsWriteTheSameBytesSortedByPoint) {
   ASSERT_TRUE(four.ok()) << four.status().message();
   EXPECT_EQ(Csv("one"), Csv("four"));
   EXPECT_EQ(Json("one"), Json("four"));
+#ifndef TRAINSIM_SANITIZE  // a sanitizer build runs one thread (sim::SimulationThreads)
   EXPECT_NE(Journal("one"), Journal("four"));  // finished in another order
+#endif
   std::vector<std::string> lines = Lines(Csv("four"));
   ASSERT_EQ(lines.size(), 13u);
   for (int i = 0; i < 12; ++i) {
