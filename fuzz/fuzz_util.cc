@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "tests/test_util.h"
+
 namespace trainsim::fuzz {
 namespace {
 
@@ -312,16 +314,16 @@ nlohmann::ordered_json ScenarioDigest(const Scenario& s) {
           {"sweep", sweep}};
 }
 
-const Catalog& BuiltinCatalog() {
-  static const Catalog catalog = [] {
-    Expected<Catalog> c = Catalog::LoadDefault();
-    if (!c.ok()) {
-      std::fprintf(stderr, "built-in catalog: %s\n", c.status().message().c_str());
-      std::abort();
-    }
-    return std::move(*c);
-  }();
-  return catalog;
+const Catalog& BuiltinCatalog() { return test::BuiltinCatalog(); }
+
+std::optional<observe::LogFormat> LogFormatOfByte(uint8_t b) {
+  static constexpr observe::LogFormat kFormats[] = {
+      observe::LogFormat::kMegatron, observe::LogFormat::kTrainsimLocal,
+      observe::LogFormat::kDeepSpeed, observe::LogFormat::kTorchtitan,
+      observe::LogFormat::kHfTrainer};
+  const int k = b % 6;
+  if (k == 0) return std::nullopt;
+  return kFormats[k - 1];
 }
 
 }  // namespace trainsim::fuzz

@@ -10,12 +10,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/catalog.h"
 #include "core/json_doc.h"
 #include "core/scenario.h"
+#include "observe/run_log.h"
 
 namespace trainsim::fuzz {
 
@@ -62,6 +64,9 @@ std::string WriteJson(const JsonValue& v);
 nlohmann::ordered_json ScenarioDigest(const Scenario& s);
 
 // The built-in catalog (Catalog::LoadDefault), loaded once; aborts when it cannot be loaded.
-const Catalog& BuiltinCatalog();
+const Catalog& BuiltinCatalog();  // tests/test_util.h's, loaded once
+
+// A run-log format picked by a fuzz input's first byte (nullopt: detected).
+std::optional<observe::LogFormat> LogFormatOfByte(uint8_t b);
 
 }  // namespace trainsim::fuzz

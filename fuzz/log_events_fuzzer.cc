@@ -24,15 +24,6 @@ using namespace trainsim::observe;
 
 constexpr char kFile[] = "fuzz.json";
 
-std::optional<LogFormat> FormatOf(uint8_t b) {
-  static constexpr LogFormat kFormats[] = {LogFormat::kMegatron, LogFormat::kTrainsimLocal,
-                                           LogFormat::kDeepSpeed, LogFormat::kTorchtitan,
-                                           LogFormat::kHfTrainer};
-  const int k = b % 6;
-  if (k == 0) return std::nullopt;
-  return kFormats[k - 1];
-}
-
 void CheckUnwrapped(const LogEventsText& t, std::string_view json) {
   int newlines = 0;
   for (char c : t.text) newlines += c == '\n';
@@ -49,7 +40,7 @@ void CheckUnwrapped(const LogEventsText& t, std::string_view json) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const std::optional<LogFormat> format = FormatOf(data[0]);
+  const std::optional<LogFormat> format = trainsim::fuzz::LogFormatOfByte(data[0]);
   const std::string_view json = trainsim::fuzz::Text(data + 1, size - 1);
   Expected<LogEventsText> t = UnwrapLogEvents(json, kFile, "");
   if (!t.ok()) {

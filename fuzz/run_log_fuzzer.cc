@@ -29,15 +29,6 @@ using namespace trainsim::observe;
 
 constexpr char kFile[] = "fuzz.log";
 
-std::optional<LogFormat> FormatOf(uint8_t b) {
-  static constexpr LogFormat kFormats[] = {LogFormat::kMegatron, LogFormat::kTrainsimLocal,
-                                           LogFormat::kDeepSpeed, LogFormat::kTorchtitan,
-                                           LogFormat::kHfTrainer};
-  const int k = b % 6;
-  if (k == 0) return std::nullopt;
-  return kFormats[k - 1];
-}
-
 void CheckLine(int line, std::string_view text, const char* what) {
   Check(line >= 1 && line <= trainsim::fuzz::LineCount(text), what, std::to_string(line));
 }
@@ -58,7 +49,7 @@ void CheckSummary(const RunLog& log, int warmup) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const std::optional<LogFormat> format = FormatOf(data[0]);
+  const std::optional<LogFormat> format = trainsim::fuzz::LogFormatOfByte(data[0]);
   const std::string_view text = trainsim::fuzz::Text(data + 1, size - 1);
   Expected<RunLog> log = ParseRunLog(text, kFile, format);
   if (!log.ok()) {
