@@ -139,7 +139,7 @@ TEST(NcclTestsOutputTest, CpuRanksNameTheProfilesCatalogGpuAndTheProcessor) {
   p.provenance.device = "AMD EPYC 7R13 Processor (2 cores)";
   p.provenance.warmup = 1;
   p.gpu = "local-cpu-core";
-  const std::string& text = Find(FormatNcclTests(p, Context()), "all_reduce.ranks2.nodes1")->text;
+  const std::string text = Find(FormatNcclTests(p, Context()), "all_reduce.ranks2.nodes1")->text;
   EXPECT_NE(text.find("#  Rank  1 Group  0 Pid   4242 on gpu-node-1 device  1 [cpu] "
                       "local-cpu-core: AMD EPYC 7R13 Processor (2 cores)\n"),
             std::string::npos)
