@@ -21,6 +21,7 @@
 #include "bench/megatron_rows.h"
 #include "core/catalog.h"
 #include "core/scenario.h"
+#include "core/search.h"
 #include "planner/plan.h"
 #include "sim/simulate.h"
 
@@ -52,8 +53,8 @@ int64_t PrunedCount(const planner::Plan& p) {
 }
 
 void Speed(const Catalog& catalog, int jobs) {
-  Expected<Scenario> s =
-      LoadScenarioFile(std::string(kSourceDir) + "/scenarios/gpt3-175b-p4d.json", catalog);
+  Expected<PlanningScenario> s =
+      LoadPlanningScenario(std::string(kSourceDir) + "/scenarios/gpt3-175b-p4d.json", catalog);
   if (!s.ok()) {
     std::printf("cannot load the scenario: %s\n", s.status().message().c_str());
     return;
@@ -104,15 +105,15 @@ void Megatron(const Catalog& catalog, int jobs) {
     const MegatronRow row = ParseMegatronRow(measurements[i]);
     const std::optional<std::string> preset = ZooPresetFor(row);
     if (!preset) continue;
-    Expected<Scenario> s =
-        ParseScenario(MegatronScenarioJson(row, *preset, 0), "megatron", catalog);
+    Expected<PlanningScenario> s =
+        ParsePlanningScenario(MegatronScenarioJson(row, *preset, 0), "megatron", catalog);
     if (!s.ok()) {
       std::printf("| %s | %s |\n", row.name.c_str(), s.status().message().c_str());
       continue;
     }
-    s->training.tokens = 300e9;  // the job's size does not change the step
+    s->scenario.training.tokens = 300e9;  // the job's size does not change the step
     std::fflush(stdout);
-    Expected<sim::SimulationResult> published = sim::Simulate(*s, sim::SimulateOptions());
+    Expected<sim::SimulationResult> published = sim::Simulate(s->scenario, sim::SimulateOptions());
     s->search.instances = {"dgx-a100-80gb"};
     s->search.min_nodes = s->search.max_nodes = row.nodes;
     s->search.objective = Objective::kMinTime;

@@ -13,6 +13,7 @@
 #include "core/durable_file.h"
 #include "core/error_bands.h"
 #include "core/scenario.h"
+#include "core/search.h"
 #include "core/units.h"
 #include "planner/plan.h"
 
@@ -195,7 +196,7 @@ int PlanCommand(int argc, char** argv) {
   const PlanArgs& a = *args;
   Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
-  Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog, a.profile);
+  Expected<PlanningScenario> s = LoadPlanningScenario(a.scenario, *catalog, a.profile);
   if (!s.ok()) return Fail(s.status());
   if (a.top > 0) s->search.confirm_top = a.top;
   if (!CheckWritable(a.out).ok()) {  // fail before a long plan, not after it
@@ -218,7 +219,7 @@ int PlanCommand(int argc, char** argv) {
   if (a.json) {
     std::cout << text;
   } else {
-    PrintTable(*s, *plan);
+    PrintTable(s->scenario, *plan);
   }
   std::cerr << "plan written to " << a.out << "\n";
   return 0;

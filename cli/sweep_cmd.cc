@@ -242,9 +242,9 @@ int Sweep(const SweepArgs& a, planner::SweepWorld* world) {
   }
   auto evaluate = [&](const planner::SweepPoint& p) {
     BlockInterruptOnThisThread();
-    const Scenario& s = sweep->scenarios[p.index];
+    const PlanningScenario& s = sweep->scenarios[p.index];
     return sweep->plan[p.index] ? planner::PlanScenarioRow(s, *catalog, bands)
-                                : planner::SimulateScenarioRow(s, bands.get());
+                                : planner::SimulateScenarioRow(s.scenario, bands.get());
   };
   CatchInterrupt(world->rank() == 0);
   Expected<planner::SweepSummary> result = [&] {

@@ -311,7 +311,7 @@ class ScenarioParser {
     no_parallel_.pos = root.pos;
   }
 
-  Expected<Scenario> Run() {
+  Expected<PlanningScenario> Run() {
     using Step = Status (ScenarioParser::*)();
     for (Step step :
          {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
@@ -325,7 +325,7 @@ class ScenarioParser {
           &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
-    return std::move(out_);
+    return std::move(result_);
   }
 
  private:
@@ -912,10 +912,12 @@ class ScenarioParser {
   // The planner's section (core/search.cc) and the sweep grid (core/sweep_grid.cc).
   Status ReadPlanning() {
     if (search_) {
-      out_.has_search = true;
-      if (Status s = ReadSearchSection(*search_, file_, catalog_, &out_.search); !s.ok()) return s;
+      result_.has_search = true;
+      if (Status s = ReadSearchSection(*search_, file_, catalog_, &result_.search); !s.ok()) {
+        return s;
+      }
     }
-    return ReadSweepSection(root_, file_, &out_.sweep);
+    return ReadSweepSection(root_, file_, &result_.sweep);
   }
 
   const JsonValue& root_;
@@ -927,7 +929,8 @@ class ScenarioParser {
   const JsonValue* cluster_ = nullptr;
   const JsonValue* parallel_ = nullptr;
   const JsonValue* search_ = nullptr;
-  Scenario out_;
+  PlanningScenario result_;
+  Scenario& out_ = result_.scenario;
 };
 
 // A relative profile path is relative to the scenario file's folder.
@@ -950,27 +953,42 @@ Status ErrorAt(std::string_view file, SourcePos pos, const std::string& message)
   return Status::InvalidInput(Located(file, pos, message));
 }
 
-Expected<Scenario> ParseScenarioRoot(const JsonValue& root, std::string_view file,
-                                     const Catalog& catalog) {
+Expected<PlanningScenario> ParsePlanningRoot(const JsonValue& root, std::string_view file,
+                                             const Catalog& catalog) {
   return ScenarioParser(root, file, catalog).Run();
+}
+
+Expected<PlanningScenario> ParsePlanningScenario(std::string_view text, std::string_view filename,
+                                                 const Catalog& catalog) {
+  Expected<JsonValue> root = ParseJson(text, filename);
+  if (!root.ok()) return root.status();
+  return ParsePlanningRoot(*root, filename, catalog);
+}
+
+Expected<PlanningScenario> LoadPlanningScenario(const std::string& path, const Catalog& catalog,
+                                                const std::string& profile_path) {
+  Expected<JsonValue> root = ParseJsonFile(path);
+  if (!root.ok()) return root.status();
+  return LoadPlanningRoot(*root, path, catalog, profile_path);
 }
 
 Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename,
                                  const Catalog& catalog) {
-  Expected<JsonValue> root = ParseJson(text, filename);
-  if (!root.ok()) return root.status();
-  return ParseScenarioRoot(*root, filename, catalog);
+  Expected<PlanningScenario> s = ParsePlanningScenario(text, filename, catalog);
+  if (!s.ok()) return s.status();
+  return std::move(s->scenario);
 }
 
 Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog,
                                     const std::string& profile_path) {
-  Expected<JsonValue> root = ParseJsonFile(path);
-  if (!root.ok()) return root.status();
-  return LoadScenarioRoot(*root, path, catalog, profile_path);
+  Expected<PlanningScenario> s = LoadPlanningScenario(path, catalog, profile_path);
+  if (!s.ok()) return s.status();
+  return std::move(s->scenario);
 }
 
-Expected<Scenario> LoadScenarioRoot(const JsonValue& root, const std::string& path,
-                                    const Catalog& catalog, const std::string& profile_path) {
+Expected<PlanningScenario> LoadPlanningRoot(const JsonValue& root, const std::string& path,
+                                            const Catalog& catalog,
+                                            const std::string& profile_path) {
   std::string profile_file = profile_path;
   if (profile_file.empty()) {
     const JsonValue* cluster = root.Find("cluster");
@@ -992,15 +1010,16 @@ Expected<Scenario> LoadScenarioRoot(const JsonValue& root, const std::string& pa
     }
     profile = std::make_shared<const HardwareProfile>(std::move(*loaded));
   }
-  Expected<Scenario> scenario =
-      ParseScenarioRoot(root, path, with_profile ? *with_profile : catalog);
-  if (!scenario.ok()) return scenario;
-  ResolveProfilePath(path, &scenario->cluster.profile);
+  Expected<PlanningScenario> parsed =
+      ParsePlanningRoot(root, path, with_profile ? *with_profile : catalog);
+  if (!parsed.ok()) return parsed;
+  Scenario& scenario = parsed->scenario;
+  ResolveProfilePath(path, &scenario.cluster.profile);
   if (profile) {
-    scenario->cluster.profile = profile_file;
-    if (Status s = AttachProfile(profile, profile_file, &*scenario); !s.ok()) return s;
+    scenario.cluster.profile = profile_file;
+    if (Status s = AttachProfile(profile, profile_file, &scenario); !s.ok()) return s;
   }
-  return scenario;
+  return parsed;
 }
 
 Status AttachProfile(std::shared_ptr<const HardwareProfile> profile, const std::string& file,
@@ -1139,18 +1158,6 @@ const char* ToString(Pricing p) {
       return "sagemaker";
     case Pricing::kSagemakerSpot:
       return "sagemaker-spot";
-  }
-  return "?";
-}
-
-const char* ToString(Objective o) {
-  switch (o) {
-    case Objective::kMinCost:
-      return "min-cost";
-    case Objective::kMinTime:
-      return "min-time";
-    case Objective::kWeighted:
-      return "weighted";
   }
   return "?";
 }

@@ -1,7 +1,9 @@
 // Scenario (format v1): what to train, on what, and how. See docs/formats.md.
 //
 // ParseScenario is strict: unknown fields, wrong types and impossible values
-// are errors that name file:line:column and the field.
+// are errors that name file:line:column and the field. The planner's `search`
+// and `sweep` sections are checked too, but kept out of Scenario: the planner
+// and the sweep read them with ParsePlanningScenario (core/search.h).
 #pragma once
 
 #include <cstdint>
@@ -15,11 +17,14 @@
 #include "core/hardware_profile.h"
 #include "core/instance_type.h"
 #include "core/model_spec.h"
-#include "core/search.h"
 #include "core/status.h"
 
 namespace trainsim {
 
+enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
+// kSelectiveOp: torchtitan's op-level selective checkpointing (docs/model.md section 2).
+enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
+enum class Schedule { kGpipe, k1F1B, kInterleaved };
 enum class Optimizer { kSgd, kAdam };
 enum class MemoryFormat { kNhwc, kNchw };
 // How FP8 training scales its tensors: one scale per tensor (Transformer Engine's delayed and
@@ -186,12 +191,6 @@ struct Scenario {
   // host link and collective figures are already applied to `instance`; the
   // simulator reads its GEMM tables and memory bandwidth.
   std::shared_ptr<const HardwareProfile> profile;
-  // Planning (`trainsim plan`): the section as given, or defaults when absent.
-  SearchConfig search;
-  bool has_search = false;
-  // Sweeps (`trainsim sweep`): the grid's axes; empty = no grid. ExpandSweepGrid
-  // (core/sweep_grid.h) makes the grid's scenarios.
-  std::vector<SweepAxis> sweep;
 
   int total_gpus() const { return cluster.nodes * instance.gpus; }
   // DP ranks that share one copy of the sharded state: parallel.shard_group
@@ -231,6 +230,5 @@ const char* ToString(DpAlgorithm a);
 const char* ToString(DpFusion f);
 const char* ToString(Pricing p);
 const char* ToString(Optimizer o);
-const char* ToString(Objective o);
 
 }  // namespace trainsim

@@ -1,6 +1,6 @@
 // Inside the scenario reader: the optional sections kept in their own files
 // (core/search.cc, core/sweep_grid.cc) and the parse of an already-read JSON
-// tree. Callers outside core/ use core/scenario.h and core/sweep_grid.h.
+// tree. Callers outside core/ use core/scenario.h, core/search.h and core/sweep_grid.h.
 #pragma once
 
 #include <sstream>
@@ -49,11 +49,12 @@ Status ReadSearchSection(const JsonValue& search, std::string_view file, const C
 // Checks the grid's shape only: each point is checked when it is expanded.
 Status ReadSweepSection(const JsonValue& root, std::string_view file, std::vector<SweepAxis>* out);
 
-// ParseScenario and LoadScenarioFile on a document already read: `root`'s
-// positions are those its values had in `file`.
-Expected<Scenario> ParseScenarioRoot(const JsonValue& root, std::string_view file,
-                                     const Catalog& catalog);
-Expected<Scenario> LoadScenarioRoot(const JsonValue& root, const std::string& path,
-                                    const Catalog& catalog, const std::string& profile_path);
+// ParsePlanningScenario and LoadPlanningScenario on a document already read:
+// `root`'s positions are those its values had in `file`.
+Expected<PlanningScenario> ParsePlanningRoot(const JsonValue& root, std::string_view file,
+                                             const Catalog& catalog);
+Expected<PlanningScenario> LoadPlanningRoot(const JsonValue& root, const std::string& path,
+                                            const Catalog& catalog,
+                                            const std::string& profile_path);
 
 }  // namespace trainsim

@@ -1,6 +1,7 @@
 // The scenario's "search" section (docs/formats.md#search): the space the planner may choose
 // from, its constraints and objective, and the job model's settings. Lists are checked item by
-// item (type, range, no repeats); enum names come from the ToString functions of scenario.h.
+// item (type, range, no repeats); enum names come from the ToString functions of scenario.h and
+// search.h.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -280,6 +281,18 @@ class SearchReader {
 Status ReadSearchSection(const JsonValue& search, std::string_view file, const Catalog& catalog,
                          SearchConfig* out) {
   return SearchReader(search, file, catalog, out).Run();
+}
+
+const char* ToString(Objective o) {
+  switch (o) {
+    case Objective::kMinCost:
+      return "min-cost";
+    case Objective::kMinTime:
+      return "min-time";
+    case Objective::kWeighted:
+      return "weighted";
+  }
+  return "?";
 }
 
 }  // namespace trainsim

@@ -1,6 +1,7 @@
 // The scenario's `search` section (what the planner may choose, under which
-// constraints, and the whole-job accounting settings) and its `sweep` grid.
-// See docs/formats.md#search and DESIGN.md section 5.
+// constraints, and the whole-job accounting settings) and its `sweep` grid,
+// kept beside the Scenario they belong to in PlanningScenario: the simulator
+// never sees them. See docs/formats.md#search and DESIGN.md section 5.
 //
 // Every list left empty means "the planner's default" (docs/planner.md);
 // every optional left unset means "not given" (no constraint, or the
@@ -11,14 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "core/catalog.h"
+#include "core/scenario.h"
+#include "core/status.h"
 
 namespace trainsim {
 
-enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
-// kSelectiveOp: torchtitan's op-level selective checkpointing (docs/model.md section 2).
-enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
-enum class Schedule { kGpipe, k1F1B, kInterleaved };
 enum class Objective { kMinCost, kMinTime, kWeighted };
 
 struct SearchConfig {
@@ -77,5 +79,26 @@ struct SweepAxis {
   std::string field;  // "cluster.nodes", "parallel.tp", ...
   std::vector<nlohmann::json> values;
 };
+
+// A scenario file as the planner and the sweep read it: the scenario the
+// simulator runs, and the file's planning sections.
+struct PlanningScenario {
+  Scenario scenario;
+  // Planning (`trainsim plan`): the section as given, or defaults when absent.
+  SearchConfig search;
+  bool has_search = false;
+  // Sweeps (`trainsim sweep`): the grid's axes; empty = no grid. ExpandSweepGrid
+  // (core/sweep_grid.h) makes the grid's points.
+  std::vector<SweepAxis> sweep;
+};
+
+// ParseScenario and LoadScenarioFile (core/scenario.h) with the planning
+// sections kept: the same parse, the same errors.
+Expected<PlanningScenario> ParsePlanningScenario(std::string_view text, std::string_view filename,
+                                                 const Catalog& catalog);
+Expected<PlanningScenario> LoadPlanningScenario(const std::string& path, const Catalog& catalog,
+                                                const std::string& profile_path = "");
+
+const char* ToString(Objective o);
 
 }  // namespace trainsim

@@ -131,7 +131,7 @@ Status WithPoint(std::string_view file, const Status& inner, const std::string& 
   }
 }
 
-using ParseRoot = std::function<Expected<Scenario>(const JsonValue& root)>;
+using ParseRoot = std::function<Expected<PlanningScenario>(const JsonValue& root)>;
 
 // Walks the grid in row-major order: Next() moves the last field fastest.
 class GridWalk {
@@ -175,24 +175,24 @@ class GridWalk {
   std::vector<size_t> index_;
 };
 
-Expected<std::vector<Scenario>> Expand(const JsonValue& root, std::string_view file,
-                                       const ParseRoot& parse) {
-  Expected<Scenario> base = parse(root);
+Expected<std::vector<PlanningScenario>> Expand(const JsonValue& root, std::string_view file,
+                                               const ParseRoot& parse) {
+  Expected<PlanningScenario> base = parse(root);
   if (!base.ok()) return base.status();
-  if (base->sweep.empty()) return std::vector<Scenario>{std::move(base).value()};
+  if (base->sweep.empty()) return std::vector<PlanningScenario>{std::move(base).value()};
   JsonValue plain = root;
   std::erase_if(plain.members, [](const JsonMember& m) { return m.key == "sweep"; });
   GridWalk walk(*root.Find("sweep")->Find("grid"));
   const int64_t count = walk.count();
-  std::vector<Scenario> points;
+  std::vector<PlanningScenario> points;
   points.reserve(static_cast<size_t>(count));
   for (int64_t k = 0; k < count; ++k, walk.Next()) {
-    Expected<Scenario> point = parse(walk.Document(plain));
+    Expected<PlanningScenario> point = parse(walk.Document(plain));
     if (!point.ok()) {
       return WithPoint(file, point.status(),
                        Cat("sweep point ", k + 1, " of ", count, " (", walk.Labels(", "), ")"));
     }
-    point->name = Cat(base->name, "[", walk.Labels(","), "]");
+    point->scenario.name = Cat(base->scenario.name, "[", walk.Labels(","), "]");
     points.push_back(std::move(point).value());
   }
   return points;
@@ -282,22 +282,23 @@ Status ReadSweepSection(const JsonValue& root, std::string_view file, std::vecto
   return Status::Ok();
 }
 
-Expected<std::vector<Scenario>> ExpandSweepGrid(const std::string& path, const Catalog& catalog,
-                                                const std::string& profile_path) {
+Expected<std::vector<PlanningScenario>> ExpandSweepGrid(const std::string& path,
+                                                        const Catalog& catalog,
+                                                        const std::string& profile_path) {
   Expected<JsonValue> root = ParseJsonFile(path);
   if (!root.ok()) return root.status();
   return Expand(*root, path, [&](const JsonValue& doc) {
-    return LoadScenarioRoot(doc, path, catalog, profile_path);
+    return LoadPlanningRoot(doc, path, catalog, profile_path);
   });
 }
 
-Expected<std::vector<Scenario>> ExpandSweepGridString(std::string_view text,
-                                                      std::string_view filename,
-                                                      const Catalog& catalog) {
+Expected<std::vector<PlanningScenario>> ExpandSweepGridString(std::string_view text,
+                                                              std::string_view filename,
+                                                              const Catalog& catalog) {
   Expected<JsonValue> root = ParseJson(text, filename);
   if (!root.ok()) return root.status();
   return Expand(*root, filename,
-                [&](const JsonValue& doc) { return ParseScenarioRoot(doc, filename, catalog); });
+                [&](const JsonValue& doc) { return ParsePlanningRoot(doc, filename, catalog); });
 }
 
 }  // namespace trainsim

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/catalog.h"
-#include "core/scenario.h"
+#include "core/search.h"
 #include "core/status.h"
 
 namespace trainsim {
@@ -29,16 +29,18 @@ const std::vector<std::string>& SweepableFields();
 // The scenarios of a sweep file, one per grid point, the first field varying
 // slowest (row-major). Each point is the file with the grid's values put in
 // and is parsed and checked like any scenario (a hardware profile is loaded
-// as LoadScenarioFile does); it is named "stem[cluster.nodes=16,parallel.tp=4]"
-// (stem: the scenario's name) and has no sweep of its own. A file without a
-// grid gives itself alone. A point that fails names itself, after the
-// position of the value at fault (the grid's value where it is that one):
+// as LoadPlanningScenario does); it keeps the file's search section, is named
+// "stem[cluster.nodes=16,parallel.tp=4]" (stem: the scenario's name) and has
+// no sweep of its own. A file without a grid gives itself alone. A point that
+// fails names itself, after the position of the value at fault (the grid's
+// value where it is that one):
 //   x.json:9:32: sweep point 3 of 6 (cluster.nodes=16, parallel.tp=3): parallel.tp = 3 ...
-Expected<std::vector<Scenario>> ExpandSweepGrid(const std::string& path, const Catalog& catalog,
-                                                const std::string& profile_path = "");
-// The same from text; like ParseScenario, it loads no hardware profile.
-Expected<std::vector<Scenario>> ExpandSweepGridString(std::string_view text,
-                                                      std::string_view filename,
-                                                      const Catalog& catalog);
+Expected<std::vector<PlanningScenario>> ExpandSweepGrid(const std::string& path,
+                                                        const Catalog& catalog,
+                                                        const std::string& profile_path = "");
+// The same from text; like ParsePlanningScenario, it loads no hardware profile.
+Expected<std::vector<PlanningScenario>> ExpandSweepGridString(std::string_view text,
+                                                              std::string_view filename,
+                                                              const Catalog& catalog);
 
 }  // namespace trainsim

@@ -296,19 +296,23 @@ std::string WriteJson(const JsonValue& v) {
 }
 
 nlohmann::ordered_json ScenarioDigest(const Scenario& s) {
-  ojson sweep = ojson::array();
-  for (const SweepAxis& a : s.sweep) {
-    ojson values = ojson::array();
-    for (const nlohmann::json& v : a.values) values.push_back(v.dump());
-    sweep.push_back({a.field, values});
-  }
   return {{"version", s.version},
           {"name", s.name},
           {"model", ModelDigest(s.model)},
           {"training", TrainingDigest(s.training)},
           {"cluster", ClusterDigest(s.cluster)},
           {"parallel", ParallelDigest(s.parallel)},
-          {"instance", InstanceDigest(s.instance)},
+          {"instance", InstanceDigest(s.instance)}};
+}
+
+nlohmann::ordered_json PlanningScenarioDigest(const PlanningScenario& s) {
+  ojson sweep = ojson::array();
+  for (const SweepAxis& a : s.sweep) {
+    ojson values = ojson::array();
+    for (const nlohmann::json& v : a.values) values.push_back(v.dump());
+    sweep.push_back({a.field, values});
+  }
+  return {{"scenario", ScenarioDigest(s.scenario)},
           {"has_search", s.has_search},
           {"search", SearchDigest(s.search)},
           {"sweep", sweep}};

@@ -17,6 +17,7 @@
 #include "core/catalog.h"
 #include "core/json_doc.h"
 #include "core/scenario.h"
+#include "core/search.h"
 #include "observe/run_log.h"
 
 namespace trainsim::fuzz {
@@ -59,9 +60,10 @@ bool IsUtf8(std::string_view text);
 // back to the same tree (positions aside).
 std::string WriteJson(const JsonValue& v);
 
-// The parsed scenario's fields (what the simulator and the planner read), for comparing two
-// parses of one scenario.
+// The parsed scenario's fields (what the simulator reads), for comparing two parses of one
+// scenario; PlanningScenarioDigest adds what the planner and the sweep read.
 nlohmann::ordered_json ScenarioDigest(const Scenario& s);
+nlohmann::ordered_json PlanningScenarioDigest(const PlanningScenario& s);
 
 // The built-in catalog (Catalog::LoadDefault), loaded once; aborts when it cannot be loaded.
 const Catalog& BuiltinCatalog();  // tests/test_util.h's, loaded once

@@ -1,15 +1,15 @@
-// Scenarios (core/scenario.h ParseScenario), with and without their `search` and `sweep`
+// Scenarios (core/search.h ParsePlanningScenario), with and without their `search` and `sweep`
 // sections, against the built-in catalog; a scenario with a sweep grid is also expanded
 // (core/sweep_grid.h ExpandSweepGridString) when the grid has at most kMaxPoints points.
 //
 // Checks:
-// - every error starts "fuzz.json:L:C: " at a line and column the input has (ParseScenario
+// - every error starts "fuzz.json:L:C: " at a line and column the input has (the parse
 //   loads no hardware profile, so the profile's "FILE: ..." errors cannot occur; a sweep
 //   point's errors are "fuzz.json:L:C: sweep point K of N (...): ..." at the grid's value);
 // - round trip: there is no scenario writer, so the document is written back compactly
 //   (fuzz_util.h WriteJson: the same members, numbers as written) and read again: it must
-//   parse, to the same scenario (ScenarioDigest, every field the simulator and the planner
-//   read, byte for byte);
+//   parse, to the same scenario (PlanningScenarioDigest, every field the simulator and the
+//   planner read, byte for byte);
 // - a grid expands to as many scenarios as its axes' product, each named "NAME[...]" and
 //   without a grid of its own.
 #include <string>
@@ -20,30 +20,31 @@
 namespace {
 
 using trainsim::Expected;
-using trainsim::Scenario;
+using trainsim::PlanningScenario;
 using trainsim::fuzz::Check;
 
 constexpr char kFile[] = "fuzz.json";
 // Larger grids are parsed but not expanded (each point is a whole scenario parse).
 constexpr int64_t kMaxPoints = 64;
 
-void CheckGrid(std::string_view text, const Scenario& base) {
+void CheckGrid(std::string_view text, const PlanningScenario& base) {
   int64_t points = 1;
   for (const trainsim::SweepAxis& axis : base.sweep) {
     points *= static_cast<int64_t>(axis.values.size());
     if (points > kMaxPoints) return;
   }
-  Expected<std::vector<Scenario>> grid =
+  Expected<std::vector<PlanningScenario>> grid =
       trainsim::ExpandSweepGridString(text, kFile, trainsim::fuzz::BuiltinCatalog());
   if (!grid.ok()) {
     trainsim::fuzz::CheckLocated(grid.status().message(), kFile, text);
     return;
   }
   Check(static_cast<int64_t>(grid->size()) == points, "a grid of another size than its axes'");
-  for (const Scenario& point : *grid) {
-    Check(point.sweep.empty(), "a grid point with a grid", point.name);
-    Check(point.name.rfind(base.name + "[", 0) == 0 && point.name.back() == ']',
-          "a grid point not named NAME[...]", point.name);
+  for (const PlanningScenario& point : *grid) {
+    const std::string& name = point.scenario.name;
+    Check(point.sweep.empty(), "a grid point with a grid", name);
+    Check(name.rfind(base.scenario.name + "[", 0) == 0 && name.back() == ']',
+          "a grid point not named NAME[...]", name);
   }
 }
 
@@ -57,7 +58,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = trainsim::fuzz::Text(data, size);
   const trainsim::Catalog& catalog = trainsim::fuzz::BuiltinCatalog();
-  Expected<Scenario> s = trainsim::ParseScenario(text, kFile, catalog);
+  Expected<PlanningScenario> s = trainsim::ParsePlanningScenario(text, kFile, catalog);
   if (!s.ok()) {
     trainsim::fuzz::CheckLocated(s.status().message(), kFile, text);
     return 0;
@@ -65,10 +66,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Expected<trainsim::JsonValue> doc = trainsim::ParseJson(text, kFile);
   Check(doc.ok(), "a scenario whose JSON does not parse");
   const std::string written = trainsim::fuzz::WriteJson(*doc);
-  Expected<Scenario> again = trainsim::ParseScenario(written, kFile, catalog);
+  Expected<PlanningScenario> again = trainsim::ParsePlanningScenario(written, kFile, catalog);
   Check(again.ok(), "the scenario written back does not parse", again.status().message());
-  const std::string digest = trainsim::fuzz::ScenarioDigest(*s).dump();
-  Check(trainsim::fuzz::ScenarioDigest(*again).dump() == digest,
+  const std::string digest = trainsim::fuzz::PlanningScenarioDigest(*s).dump();
+  Check(trainsim::fuzz::PlanningScenarioDigest(*again).dump() == digest,
         "the scenario written back reads differently", digest);
   if (!s->sweep.empty()) CheckGrid(text, *s);
   return 0;

@@ -110,14 +110,15 @@ Status CheckHosts(const Scenario& s, const LaunchOptions& o) {
 // plan's scenario_json), else the model state (planner/pricing.h).
 double CheckpointBytes(const LaunchPlan& plan) {
   const nlohmann::json& doc = plan.plan;
+  SearchConfig q;  // the plan's search.checkpoint_bytes, where given
   if (doc.contains("scenario_json") && doc["scenario_json"].is_object()) {
     const nlohmann::json& search = doc["scenario_json"].value("search", nlohmann::json::object());
     if (search.is_object() && search.contains("checkpoint_bytes") &&
         search["checkpoint_bytes"].is_number()) {
-      return search["checkpoint_bytes"].get<double>();
+      q.checkpoint_bytes = search["checkpoint_bytes"].get<double>();
     }
   }
-  return planner::CheckpointBytes(plan.scenario);
+  return planner::CheckpointBytes(plan.scenario, q);
 }
 
 int64_t HoursWithMargin_s(double expected_hours) {

@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/search.h"
+#include "core/scenario.h"
 #include "core/status.h"
 
 namespace trainsim::planner {

@@ -69,8 +69,8 @@ bool Cancelled(const PlanOptions& opt) {
   return opt.cancel && opt.cancel->load(std::memory_order_relaxed);
 }
 
-Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, double steps,
-                            const PlanOptions& opt) {
+Expected<Ranking> RankSpace(const Scenario& base, const SearchConfig& q, const SearchSpace& space,
+                            double steps, const PlanOptions& opt) {
   const sim::ModelParams& params = opt.params;
   Ranking out;
   std::optional<Estimator> estimator;
@@ -103,7 +103,7 @@ Expected<Ranking> RankSpace(const Scenario& base, const SearchSpace& space, doub
     r.c = c;
     r.e = estimator->Step(s, figures);
     for (size_t i = 0; i < space.pricing.size(); ++i) {
-      std::optional<PricingInputs> in = MakeJobInputs(s, r.e.step_s, steps, space.pricing[i]);
+      std::optional<PricingInputs> in = MakeJobInputs(s, q, r.e.step_s, steps, space.pricing[i]);
       if (in) ClosedFormJob(in->job, &r.time_s[i], &r.cost_usd[i]);
     }
     out.ranked.push_back(r);
@@ -188,8 +188,9 @@ Status Confirm(const Scenario& base, const SearchSpace& space, const std::vector
 
 // Prices every confirmed candidate under every option with the Monte-Carlo
 // job model; an option the model rejects is left out.
-void PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps,
-                    const ErrorBands* bands, std::vector<ConfirmedCandidate>* confirmed) {
+void PriceConfirmed(const Scenario& base, const SearchConfig& q, const SearchSpace& space,
+                    double steps, const ErrorBands* bands,
+                    std::vector<ConfirmedCandidate>* confirmed) {
   for (ConfirmedCandidate& c : *confirmed) {
     if (!c.simulated.simulated) continue;
     Scenario s = base;
@@ -204,13 +205,12 @@ void PriceConfirmed(const Scenario& base, const SearchSpace& space, double steps
       for (double e : BandErrors(*bands, key)) work_factors.push_back(std::exp(-e));
     }
     for (Pricing p : space.pricing) {
-      std::optional<PricingInputs> in = MakeJobInputs(s, c.simulated.step.step_time_s, steps, p);
+      std::optional<PricingInputs> in = MakeJobInputs(s, q, c.simulated.step.step_time_s, steps, p);
       if (!in) continue;
       in->job.work_factors = work_factors;
       Expected<JobEstimate> job = EstimateJob(in->job);
       if (!job.ok()) continue;  // e.g. interruptions so frequent the job never finishes
       PricedJob pj{p, in->price_usd_hr, in->job, *job, in->rate_lower_bound};
-      const SearchConfig& q = base.search;
       pj.meets_deadline =
           !q.deadline_hours || job->expected_wall_s <= *q.deadline_hours * kSecondsPerHour;
       pj.meets_budget = !q.budget_usd || !job->cost_usd || job->cost_usd->mean <= *q.budget_usd;
@@ -254,8 +254,8 @@ void PreferValidated(const Key& key, Plan* plan) {
 
 // Orders the confirmed candidates by their best priced option (feasible
 // first), picks the recommendation, and computes the front.
-void FinalRanking(const Scenario& s, Plan* plan) {
-  Scorer score{s.search};
+void FinalRanking(const SearchConfig& q, Plan* plan) {
+  Scorer score{q};
   double best_t = kInf, best_c = kInf;
   for (const ConfirmedCandidate& c : plan->confirmed) {
     for (const PricedJob& p : c.priced) {
@@ -282,7 +282,7 @@ void FinalRanking(const Scenario& s, Plan* plan) {
                      int x, y;
                      return key(a, &x) < key(b, &y);
                    });
-  if (s.search.prefer_validated) PreferValidated(key, plan);
+  if (q.prefer_validated) PreferValidated(key, plan);
   std::vector<TimeCost> points;
   std::vector<std::pair<int, int>> index;
   for (int i = 0; i < static_cast<int>(plan->confirmed.size()); ++i) {
@@ -320,9 +320,10 @@ double StepsToTrain(const Scenario& s) {
   return std::ceil(samples / t.global_batch);
 }
 
-Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
+Expected<Plan> MakePlan(const PlanningScenario& s, const Catalog& catalog,
                         const PlanOptions& options) {
-  const Scenario base = PlanningBase(scenario);
+  const Scenario base = PlanningBase(s.scenario);
+  const SearchConfig& q = s.search;
   const double steps = StepsToTrain(base);
   if (steps <= 0) {
     return Status::InvalidInput(base.name +
@@ -330,10 +331,10 @@ Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
                                 "training.samples or training.epochs");
   }
   Plan plan;
-  Expected<SearchSpace> space = ResolveSpace(base, catalog);
+  Expected<SearchSpace> space = ResolveSpace(base, q, catalog);
   if (!space.ok()) return space.status();
   plan.space = std::move(*space);
-  Expected<Ranking> ranking = RankSpace(base, plan.space, steps, options);
+  Expected<Ranking> ranking = RankSpace(base, q, plan.space, steps, options);
   if (Cancelled(options)) return Status::Cancelled(base.name + ": planning cancelled");
   if (!ranking.ok()) return ranking.status();
   plan.pruned = std::move(ranking->pruned);
@@ -343,7 +344,7 @@ Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
     return Status::InvalidInput(base.name + ": no configuration survives pruning (" +
                                 DescribePruning(plan.pruned) + ")");
   }
-  Scorer score{base.search};
+  Scorer score{q};
   double best_t = kInf, best_c = kInf;
   const int options_n = static_cast<int>(plan.space.pricing.size());
   for (const Ranked& r : ranking->ranked) {
@@ -354,20 +355,19 @@ Expected<Plan> MakePlan(const Scenario& scenario, const Catalog& catalog,
   }
   score.best_time = std::isfinite(best_t) ? best_t : 1;
   score.best_cost = std::isfinite(best_c) ? best_c : 1;
-  const std::vector<int> picked =
-      PickToConfirm(ranking->ranked, score, options_n, base.search.confirm_top);
+  const std::vector<int> picked = PickToConfirm(ranking->ranked, score, options_n, q.confirm_top);
   if (Status st = Confirm(base, plan.space, ranking->ranked, picked, options, &plan.confirmed);
       !st.ok()) {
     return st;
   }
-  PriceConfirmed(base, plan.space, steps, options.bands.get(), &plan.confirmed);
-  FinalRanking(base, &plan);
+  PriceConfirmed(base, q, plan.space, steps, options.bands.get(), &plan.confirmed);
+  FinalRanking(q, &plan);
   if (plan.best < 0) {
     return Status::InvalidInput(base.name + ": no confirmed configuration has a price");
   }
-  ScalingCurve(base, plan, steps, options, &plan.scaling, &plan.scaling_stops_paying);
-  plan.assumptions = JobAssumptions(base);
-  plan.reasons = Reasons(base, plan, ranking->ranked);
+  ScalingCurve(base, q, plan, steps, options, &plan.scaling, &plan.scaling_stops_paying);
+  plan.assumptions = JobAssumptions(base, q);
+  plan.reasons = Reasons(base, q, plan, ranking->ranked);
   return plan;
 }
 

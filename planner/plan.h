@@ -19,6 +19,7 @@
 #include "core/catalog.h"
 #include "core/error_bands.h"
 #include "core/scenario.h"
+#include "core/search.h"
 #include "planner/estimator.h"
 #include "planner/job.h"
 #include "planner/space.h"
@@ -103,15 +104,17 @@ struct Plan {
   std::vector<std::string> assumptions;
 };
 
-// Fails on a scenario the planner cannot price or size (no work given, an
-// unknown instance, nothing survives pruning).
-Expected<Plan> MakePlan(const Scenario& s, const Catalog& catalog, const PlanOptions& options);
+// Plans `s.scenario` within `s.search`. Fails on a scenario the planner
+// cannot price or size (no work given, an unknown instance, nothing survives
+// pruning).
+Expected<Plan> MakePlan(const PlanningScenario& s, const Catalog& catalog,
+                        const PlanOptions& options);
 
 // The plan JSON that `trainsim launch` reads (docs/formats.md#plan).
 // `scenario_doc`, the scenario file's JSON, is embedded (as "scenario_json")
 // so that the launcher can rebuild the recommended scenario; null leaves it
 // out. Deterministic: no timings, hosts or dates.
-nlohmann::json ToJson(const Scenario& s, const Plan& p,
+nlohmann::json ToJson(const PlanningScenario& s, const Plan& p,
                       const nlohmann::json& scenario_doc = nullptr);
 
 // The same plan JSON with another choice as its "recommendation" -- the one
@@ -119,7 +122,7 @@ nlohmann::json ToJson(const Scenario& s, const Plan& p,
 // option `priced`. Its meets_constraints is that option's deadline and
 // budget; its reasons are the planner's for the planner's own choice (the
 // JSON is then ToJson's) and none for another. Fails on an index out of range.
-Expected<nlohmann::json> ToJsonChoosing(const Scenario& s, const Plan& p,
+Expected<nlohmann::json> ToJsonChoosing(const PlanningScenario& s, const Plan& p,
                                         const nlohmann::json& scenario_doc, int confirmed,
                                         int priced);
 

@@ -118,8 +118,7 @@ json PrunedJson(const PruneTally& t) {
   return out;
 }
 
-json SearchJson(const Scenario& s, const Plan& p) {
-  const SearchConfig& q = s.search;
+json SearchJson(const SearchConfig& q, const Plan& p) {
   json instances = json::array(), pricing = json::array();
   for (const InstanceType* t : p.space.instances) instances.push_back(t->name);
   for (Pricing x : p.space.pricing) pricing.push_back(ToString(x));
@@ -151,7 +150,8 @@ json RecommendationJson(const Plan& p, int confirmed, int priced, bool meets_con
 
 }  // namespace
 
-json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
+json ToJson(const PlanningScenario& planning, const Plan& p, const json& scenario_doc) {
+  const Scenario& s = planning.scenario;
   json confirmed = json::array(), pareto = json::array(), scaling = json::array();
   for (const ConfirmedCandidate& c : p.confirmed) confirmed.push_back(ConfirmedJson(p.space, c));
   for (auto [i, j] : p.pareto) {
@@ -185,7 +185,7 @@ json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
               {"kind", "trainsim-plan"},
               {"scenario", s.name},
               {"model", s.model.name},
-              {"search", SearchJson(s, p)},
+              {"search", SearchJson(planning.search, p)},
               {"estimated_candidates", p.estimated},
               {"pruned", PrunedJson(p.pruned)},
               {"recommendation", recommendation},
@@ -199,7 +199,7 @@ json ToJson(const Scenario& s, const Plan& p, const json& scenario_doc) {
               {"scenario_json", scenario_doc}};
 }
 
-Expected<json> ToJsonChoosing(const Scenario& s, const Plan& p, const json& scenario_doc,
+Expected<json> ToJsonChoosing(const PlanningScenario& s, const Plan& p, const json& scenario_doc,
                               int confirmed, int priced) {
   if (confirmed < 0 || confirmed >= static_cast<int>(p.confirmed.size())) {
     return Status::InvalidInput("candidate " + std::to_string(confirmed) + " is not in the plan (" +

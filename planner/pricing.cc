@@ -16,9 +16,9 @@ bool IsSpot(Pricing p) { return p == Pricing::kSpot || p == Pricing::kSagemakerS
 double NodeNetBps(const InstanceType& t) { return t.nics * t.nic_gbps / 8 * 1e9; }
 
 // Aggregate storage bandwidth for `nodes` nodes writing or reading at once.
-double StorageBps(const Scenario& s) {
+double StorageBps(const Scenario& s, const SearchConfig& q) {
   double bps = s.cluster.nodes * NodeNetBps(s.instance);
-  if (s.search.storage_GBps) bps = std::min(bps, *s.search.storage_GBps * 1e9);
+  if (q.storage_GBps) bps = std::min(bps, *q.storage_GBps * 1e9);
   return bps;
 }
 
@@ -39,11 +39,9 @@ std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p) {
   return std::nullopt;
 }
 
-std::optional<double> SpotRatePerHour(const Scenario& s, bool* lower_bound) {
+std::optional<double> SpotRatePerHour(const Scenario& s, const SearchConfig& q, bool* lower_bound) {
   *lower_bound = false;
-  if (s.search.spot_interruptions_per_month) {
-    return InterruptionsPerHour(*s.search.spot_interruptions_per_month);
-  }
+  if (q.spot_interruptions_per_month) return InterruptionsPerHour(*q.spot_interruptions_per_month);
   if (!s.instance.spot_interruption_bucket) return std::nullopt;
   std::optional<double> f =
       MonthlyInterruptionFraction(*s.instance.spot_interruption_bucket, lower_bound);
@@ -51,19 +49,19 @@ std::optional<double> SpotRatePerHour(const Scenario& s, bool* lower_bound) {
   return InterruptionsPerHour(*f);
 }
 
-double CheckpointBytes(const Scenario& s) {
-  if (s.search.checkpoint_bytes) return *s.search.checkpoint_bytes;
+double CheckpointBytes(const Scenario& s, const SearchConfig& q) {
+  if (q.checkpoint_bytes) return *q.checkpoint_bytes;
   return ParameterCount(s.model) * sim::CheckpointBytesPerParam(s);
 }
 
-std::optional<double> DatasetBytes(const Scenario& s) {
-  if (s.search.dataset_bytes) return *s.search.dataset_bytes;
+std::optional<double> DatasetBytes(const Scenario& s, const SearchConfig& q) {
+  if (q.dataset_bytes) return *q.dataset_bytes;
   if (s.training.tokens > 0) return s.training.tokens * (s.model.vocab > 65535 ? 4 : 2);
   return std::nullopt;
 }
 
-std::optional<PricingInputs> MakeJobInputs(const Scenario& s, double step_s, double steps,
-                                           Pricing p) {
+std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig& q, double step_s,
+                                           double steps, Pricing p) {
   std::optional<double> price = PriceUsdHr(s.instance, p);
   // Unpriced on-demand (reference systems) still has a time; other options need a price.
   if (!price && p != Pricing::kOnDemand) return std::nullopt;
@@ -74,33 +72,31 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, double step_s, dou
   in.price_usd_hr = price;
   in.work_s = step_s * steps;
   in.nodes = s.cluster.nodes;
-  const double storage = StorageBps(s);
-  in.checkpoint_write_s = CheckpointBytes(s) / storage;
+  const double storage = StorageBps(s, q);
+  in.checkpoint_write_s = CheckpointBytes(s, q) / storage;
   if (IsSpot(p)) {
-    std::optional<double> rate = SpotRatePerHour(s, &out.rate_lower_bound);
+    std::optional<double> rate = SpotRatePerHour(s, q, &out.rate_lower_bound);
     if (!rate) return std::nullopt;
     in.interruptions_per_instance_hour = *rate;
     // The notice is only usable when the write fits in it.
-    in.checkpoint_on_notice =
-        s.search.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s;
+    in.checkpoint_on_notice = q.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s;
     if (p == Pricing::kSagemakerSpot) in.spot_billed_fraction = 1 - *s.instance.spot_discount;
   }
-  in.checkpoint_interval_s = s.search.checkpoint_interval_s;
-  in.provisioning_s = s.search.provisioning_s.value_or(kDefaultProvisioning_s);
+  in.checkpoint_interval_s = q.checkpoint_interval_s;
+  in.provisioning_s = q.provisioning_s.value_or(kDefaultProvisioning_s);
   // A restart re-provisions, then every node reloads its share of the state.
-  in.restart_s = s.search.restart_s.value_or(kDefaultRestart_s) + in.checkpoint_write_s;
+  in.restart_s = q.restart_s.value_or(kDefaultRestart_s) + in.checkpoint_write_s;
   // Every node downloads the whole dataset, at its network rate or its share
   // of the storage bandwidth.
-  if (std::optional<double> data = DatasetBytes(s)) {
+  if (std::optional<double> data = DatasetBytes(s, q)) {
     in.download_s = *data / std::min(NodeNetBps(s.instance), storage / s.cluster.nodes);
   }
-  in.trials = s.search.trials;
-  in.seed = s.search.seed;
+  in.trials = q.trials;
+  in.seed = q.seed;
   return out;
 }
 
-std::vector<std::string> JobAssumptions(const Scenario& s) {
-  const SearchConfig& q = s.search;
+std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q) {
   std::vector<std::string> out;
   if (!q.provisioning_s) {
     out.push_back(

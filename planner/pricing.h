@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/scenario.h"
+#include "core/search.h"
 #include "planner/job.h"
 
 namespace trainsim::planner {
@@ -21,37 +22,38 @@ inline constexpr double kDefaultRestart_s = 600;       // re-provision after an 
 // Spot Advisor saving); nullopt when the catalog lacks a figure.
 std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p);
 
-// Spot interruptions per instance-hour for `t` (search override, else the
-// catalog bucket); nullopt when neither gives one. *lower_bound is set for
-// the open ">20%" bucket.
-std::optional<double> SpotRatePerHour(const Scenario& s, bool* lower_bound);
+// Spot interruptions per instance-hour for `s`'s instance (the override in
+// `q`, else the catalog bucket); nullopt when neither gives one. *lower_bound
+// is set for the open ">20%" bucket.
+std::optional<double> SpotRatePerHour(const Scenario& s, const SearchConfig& q, bool* lower_bound);
 
-// Bytes a checkpoint saves: the search override, else every parameter's
+// Bytes a checkpoint saves: the override in `q`, else every parameter's
 // weights and optimizer state.
-double CheckpointBytes(const Scenario& s);
+double CheckpointBytes(const Scenario& s, const SearchConfig& q);
 
-// Dataset bytes to download: the search override, else token ids (2 bytes,
+// Dataset bytes to download: the override in `q`, else token ids (2 bytes,
 // 4 when the vocabulary exceeds 65535) for token work; nullopt when unknown.
-std::optional<double> DatasetBytes(const Scenario& s);
+std::optional<double> DatasetBytes(const Scenario& s, const SearchConfig& q);
 
-// The job model's inputs for scenario `s` (a candidate applied) at
-// `step_s` per step and `steps` steps under `p`. nullopt when the instance
-// has no price under `p` (on-demand excepted: a reference system is planned
-// by time, its costs absent) or, for spot, no interruption rate.
+// The job model's inputs for scenario `s` (a candidate applied) and its
+// search section `q`, at `step_s` per step and `steps` steps under `p`.
+// nullopt when the instance has no price under `p` (on-demand excepted: a
+// reference system is planned by time, its costs absent) or, for spot, no
+// interruption rate.
 struct PricingInputs {
   JobInputs job;
   std::optional<double> price_usd_hr;
   bool rate_lower_bound = false;
 };
-std::optional<PricingInputs> MakeJobInputs(const Scenario& s, double step_s, double steps,
-                                           Pricing p);
+std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig& q, double step_s,
+                                           double steps, Pricing p);
 
 // Expected wall time and cost of `in` in closed form (Daly 2006), without
 // the Monte-Carlo: what the planner ranks with. Cost is infinite without a
 // price.
 void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd);
 
-// The assumptions behind MakeJobInputs for this scenario, in words.
-std::vector<std::string> JobAssumptions(const Scenario& s);
+// The assumptions behind MakeJobInputs for this scenario and section, in words.
+std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q);
 
 }  // namespace trainsim::planner

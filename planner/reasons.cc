@@ -378,14 +378,15 @@ std::string InstanceReason(const Plan& plan, const ConfirmedCandidate& best, int
   return out + ".";
 }
 
-std::string PricingReason(const Scenario& s, const ConfirmedCandidate& best, const PricedJob& p) {
+std::string PricingReason(const SearchConfig& q, const ConfirmedCandidate& best,
+                          const PricedJob& p) {
   const PricedJob* on_demand = nullptr;
   const PricedJob* spot = nullptr;
-  for (const PricedJob& q : best.priced) {
-    if (q.pricing == Pricing::kOnDemand) on_demand = &q;
-    if (q.pricing == Pricing::kSpot) spot = &q;
+  for (const PricedJob& j : best.priced) {
+    if (j.pricing == Pricing::kOnDemand) on_demand = &j;
+    if (j.pricing == Pricing::kSpot) spot = &j;
   }
-  if (!s.search.spot_allowed) return "Spot was not allowed (search.spot_allowed is false).";
+  if (!q.spot_allowed) return "Spot was not allowed (search.spot_allowed is false).";
   if (!on_demand || !spot || !on_demand->job.cost_usd || !spot->job.cost_usd) {
     return std::string("Priced ") + ToString(p.pricing) +
            "; the catalog lacks a figure to compare spot with on-demand for this type.";
@@ -408,8 +409,7 @@ std::string PricingReason(const Scenario& s, const ConfirmedCandidate& best, con
   return out;
 }
 
-std::string ConstraintReason(const Scenario& s, const Plan& plan, const PricedJob& p) {
-  const SearchConfig& q = s.search;
+std::string ConstraintReason(const SearchConfig& q, const Plan& plan, const PricedJob& p) {
   if (!q.deadline_hours && !q.budget_usd) return "";
   std::string what;
   if (q.deadline_hours) what += "the deadline of " + Fmt("%.0f h", *q.deadline_hours);
@@ -442,7 +442,7 @@ std::string EstimatorReason(const Plan& plan) {
 
 }  // namespace
 
-std::vector<std::string> Reasons(const Scenario& base, const Plan& plan,
+std::vector<std::string> Reasons(const Scenario& base, const SearchConfig& q, const Plan& plan,
                                  const std::vector<EstimatedCandidate>& estimated) {
   const ConfirmedCandidate& best = plan.confirmed[plan.best];
   const PricedJob& p = best.priced[plan.best_priced];
@@ -461,8 +461,8 @@ std::vector<std::string> Reasons(const Scenario& base, const Plan& plan,
                                   HybridReason(chosen, plan, best, slot, estimated),
                                   ExpertReason(chosen, best),
                                   InstanceReason(plan, best, slot, estimated, total_flops),
-                                  PricingReason(chosen, best, p),
-                                  ConstraintReason(chosen, plan, p),
+                                  PricingReason(q, best, p),
+                                  ConstraintReason(q, plan, p),
                                   EstimatorReason(plan)};
   out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
   return out;

@@ -22,7 +22,8 @@ struct EstimatedCandidate {
   double cost_usd[4] = {kNone, kNone, kNone, kNone};
 };
 
-std::vector<std::string> Reasons(const Scenario& base, const Plan& plan,
+// The plan's reasons in words; `q` is the search section it was planned under.
+std::vector<std::string> Reasons(const Scenario& base, const SearchConfig& q, const Plan& plan,
                                  const std::vector<EstimatedCandidate>& estimated);
 
 // "memory: 12345 (e.g. ...); batch: 67 (...)", largest count first.

@@ -24,8 +24,8 @@ std::vector<bool> ScalingPointsToSimulate(int n, int must) {
   return pick;
 }
 
-void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const PlanOptions& options,
-                  std::vector<ScalingPoint>* out, int* stops_paying) {
+void ScalingCurve(const Scenario& base, const SearchConfig& q, const Plan& plan, double steps,
+                  const PlanOptions& options, std::vector<ScalingPoint>* out, int* stops_paying) {
   const ConfirmedCandidate& best = plan.confirmed[plan.best];
   const PricedJob& priced = best.priced[plan.best_priced];
   Scenario s = base;
@@ -94,7 +94,8 @@ void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const Pl
   for (std::size_t i = 0; i < out->size(); ++i) {
     ScalingPoint& p = (*out)[i];
     p.samples_per_s = scenarios[i].training.global_batch / step_s[i];
-    std::optional<PricingInputs> in = MakeJobInputs(scenarios[i], step_s[i], steps, priced.pricing);
+    std::optional<PricingInputs> in =
+        MakeJobInputs(scenarios[i], q, step_s[i], steps, priced.pricing);
     if (in) {
       double t, cost;
       ClosedFormJob(in->job, &t, &cost);

@@ -19,11 +19,11 @@ inline constexpr int kMaxSimulatedScalingPoints = 48;
 // spread evenly (the first and the last among them) and point `must` (-1: none).
 std::vector<bool> ScalingPointsToSimulate(int n, int must);
 
-// Fills *out (by node count) and *stops_paying (0 = never); with options.bands
-// each point has its error band. Simulates the points options.jobs at a time;
-// a point the simulator refuses or fails keeps its estimate. `plan` has a
-// recommendation.
-void ScalingCurve(const Scenario& base, const Plan& plan, double steps, const PlanOptions& options,
-                  std::vector<ScalingPoint>* out, int* stops_paying);
+// Fills *out (by node count) and *stops_paying (0 = never), each point priced
+// under the search section `q`; with options.bands each point has its error
+// band. Simulates the points options.jobs at a time; a point the simulator
+// refuses or fails keeps its estimate. `plan` has a recommendation.
+void ScalingCurve(const Scenario& base, const SearchConfig& q, const Plan& plan, double steps,
+                  const PlanOptions& options, std::vector<ScalingPoint>* out, int* stops_paying);
 
 }  // namespace trainsim::planner

@@ -111,7 +111,7 @@ class Walker {
     bool priced = false;
     for (Pricing p : space_.pricing) priced = priced || HasPrice(t, p);
     // Planning for time alone needs no price (reference systems).
-    if (!priced && s_.search.objective != Objective::kMinTime) {
+    if (!priced && !space_.time_only) {
       Prune(tally_, "price", all, [&] {
         return t.name +
                ": the catalog has no price for any allowed pricing option (plan it with "
@@ -443,8 +443,8 @@ class Walker {
 
 }  // namespace
 
-Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
-  const SearchConfig& q = s.search;
+Expected<SearchSpace> ResolveSpace(const Scenario& s, const SearchConfig& q,
+                                   const Catalog& catalog) {
   SearchSpace space;
   std::vector<std::string> names = q.instances;
   if (names.empty()) {
@@ -480,6 +480,7 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog) {
   }
   space.min_nodes = q.min_nodes;
   space.max_nodes = q.max_nodes;
+  space.time_only = q.objective == Objective::kMinTime;
   return space;
 }
 

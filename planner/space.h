@@ -15,6 +15,7 @@
 
 #include "core/catalog.h"
 #include "core/scenario.h"
+#include "core/search.h"
 #include "sim/memory_model.h"
 
 namespace trainsim::planner {
@@ -53,11 +54,15 @@ struct SearchSpace {
   std::vector<Schedule> schedules;
   std::vector<Pricing> pricing;
   int min_nodes = 1, max_nodes = 1;
+  // Objective min-time: an instance with no price under any option is planned by time alone
+  // (reference systems); otherwise it is pruned.
+  bool time_only = false;
 };
 
-// Fills the defaults of docs/planner.md for every list the section leaves
-// empty. Fails when the section names an instance the catalog lacks.
-Expected<SearchSpace> ResolveSpace(const Scenario& s, const Catalog& catalog);
+// Fills the defaults of docs/planner.md for every list the section `q` of
+// scenario `s` leaves empty. Fails when it names an instance the catalog lacks.
+Expected<SearchSpace> ResolveSpace(const Scenario& s, const SearchConfig& q,
+                                   const Catalog& catalog);
 
 // `base` with the candidate applied (instance, nodes, parallel, training).
 void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s);

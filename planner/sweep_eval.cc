@@ -94,12 +94,12 @@ Expected<ScenarioSweep> LoadScenarioSweep(const std::vector<std::string>& paths,
   for (const std::string& path : paths) {
     Expected<std::string> bytes = ReadBytes(path);
     if (!bytes.ok()) return bytes.status();
-    Expected<Scenario> s = LoadScenarioFile(path, catalog);
+    Expected<PlanningScenario> s = LoadPlanningScenario(path, catalog);
     if (!s.ok()) return s.status();
-    std::vector<Scenario> points;
+    std::vector<PlanningScenario> points;
     const bool grid = !s->sweep.empty();
     if (grid) {
-      Expected<std::vector<Scenario>> expanded = ExpandSweepGrid(path, catalog);
+      Expected<std::vector<PlanningScenario>> expanded = ExpandSweepGrid(path, catalog);
       if (!expanded.ok()) return expanded.status();
       points = std::move(*expanded);
     } else {
@@ -149,10 +149,10 @@ SweepRow SimulateScenarioRow(const Scenario& s, const ErrorBands* bands) {
 
 namespace trainsim::planner {
 
-SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog,
+SweepRow PlanScenarioRow(const PlanningScenario& s, const Catalog& catalog,
                          std::shared_ptr<const ErrorBands> bands) {
   SweepRow row;
-  row.scenario = s.name;
+  row.scenario = s.scenario.name;
   try {
     PlanOptions options;  // jobs 1: the sweep's threads run points side by side
     options.bands = std::move(bands);
@@ -163,7 +163,7 @@ SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog,
     }
     const ConfirmedCandidate& best = plan->confirmed[plan->best];
     const PricedJob& priced = best.priced[plan->best_priced];
-    Scenario chosen = s;
+    Scenario chosen = s.scenario;
     ApplyCandidate(plan->space, best.candidate, &chosen);
     row = ConfigRow(chosen);
     row.pricing = ToString(priced.pricing);

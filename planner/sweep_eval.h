@@ -13,6 +13,7 @@
 #include "core/catalog.h"
 #include "core/error_bands.h"
 #include "core/scenario.h"
+#include "core/search.h"
 #include "planner/sweep.h"
 
 namespace trainsim::planner {
@@ -22,8 +23,8 @@ std::string Fnv1a64Hex(std::string_view bytes);
 
 struct ScenarioSweep {
   std::vector<SweepPoint> points;
-  std::vector<Scenario> scenarios;  // scenarios[i] is points[i]'s
-  std::vector<bool> plan;           // plan[i]: points[i] is a plan, else a simulation
+  std::vector<PlanningScenario> scenarios;  // scenarios[i] is points[i]'s
+  std::vector<bool> plan;                   // plan[i]: points[i] is a plan, else a simulation
 };
 
 // kSimulate simulates every file's own configuration, plans or not.
@@ -46,7 +47,7 @@ SweepRow SimulateScenarioRow(const Scenario& s, const ErrorBands* bands = nullpt
 // Plans the scenario and fills a row with the recommendation: its layout and
 // pricing, simulated step, expected hours and cost; detail is the plan JSON.
 // A plan that meets no constraint is ok, with a message saying so. Never throws.
-SweepRow PlanScenarioRow(const Scenario& s, const Catalog& catalog,
+SweepRow PlanScenarioRow(const PlanningScenario& s, const Catalog& catalog,
                          std::shared_ptr<const ErrorBands> bands = nullptr);
 
 }  // namespace trainsim::planner

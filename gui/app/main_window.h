@@ -68,7 +68,8 @@ class MainWindow : public QMainWindow {
   void cancelPlan();
 
  signals:
-  void planRequested(trainsim::Scenario scenario, std::shared_ptr<const trainsim::Catalog> catalog);
+  void planRequested(trainsim::PlanningScenario scenario,
+                     std::shared_ptr<const trainsim::Catalog> catalog);
   // A new plan (null: the scenario changed and there is none).
   void plannedChanged(std::shared_ptr<const trainsim::gui::PlannedScenario> planned);
   void planShown();
@@ -95,8 +96,8 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const Catalog> catalog_;
   ScenarioDocument* document_;
   std::shared_ptr<const PlannedScenario> planned_;
-  std::optional<Scenario> planning_scenario_;  // the scenario the running plan was asked for
-  WorkerThread<PlanWorker> worker_;            // on its own thread
+  std::optional<PlanningScenario> planning_scenario_;  // what the running plan was asked for
+  WorkerThread<PlanWorker> worker_;                    // on its own thread
   bool planning_ = false;
 
   QAction *open_action_, *plan_action_, *cancel_action_, *save_plan_action_;

@@ -436,7 +436,7 @@ void ScenarioPage::validateNow() {
 void ScenarioPage::onParsed(bool ok) {
   clearErrors();
   if (ok) {
-    const Scenario& s = *document_->scenario();
+    const Scenario& s = document_->scenario()->scenario;
     highlightJsonLine(0);
     setStatus(QStringLiteral("✓ Valid: %1 — %2 on %3 × %4 (%5 GPUs)")
                   .arg(QString::fromStdString(s.name).toHtmlEscaped(),

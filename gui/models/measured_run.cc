@@ -100,7 +100,7 @@ Expected<Scenario> CandidateScenario(const PlannedScenario& planned, int confirm
       confirmed >= static_cast<int>(planned.plan->confirmed.size())) {
     return Status::InvalidInput("no such candidate: " + std::to_string(confirmed));
   }
-  Scenario s = planned.scenario;
+  Scenario s = planned.scenario.scenario;
   planner::ApplyCandidate(planned.plan->space, planned.plan->confirmed[confirmed].candidate, &s);
   return s;
 }

@@ -6,11 +6,11 @@
 #include <memory>
 
 #include "core/catalog.h"
-#include "core/scenario.h"
+#include "core/search.h"
 #include "gui/models/planned.h"
 #include "planner/plan.h"
 
-Q_DECLARE_METATYPE(trainsim::Scenario)
+Q_DECLARE_METATYPE(trainsim::PlanningScenario)
 Q_DECLARE_METATYPE(std::shared_ptr<const trainsim::Catalog>)
 Q_DECLARE_METATYPE(std::shared_ptr<const trainsim::planner::Plan>)
 

@@ -8,7 +8,7 @@
 namespace trainsim::gui {
 
 void RegisterMetaTypes() {
-  qRegisterMetaType<trainsim::Scenario>();
+  qRegisterMetaType<trainsim::PlanningScenario>();
   qRegisterMetaType<std::shared_ptr<const trainsim::Catalog>>();
   qRegisterMetaType<std::shared_ptr<const trainsim::planner::Plan>>();
   qRegisterMetaType<std::shared_ptr<const trainsim::gui::PlannedScenario>>();
@@ -34,7 +34,7 @@ class Observer : public planner::PlanObserver {
 
 PlanWorker::PlanWorker(QObject* parent) : QObject(parent) { RegisterMetaTypes(); }
 
-void PlanWorker::run(trainsim::Scenario scenario,
+void PlanWorker::run(trainsim::PlanningScenario scenario,
                      std::shared_ptr<const trainsim::Catalog> catalog) {
   if (!catalog) {
     emit failed(QStringLiteral("no instance catalog"));

@@ -28,7 +28,7 @@ class PlanWorker : public QObject {
 
  public slots:
   // The plan keeps `catalog` alive: its search space points into it.
-  void run(trainsim::Scenario scenario, std::shared_ptr<const trainsim::Catalog> catalog);
+  void run(trainsim::PlanningScenario scenario, std::shared_ptr<const trainsim::Catalog> catalog);
 
  signals:
   void estimated(qint64 candidates);

@@ -9,14 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
-#include "core/scenario.h"
+#include "core/search.h"
 #include "planner/plan.h"
 
 namespace trainsim::gui {
 
 struct PlannedScenario {
   QString path;                            // the scenario file
-  Scenario scenario;                       // as planned (before any candidate is applied)
+  PlanningScenario scenario;               // as planned (before any candidate is applied)
   nlohmann::json document;                 // the file's JSON, embedded in the plan JSON
   std::shared_ptr<const Catalog> catalog;  // the plan's search space points into it
   std::shared_ptr<const planner::Plan> plan;

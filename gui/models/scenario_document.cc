@@ -92,8 +92,9 @@ bool ScenarioDocument::parse(const Catalog& catalog) {
   const std::string name = path_.isEmpty() ? std::string("untitled.json") : path_.toStdString();
   const std::string text = text_.toStdString();
   Expected<JsonValue> root = ParseJson(text, name);
-  Expected<Scenario> s = root.ok() ? LoadScenarioRoot(*root, name, catalog, profile_.toStdString())
-                                   : Expected<Scenario>(root.status());
+  Expected<PlanningScenario> s =
+      root.ok() ? LoadPlanningRoot(*root, name, catalog, profile_.toStdString())
+                : Expected<PlanningScenario>(root.status());
   if (!s.ok()) {
     scenario_.reset();
     error_ = ParseScenarioError(QString::fromStdString(s.status().message()));

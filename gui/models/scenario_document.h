@@ -1,5 +1,5 @@
 // A scenario file being edited: its text, where it lives, and the result of
-// parsing it (the Scenario, or the error with the field path and the line and
+// parsing it (the PlanningScenario, or the error with the field path and the line and
 // column that a form shows beside the field).
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "core/catalog.h"
-#include "core/scenario.h"
+#include "core/search.h"
 
 namespace trainsim::gui {
 
@@ -50,7 +50,7 @@ class ScenarioDocument : public QObject {
   // resolved next to the file). True and scenario() on success; false and
   // error() otherwise.
   bool parse(const Catalog& catalog);
-  const std::optional<Scenario>& scenario() const { return scenario_; }
+  const std::optional<PlanningScenario>& scenario() const { return scenario_; }
   const ScenarioError& error() const { return error_; }
 
  signals:
@@ -62,7 +62,7 @@ class ScenarioDocument : public QObject {
  private:
   QString path_, text_, profile_;
   bool modified_ = false;
-  std::optional<Scenario> scenario_;
+  std::optional<PlanningScenario> scenario_;
   ScenarioError error_;
 };
 

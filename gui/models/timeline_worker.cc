@@ -16,7 +16,7 @@ Expected<Timeline> SimulateTimeline(const PlannedScenario& planned, int confirme
   }
   const planner::Plan& plan = *planned.plan;
   const planner::Candidate& c = plan.confirmed[confirmed].candidate;
-  Scenario s = planned.scenario;
+  Scenario s = planned.scenario.scenario;
   planner::ApplyCandidate(plan.space, c, &s);
   sim::SimulateOptions options;  // as planner::MakePlan confirms, PlanOptions::params default
   options.trace = true;

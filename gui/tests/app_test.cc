@@ -254,7 +254,7 @@ class AppTest : public QObject {
     QVERIFY(w.document()->modified());
     QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.scenarioPage()));
     QVERIFY2(w.document()->parse(*TheCatalog()), qPrintable(w.document()->error().message));
-    QVERIFY(w.document()->scenario()->profile != nullptr);
+    QVERIFY(w.document()->scenario()->scenario.profile != nullptr);
 
     // Not JSON: the message says so and the text stays.
     w.document()->setText(QStringLiteral("{ not json"));

@@ -102,7 +102,8 @@ std::shared_ptr<const PlannedScenario> TinyPlanned() {
     p->path = QStringLiteral("tiny-transformer.json");
     p->document = TinyDocument();
     p->catalog = TheCatalog();
-    Expected<Scenario> s = ParseScenario(p->document.dump(), "tiny-transformer.json", *p->catalog);
+    Expected<PlanningScenario> s =
+        ParsePlanningScenario(p->document.dump(), "tiny-transformer.json", *p->catalog);
     if (!s.ok()) std::abort();
     p->scenario = *s;
     planner::PlanOptions options;

@@ -18,8 +18,9 @@ class PlanWorkerTest : public QObject {
   std::unique_ptr<WorkerThread<PlanWorker>> thread_;
   PlanWorker* worker_ = nullptr;
 
-  void start(const Scenario& s) {
-    QMetaObject::invokeMethod(worker_, "run", Qt::QueuedConnection, Q_ARG(trainsim::Scenario, s),
+  void start(const PlanningScenario& s) {
+    QMetaObject::invokeMethod(worker_, "run", Qt::QueuedConnection,
+                              Q_ARG(trainsim::PlanningScenario, s),
                               Q_ARG(std::shared_ptr<const trainsim::Catalog>, TheCatalog()));
   }
 
@@ -55,8 +56,8 @@ class PlanWorkerTest : public QObject {
   void failsOnAScenarioWithNoWork() {
     QSignalSpy finished(worker_, &PlanWorker::finished);
     QSignalSpy failed(worker_, &PlanWorker::failed);
-    Scenario s = SmallScenario();
-    s.training.tokens = 0;
+    PlanningScenario s = SmallScenario();
+    s.scenario.training.tokens = 0;
     start(s);
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 60000);
     QCOMPARE(finished.count(), 0);

@@ -22,6 +22,10 @@ Expected<Scenario> Parse(const QString& text) {
   return ParseScenario(text.toStdString(), "edited.json", *TheCatalog());
 }
 
+Expected<PlanningScenario> ParsePlanning(const QString& text) {
+  return ParsePlanningScenario(text.toStdString(), "edited.json", *TheCatalog());
+}
+
 std::vector<std::string> Keys(const OrderedJson& object) {
   std::vector<std::string> keys;
   for (auto it = object.begin(); it != object.end(); ++it) keys.push_back(it.key());
@@ -137,7 +141,7 @@ class ScenarioFormTest : public QObject {
     form.setFieldText(QStringLiteral("search.objective"), QStringLiteral("0.25"));
     form.setFieldText(QStringLiteral("training.precision"), QStringLiteral("fp16"));
     form.setFieldList(QStringLiteral("search.instances"), {QStringLiteral("p5.48xlarge")});
-    Expected<Scenario> s = Parse(form.text());
+    Expected<PlanningScenario> s = ParsePlanning(form.text());
     QVERIFY2(s.ok(), s.status().message().c_str());
     QVERIFY(s->has_search);
     QCOMPARE(*s->search.budget_usd, 1234.5);
@@ -145,13 +149,13 @@ class ScenarioFormTest : public QObject {
     QVERIFY(!s->search.spot_allowed);
     QCOMPARE(s->search.objective, Objective::kWeighted);
     QCOMPARE(s->search.time_weight, 0.25);
-    QCOMPARE(s->training.precision, Precision::kFp16);
+    QCOMPARE(s->scenario.training.precision, Precision::kFp16);
     QCOMPARE(s->search.instances, std::vector<std::string>{"p5.48xlarge"});
-    QCOMPARE(s->model.layers, 8);  // untouched
+    QCOMPARE(s->scenario.model.layers, 8);  // untouched
 
     // A bad value is written as typed: the parser, not the form, says why.
     form.setFieldText(QStringLiteral("training.global_batch"), QStringLiteral("-8"));
-    s = Parse(form.text());
+    s = ParsePlanning(form.text());
     QVERIFY(!s.ok());
     QVERIFY2(QString::fromStdString(s.status().message())
                  .endsWith(QStringLiteral("training.global_batch: expected an integer >= 1, "
@@ -294,7 +298,7 @@ class ScenarioFormTest : public QObject {
     QVERIFY(!form.setText(QStringLiteral("[1, 2]")));
     QCOMPARE(form.root(), OrderedJson::parse(once.toStdString()));  // the last good tree
 
-    Expected<Scenario> s = Parse(NewScenarioText());
+    Expected<PlanningScenario> s = ParsePlanning(NewScenarioText());
     QVERIFY2(s.ok(), s.status().message().c_str());
     QVERIFY(s->has_search);
   }

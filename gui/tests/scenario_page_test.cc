@@ -238,7 +238,7 @@ class ScenarioPageTest : public QObject {
     QVERIFY(page->form().value(QStringLiteral("training.precision")) == OrderedJson("fp16"));
     QTRY_VERIFY_WITH_TIMEOUT(validated.count() > checks, kWaitMs);
     QVERIFY(validated.last().at(0).toBool());
-    QCOMPARE(w.document()->scenario()->training.precision, Precision::kFp16);
+    QCOMPARE(w.document()->scenario()->scenario.training.precision, Precision::kFp16);
   }
 
   void savedFileOpensAsTheSameScenario() {
@@ -255,21 +255,21 @@ class ScenarioPageTest : public QObject {
     QVERIFY(!w.document()->modified());
     QCOMPARE(w.windowTitle(), QStringLiteral("trainsim — edited.json"));
     QVERIFY(Valid(page));
-    const Scenario saved = *w.document()->scenario();
+    const PlanningScenario saved = *w.document()->scenario();
 
     MainWindow again;
     QVERIFY(again.openScenario(path));
     QCOMPARE(again.document()->text(), w.document()->text());
     QTRY_VERIFY_WITH_TIMEOUT(again.document()->scenario().has_value(), kWaitMs);
-    const Scenario& s = *again.document()->scenario();
+    const PlanningScenario& s = *again.document()->scenario();
     QCOMPARE(*s.search.budget_usd, 1234.0);
     QCOMPARE(*s.search.deadline_hours, 36.0);
     QCOMPARE(s.search.instances, saved.search.instances);
     QCOMPARE(s.search.confirm_top, saved.search.confirm_top);
-    QCOMPARE(s.training.global_batch, saved.training.global_batch);
-    QCOMPARE(s.training.tokens, saved.training.tokens);
-    QCOMPARE(ParameterCount(s.model), ParameterCount(saved.model));
-    QCOMPARE(s.name, std::string("edited"));
+    QCOMPARE(s.scenario.training.global_batch, saved.scenario.training.global_batch);
+    QCOMPARE(s.scenario.training.tokens, saved.scenario.training.tokens);
+    QCOMPARE(ParameterCount(s.scenario.model), ParameterCount(saved.scenario.model));
+    QCOMPARE(s.scenario.name, std::string("edited"));
     QCOMPARE(LineEdit(again.scenarioPage(), "search.budget_usd")->text(), QStringLiteral("1234"));
 
     // Not writable: a message in the status, nothing else.

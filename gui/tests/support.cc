@@ -23,8 +23,9 @@ QString SmallScenarioPath() {
   return QStringLiteral(TRAINSIM_SOURCE_DIR "/tests/cli/data/plan-small.json");
 }
 
-Scenario SmallScenario() {
-  Expected<Scenario> s = LoadScenarioFile(SmallScenarioPath().toStdString(), *TheCatalog());
+PlanningScenario SmallScenario() {
+  Expected<PlanningScenario> s =
+      LoadPlanningScenario(SmallScenarioPath().toStdString(), *TheCatalog());
   if (!s.ok()) std::abort();
   return *s;
 }
@@ -54,8 +55,9 @@ QString PipelineScenarioPath() {
   return QStringLiteral(TRAINSIM_SOURCE_DIR "/gui/tests/data/plan-pipeline.json");
 }
 
-Scenario PipelineScenario() {
-  Expected<Scenario> s = LoadScenarioFile(PipelineScenarioPath().toStdString(), *TheCatalog());
+PlanningScenario PipelineScenario() {
+  Expected<PlanningScenario> s =
+      LoadPlanningScenario(PipelineScenarioPath().toStdString(), *TheCatalog());
   if (!s.ok()) std::abort();
   return *s;
 }
@@ -72,7 +74,7 @@ std::shared_ptr<const planner::Plan> PipelinePlan() {
   return plan;
 }
 
-std::shared_ptr<const PlannedScenario> MakePlanned(const Scenario& s,
+std::shared_ptr<const PlannedScenario> MakePlanned(const PlanningScenario& s,
                                                    std::shared_ptr<const planner::Plan> plan) {
   auto planned = std::make_shared<PlannedScenario>();
   planned->scenario = s;

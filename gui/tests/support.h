@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "core/catalog.h"
-#include "core/scenario.h"
+#include "core/search.h"
 #include "gui/models/planned.h"
 #include "planner/plan.h"
 
@@ -19,13 +19,13 @@ namespace trainsim::gui::test {
 
 std::shared_ptr<const Catalog> TheCatalog();
 QString SmallScenarioPath();
-Scenario SmallScenario();
+PlanningScenario SmallScenario();
 std::shared_ptr<const planner::Plan> SmallPlan();  // planned once, shared
 QString PipelineScenarioPath();
-Scenario PipelineScenario();
+PlanningScenario PipelineScenario();
 std::shared_ptr<const planner::Plan> PipelinePlan();  // planned once, shared
 // What the window hands its pages for `plan` of `s` (no file, no document).
-std::shared_ptr<const PlannedScenario> MakePlanned(const Scenario& s,
+std::shared_ptr<const PlannedScenario> MakePlanned(const PlanningScenario& s,
                                                    std::shared_ptr<const planner::Plan> plan);
 
 // A hardware profile trainsim-calibrate --backend cpu wrote on a 2-core

@@ -41,8 +41,8 @@ std::string WithSection(const std::string& key, const std::string& value) {
 std::string WithSearch(const std::string& search) { return WithSection("search", search); }
 std::string WithSweep(const std::string& sweep) { return WithSection("sweep", sweep); }
 
-Expected<Scenario> Parse(const std::string& text) {
-  return ParseScenario(text, "x.json", test::BuiltinCatalog());
+Expected<PlanningScenario> Parse(const std::string& text) {
+  return ParsePlanningScenario(text, "x.json", test::BuiltinCatalog());
 }
 
 template <typename T>
@@ -149,7 +149,7 @@ std::vector<ValidCase> ValidCases() {
 TEST(SearchTest, ValidSectionsParseToTheExpectedFields) {
   for (const ValidCase& c : ValidCases()) {
     SCOPED_TRACE(c.what);
-    Expected<Scenario> s = Parse(WithSearch(c.search));
+    Expected<PlanningScenario> s = Parse(WithSearch(c.search));
     ASSERT_TRUE(s.ok()) << s.status().message();
     EXPECT_TRUE(s->has_search);
     EXPECT_EQ(Summary(s->search), c.expected);
@@ -157,7 +157,7 @@ TEST(SearchTest, ValidSectionsParseToTheExpectedFields) {
 }
 
 TEST(SearchTest, AbsentSectionLeavesTheDefaults) {
-  Expected<Scenario> s = ParseScenario(
+  Expected<PlanningScenario> s = ParsePlanningScenario(
       "{\"model\": \"gpt3-175b\", \"training\": {\"global_batch\": 2048},"
       " \"cluster\": {\"instance\": \"p4d.24xlarge\", \"nodes\": 128}}",
       "x.json", test::BuiltinCatalog());
@@ -281,10 +281,14 @@ std::vector<FailCase> SearchFailCases() {
 TEST(SearchTest, BadSectionsFailAtTheValue) {
   for (const FailCase& c : SearchFailCases()) {
     SCOPED_TRACE(c.what);
-    Expected<Scenario> s = Parse(WithSearch(c.section));
+    Expected<PlanningScenario> s = Parse(WithSearch(c.section));
     ASSERT_FALSE(s.ok()) << "parsed: " << Summary(s->search);
     EXPECT_EQ(s.status().code(), Status::Code::kInvalidInput);
     EXPECT_EQ(s.status().message(), c.message);
+    // One parser: the simulator's ParseScenario checks the section too.
+    EXPECT_EQ(
+        ParseScenario(WithSearch(c.section), "x.json", test::BuiltinCatalog()).status().message(),
+        c.message);
   }
 }
 
@@ -305,7 +309,7 @@ std::string Axes(const std::vector<SweepAxis>& axes) {
 }
 
 TEST(SweepTest, GridAxesKeepTheFileOrderAndTypes) {
-  Expected<Scenario> s = Parse(
+  Expected<PlanningScenario> s = Parse(
       WithSweep(R"({"grid": {"parallel.tp": [8, 4], "cluster.nodes": [64, 128, 256],)"
                 R"( "training.precision": ["bf16", "fp16"], "parallel.overlap_dp": [true, false],)"
                 R"( "training.tokens": [3e11, 1.5e11]}})"));
@@ -363,7 +367,7 @@ std::vector<FailCase> SweepFailCases() {
 TEST(SweepTest, BadGridsFailAtTheValue) {
   for (const FailCase& c : SweepFailCases()) {
     SCOPED_TRACE(c.what);
-    Expected<Scenario> s = Parse(WithSweep(c.section));
+    Expected<PlanningScenario> s = Parse(WithSweep(c.section));
     ASSERT_FALSE(s.ok()) << "parsed: " << Axes(s->sweep);
     EXPECT_EQ(s.status().code(), Status::Code::kInvalidInput);
     EXPECT_EQ(s.status().message(), c.message);
@@ -386,26 +390,27 @@ TEST(SweepTest, GridOfMoreThanTheLimitFails) {
   std::string batches, nodes;
   for (int i = 1; i <= 400; ++i) batches += (i > 1 ? ", " : "") + std::to_string(i * 1536);
   for (int i = 1; i <= 251; ++i) nodes += (i > 1 ? ", " : "") + std::to_string(i);
-  Expected<Scenario> s = Parse(WithSweep(R"({"grid": {"training.global_batch": [)" + batches +
-                                         R"(], "cluster.nodes": [)" + nodes + "]}}"));
+  Expected<PlanningScenario> s =
+      Parse(WithSweep(R"({"grid": {"training.global_batch": [)" + batches +
+                      R"(], "cluster.nodes": [)" + nodes + "]}}"));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().message(),
             "x.json:5:20: sweep.grid: 400 x 251 values give more than 100000 points (the most a "
             "grid may have)");
 }
 
-Expected<std::vector<Scenario>> Expand(const std::string& text) {
+Expected<std::vector<PlanningScenario>> Expand(const std::string& text) {
   return ExpandSweepGridString(text, "x.json", test::BuiltinCatalog());
 }
 
-std::vector<std::string> Names(const std::vector<Scenario>& points) {
+std::vector<std::string> Names(const std::vector<PlanningScenario>& points) {
   std::vector<std::string> names;
-  for (const Scenario& p : points) names.push_back(p.name);
+  for (const PlanningScenario& p : points) names.push_back(p.scenario.name);
   return names;
 }
 
 TEST(SweepTest, GridExpandsRowMajorWithNamedPoints) {
-  Expected<std::vector<Scenario>> points =
+  Expected<std::vector<PlanningScenario>> points =
       Expand(WithSweep(R"({"grid": {"cluster.nodes": [64, 128], "parallel.tp": [4, 8]}})"));
   ASSERT_TRUE(points.ok()) << points.status().message();
   EXPECT_EQ(Names(*points),
@@ -414,17 +419,17 @@ TEST(SweepTest, GridExpandsRowMajorWithNamedPoints) {
                 "x[cluster.nodes=128,parallel.tp=4]", "x[cluster.nodes=128,parallel.tp=8]"}));
   const int expected[][3] = {{64, 4, 16}, {64, 8, 8}, {128, 4, 32}, {128, 8, 16}};  // nodes tp dp
   for (size_t i = 0; i < points->size(); ++i) {
-    const Scenario& p = (*points)[i];
+    const Scenario& p = (*points)[i].scenario;
     EXPECT_EQ(p.cluster.nodes, expected[i][0]);
     EXPECT_EQ(p.parallel.tp, expected[i][1]);
     EXPECT_EQ(p.parallel.dp, expected[i][2]) << "dp is derived for each point";
-    EXPECT_TRUE(p.sweep.empty()) << "a point is a plain scenario";
+    EXPECT_TRUE((*points)[i].sweep.empty()) << "a point is a plain scenario";
   }
 }
 
 TEST(SweepTest, PointsReplaceAPresetNameAndAddAbsentFields) {
   // The base has no parallel section; the grid adds parallel.zero_stage.
-  Expected<std::vector<Scenario>> points =
+  Expected<std::vector<PlanningScenario>> points =
       Expand(R"({"model": "gpt3-175b", "training": {"global_batch": 2048},)"
              R"( "cluster": {"instance": "p4d.24xlarge", "nodes": 128},)"
              R"( "search": {"budget_usd": 1e6},)"
@@ -435,22 +440,22 @@ TEST(SweepTest, PointsReplaceAPresetNameAndAddAbsentFields) {
             (std::vector<std::string>{
                 "x[model=llama2-70b,parallel.zero_stage=1,training.recompute=full]",
                 "x[model=gpt3-175b,parallel.zero_stage=1,training.recompute=full]"}));
-  EXPECT_EQ((*points)[0].model.name, "llama2-70b");
-  EXPECT_EQ((*points)[1].model.name, "gpt3-175b");
-  for (const Scenario& p : *points) {
-    EXPECT_EQ(p.parallel.zero_stage, 1);
-    EXPECT_EQ(p.training.recompute, Recompute::kFull);
+  EXPECT_EQ((*points)[0].scenario.model.name, "llama2-70b");
+  EXPECT_EQ((*points)[1].scenario.model.name, "gpt3-175b");
+  for (const PlanningScenario& p : *points) {
+    EXPECT_EQ(p.scenario.parallel.zero_stage, 1);
+    EXPECT_EQ(p.scenario.training.recompute, Recompute::kFull);
     EXPECT_TRUE(p.has_search) << "each point keeps the search section";
     EXPECT_EQ(p.search.budget_usd, 1e6);
   }
 }
 
 TEST(SweepTest, ScenarioWithoutGridExpandsToItself) {
-  Expected<std::vector<Scenario>> points = Expand(WithSearch("{}"));
+  Expected<std::vector<PlanningScenario>> points = Expand(WithSearch("{}"));
   ASSERT_TRUE(points.ok()) << points.status().message();
   ASSERT_EQ(points->size(), 1u);
-  EXPECT_EQ((*points)[0].name, "x");
-  EXPECT_EQ((*points)[0].cluster.nodes, 128);
+  EXPECT_EQ((*points)[0].scenario.name, "x");
+  EXPECT_EQ((*points)[0].scenario.cluster.nodes, 128);
 }
 
 struct PointFailCase {
@@ -478,7 +483,7 @@ std::vector<PointFailCase> PointFailCases() {
 TEST(SweepTest, FailingPointNamesItself) {
   for (const PointFailCase& c : PointFailCases()) {
     SCOPED_TRACE(c.what);
-    Expected<std::vector<Scenario>> points = Expand(WithSweep(c.sweep));
+    Expected<std::vector<PlanningScenario>> points = Expand(WithSweep(c.sweep));
     ASSERT_FALSE(points.ok());
     EXPECT_EQ(points.status().code(), Status::Code::kInvalidInput);
     EXPECT_EQ(points.status().message(), c.message);
@@ -492,7 +497,7 @@ TEST(SweepTest, EverySweepableFieldReachesItsReader) {
   // parallelism, which the baseline does not have.)
   for (const std::string& field : SweepableFields()) {
     SCOPED_TRACE(field);
-    Expected<std::vector<Scenario>> points =
+    Expected<std::vector<PlanningScenario>> points =
         Expand(WithSweep(R"({"grid": {")" + field + R"(": [true]}})"));
     if (points.ok()) continue;  // a boolean field
     const std::string& message = points.status().message();
@@ -512,7 +517,7 @@ TEST(SweepFileTest, PointsNameTheFileStemAndErrorsThePath) {
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "gpt3-nodes.json").string();
   std::ofstream(path) << WithSweep(R"({"grid": {"cluster.nodes": [64, 128]}})");
-  Expected<std::vector<Scenario>> points = ExpandSweepGrid(path, test::BuiltinCatalog());
+  Expected<std::vector<PlanningScenario>> points = ExpandSweepGrid(path, test::BuiltinCatalog());
   ASSERT_TRUE(points.ok()) << points.status().message();
   EXPECT_EQ(Names(*points), (std::vector<std::string>{"gpt3-nodes[cluster.nodes=64]",
                                                       "gpt3-nodes[cluster.nodes=128]"}));
@@ -531,7 +536,7 @@ TEST(SweepFileTest, ErrorWithoutAPositionStillNamesThePoint) {
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "profiles.json").string();
   std::ofstream(path) << WithSweep(R"({"grid": {"cluster.profile": ["missing.json"]}})");
-  Expected<std::vector<Scenario>> points = ExpandSweepGrid(path, test::BuiltinCatalog());
+  Expected<std::vector<PlanningScenario>> points = ExpandSweepGrid(path, test::BuiltinCatalog());
   ASSERT_FALSE(points.ok());
   EXPECT_EQ(points.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(points.status().message(),
@@ -546,7 +551,7 @@ TEST(SweepFileTest, ReadySweepsExpand) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;
     SCOPED_TRACE(entry.path().string());
-    Expected<std::vector<Scenario>> points =
+    Expected<std::vector<PlanningScenario>> points =
         ExpandSweepGrid(entry.path().string(), test::BuiltinCatalog());
     ASSERT_TRUE(points.ok()) << points.status().message();
     EXPECT_GE(points->size(), 2u);
@@ -559,7 +564,7 @@ TEST(SweepFileTest, ReadyPlansHaveABudgetOrADeadline) {
   for (const char* name :
        {"gpt3-175b-p4d", "llama2-70b-p5", "bert-large-p3", "resnet50-p3", "llama2-7b-finetune"}) {
     SCOPED_TRACE(name);
-    Expected<Scenario> s = LoadScenarioFile(
+    Expected<PlanningScenario> s = LoadPlanningScenario(
         std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", test::BuiltinCatalog());
     ASSERT_TRUE(s.ok()) << s.status().message();
     EXPECT_TRUE(s->has_search);

@@ -13,8 +13,8 @@ namespace trainsim::planner {
 namespace {
 
 // A small transformer on two instance types, 1..2 nodes: a whole plan in seconds.
-Scenario Small(const std::string& search) {
-  Expected<Scenario> s = ParseScenario(
+PlanningScenario Small(const std::string& search) {
+  Expected<PlanningScenario> s = ParsePlanningScenario(
       R"({"model": {"layers": 8, "hidden": 1024, "heads": 16, "ffn_hidden": 4096,
                     "seq_len": 1024, "vocab": 32000},
           "training": {"global_batch": 64, "tokens": 2e9},
@@ -31,7 +31,7 @@ const char kSearch[] =
         "tp": [1, 2], "pp": [1, 2], "micro_batch": [1, 4], "zero_stages": [0, 1],
         "recompute": ["none"], "confirm_top": 4, "trials": 200})";
 
-Plan MustPlan(const Scenario& s) {
+Plan MustPlan(const PlanningScenario& s) {
   PlanOptions options;
   options.jobs = 2;
   Expected<Plan> p = MakePlan(s, test::BuiltinCatalog(), options);
@@ -64,7 +64,7 @@ TEST(MakePlan, ConfirmsRanksAndPricesTheBest) {
 // simulator (both confirmed; in the usual-practice reason, whose shape that is), and which
 // measurements support hybrid sharding.
 TEST(MakePlan, HybridShardingWinsAndSaysWhy) {
-  Expected<Scenario> s = ParseScenario(
+  Expected<PlanningScenario> s = ParsePlanningScenario(
       R"({"model": "llama2-7b", "training": {"global_batch": 512, "tokens": 2e10},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 16},
           "search": {"instances": ["p4d.24xlarge"], "nodes": {"min": 16, "max": 16},
@@ -153,7 +153,7 @@ std::shared_ptr<const ErrorBands> TwoFamilies(double dp_spread, double zero3_cen
 // ZeRO-3's band, though narrow, lies beyond the leader's pessimistic end.
 TEST(MakePlan, OverlappingBandsPreferTheBetterMeasuredLayout) {
   auto plan = [](bool prefer, std::shared_ptr<const ErrorBands> bands) {
-    const Scenario s =
+    const PlanningScenario s =
         Small(std::string(R"({"instances": ["p4d.24xlarge"], "nodes": {"min": 1, "max": 1},
         "tp": [1], "pp": [1], "micro_batch": [4], "zero_stages": [1, 3], "recompute": ["none"],
         "pricing": ["on-demand"], "confirm_top": 2, "trials": 200, "prefer_validated": )") +
@@ -216,12 +216,12 @@ TEST(MakePlan, ParetoFrontIsExactlyTheUndominatedOptions) {
 }
 
 TEST(MakePlan, SameInputsSameBytes) {
-  const Scenario s = Small(kSearch);
+  const PlanningScenario s = Small(kSearch);
   EXPECT_EQ(ToJson(s, MustPlan(s)).dump(), ToJson(s, MustPlan(s)).dump());
 }
 
 TEST(ToJsonChoosing, TheRecommendationIsToJsonAndAnotherCandidateIsItsOwnConfig) {
-  const Scenario s = Small(kSearch);
+  const PlanningScenario s = Small(kSearch);
   const Plan p = MustPlan(s);
   const nlohmann::json doc = {{"name", "small"}};
   Expected<nlohmann::json> same = ToJsonChoosing(s, p, doc, p.best, p.best_priced);
@@ -275,8 +275,8 @@ TEST(MakePlan, ReferenceSystemsArePlannedByTimeWithoutCost) {
 }
 
 TEST(MakePlan, Errors) {
-  Scenario s = Small(kSearch);
-  s.training.tokens = 0;
+  PlanningScenario s = Small(kSearch);
+  s.scenario.training.tokens = 0;
   EXPECT_EQ(MakePlan(s, test::BuiltinCatalog(), {}).status().message(),
             "small: planning needs the amount of work: training.tokens, training.samples or "
             "training.epochs");

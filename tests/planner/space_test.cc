@@ -15,8 +15,8 @@ namespace trainsim::planner {
 namespace {
 
 // A 4-layer, 4-head transformer: small enough to count the space by hand.
-Scenario Tiny() {
-  Expected<Scenario> s = ParseScenario(
+PlanningScenario Tiny() {
+  Expected<PlanningScenario> s = ParsePlanningScenario(
       R"({"model": {"layers": 4, "hidden": 256, "heads": 4, "ffn_hidden": 1024, "seq_len": 128,
                     "vocab": 1000},
           "training": {"global_batch": 8, "tokens": 1e9},
@@ -41,15 +41,15 @@ struct Walked {
   std::vector<Candidate> candidates;
 };
 
-Walked Walk(const Scenario& s) {
+Walked Walk(const PlanningScenario& s) {
   Walked w;
-  Expected<SearchSpace> space = ResolveSpace(s, test::BuiltinCatalog());
+  Expected<SearchSpace> space = ResolveSpace(s.scenario, s.search, test::BuiltinCatalog());
   EXPECT_TRUE(space.ok()) << space.status().message();
   SpaceVisitor visit;
   visit.on_candidate = [&](const Candidate& c, const Scenario&, const sim::MemoryBreakdown&) {
     w.candidates.push_back(c);
   };
-  WalkSpace(s, *space, visit, &w.tally);
+  WalkSpace(s.scenario, *space, visit, &w.tally);
   return w;
 }
 
@@ -83,8 +83,8 @@ TEST(WalkSpace, PrunesWithReasonsAndCountsEveryCandidateOnce) {
 // fold) are pruned with their reason, every candidate under them counted; larger ones
 // that fold are walked.
 TEST(WalkSpace, NodeCountsBeyondTheSimulatorArePruned) {
-  Scenario s = Tiny();
-  s.training.global_batch = 33587200;  // divisible by dp = 2 x nodes (tp 4) below
+  PlanningScenario s = Tiny();
+  s.scenario.training.global_batch = 33587200;  // divisible by dp = 2 x nodes (tp 4) below
   s.search.tp = {4};
   s.search.pp = {1};
   s.search.micro_batch = {1};
@@ -111,8 +111,8 @@ TEST(WalkSpace, NodeCountsBeyondTheSimulatorArePruned) {
 }
 
 TEST(WalkSpace, MemoryPruningSaysWhatDoesNotFit) {
-  Expected<Scenario> s =
-      LoadScenarioFile(TRAINSIM_SOURCE_DIR "/scenarios/gpt3-175b-p4d.json", test::BuiltinCatalog());
+  Expected<PlanningScenario> s = LoadPlanningScenario(
+      TRAINSIM_SOURCE_DIR "/scenarios/gpt3-175b-p4d.json", test::BuiltinCatalog());
   ASSERT_TRUE(s.ok()) << s.status().message();
   s->search = SearchConfig();
   s->search.instances = {"p4d.24xlarge"};
@@ -132,7 +132,7 @@ TEST(WalkSpace, MemoryPruningSaysWhatDoesNotFit) {
 }
 
 TEST(WalkSpace, ZeroTwoAndThreeNeedNoPipeline) {
-  Scenario s = Tiny();
+  PlanningScenario s = Tiny();
   s.search.tp = {1};
   s.search.pp = {2};
   s.search.micro_batch = {1};
@@ -150,11 +150,12 @@ TEST(WalkSpace, ZeroTwoAndThreeNeedNoPipeline) {
 // parallelism 70B parameters) while the search offers other layouts; a search that fixes ZeRO-3
 // and the layout keeps it.
 TEST(WalkSpace, ZeroThreeBeyondTheValidatedRangeIsNotPutForward) {
-  Expected<Scenario> big = ParseScenario(R"({"model": "gpt3-175b", "training": {"global_batch": 64},
+  Expected<PlanningScenario> big =
+      ParsePlanningScenario(R"({"model": "gpt3-175b", "training": {"global_batch": 64},
       "cluster": {"instance": "p4d.24xlarge", "nodes": 4},
       "search": {"instances": ["p4d.24xlarge"], "tp": [1, 8], "pp": [1], "zero_stages": [3],
                  "micro_batch": [1], "recompute": ["full"], "nodes": {"min": 4, "max": 4}}})",
-                                         "x.json", test::BuiltinCatalog());
+                            "x.json", test::BuiltinCatalog());
   ASSERT_TRUE(big.ok()) << big.status().message();
   const Walked w = Walk(*big);
   ASSERT_EQ(w.tally.count("zero3-unvalidated"), 1u);
@@ -163,18 +164,18 @@ TEST(WalkSpace, ZeroThreeBeyondTheValidatedRangeIsNotPutForward) {
             "ZeRO-3 with tp 1, pp 1 on 32 GPUs for a 175B-parameter model, where the search offers "
             "other layouts: no measurement supports ZeRO-3 beyond 512 GPUs, nor without model "
             "parallelism beyond 70B parameters (docs/validation.md section 0.4)");
-  Scenario only_dp = *big;
+  PlanningScenario only_dp = *big;
   only_dp.search.tp = {1};
   EXPECT_EQ(Walk(only_dp).tally.count("zero3-unvalidated"), 0u);
-  Scenario small = Tiny();  // a small model on few GPUs: inside the range
+  PlanningScenario small = Tiny();  // a small model on few GPUs: inside the range
   small.search.tp = {1, 2};
   small.search.zero_stages = {3};
   EXPECT_EQ(Walk(small).tally.count("zero3-unvalidated"), 0u);
   // Beyond 512 GPUs ZeRO-3 goes even with tensor parallelism (tp 8 on 65 nodes: 520 GPUs).
-  Scenario wide = *big;
-  wide.cluster.nodes = 65;
+  PlanningScenario wide = *big;
+  wide.scenario.cluster.nodes = 65;
   wide.search.min_nodes = wide.search.max_nodes = 65;
-  wide.training.global_batch = 65;
+  wide.scenario.training.global_batch = 65;
   const Walked w_wide = Walk(wide);
   ASSERT_EQ(w_wide.tally.count("zero3-unvalidated"), 1u);
   EXPECT_NE(w_wide.tally.at("zero3-unvalidated").example.find("tp 8, pp 1 on 520 GPUs"),
@@ -183,8 +184,8 @@ TEST(WalkSpace, ZeroThreeBeyondTheValidatedRangeIsNotPutForward) {
 
 // Tiny on one node with one layout (tp 1, pp 1, micro batch 1, ZeRO 0), recompute modes the
 // only choice left. Explicit dimensions: flash attention by default.
-Scenario TinyRecomputeOnly(std::vector<Recompute> modes) {
-  Scenario s = Tiny();
+PlanningScenario TinyRecomputeOnly(std::vector<Recompute> modes) {
+  PlanningScenario s = Tiny();
   s.search.tp = {1};
   s.search.pp = {1};
   s.search.micro_batch = {1};
@@ -195,8 +196,8 @@ Scenario TinyRecomputeOnly(std::vector<Recompute> modes) {
 }
 
 TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
-  Scenario s = TinyRecomputeOnly({Recompute::kNone, Recompute::kSelective});
-  ASSERT_TRUE(s.training.flash_attention);
+  PlanningScenario s = TinyRecomputeOnly({Recompute::kNone, Recompute::kSelective});
+  ASSERT_TRUE(s.scenario.training.flash_attention);
   s.search.recompute = {Recompute::kNone, Recompute::kSelective};
   Walked w = Walk(s);
   ASSERT_EQ(w.candidates.size(), 1u);
@@ -208,16 +209,16 @@ TEST(WalkSpace, SelectiveRecomputeWithFlashAttentionIsNone) {
   s.search.recompute = {Recompute::kSelective};
   EXPECT_EQ(Walk(s).candidates.size(), 1u);
   s.search.recompute = {Recompute::kNone, Recompute::kSelective};
-  s.training.flash_attention = false;
+  s.scenario.training.flash_attention = false;
   EXPECT_EQ(Walk(s).candidates.size(), 2u);
 }
 
 // Op-level checkpointing keeps the fused attention's output: searched without flash
 // attention it is pruned, with it it stays.
 TEST(WalkSpace, OpLevelRecomputeNeedsFlashAttention) {
-  Scenario s = TinyRecomputeOnly({Recompute::kNone, Recompute::kSelectiveOp});
+  PlanningScenario s = TinyRecomputeOnly({Recompute::kNone, Recompute::kSelectiveOp});
   EXPECT_EQ(Walk(s).candidates.size(), 2u);
-  s.training.flash_attention = false;
+  s.scenario.training.flash_attention = false;
   const Walked w = Walk(s);
   ASSERT_EQ(w.candidates.size(), 1u);
   EXPECT_EQ(w.candidates[0].recompute, Recompute::kNone);
@@ -229,7 +230,7 @@ TEST(WalkSpace, OpLevelRecomputeNeedsFlashAttention) {
 // with FSDP on 16 p4d (dp 128) survives with parameter offload, not without.
 TEST(WalkSpace, ParameterOffloadKeepsZeroThreeAndFitsGpt3On16P4d) {
   auto walk = [](bool offload) {
-    Expected<Scenario> s = ParseScenario(
+    Expected<PlanningScenario> s = ParsePlanningScenario(
         std::string(R"({"model": "gpt3-175b", "training": {"global_batch": 128,
             "recompute": "full", "offload_params": )") +
             (offload ? "true" : "false") + R"(}, "cluster": {"instance": "p4d.24xlarge",
@@ -268,8 +269,8 @@ TEST(WalkSpace, ParameterOffloadKeepsZeroThreeAndFitsGpt3On16P4d) {
 // 1, 2, 4, ... below dp; a listed group that does not divide dp, or is not below it, is
 // pruned with its reason. Tiny on 2 p4d, tp 1 / tp 2, pp 1, micro batch 1.
 TEST(WalkSpace, HybridShardGroupsForZeroTwoAndThree) {
-  Scenario s = Tiny();
-  s.training.global_batch = 16;
+  PlanningScenario s = Tiny();
+  s.scenario.training.global_batch = 16;
   SearchConfig& q = s.search;
   q.min_nodes = 2;
   q.tp = {1, 2};
@@ -303,18 +304,19 @@ TEST(WalkSpace, HybridShardGroupsForZeroTwoAndThree) {
   EXPECT_EQ(listed.tally.count("hybrid-unvalidated"), 0u);
   EXPECT_EQ(listed.tally.at("shard-group").example,
             "shard group 3 with dp 16: a hybrid group must divide dp and be smaller than it");
-  EXPECT_EQ(Describe(*ResolveSpace(s, test::BuiltinCatalog()), listed.candidates[4]),
-            "p4d.24xlarge x 2: tp 1, pp 1, dp 16, ZeRO-3, hybrid shard 2, micro batch 1, none "
-            "recompute");
+  EXPECT_EQ(
+      Describe(*ResolveSpace(s.scenario, s.search, test::BuiltinCatalog()), listed.candidates[4]),
+      "p4d.24xlarge x 2: tp 1, pp 1, dp 16, ZeRO-3, hybrid shard 2, micro batch 1, none "
+      "recompute");
 }
 
 // A mixture of experts: ZeRO-0/1 layouts try expert parallel 1 and every power of two that
 // divides both the experts and dp; dense models and ZeRO-2/3 keep ep 1; a listed degree that
 // does not fit is pruned with its reason.
 TEST(WalkSpace, ExpertParallelDegreesOfAMixtureOfExperts) {
-  Scenario s = Tiny();
-  s.model.experts = 4;
-  s.model.experts_per_token = 2;
+  PlanningScenario s = Tiny();
+  s.scenario.model.experts = 4;
+  s.scenario.model.experts_per_token = 2;
   s.search.zero_stages = {0, 1, 2};
   s.search.pp = {1};
   s.search.micro_batch = {1};
@@ -336,8 +338,8 @@ TEST(WalkSpace, ExpertParallelDegreesOfAMixtureOfExperts) {
 // cp)); a degree the sequence cannot take, or any without flash attention, is pruned with
 // its reason; without search.cp the scenario's stays.
 TEST(WalkSpace, ContextParallelDegreesSplitTheGpusBeforeDp) {
-  Scenario s = Tiny();
-  s.training.flash_attention = true;
+  PlanningScenario s = Tiny();
+  s.scenario.training.flash_attention = true;
   s.search.zero_stages = {0};
   s.search.pp = {1};
   s.search.micro_batch = {1};
@@ -353,7 +355,7 @@ TEST(WalkSpace, ContextParallelDegreesSplitTheGpusBeforeDp) {
   ASSERT_TRUE(w.tally.count("cp"));  // seq 128 does not split into 256 chunks
   EXPECT_EQ(w.tally.at("cp").example,
             "context parallel 128 does not split the sequence into 2 cp equal chunks");
-  s.training.flash_attention = false;
+  s.scenario.training.flash_attention = false;
   const Walked without = Walk(s);
   EXPECT_EQ(without.tally.at("cp").example.rfind("context parallel 2 needs flash attention", 0),
             0u);
@@ -364,7 +366,7 @@ TEST(WalkSpace, ContextParallelDegreesSplitTheGpusBeforeDp) {
 // Without search.cp, a long-context transformer with flash attention also tries cp 1, 2, 4, 8;
 // a short one, or one without flash attention, keeps the scenario's cp.
 TEST(ResolveSpace, LongContextTriesContextParallelism) {
-  Scenario s = Tiny();
+  Scenario s = Tiny().scenario;
   s.training.flash_attention = true;
   EXPECT_EQ(DefaultCp(s), std::vector<int>{1});
   s.model.seq_len = kLongContextTokens;
@@ -378,9 +380,9 @@ TEST(ResolveSpace, LongContextTriesContextParallelism) {
 }
 
 TEST(ResolveSpace, DefaultsAndRestrictions) {
-  Scenario s = Tiny();
+  PlanningScenario s = Tiny();
   s.search = SearchConfig();
-  Expected<SearchSpace> space = ResolveSpace(s, test::BuiltinCatalog());
+  Expected<SearchSpace> space = ResolveSpace(s.scenario, s.search, test::BuiltinCatalog());
   ASSERT_TRUE(space.ok());
   EXPECT_EQ(space->tp, (std::vector<int>{1, 2, 4, 8}));
   EXPECT_EQ(space->pp, (std::vector<int>{1, 2, 4}));
@@ -390,10 +392,10 @@ TEST(ResolveSpace, DefaultsAndRestrictions) {
     EXPECT_GT(t->gpus, 0);
   }
   s.search.spot_allowed = false;
-  space = ResolveSpace(s, test::BuiltinCatalog());
+  space = ResolveSpace(s.scenario, s.search, test::BuiltinCatalog());
   EXPECT_EQ(space->pricing, (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSagemaker}));
   s.search.instances = {"p9.huge"};
-  EXPECT_EQ(ResolveSpace(s, test::BuiltinCatalog()).status().message(),
+  EXPECT_EQ(ResolveSpace(s.scenario, s.search, test::BuiltinCatalog()).status().message(),
             "search.instances: unknown instance type \"p9.huge\"");
 }
 

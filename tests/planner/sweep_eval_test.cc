@@ -31,7 +31,7 @@ TEST(LoadScenarioSweep, OnePointPerFileFingerprintedByItsBytes) {
   ASSERT_EQ(sweep->points.size(), 2u);
   EXPECT_EQ(sweep->points[1].index, 1);
   EXPECT_EQ(sweep->points[1].id, b + "#0");
-  EXPECT_EQ(sweep->scenarios[1].name, "bert-large-p3");
+  EXPECT_EQ(sweep->scenarios[1].scenario.name, "bert-large-p3");
   EXPECT_NE(sweep->points[0].fingerprint, sweep->points[1].fingerprint);
   // What else the results depend on changes every fingerprint.
   Expected<ScenarioSweep> other = LoadScenarioSweep({a}, test::BuiltinCatalog(), "catalog bytes");
