@@ -17,6 +17,7 @@
 #include "gui/models/app_options.h"
 #include "gui/models/attach_profile.h"
 #include "gui/models/plan_export.h"
+#include "gui/models/png_file.h"
 
 namespace trainsim::gui {
 
@@ -210,8 +211,8 @@ bool MainWindow::saveScreenshots(const QString& dir, QString* error) {
     }
     const QString path =
         dir + QLatin1Char('/') + tabs_->tabText(i).toLower() + QStringLiteral(".png");
-    if (!grab().save(path)) {
-      *error = path + QStringLiteral(": cannot write the screenshot");
+    if (Status st = SavePng(grab().toImage(), path); !st.ok()) {
+      *error = QString::fromStdString(st.message());
       return false;
     }
   }

@@ -20,6 +20,7 @@
 #include <QtTest>
 
 #include "gui/app/main_window.h"
+#include "gui/models/png_file.h"
 #include "gui/tests/support.h"
 #include "gui/tests/tests.h"
 
@@ -117,7 +118,9 @@ class ScenarioPageTest : public QObject {
              QStringLiteral("search.budget_usd: expected a number > 0, got -5"));
     QCOMPARE(OtherErrorsShown(page, QStringLiteral("search.budget_usd")), 0);
     QVERIFY(QDir().mkpath(QStringLiteral(TRAINSIM_SCREENSHOT_DIR)));  // for a look at the error
-    QVERIFY(w.grab().save(QStringLiteral(TRAINSIM_SCREENSHOT_DIR "/scenario-error.png")));
+    QVERIFY(
+        SavePng(w.grab().toImage(), QStringLiteral(TRAINSIM_SCREENSHOT_DIR "/scenario-error.png"))
+            .ok());
 
     // Plan with the error: the window stays on the scenario and plans nothing.
     QSignalSpy failed(&w, &MainWindow::planFailed);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "core/error_bands.h"
+#include "gui/models/png_file.h"
 
 namespace trainsim::gui::test {
 
@@ -94,12 +95,16 @@ QString SaveScreenshot(QWidget& w, const QString& page) {
   }
   const QString dir = QStringLiteral(TRAINSIM_SCREENSHOT_DIR);
   const QString path = dir + QStringLiteral("/%1.png").arg(page);
-  if (!QDir().mkpath(dir) || !shot.save(path)) return path + QStringLiteral(": cannot write");
+  if (!QDir().mkpath(dir)) return dir + QStringLiteral(": cannot create the folder");
+  if (Status st = SavePng(shot.toImage(), path); !st.ok())
+    return QString::fromStdString(st.message());
   if (QFileInfo(path).size() <= 10000) return path + QStringLiteral(": looks empty");
   if (!qEnvironmentVariableIsSet("TRAINSIM_UPDATE_DOCS_SCREENSHOTS")) return QString();
   const QString docs = QStringLiteral(TRAINSIM_SOURCE_DIR "/docs/images");
   const QString doc = docs + QStringLiteral("/gui-%1.png").arg(page);
-  if (!QDir().mkpath(docs) || !shot.save(doc)) return doc + QStringLiteral(": cannot write");
+  if (!QDir().mkpath(docs)) return docs + QStringLiteral(": cannot create the folder");
+  if (Status st = SavePng(shot.toImage(), doc); !st.ok())
+    return QString::fromStdString(st.message());
   return QString();
 }
 
