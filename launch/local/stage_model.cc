@@ -106,13 +106,16 @@ LayerWeights StageModel::Weights(float* base, int l) const {
 LayerWeights StageModel::Transposed(int l) const { return Weights(transposed_.get(), l); }
 
 StageModel::Microbatch* StageModel::Acquire() {
-  if (free_.empty()) return new Microbatch(dims_, spec_, ops_);
-  Microbatch* mb = free_.back().release();
+  if (free_.empty()) {
+    microbatches_.push_back(std::make_unique<Microbatch>(dims_, spec_, ops_));
+    return microbatches_.back().get();
+  }
+  Microbatch* mb = free_.back();
   free_.pop_back();
   return mb;
 }
 
-void StageModel::Release(Microbatch* mb) { free_.emplace_back(mb); }
+void StageModel::Release(Microbatch* mb) { free_.push_back(mb); }
 
 float* StageModel::Input(Microbatch* mb) { return mb->layers[0].x.get(); }
 

@@ -77,7 +77,8 @@ class StageModel {
   // pass and zeroes the embedding gradient (scatter-added).
   void BeginStep();
 
-  // A microbatch's activation storage, reused after Release.
+  // A microbatch's activation storage, reused after Release; the model owns it
+  // (one never released is freed with the model).
   Microbatch* Acquire();
   void Release(Microbatch* mb);
   // tokens x hidden: where a stage other than the first receives its input.
@@ -115,7 +116,9 @@ class StageModel {
   FloatBuffer params_, grads_, transposed_;
   LayerScratch scratch_;
   FloatBuffer dx1_, dx2_;
-  std::vector<std::unique_ptr<Microbatch>> free_;
+  // Every microbatch made (owned here, freed with the model) and those free for reuse.
+  std::vector<std::unique_ptr<Microbatch>> microbatches_;
+  std::vector<Microbatch*> free_;
 };
 
 }  // namespace trainsim::local
