@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -22,6 +23,7 @@
 #include "core/durable_file.h"
 #include "core/error_bands.h"
 #include "core/model_zoo.h"
+#include "core/sanitizer_mpi.h"
 #include "core/scenario.h"
 #include "core/units.h"
 #include "planner/estimator.h"
@@ -430,6 +432,16 @@ int Main(int argc, char** argv) {
 
 }  // namespace
 }  // namespace trainsim
+
+#ifdef TRAINSIM_SANITIZE
+// Only a sweep's ranks started by an MPI launcher start MPI (planner/sweep_world.cc), and
+// Open MPI's mpirun sets this variable: the others keep the fast unwinder (core/sanitizer_mpi.h).
+extern "C" const char* __asan_default_options() {
+  return trainsim::StartedWithVariable("OMPI_COMM_WORLD_SIZE") ? trainsim::kSlowUnwindOptions : "";
+}
+extern "C" const char* __lsan_default_suppressions() { return trainsim::kOpenMpiLeakSuppressions; }
+extern "C" const char* __lsan_default_options() { return trainsim::kLeakOptions; }
+#endif
 
 int main(int argc, char** argv) {
   try {

@@ -79,11 +79,6 @@ std::vector<std::string> MpirunCommand(int ranks, const std::string& trainer,
   std::vector<std::string> argv = {"mpirun", "-np", std::to_string(ranks)};
   if (as_root) argv.push_back("--allow-run-as-root");
   if (ranks > cores) argv.push_back("--oversubscribe");
-#ifdef TRAINSIM_SANITIZE
-  // Open MPI keeps allocations of its components until exit (./dev sanitize, docs/testing.md):
-  // the ranks run with the address checks but without the leak check.
-  argv.insert(argv.end(), {"-x", "ASAN_OPTIONS=detect_leaks=0"});
-#endif
   for (const std::string& w : {trainer, std::string("--config"), config}) argv.push_back(w);
   return argv;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sanitizer_mpi.h"
 #include "launch/local/cuda/cuda_backend.h"
 #include "launch/local/mpi_transport.h"
 #include "launch/local/report.h"
@@ -249,6 +250,13 @@ int RunRank(int argc, char** argv, int rank, int world) {
 
 }  // namespace
 }  // namespace trainsim::local
+
+#ifdef TRAINSIM_SANITIZE
+// Every run starts MPI (core/sanitizer_mpi.h).
+extern "C" const char* __asan_default_options() { return trainsim::kSlowUnwindOptions; }
+extern "C" const char* __lsan_default_suppressions() { return trainsim::kOpenMpiLeakSuppressions; }
+extern "C" const char* __lsan_default_options() { return trainsim::kLeakOptions; }
+#endif
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -224,10 +224,6 @@ TEST_F(SweepCliTest, MpiRanksWriteTheSameBytesAsOneProcess) {
     const std::string name = "mpi" + std::to_string(ranks);
     std::vector<std::string> args = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
                                      std::to_string(ranks)};
-#ifdef TRAINSIM_SANITIZE
-    // Open MPI keeps allocations of its components until exit: no leak check in the ranks.
-    args.insert(args.end(), {"-x", "ASAN_OPTIONS=detect_leaks=0"});
-#endif
     std::vector<std::string> sweep = Sweep(name, "1");
     args.insert(args.end(), sweep.begin(), sweep.end());
     RunResult r = Run(args);
