@@ -161,7 +161,11 @@ TEST_F(LocalCliTest, CtrlCStopsCleanlyAndResumeFinishes) {
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_NE(Err().find("checkpoint of step 2"), std::string::npos) << Err();
+  if (Err().find("checkpoint of step 2") == std::string::npos) {
+    kill(pid, SIGINT);  // stop the run and its ranks before failing
+    Wait(pid);
+    FAIL() << "no checkpoint of step 2 within 120 s: " << Err();
+  }
   kill(pid, SIGINT);
   EXPECT_EQ(Wait(pid), 130) << Err();
   EXPECT_NE(Err().find("trainsim: interrupted after "), std::string::npos) << Err();
