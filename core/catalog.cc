@@ -60,7 +60,8 @@ const std::vector<std::string> kSourceKeys = {"*",
                                               "pricing.on_demand_usd_hr",
                                               "pricing.sagemaker_usd_hr",
                                               "pricing.spot_discount",
-                                              "pricing.spot_interruption_bucket"};
+                                              "pricing.spot_interruption_bucket",
+                                              "pricing.capacity_block_usd_hr"};
 
 // Per-direction bandwidth of an x16 link (PCI-SIG): GT/s per lane x 16 lanes
 // x 128b/130b encoding / 8 bits. Generations 3, 4, 5.
@@ -126,6 +127,27 @@ class Fields {
     int index = -1;
     r_.Enum(key, allowed, &index);
     if (index >= 0) *out = allowed[index];
+  }
+  // A calendar date "YYYY-MM-DD" (month 1-12, day 1-31), or null.
+  void OptDate(std::string_view key, std::optional<std::string>* out) {
+    const JsonValue* v = r_.Child(key);
+    if (IsNull(v) || !ok()) return;
+    const std::string& d = v->is_string() ? v->text : std::string();
+    auto digits = [&](size_t at, size_t n) {
+      int x = 0;
+      for (size_t i = at; i < at + n; ++i) {
+        if (d[i] < '0' || d[i] > '9') return -1;
+        x = 10 * x + (d[i] - '0');
+      }
+      return x;
+    };
+    const bool shaped = d.size() == 10 && d[4] == '-' && d[7] == '-' && digits(0, 4) >= 0;
+    const int month = shaped ? digits(5, 2) : -1, day = shaped ? digits(8, 2) : -1;
+    if (!shaped || month < 1 || month > 12 || day < 1 || day > 31) {
+      return Fail(
+          r_.ErrorAt(*v, key, "expected a date \"YYYY-MM-DD\" or null, got " + Describe(*v)));
+    }
+    *out = d;
   }
   void Fail(Status s) {
     if (first_.ok()) first_ = std::move(s);
@@ -504,7 +526,16 @@ class FileReader {
     f.OptPositive("sagemaker_usd_hr", &t->price_sagemaker_usd_hr);
     f.OptFraction("spot_discount", &t->spot_discount);
     f.OptEnum("spot_interruption_bucket", kSpotBuckets, &t->spot_interruption_bucket);
-    return f.Finish();
+    f.OptPositive("capacity_block_usd_hr", &t->price_capacity_block_usd_hr);
+    f.OptDate("capacity_block_valid_until", &t->capacity_block_valid_until);
+    if (Status s = f.Finish(); !s.ok()) return s;
+    if (t->price_capacity_block_usd_hr.has_value() != t->capacity_block_valid_until.has_value()) {
+      return Status::InvalidInput(Located(
+          file_, v.pos,
+          path + ": give capacity_block_usd_hr and capacity_block_valid_until together (a block "
+                 "price without its date, or a date without a price)"));
+    }
+    return Status::Ok();
   }
 
   Status ReadEntrySources(const JsonValue& v, const std::string& path, InstanceType* t) {

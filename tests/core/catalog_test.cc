@@ -116,6 +116,8 @@ TEST(CatalogBuiltin, P4dHasEightA100OnNvswitchAndFourHundredGbpsNics) {
   EXPECT_EQ(t->price_sagemaker_usd_hr, 37.688);
   EXPECT_EQ(t->spot_discount, 0.67);
   EXPECT_EQ(t->spot_interruption_bucket, "10-15%");
+  EXPECT_EQ(t->price_capacity_block_usd_hr, 14.75);  // with the date its source gives
+  EXPECT_EQ(t->capacity_block_valid_until, "2025-01-01");
   EXPECT_EQ(t->pcie_gen, 4);
   EXPECT_NEAR(t->pcie_GBps_per_dir, 31.5, 0.01);
   EXPECT_EQ(t->gpu.PeakFlops(Precision::kBf16), 312e12);
@@ -129,6 +131,7 @@ TEST(CatalogBuiltin, UnconfirmedFiguresStayNull) {
   EXPECT_EQ(p5e->price_sagemaker_usd_hr, std::nullopt);
   EXPECT_EQ(p5e->spot_discount, std::nullopt);
   EXPECT_EQ(p5e->spot_interruption_bucket, std::nullopt);
+  EXPECT_EQ(Builtin().Find("p4de.24xlarge")->price_capacity_block_usd_hr, std::nullopt);
 
   const InstanceType* p3dn = Builtin().Find("p3dn.24xlarge");
   ASSERT_NE(p3dn, nullptr);
@@ -562,7 +565,19 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        "topology.pcie_gen, pcie_GBps_per_dir, network, network.net_gbps, network.nic_gbps, "
        "network.rdma, "
        "network.rdma_nics, vcpus, ram_gib, pricing, pricing.on_demand_usd_hr, "
-       "pricing.sagemaker_usd_hr, pricing.spot_discount, pricing.spot_interruption_bucket)"},
+       "pricing.sagemaker_usd_hr, pricing.spot_discount, pricing.spot_interruption_bucket, "
+       "pricing.capacity_block_usd_hr)"},
+      {"capacity block date not a date",
+       OneEntry(
+           {},
+           {R"("pricing": {"capacity_block_usd_hr": 9, "capacity_block_valid_until": "2025-13-01"})"}),
+       "extra.json:7:73: instances[0].pricing.capacity_block_valid_until: expected a date "
+       "\"YYYY-MM-DD\" or null, got \"2025-13-01\""},
+      {"capacity block price without its date",
+       OneEntry({}, {R"("pricing": {"capacity_block_usd_hr": 9})"}),
+       "extra.json:7:14: instances[0].pricing: give capacity_block_usd_hr and "
+       "capacity_block_valid_until together (a block price without its date, or a date without a "
+       "price)"},
       {"inline gpu reusing a known name",
        OneEntry({{"gpu", R"("gpu": {"name": "T4", "mem_gib": 16})"}}),
        "extra.json:3:19: instances[0].gpu.name: GPU \"T4\" is already defined; refer to it by "
