@@ -128,7 +128,7 @@ class Fields {
     r_.Enum(key, allowed, &index);
     if (index >= 0) *out = allowed[index];
   }
-  // A calendar date "YYYY-MM-DD" (month 1-12, day 1-31), or null.
+  // A calendar date "YYYY-MM-DD" (a day that exists), or null.
   void OptDate(std::string_view key, std::optional<std::string>* out) {
     const JsonValue* v = r_.Child(key);
     if (IsNull(v) || !ok()) return;
@@ -141,9 +141,13 @@ class Fields {
       }
       return x;
     };
-    const bool shaped = d.size() == 10 && d[4] == '-' && d[7] == '-' && digits(0, 4) >= 0;
+    const bool shaped = d.size() == 10 && d[4] == '-' && d[7] == '-';
+    const int year = shaped ? digits(0, 4) : -1;
     const int month = shaped ? digits(5, 2) : -1, day = shaped ? digits(8, 2) : -1;
-    if (!shaped || month < 1 || month > 12 || day < 1 || day > 31) {
+    const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const int days = month >= 1 && month <= 12 ? kDays[month - 1] + (month == 2 && leap) : 0;
+    if (!shaped || year < 0 || day < 1 || day > days) {
       return Fail(
           r_.ErrorAt(*v, key, "expected a date \"YYYY-MM-DD\" or null, got " + Describe(*v)));
     }

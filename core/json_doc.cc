@@ -325,14 +325,14 @@ class Parser {
   Status error_;
 };
 
+}  // namespace
+
 std::string FormatNumber(double v) {
   std::ostringstream os;
   os.precision(15);
   os << v;
   return os.str();
 }
-
-}  // namespace
 
 std::string Describe(const JsonValue& v) {
   switch (v.type) {

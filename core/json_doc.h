@@ -56,6 +56,9 @@ struct JsonMember {
 // "an array", {}, "an object".
 std::string Describe(const JsonValue& v);
 
+// A number as messages quote it: up to 15 significant digits, no trailing zeros (3.5, 256, 1e+12).
+std::string FormatNumber(double v);
+
 // "file:line:col: message".
 std::string Located(std::string_view file, SourcePos pos, std::string_view message);
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "core/json_doc.h"
 #include "core/units.h"
 
 namespace trainsim::planner {
@@ -17,7 +18,7 @@ bool NonNegative(double x) { return std::isfinite(x) && x >= 0; }
 Status CheckInputs(const CapacityBlockInputs& in) {
   auto bad = [](const char* field, const std::string& expected, double got) {
     return Status::InvalidInput(std::string("capacity block: ") + field + ": expected " + expected +
-                                ", got " + std::to_string(got));
+                                ", got " + FormatNumber(got));
   };
   if (in.nodes < 1 || in.nodes > kBlocksMaxInstances) {
     return bad("nodes", "1 to 256 (Capacity Blocks hold at most 256 instances at once)", in.nodes);

@@ -5,12 +5,14 @@
 #include <string>
 #include <utility>
 
+#include "core/json_doc.h"
+
 namespace trainsim::planner {
 
 Expected<CommitmentCost> PriceCommitment(const CommitmentInputs& in) {
   auto bad = [](const char* field, const char* expected, double got) {
     return Status::InvalidInput(std::string("commitment: ") + field + ": expected " + expected +
-                                ", got " + std::to_string(got));
+                                ", got " + FormatNumber(got));
   };
   if (in.nodes < 1) return bad("nodes", "at least 1", in.nodes);
   if (in.term_years != 1 && in.term_years != 3) return bad("term_years", "1 or 3", in.term_years);

@@ -1,9 +1,9 @@
 #include "planner/job_check.h"
 
 #include <cmath>
-#include <sstream>
 #include <string>
 
+#include "core/json_doc.h"
 #include "core/scenario.h"
 #include "planner/interruptions.h"
 
@@ -14,25 +14,18 @@ constexpr int kMaxNodes = 1000000;
 constexpr int kMaxTrials = 1000000;
 constexpr double kMaxSegments = 1e12;
 
-std::string Num(double v) {
-  std::ostringstream os;
-  os.precision(15);
-  os << v;
-  return os.str();
-}
-
 Status Bad(const std::string& field, const std::string& what) {
   return Status::InvalidInput(field + ": " + what);
 }
 
 Status AtLeastZero(const char* field, double v) {
   if (std::isfinite(v) && v >= 0) return Status::Ok();
-  return Bad(field, "expected a finite number >= 0, got " + Num(v));
+  return Bad(field, "expected a finite number >= 0, got " + FormatNumber(v));
 }
 
 Status Positive(const char* field, double v) {
   if (std::isfinite(v) && v > 0) return Status::Ok();
-  return Bad(field, "expected a finite number > 0, got " + Num(v));
+  return Bad(field, "expected a finite number > 0, got " + FormatNumber(v));
 }
 
 Status IntIn(const char* field, int v, int max) {
@@ -56,7 +49,7 @@ Status CheckFields(const JobInputs& in) {
       in.spot_billed_fraction > 0 && in.spot_billed_fraction <= 1
           ? Status::Ok()
           : Bad("spot_billed_fraction",
-                "expected a number in (0, 1], got " + Num(in.spot_billed_fraction)),
+                "expected a number in (0, 1], got " + FormatNumber(in.spot_billed_fraction)),
       IntIn("trials", in.trials, kMaxTrials),
   };
   for (const Status& st : checks) {
@@ -77,8 +70,8 @@ Status CheckOnNotice(const JobInputs& in) {
                                            "and sagemaker-spot do");
   }
   if (in.checkpoint_write_s > kSpotNotice_s) {
-    return Bad("checkpoint_write_s", Num(in.checkpoint_write_s) + " s does not fit in the " +
-                                         Num(kSpotNotice_s) +
+    return Bad("checkpoint_write_s", FormatNumber(in.checkpoint_write_s) +
+                                         " s does not fit in the " + FormatNumber(kSpotNotice_s) +
                                          " s spot interruption notice (checkpoint_on_notice)");
   }
   return Status::Ok();
@@ -101,20 +94,21 @@ Status CheckJobInputs(const JobInputs& in) {
 
 Status CheckSegmentCount(const JobInputs& in, double interval_s, bool from_daly) {
   if (in.work_s / interval_s <= kMaxSegments) return Status::Ok();
-  const std::string split = " s splits work_s = " + Num(in.work_s) + " s into more than " +
-                            Num(kMaxSegments) + " checkpoints";
+  const std::string split = " s splits work_s = " + FormatNumber(in.work_s) + " s into more than " +
+                            FormatNumber(kMaxSegments) + " checkpoints";
   if (from_daly) {
-    return Bad("checkpoint_write_s", Num(in.checkpoint_write_s) + " s gives a Daly interval of " +
-                                         Num(interval_s) + split);
+    return Bad("checkpoint_write_s", FormatNumber(in.checkpoint_write_s) +
+                                         " s gives a Daly interval of " + FormatNumber(interval_s) +
+                                         split);
   }
-  return Bad("checkpoint_interval_s", Num(interval_s) + split);
+  return Bad("checkpoint_interval_s", FormatNumber(interval_s) + split);
 }
 
 Status CheckFinishes(const JobInputs& in, double expected_wall_s, double mtbi_s) {
   if (std::isfinite(expected_wall_s)) return Status::Ok();
   return Bad("interruptions_per_instance_hour",
-             Num(in.interruptions_per_instance_hour) + " x nodes = " + std::to_string(in.nodes) +
-                 " means an interruption every " + Num(mtbi_s) +
+             FormatNumber(in.interruptions_per_instance_hour) + " x nodes = " +
+                 std::to_string(in.nodes) + " means an interruption every " + FormatNumber(mtbi_s) +
                  " s on average: the expected wall time overflows (the job would never finish)");
 }
 

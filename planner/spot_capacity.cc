@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/json_doc.h"
+
 namespace trainsim::planner {
 
 double SpotWaitQuantile_s(double q, double retry_s, double p) {
@@ -22,12 +24,11 @@ double SpotNotStartedBy(double q, double retry_s, double deadline_s) {
 Expected<SpotCapacityWait> WaitForSpotCapacity(double q, double retry_s) {
   if (!(std::isfinite(q) && q > 0 && q <= 1)) {
     return Status::InvalidInput(
-        "spot capacity: success_per_request: expected a chance in (0, 1], got " +
-        std::to_string(q));
+        "spot capacity: success_per_request: expected a chance in (0, 1], got " + FormatNumber(q));
   }
   if (!(std::isfinite(retry_s) && retry_s > 0)) {
     return Status::InvalidInput("spot capacity: retry_s: expected a time > 0, got " +
-                                std::to_string(retry_s));
+                                FormatNumber(retry_s));
   }
   SpotCapacityWait w;
   w.mean_s = retry_s * (1 - q) / q;

@@ -475,6 +475,18 @@ TEST(CatalogExtra, GpuFiguresWithoutProvenanceFailAtTheFigure) {
   }
 }
 
+TEST(CatalogExtra, ACapacityBlockPriceKeepsItsDate) {
+  Catalog c = Builtin();
+  const Status s = c.AddFromString(
+      OneEntry(
+          {},
+          {R"("pricing": {"capacity_block_usd_hr": 9, "capacity_block_valid_until": "2024-02-29"})"}),
+      "extra.json");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(c.Find("x1")->price_capacity_block_usd_hr, 9);
+  EXPECT_EQ(c.Find("x1")->capacity_block_valid_until, "2024-02-29");  // a leap day
+}
+
 TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
   const std::string kGpus =
       "A100-SXM4-40GB, A100-SXM4-80GB, A10G, H100-SXM5-80GB, H200-141GB, T4, V100-SXM2-16GB, "
@@ -573,6 +585,12 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
            {R"("pricing": {"capacity_block_usd_hr": 9, "capacity_block_valid_until": "2025-13-01"})"}),
        "extra.json:7:73: instances[0].pricing.capacity_block_valid_until: expected a date "
        "\"YYYY-MM-DD\" or null, got \"2025-13-01\""},
+      {"capacity block date that does not exist",
+       OneEntry(
+           {},
+           {R"("pricing": {"capacity_block_usd_hr": 9, "capacity_block_valid_until": "2025-02-29"})"}),
+       "extra.json:7:73: instances[0].pricing.capacity_block_valid_until: expected a date "
+       "\"YYYY-MM-DD\" or null, got \"2025-02-29\""},
       {"capacity block price without its date",
        OneEntry({}, {R"("pricing": {"capacity_block_usd_hr": 9})"}),
        "extra.json:7:14: instances[0].pricing: give capacity_block_usd_hr and "
