@@ -16,6 +16,7 @@
 #include "core/search.h"
 #include "core/units.h"
 #include "planner/plan.h"
+#include "planner/reasons.h"
 
 namespace trainsim {
 namespace {
@@ -139,14 +140,15 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
         Money(pj.job.cost_usd).c_str());
   }
   const planner::ConfirmedCandidate& rec = p.confirmed[p.best];
-  std::printf("\nPricing options of the recommendation (#%d):\n  %-14s %9s %9s %9s %9s %14s\n",
-              p.best + 1, "pricing", "hours", "P90 h", "cost $", "P90 $", "interruptions");
+  std::printf("\nPricing options of the recommendation (#%d):\n  %-15s %9s %9s %9s %9s  %s\n",
+              p.best + 1, "pricing", "hours", "P90 h", "cost $", "P90 $", "terms");
   for (const planner::PricedJob& pj : rec.priced) {
-    std::printf("  %-14s %9.1f %9.1f %9s %9s %14.1f\n", ToString(pj.pricing),
+    const std::string terms = planner::DescribeTerms(pj);
+    std::printf("  %-15s %9.1f %9.1f %9s %9s%s%s\n", ToString(pj.pricing),
                 pj.job.expected_wall_s / kSecondsPerHour, pj.job.wall_s.p90 / kSecondsPerHour,
                 Money(pj.job.cost_usd).c_str(),
                 pj.job.cost_usd ? Dollars(pj.job.cost_usd->p90).c_str() : "n/a",
-                pj.job.expected_interruptions);
+                terms.empty() ? "" : "  ", terms.c_str());
   }
   std::printf(
       "\n(* recommended; each candidate with its best pricing option; zero s/g = ZeRO-s sharded "

@@ -461,7 +461,7 @@ class ScenarioParser {
     ObjectReader r(*cluster_, "cluster", std::string(file_));
     int nics = 0;
     r.String("instance", &c.instance).Int("nodes", &c.nodes, 1, kMaxNodes);
-    ReadEnum(&r, "pricing", 4, &c.pricing);
+    ReadEnum(&r, "pricing", kPricingOptions, &c.pricing);
     r.Double("oversubscription", &c.oversubscription, 1, kInf)
         .Int("nodes_per_leaf", &c.nodes_per_leaf, 1, kMaxInt)
         .Int("leaves_per_pod", &c.leaves_per_pod, 1, kMaxInt)
@@ -1158,6 +1158,14 @@ const char* ToString(Pricing p) {
       return "sagemaker";
     case Pricing::kSagemakerSpot:
       return "sagemaker-spot";
+    case Pricing::kCapacityBlock:
+      return "capacity-block";
+    case Pricing::kTrainingPlan:
+      return "training-plan";
+    case Pricing::kSavingsPlan1y:
+      return "savings-plan-1y";
+    case Pricing::kSavingsPlan3y:
+      return "savings-plan-3y";
   }
   return "?";
 }

@@ -21,7 +21,20 @@
 
 namespace trainsim {
 
-enum class Pricing { kOnDemand, kSpot, kSagemaker, kSagemakerSpot };
+// How the instances are bought (docs/planner.md section 6): by the hour on demand or as spot,
+// through SageMaker (on demand or managed spot), as reserved blocks paid up front (EC2
+// Capacity Blocks for ML, SageMaker training plans), or under a 1- or 3-year Savings Plan.
+enum class Pricing {
+  kOnDemand,
+  kSpot,
+  kSagemaker,
+  kSagemakerSpot,
+  kCapacityBlock,
+  kTrainingPlan,
+  kSavingsPlan1y,
+  kSavingsPlan3y
+};
+inline constexpr int kPricingOptions = 8;
 // kSelectiveOp: torchtitan's op-level selective checkpointing (docs/model.md section 2).
 enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 enum class Schedule { kGpipe, k1F1B, kInterleaved };

@@ -56,7 +56,19 @@ constexpr NumberField kJobNumbers[] = {
     {"checkpoint_interval_s", kPositive, &SearchConfig::checkpoint_interval_s},
     {"provisioning_s", kNonNegative, &SearchConfig::provisioning_s},
     {"restart_s", kNonNegative, &SearchConfig::restart_s},
-    {"spot_interruptions_per_month", kFraction, &SearchConfig::spot_interruptions_per_month}};
+    {"spot_interruptions_per_month", kFraction, &SearchConfig::spot_interruptions_per_month},
+    {"reservation_gap_s", kNonNegative, &SearchConfig::reservation_gap_s}};
+
+struct PriceField {
+  std::string_view key;
+  std::optional<double> UserPrices::*value;
+};
+
+constexpr PriceField kPriceFields[] = {
+    {"capacity_block_usd_hr", &UserPrices::capacity_block_usd_hr},
+    {"training_plan_usd_hr", &UserPrices::training_plan_usd_hr},
+    {"savings_plan_1y_usd_hr", &UserPrices::savings_plan_1y_usd_hr},
+    {"savings_plan_3y_usd_hr", &UserPrices::savings_plan_3y_usd_hr}};
 
 struct IntListField {
   std::string_view key;
@@ -93,7 +105,7 @@ class SearchReader {
     for (Step step :
          {&SearchReader::ReadInstances, &SearchReader::ReadNodes, &SearchReader::ReadPricing,
           &SearchReader::ReadIntLists, &SearchReader::ReadEnumLists, &SearchReader::ReadNumbers,
-          &SearchReader::ReadObjective}) {
+          &SearchReader::ReadPrices, &SearchReader::ReadObjective}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return Status::Ok();
@@ -116,6 +128,7 @@ class SearchReader {
     r.Int("confirm_top", &out_.confirm_top, 1, 1000);
     r.Bool("prefer_validated", &out_.prefer_validated);
     for (const NumberField& f : kJobNumbers) r.Child(f.key);
+    r.Child("prices");
     r.Bool("checkpoint_on_notice", &out_.checkpoint_on_notice)
         .Int("trials", &out_.trials, 1, 1000000)
         .Int("seed", &seed, 0, kMaxInt64);
@@ -193,7 +206,7 @@ class SearchReader {
 
   // A pricing list that names a spot option needs spot_allowed.
   Status ReadPricing() {
-    if (Status s = ReadEnumList("pricing", 4, &out_.pricing); !s.ok()) return s;
+    if (Status s = ReadEnumList("pricing", kPricingOptions, &out_.pricing); !s.ok()) return s;
     if (out_.spot_allowed) return Status::Ok();
     for (size_t i = 0; i < out_.pricing.size(); ++i) {
       if (!IsSpot(out_.pricing[i])) continue;
@@ -244,6 +257,39 @@ class SearchReader {
     }
     for (const NumberField& f : kJobNumbers) {
       if (Status s = ReadNumber(f); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  // {"p5.48xlarge": {"capacity_block_usd_hr": 31.5, ...}, ...}: known types, prices > 0.
+  Status ReadPrices() {
+    const JsonValue* prices = value_.Find("prices");
+    if (!prices) return Status::Ok();
+    if (!prices->is_object()) {
+      return ErrorAt(
+          file_, prices->pos,
+          Cat("search.prices: expected an object keyed by instance type, got ", Describe(*prices)));
+    }
+    for (const JsonMember& m : prices->members) {
+      const std::string path = Cat("search.prices.", m.key);
+      if (!catalog_.Find(m.key)) {
+        return ErrorAt(
+            file_, m.key_pos,
+            Cat(path, ": unknown instance type \"", m.key, "\"; known: ", Join(catalog_.Names())));
+      }
+      ObjectReader r(m.value, path, std::string(file_));
+      UserPrices& out = out_.prices[m.key];
+      for (const PriceField& f : kPriceFields) {
+        const JsonValue* v = r.Child(f.key);
+        if (!v) continue;
+        if (!v->is_number() || !kPositive.Contains(v->number)) {
+          return ErrorAt(file_, v->pos,
+                         Cat(path, ".", f.key,
+                             ": expected a price > 0 (USD per instance-hour), got ", Describe(*v)));
+        }
+        out.*f.value = v->number;
+      }
+      if (Status s = r.Finish(); !s.ok()) return s;
     }
     return Status::Ok();
   }

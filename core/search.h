@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,15 +24,30 @@ namespace trainsim {
 
 enum class Objective { kMinCost, kMinTime, kWeighted };
 
+// Prices the user gives for one instance type (search.prices), in USD per
+// instance-hour. A Capacity Block price replaces the catalog's (block prices
+// move with demand); the others have no public figure to fall back on: the
+// option is priced only where one is given here.
+struct UserPrices {
+  std::optional<double> capacity_block_usd_hr;
+  std::optional<double> training_plan_usd_hr;
+  // The effective committed rate under a 1- or 3-year Savings Plan or reserved
+  // instance (its payment option's upfront spread over the term).
+  std::optional<double> savings_plan_1y_usd_hr;
+  std::optional<double> savings_plan_3y_usd_hr;
+};
+
 struct SearchConfig {
   // --- the space ---
   std::vector<std::string> instances;  // allowed catalog types; empty = every GPU type
   int min_nodes = 1;
   int max_nodes = 64;
-  std::vector<Pricing> pricing;  // options to price; empty = all four (spot ones if spot_allowed)
-  bool spot_allowed = true;      // false removes spot and sagemaker-spot
-  std::vector<int> tp;           // empty = powers of two up to the node's GPUs
-  std::vector<int> pp;           // empty = divisors of the layers up to max_pp
+  // Options to price; empty = every option with a price for some instance searched (the
+  // spot ones only if spot_allowed).
+  std::vector<Pricing> pricing;
+  bool spot_allowed = true;  // false removes spot and sagemaker-spot
+  std::vector<int> tp;       // empty = powers of two up to the node's GPUs
+  std::vector<int> pp;       // empty = divisors of the layers up to max_pp
   int max_pp = 64;
   std::vector<int> micro_batch;  // empty = 1, 2, 4, 8 (those dividing the batch)
   std::vector<int> zero_stages;  // empty = 0, 1, 2, 3
@@ -69,8 +85,13 @@ struct SearchConfig {
   std::optional<double> restart_s;              // after an interruption, before reloading
   // Spot interruptions per instance per month, replacing the catalog bucket.
   std::optional<double> spot_interruptions_per_month;
-  bool checkpoint_on_notice = false;  // write a checkpoint in the 2-minute notice
-  int trials = 2000;                  // Monte-Carlo runs of the job
+  // Reserved blocks (capacity-block, training-plan): the wait between two
+  // consecutive blocks of a job longer than one block, or of a job that overran
+  // the blocks bought for it (unset: back to back).
+  std::optional<double> reservation_gap_s;
+  std::map<std::string, UserPrices> prices;  // by instance type name
+  bool checkpoint_on_notice = false;         // write a checkpoint in the 2-minute notice
+  int trials = 2000;                         // Monte-Carlo runs of the job
   uint64_t seed = 1;
 };
 

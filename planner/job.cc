@@ -111,13 +111,18 @@ Spread Shifted(Spread s, double by) {
 }
 
 // Billing rules (reference/aws-instances-sources.json, _spot_and_billing):
-// EC2 per instance session (JobSimulator); SageMaker N x training seconds with
-// the same 60 s minimum; managed spot BillableTimeInSeconds x InstanceCount,
-// BillableTime = training time x spot_billed_fraction.
+// EC2 per instance session (JobSimulator), Savings Plans as EC2; SageMaker N x
+// training seconds with the same 60 s minimum; managed spot
+// BillableTimeInSeconds x InstanceCount, BillableTime = training time x
+// spot_billed_fraction; reserved blocks every reserved hour.
 double BilledInstance_s(const JobInputs& in, const TrialOutcome& t) {
   switch (in.pricing) {
     case Pricing::kOnDemand:
     case Pricing::kSpot:
+    case Pricing::kSavingsPlan1y:
+    case Pricing::kSavingsPlan3y:
+    case Pricing::kCapacityBlock:  // the reserved hours, set by InBlocks
+    case Pricing::kTrainingPlan:
       return t.session_billed_instance_s;
     case Pricing::kSagemaker:
       return in.nodes * std::max(kMinimumSession_s, t.run_s);
@@ -135,6 +140,16 @@ TrialOutcome ExpectedOutcome(const JobInputs& in, const JobShape& shape) {
   t.session_billed_instance_s =
       std::max(0.0, in.nodes * t.run_s - ExpectedInterruptions(shape) * in.restart_s);
   return t;
+}
+
+// A trial's run as its reserved blocks hold it: the blocks' wall time (less
+// provisioning, which FillFromSamples adds back) and every reserved hour billed.
+// EstimateJob has checked the blocks of the longest trial, so this cannot fail.
+void InBlocks(const JobInputs& in, TrialOutcome* t) {
+  const Expected<CapacityBlockJob> job = RunInBlocks(in, t->run_s);
+  if (!job.ok()) return;
+  t->run_s = job->wall_s - in.provisioning_s;
+  t->session_billed_instance_s = job->reserved_instance_hours * kSecondsPerHour;
 }
 
 struct Samples {
@@ -159,7 +174,8 @@ Samples Simulate(const JobInputs& in, const JobShape& shape, int trials, bool mo
   }
   for (int i = 0; i < trials; ++i) {
     if (!shapes.empty()) sim.SetShape(shapes[pick() % shapes.size()]);
-    const TrialOutcome t = sim.RunTrial();
+    TrialOutcome t = sim.RunTrial();
+    if (in.blocks) InBlocks(in, &t);
     out.run_s.push_back(t.run_s);
     out.billed_instance_s.push_back(BilledInstance_s(in, t));
     out.interruptions += static_cast<double>(t.interruptions);
@@ -175,8 +191,7 @@ void FillFromSamples(const JobInputs& in, Samples samples, JobEstimate* e) {
   e->mean_billed_instance_s = billed.mean;
   e->mean_interruptions = samples.interruptions;
   if (!in.price_usd_hr) return;
-  const double usd_per_s = *in.price_usd_hr / kSecondsPerHour;
-  for (double& b : samples.billed_instance_s) b *= usd_per_s;
+  for (double& b : samples.billed_instance_s) b = CostOf_usd(in, b);
   e->cost_usd = SpreadOf(std::move(samples.billed_instance_s));
 }
 
@@ -186,9 +201,7 @@ void FillFromClosedForm(const JobInputs& in, const JobShape& shape, JobEstimate*
   e->wall_s = Constant(in.provisioning_s + t.run_s);
   e->mean_billed_instance_s = BilledInstance_s(in, t);
   e->mean_interruptions = e->expected_interruptions;
-  if (in.price_usd_hr) {
-    e->cost_usd = Constant(*in.price_usd_hr / kSecondsPerHour * e->mean_billed_instance_s);
-  }
+  if (in.price_usd_hr) e->cost_usd = Constant(CostOf_usd(in, e->mean_billed_instance_s));
 }
 
 // `from`'s spread and percentiles, `to`'s mean.
@@ -200,10 +213,44 @@ void WithPercentiles(const Spread& from, Spread* to) {
 
 double CeilHour_s(double s) { return std::ceil(s / kSecondsPerHour) * kSecondsPerHour; }
 
+// Blocks: books them for the prediction (unless in->blocks names its own) and
+// takes its wall time, after checking that the booked blocks, with what is
+// bought after them, hold the longest trial (the largest work factor) too.
+Status BookBlocks(const JobShape& shape, JobInputs* in, JobEstimate* e) {
+  const Expected<CapacityBlockJob> predicted = RunInBlocks(*in, ExpectedRun_s(shape));
+  if (!predicted.ok()) return predicted.status();
+  if (in->blocks->booked_days.empty()) in->blocks->booked_days = predicted->block_days;
+  e->expected_wall_s = predicted->wall_s;
+  e->blocks = *predicted;
+  if (in->work_factors.empty()) return Status::Ok();
+  JobInputs longest = *in;
+  longest.work_s *= *std::max_element(in->work_factors.begin(), in->work_factors.end());
+  Expected<Plan> plan = MakePlan(longest);
+  if (!plan.ok()) return plan.status();
+  return RunInBlocks(*in, ExpectedRun_s(plan->shape)).status();
+}
+
 }  // namespace
 
-Expected<JobEstimate> EstimateJob(const JobInputs& in) {
-  if (Status st = CheckJobInputs(in); !st.ok()) return st;
+Expected<CapacityBlockJob> RunInBlocks(const JobInputs& in, double run_s) {
+  CapacityBlockInputs b = *in.blocks;
+  b.price_usd_hr = in.price_usd_hr;
+  b.setup_s = in.provisioning_s + in.download_s;
+  b.training_s = run_s - in.download_s;
+  return PlanCapacityBlocks(b);
+}
+
+double CostOf_usd(const JobInputs& in, double billed_instance_s) {
+  if (!in.price_usd_hr) return std::numeric_limits<double>::infinity();
+  const double covered = std::min(billed_instance_s, in.committed_instance_hours * kSecondsPerHour);
+  return (*in.price_usd_hr * covered +
+          in.beyond_usd_hr.value_or(0) * (billed_instance_s - covered)) /
+         kSecondsPerHour;
+}
+
+Expected<JobEstimate> EstimateJob(const JobInputs& given) {
+  if (Status st = CheckJobInputs(given); !st.ok()) return st;
+  JobInputs in = given;  // with the blocks booked
   Expected<Plan> plan = MakePlan(in);
   if (!plan.ok()) return plan.status();
   const JobShape& shape = plan->shape;
@@ -215,6 +262,9 @@ Expected<JobEstimate> EstimateJob(const JobInputs& in) {
   e.expected_interruptions = ExpectedInterruptions(shape);
   e.expected_wall_s = in.provisioning_s + ExpectedRun_s(shape);
   if (Status st = CheckFinishes(in, e.expected_wall_s, shape.mtbi_s); !st.ok()) return st;
+  if (in.blocks) {
+    if (Status st = BookBlocks(shape, &in, &e); !st.ok()) return st;
+  }
 
   const double affordable = kMaxSimulatedInterruptions / std::max(1.0, e.expected_interruptions);
   const int trials = affordable >= in.trials ? in.trials : static_cast<int>(affordable);

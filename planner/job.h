@@ -10,11 +10,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
 #include "core/scenario.h"
 #include "core/status.h"
+#include "planner/capacity_block.h"
 
 namespace trainsim::planner {
 
@@ -44,6 +46,16 @@ struct JobInputs {
   bool checkpoint_on_notice = false;
   // kSagemakerSpot: billed seconds / run seconds (1 - the managed-spot saving).
   double spot_billed_fraction = 1;
+  // kCapacityBlock, kTrainingPlan (and only they): the reservation's rules,
+  // nodes, checkpoint write, restart, gap and the blocks booked for the
+  // prediction (planner/capacity_block.h). Each trial runs its training in
+  // them (setup_s and training_s are the trial's, set by EstimateJob); its
+  // wall time and bill are the blocks', never interrupted.
+  std::optional<CapacityBlockInputs> blocks;
+  // kSavingsPlan1y/3y: the instance-hours the commitment covers (price_usd_hr
+  // is its committed rate); billed hours past them cost beyond_usd_hr each.
+  double committed_instance_hours = std::numeric_limits<double>::infinity();
+  std::optional<double> beyond_usd_hr;
   int trials = 2000;  // Monte-Carlo runs, 1 to 1000000
   uint64_t seed = 1;
   // Model error: factors on work_s (the simulated step time's error against
@@ -94,6 +106,10 @@ struct JobEstimate {
   // form (stddev 0) and billing ignores the per-session minimum.
   bool monte_carlo_skipped = false;
 
+  // Reserved blocks: the ones booked for the prediction (expected_wall_s is
+  // theirs); trials that outlast them buy more.
+  std::optional<CapacityBlockJob> blocks;
+
   // SageMaker managed spot: MaxWaitTimeInSeconds = P99 wall time, and
   // MaxRuntimeInSeconds = P99 of the wall time less provisioning, each
   // rounded up to a whole hour.
@@ -103,7 +119,17 @@ struct JobEstimate {
 
 // InvalidInput naming the field for a bad input (negative or non-finite
 // times, nodes < 1, trials out of range, interruptions with no way to
-// checkpoint, a job that would never finish).
+// checkpoint, a job that would never finish, blocks that cannot hold it).
 Expected<JobEstimate> EstimateJob(const JobInputs& in);
+
+// The reserved blocks (in.blocks, which must be set) that hold a run of
+// `run_s` seconds from the end of provisioning (the download, the training
+// and its checkpoint writes): their wall time counts from the first block's
+// start, provisioning included.
+Expected<CapacityBlockJob> RunInBlocks(const JobInputs& in, double run_s);
+
+// What `billed_instance_s` instance-seconds cost under in's price and
+// commitment; infinity without a price.
+double CostOf_usd(const JobInputs& in, double billed_instance_s);
 
 }  // namespace trainsim::planner

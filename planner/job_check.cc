@@ -77,11 +77,40 @@ Status CheckOnNotice(const JobInputs& in) {
   return Status::Ok();
 }
 
+bool Reserved(Pricing p) { return p == Pricing::kCapacityBlock || p == Pricing::kTrainingPlan; }
+
+// Reserved blocks go with their pricing options, and are never interrupted.
+Status CheckBlocks(const JobInputs& in) {
+  if (Reserved(in.pricing) != in.blocks.has_value()) {
+    return Bad("blocks", std::string(in.blocks ? "given with " : "missing for ") +
+                             ToString(in.pricing) +
+                             " pricing; capacity-block and training-plan (only) run in blocks");
+  }
+  if (in.blocks && in.interruptions_per_instance_hour > 0) {
+    return Bad("interruptions_per_instance_hour",
+               "expected 0 with reserved blocks (they are not interrupted), got " +
+                   FormatNumber(in.interruptions_per_instance_hour));
+  }
+  if (in.blocks && in.blocks->nodes != in.nodes) {
+    return Bad("blocks.nodes", "expected the job's " + std::to_string(in.nodes) + " nodes, got " +
+                                   std::to_string(in.blocks->nodes));
+  }
+  if (!(in.committed_instance_hours > 0)) {
+    return Bad("committed_instance_hours",
+               "expected a number > 0, got " + FormatNumber(in.committed_instance_hours));
+  }
+  if (std::isfinite(in.committed_instance_hours) && !in.beyond_usd_hr) {
+    return Bad("beyond_usd_hr", "missing: the price of hours past the commitment");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckJobInputs(const JobInputs& in) {
   if (Status st = CheckFields(in); !st.ok()) return st;
   if (Status st = CheckOnNotice(in); !st.ok()) return st;
+  if (Status st = CheckBlocks(in); !st.ok()) return st;
   const bool daly = in.interruptions_per_instance_hour > 0 && !in.checkpoint_on_notice &&
                     !in.checkpoint_interval_s;
   if (daly && in.checkpoint_write_s == 0) {

@@ -210,10 +210,21 @@ void PriceConfirmed(const Scenario& base, const SearchConfig& q, const SearchSpa
       in->job.work_factors = work_factors;
       Expected<JobEstimate> job = EstimateJob(in->job);
       if (!job.ok()) continue;  // e.g. interruptions so frequent the job never finishes
-      PricedJob pj{p, in->price_usd_hr, in->job, *job, in->rate_lower_bound};
+      PricedJob pj;
+      pj.pricing = p;
+      pj.price_usd_hr = in->price_usd_hr;
+      pj.inputs = in->job;
+      pj.job = *job;
+      pj.interruption_rate_lower_bound = in->rate_lower_bound;
       pj.meets_deadline =
           !q.deadline_hours || job->expected_wall_s <= *q.deadline_hours * kSecondsPerHour;
       pj.meets_budget = !q.budget_usd || !job->cost_usd || job->cost_usd->mean <= *q.budget_usd;
+      if (const int years = CommitmentYears(p); years && in->price_usd_hr) {
+        Expected<CommitmentCost> share = PriceCommitment(
+            {s.cluster.nodes, years, *in->price_usd_hr, in->job.beyond_usd_hr.value_or(0),
+             job->mean_billed_instance_s / kSecondsPerHour});
+        if (share.ok()) pj.commitment = *share;
+      }
       c.priced.push_back(std::move(pj));
     }
   }
@@ -367,6 +378,7 @@ Expected<Plan> MakePlan(const PlanningScenario& s, const Catalog& catalog,
   }
   ScalingCurve(base, q, plan, steps, options, &plan.scaling, &plan.scaling_stops_paying);
   plan.assumptions = JobAssumptions(base, q);
+  for (std::string& a : PriceAssumptions(plan.space, q)) plan.assumptions.push_back(std::move(a));
   plan.reasons = Reasons(base, q, plan, ranking->ranked);
   return plan;
 }

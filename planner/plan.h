@@ -20,6 +20,7 @@
 #include "core/error_bands.h"
 #include "core/scenario.h"
 #include "core/search.h"
+#include "planner/commitment.h"
 #include "planner/estimator.h"
 #include "planner/job.h"
 #include "planner/space.h"
@@ -58,6 +59,9 @@ struct PricedJob {
   JobEstimate job;
   bool interruption_rate_lower_bound = false;  // the ">20%" bucket
   bool meets_deadline = true, meets_budget = true;
+  // Savings Plans: the job's share of a commitment sized to its nodes, and what the rest costs
+  // (at the mean billed instance-hours).
+  std::optional<CommitmentCost> commitment;
 };
 
 struct ConfirmedCandidate {

@@ -47,6 +47,31 @@ const char* IntervalName(IntervalSource s) {
   return "?";
 }
 
+// Reserved blocks: those booked for the prediction; null for other options.
+json BlocksJson(const JobEstimate& j, const JobInputs& in) {
+  if (!j.blocks || !in.blocks) return nullptr;
+  return json{{"kind", in.blocks->rules.name},
+              {"days", j.blocks->block_days},
+              {"instances_per_block", j.blocks->block_sizes},
+              {"reserved_instance_hours", j.blocks->reserved_instance_hours},
+              {"idle_instance_hours", j.blocks->idle_instance_hours},
+              {"gap_s", in.blocks->gap_s}};
+}
+
+json CommitmentJson(const PricedJob& p) {
+  if (!p.commitment) return nullptr;
+  const CommitmentCost& c = *p.commitment;
+  return json{{"term_years", p.pricing == Pricing::kSavingsPlan3y ? 3 : 1},
+              {"term_instance_hours", c.term_instance_hours},
+              {"job_share", c.job_share},
+              {"covered_instance_hours", c.covered_instance_hours},
+              {"beyond_instance_hours", c.beyond_instance_hours},
+              {"job_cost_usd", c.job_cost_usd},
+              {"rest_cost_usd", c.rest_cost_usd},
+              {"total_cost_usd", c.total_cost_usd},
+              {"saving_vs_on_demand", c.saving}};
+}
+
 json PricedJson(const PricedJob& p) {
   const JobEstimate& j = p.job;
   const JobInputs& in = p.inputs;
@@ -73,6 +98,8 @@ json PricedJson(const PricedJob& p) {
               {"monte_carlo_trials", j.trials_run},
               {"max_wait_s", OrNull(j.max_wait_s)},
               {"max_runtime_s", OrNull(j.max_runtime_s)},
+              {"blocks", BlocksJson(j, in)},
+              {"commitment", CommitmentJson(p)},
               {"meets_deadline", p.meets_deadline},
               {"meets_budget", p.meets_budget}};
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/json_doc.h"
 #include "core/units.h"
+#include "planner/commitment.h"
 #include "planner/interruptions.h"
 #include "sim/memory_model.h"
 
@@ -24,7 +26,16 @@ double StorageBps(const Scenario& s, const SearchConfig& q) {
 
 }  // namespace
 
-std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p) {
+bool IsReserved(Pricing p) { return p == Pricing::kCapacityBlock || p == Pricing::kTrainingPlan; }
+
+int CommitmentYears(Pricing p) {
+  return p == Pricing::kSavingsPlan1y ? 1 : p == Pricing::kSavingsPlan3y ? 3 : 0;
+}
+
+std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p, const SearchConfig& q) {
+  const auto given = q.prices.find(t.name);
+  const UserPrices none;
+  const UserPrices& user = given == q.prices.end() ? none : given->second;
   switch (p) {
     case Pricing::kOnDemand:
       return t.price_on_demand_usd_hr;
@@ -35,6 +46,16 @@ std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p) {
     case Pricing::kSagemakerSpot:
       if (p == Pricing::kSagemakerSpot && !t.spot_discount) return std::nullopt;
       return t.price_sagemaker_usd_hr;
+    case Pricing::kCapacityBlock:
+      return user.capacity_block_usd_hr ? user.capacity_block_usd_hr
+                                        : t.price_capacity_block_usd_hr;
+    case Pricing::kTrainingPlan:
+      return user.training_plan_usd_hr;
+    case Pricing::kSavingsPlan1y:
+    case Pricing::kSavingsPlan3y:
+      if (!t.price_on_demand_usd_hr) return std::nullopt;
+      return p == Pricing::kSavingsPlan1y ? user.savings_plan_1y_usd_hr
+                                          : user.savings_plan_3y_usd_hr;
   }
   return std::nullopt;
 }
@@ -62,9 +83,11 @@ std::optional<double> DatasetBytes(const Scenario& s, const SearchConfig& q) {
 
 std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig& q, double step_s,
                                            double steps, Pricing p) {
-  std::optional<double> price = PriceUsdHr(s.instance, p);
+  std::optional<double> price = PriceUsdHr(s.instance, p, q);
   // Unpriced on-demand (reference systems) still has a time; other options need a price.
   if (!price && p != Pricing::kOnDemand) return std::nullopt;
+  const BlockRules& rules = p == Pricing::kTrainingPlan ? kTrainingPlanRules : kCapacityBlockRules;
+  if (IsReserved(p) && BlockSizes(s.cluster.nodes, rules).empty()) return std::nullopt;
   PricingInputs out;
   out.price_usd_hr = price;
   JobInputs& in = out.job;
@@ -90,6 +113,18 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
   // of the storage bandwidth.
   if (std::optional<double> data = DatasetBytes(s, q)) {
     in.download_s = *data / std::min(NodeNetBps(s.instance), storage / s.cluster.nodes);
+  }
+  if (IsReserved(p)) {
+    CapacityBlockInputs& b = in.blocks.emplace();
+    b.rules = rules;
+    b.nodes = in.nodes;
+    b.checkpoint_write_s = in.checkpoint_write_s;
+    b.restart_s = in.restart_s;
+    b.gap_s = q.reservation_gap_s.value_or(0);
+  }
+  if (const int years = CommitmentYears(p)) {
+    in.committed_instance_hours = in.nodes * years * kCommitmentHoursPerYear;
+    in.beyond_usd_hr = s.instance.price_on_demand_usd_hr;
   }
   in.trials = q.trials;
   in.seed = q.seed;
@@ -128,6 +163,59 @@ std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q
   return out;
 }
 
+std::vector<std::string> PriceAssumptions(const SearchSpace& space, const SearchConfig& q) {
+  std::vector<std::string> out;
+  auto offered = [&](Pricing p) {
+    return std::find(space.pricing.begin(), space.pricing.end(), p) != space.pricing.end();
+  };
+  if (offered(Pricing::kCapacityBlock)) {
+    for (const InstanceType* t : space.instances) {
+      const auto given = q.prices.find(t->name);
+      if (!t->price_capacity_block_usd_hr ||
+          (given != q.prices.end() && given->second.capacity_block_usd_hr)) {
+        continue;
+      }
+      std::string sources;
+      if (const auto ids = t->sources.find("pricing.capacity_block_usd_hr");
+          ids != t->sources.end()) {
+        for (const std::string& id : ids->second) sources += (sources.empty() ? "" : ", ") + id;
+      }
+      out.push_back("capacity-block: " + t->name + " at $" +
+                    FormatNumber(*t->price_capacity_block_usd_hr) +
+                    " per instance-hour from the catalog (source " + sources + "), valid until " +
+                    t->capacity_block_valid_until.value_or("?") +
+                    ": block prices move with demand; give search.prices.\"" + t->name +
+                    "\".capacity_block_usd_hr for a current offer");
+    }
+  }
+  if (offered(Pricing::kCapacityBlock) || offered(Pricing::kTrainingPlan)) {
+    out.push_back(
+        "capacity-block and training-plan: blocks are bought for the predicted run (whole days, "
+        "Capacity Blocks whole weeks above 14 days) and are taken to be on offer when wanted (no "
+        "public figure on how often they are); a run that outlasts them continues in a block "
+        "bought then, " +
+        (q.reservation_gap_s ? FormatNumber(*q.reservation_gap_s) + " s later"
+                             : std::string("back to back (set search.reservation_gap_s)")));
+  }
+  if (offered(Pricing::kTrainingPlan)) {
+    out.push_back(
+        "training-plan: instances end 30 minutes before the plan does, as Capacity Blocks' do "
+        "(assumption: SageMaker documents no margin)");
+  }
+  if (offered(Pricing::kSavingsPlan1y) || offered(Pricing::kSavingsPlan3y)) {
+    out.push_back(
+        "savings-plan-1y/3y: the rate given in search.prices is the payment option's effective "
+        "rate; the commitment covers the job's nodes for the whole term, the job is charged the "
+        "hours it uses, and what the rest of the commitment costs is reported beside it");
+  }
+  for (Pricing p : space.unpriced) {
+    out.push_back(std::string(ToString(p)) +
+                  " not compared: no instance searched has a price for it (AWS publishes none; "
+                  "give it in search.prices)");
+  }
+  return out;
+}
+
 void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
   const double lambda = in.interruptions_per_instance_hour / kSecondsPerHour * in.nodes;
   double run_s = in.download_s + in.work_s + in.checkpoint_write_s;
@@ -145,10 +233,16 @@ void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
               segments * ExpectedSegment_s(tau + in.checkpoint_write_s, in.restart_s, mtbi);
     }
   }
+  if (in.blocks) {
+    const Expected<CapacityBlockJob> blocks = RunInBlocks(in, run_s);
+    *time_s = blocks.ok() ? blocks->wall_s : std::numeric_limits<double>::infinity();
+    *cost_usd = blocks.ok() && blocks->cost_usd ? *blocks->cost_usd
+                                                : std::numeric_limits<double>::infinity();
+    return;
+  }
   *time_s = in.provisioning_s + run_s;
   const double billed = in.pricing == Pricing::kSagemakerSpot ? in.spot_billed_fraction : 1;
-  *cost_usd = in.price_usd_hr ? *in.price_usd_hr / kSecondsPerHour * in.nodes * run_s * billed
-                              : std::numeric_limits<double>::infinity();
+  *cost_usd = CostOf_usd(in, in.nodes * run_s * billed);
 }
 
 }  // namespace trainsim::planner

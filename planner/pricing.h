@@ -11,6 +11,7 @@
 #include "core/scenario.h"
 #include "core/search.h"
 #include "planner/job.h"
+#include "planner/space.h"
 
 namespace trainsim::planner {
 
@@ -19,8 +20,15 @@ inline constexpr double kDefaultProvisioning_s = 600;  // request to first step
 inline constexpr double kDefaultRestart_s = 600;       // re-provision after an interruption
 
 // Price per instance-hour of `t` under `p` (spot: the on-demand price less the
-// Spot Advisor saving); nullopt when the catalog lacks a figure.
-std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p);
+// Spot Advisor saving; capacity-block: search.prices, else the catalog;
+// training-plan and the Savings Plans: search.prices only); nullopt when
+// neither gives a figure. Savings Plans cover on-demand use: a type without an
+// on-demand price has none.
+std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p, const SearchConfig& q);
+
+// Reserved blocks (capacity-block, training-plan) and commitments (the Savings Plans).
+bool IsReserved(Pricing p);
+int CommitmentYears(Pricing p);  // 1 or 3 for a Savings Plan, else 0
 
 // Spot interruptions per instance-hour for `s`'s instance (the override in
 // `q`, else the catalog bucket); nullopt when neither gives one. *lower_bound
@@ -38,8 +46,8 @@ std::optional<double> DatasetBytes(const Scenario& s, const SearchConfig& q);
 // The job model's inputs for scenario `s` (a candidate applied) and its
 // search section `q`, at `step_s` per step and `steps` steps under `p`.
 // nullopt when the instance has no price under `p` (on-demand excepted: a
-// reference system is planned by time, its costs absent) or, for spot, no
-// interruption rate.
+// reference system is planned by time, its costs absent), for spot, no
+// interruption rate, or for reserved blocks more nodes than they hold.
 struct PricingInputs {
   JobInputs job;
   std::optional<double> price_usd_hr;
@@ -55,5 +63,10 @@ void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd);
 
 // The assumptions behind MakeJobInputs for this scenario and section, in words.
 std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q);
+
+// Where the prices of the space's options come from, when it needs saying (a
+// catalog block price and the date it holds until, what a Savings Plan's
+// figures mean), and the options left out for want of a price.
+std::vector<std::string> PriceAssumptions(const SearchSpace& space, const SearchConfig& q);
 
 }  // namespace trainsim::planner

@@ -409,6 +409,23 @@ std::string PricingReason(const SearchConfig& q, const ConfirmedCandidate& best,
   return out;
 }
 
+// The cheapest reserved or committed option of the recommendation, when it is not the one
+// chosen: what it would cost against the chosen one, and its P90 time.
+std::string ReservedReason(const ConfirmedCandidate& best, const PricedJob& p) {
+  const PricedJob* other = nullptr;
+  for (const PricedJob& j : best.priced) {
+    const bool reserved = j.job.blocks || j.commitment;
+    if (!reserved || j.pricing == p.pricing || !j.job.cost_usd) continue;
+    if (!other || j.job.cost_usd->mean < other->job.cost_usd->mean) other = &j;
+  }
+  if (!other || !p.job.cost_usd) return "";
+  const double ratio = other->job.cost_usd->mean / p.job.cost_usd->mean;
+  return std::string("As ") + ToString(other->pricing) + " (" + DescribeTerms(*other) +
+         ") it would cost " + Usd(other->job.cost_usd->mean) + " (P90 " +
+         Usd(other->job.cost_usd->p90) + "), " + Fmt("%.2fx", ratio) + " the " +
+         ToString(p.pricing) + " cost, with a P90 time of " + Hours(other->job.wall_s.p90) + ".";
+}
+
 std::string ConstraintReason(const SearchConfig& q, const Plan& plan, const PricedJob& p) {
   if (!q.deadline_hours && !q.budget_usd) return "";
   std::string what;
@@ -462,10 +479,31 @@ std::vector<std::string> Reasons(const Scenario& base, const SearchConfig& q, co
                                   ExpertReason(chosen, best),
                                   InstanceReason(plan, best, slot, estimated, total_flops),
                                   PricingReason(q, best, p),
+                                  ReservedReason(best, p),
                                   ConstraintReason(q, plan, p),
                                   EstimatorReason(plan)};
   out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
   return out;
+}
+
+std::string DescribeTerms(const PricedJob& p) {
+  const JobEstimate& j = p.job;
+  if (j.blocks) {
+    std::string days, sizes;
+    for (int d : j.blocks->block_days) days += (days.empty() ? "" : " + ") + std::to_string(d);
+    for (int n : j.blocks->block_sizes) sizes += (sizes.empty() ? "" : "+") + std::to_string(n);
+    const double idle = j.blocks->idle_instance_hours / j.blocks->reserved_instance_hours;
+    return days + " d booked for " + sizes + " instances, " + Pct(idle) + " idle";
+  }
+  if (p.commitment) {
+    return Pct(p.commitment->job_share) + " of a " +
+           std::to_string(p.pricing == Pricing::kSavingsPlan3y ? 3 : 1) +
+           "-year commitment; the rest costs " + Usd(p.commitment->rest_cost_usd);
+  }
+  if (p.inputs.interruptions_per_instance_hour > 0) {
+    return Fmt("%.1f interruptions expected", j.expected_interruptions);
+  }
+  return "";
 }
 
 std::string DescribePruning(const PruneTally& tally) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "planner/pricing.h"
 #include "sim/fold.h"
 #include "sim/simulate.h"
 
@@ -26,19 +27,64 @@ int LayerCount(const ModelSpec& m) {
   return m.kind == ModelKind::kTransformer ? m.layers : static_cast<int>(m.layer_list.size());
 }
 
-// Pricing options an instance type can be billed under.
-bool HasPrice(const InstanceType& t, Pricing p) {
+// The search.prices field that prices `p`, for options only a user price (or, for Capacity
+// Blocks, a catalog figure) can price; nullptr for the others.
+const char* UserPriceField(Pricing p) {
   switch (p) {
-    case Pricing::kOnDemand:
-      return t.price_on_demand_usd_hr.has_value();
-    case Pricing::kSpot:
-      return t.price_on_demand_usd_hr && t.spot_discount;
-    case Pricing::kSagemaker:
-      return t.price_sagemaker_usd_hr.has_value();
-    case Pricing::kSagemakerSpot:
-      return t.price_sagemaker_usd_hr && t.spot_discount;
+    case Pricing::kCapacityBlock:
+      return "capacity_block_usd_hr";
+    case Pricing::kTrainingPlan:
+      return "training_plan_usd_hr";
+    case Pricing::kSavingsPlan1y:
+      return "savings_plan_1y_usd_hr";
+    case Pricing::kSavingsPlan3y:
+      return "savings_plan_3y_usd_hr";
+    default:
+      return nullptr;
   }
-  return false;
+}
+
+// The options to price: the ones asked for (an option that needs a price no instance has
+// is an error naming search.prices), or by default every option, without the unpriced
+// ones that need a user price and without spot ones when spot is not allowed.
+Status ResolvePricing(const SearchConfig& q, SearchSpace* space) {
+  auto priced_somewhere = [&](Pricing p) {
+    for (const InstanceType* t : space->instances) {
+      if (PriceUsdHr(*t, p, q)) return true;
+    }
+    return false;
+  };
+  std::vector<Pricing> all;
+  for (int i = 0; i < kPricingOptions; ++i) all.push_back(static_cast<Pricing>(i));
+  for (size_t i = 0; i < (q.pricing.empty() ? all : q.pricing).size(); ++i) {
+    const Pricing p = (q.pricing.empty() ? all : q.pricing)[i];
+    const bool spot = p == Pricing::kSpot || p == Pricing::kSagemakerSpot;
+    if (spot && !q.spot_allowed) continue;
+    const char* field = UserPriceField(p);
+    if (field && !priced_somewhere(p)) {
+      if (q.pricing.empty()) {
+        space->unpriced.push_back(p);
+        continue;
+      }
+      std::string names;
+      for (const InstanceType* t : space->instances) names += (names.empty() ? "" : ", ") + t->name;
+      return Status::InvalidInput(
+          "search.pricing[" + std::to_string(i) + "]: \"" + ToString(p) +
+          "\" has no price for any instance searched (" + names + "): give search.prices.\"" +
+          (space->instances.empty() ? std::string("<instance>") : space->instances.front()->name) +
+          "\"." + field +
+          (p == Pricing::kSavingsPlan1y || p == Pricing::kSavingsPlan3y
+               ? " (Savings Plans cover on-demand use: the type needs an on-demand price too)"
+               : ""));
+    }
+    space->pricing.push_back(p);
+  }
+  for (const InstanceType* t : space->instances) {
+    bool priced = false;
+    for (Pricing p : space->pricing) priced = priced || PriceUsdHr(*t, p, q).has_value();
+    space->priced.push_back(priced);
+  }
+  return Status::Ok();
 }
 
 // Records `count` pruned candidates under `reason`; the first message stays.
@@ -108,10 +154,8 @@ class Walker {
       });
       return;
     }
-    bool priced = false;
-    for (Pricing p : space_.pricing) priced = priced || HasPrice(t, p);
     // Planning for time alone needs no price (reference systems).
-    if (!priced && !space_.time_only) {
+    if (!space_.priced[i] && !space_.time_only) {
       Prune(tally_, "price", all, [&] {
         return t.name +
                ": the catalog has no price for any allowed pricing option (plan it with "
@@ -472,12 +516,7 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const SearchConfig& q,
   space.recompute = Or(q.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
   space.schedules = Or(q.schedules, {Schedule::k1F1B, Schedule::kInterleaved});
   space.virtual_stages = Or(q.virtual_stages, {2, 4});
-  std::vector<Pricing> pricing = {Pricing::kOnDemand, Pricing::kSpot, Pricing::kSagemaker,
-                                  Pricing::kSagemakerSpot};
-  for (Pricing p : Or(q.pricing, pricing)) {
-    const bool spot = p == Pricing::kSpot || p == Pricing::kSagemakerSpot;
-    if (!spot || q.spot_allowed) space.pricing.push_back(p);
-  }
+  if (Status st = ResolvePricing(q, &space); !st.ok()) return st;
   space.min_nodes = q.min_nodes;
   space.max_nodes = q.max_nodes;
   space.time_only = q.objective == Objective::kMinTime;

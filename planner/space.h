@@ -53,6 +53,10 @@ struct SearchSpace {
   std::vector<Recompute> recompute;
   std::vector<Schedule> schedules;
   std::vector<Pricing> pricing;
+  // Per instance: whether some option in `pricing` has a price for it (PriceUsdHr).
+  std::vector<bool> priced;
+  // Options left out of the default list: no instance searched has a price for them.
+  std::vector<Pricing> unpriced;
   int min_nodes = 1, max_nodes = 1;
   // Objective min-time: an instance with no price under any option is planned by time alone
   // (reference systems); otherwise it is pruned.

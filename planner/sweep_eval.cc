@@ -57,10 +57,11 @@ void FillResult(const Scenario& s, const sim::SimulationResult& r, SweepRow* row
   row->mfu = r.mfu;
   if (const double steps = StepsToTrain(s); steps > 0) {
     row->time_to_train_h = steps * r.step.step_time_s / kSecondsPerHour;
-    // Spot needs the planner's interruption model: its cost stays unknown here.
+    // Spot, reserved blocks and commitments need the planner's job model: their cost stays
+    // unknown here.
     const Pricing p = s.cluster.pricing;
     if (p == Pricing::kOnDemand || p == Pricing::kSagemaker) {
-      if (std::optional<double> price = PriceUsdHr(s.instance, p)) {
+      if (std::optional<double> price = PriceUsdHr(s.instance, p, SearchConfig())) {
         row->cost_usd = *price * s.cluster.nodes * *row->time_to_train_h;
       }
     }

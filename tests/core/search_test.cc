@@ -80,8 +80,18 @@ std::string Summary(const SearchConfig& c) {
      << " storage=" << Optional(c.storage_GBps) << " ckpt=" << Optional(c.checkpoint_bytes)
      << " interval=" << Optional(c.checkpoint_interval_s) << " prov=" << Optional(c.provisioning_s)
      << " restart=" << Optional(c.restart_s)
-     << " interruptions=" << Optional(c.spot_interruptions_per_month) << " notice"
-     << c.checkpoint_on_notice << " trials" << c.trials << " seed" << c.seed;
+     << " interruptions=" << Optional(c.spot_interruptions_per_month);
+  if (c.reservation_gap_s) os << " gap=" << *c.reservation_gap_s;
+  if (!c.prices.empty()) {
+    os << " prices=[";
+    for (const auto& [name, p] : c.prices) {
+      os << name << ":" << Optional(p.capacity_block_usd_hr) << "/"
+         << Optional(p.training_plan_usd_hr) << "/" << Optional(p.savings_plan_1y_usd_hr) << "/"
+         << Optional(p.savings_plan_3y_usd_hr);
+    }
+    os << "]";
+  }
+  os << " notice" << c.checkpoint_on_notice << " trials" << c.trials << " seed" << c.seed;
   return os.str();
 }
 
@@ -111,14 +121,17 @@ std::vector<ValidCase> ValidCases() {
        R"( "confirm_top": 5, "prefer_validated": false, "dataset_bytes": 1.2e12,)"
        R"( "storage_GBps": 10,)"
        R"( "checkpoint_bytes": 2.1e12, "checkpoint_interval_s": 3600, "provisioning_s": 900,)"
-       R"( "restart_s": 300, "spot_interruptions_per_month": 0.05,)"
+       R"( "restart_s": 300, "spot_interruptions_per_month": 0.05, "reservation_gap_s": 7200,)"
+       R"( "prices": {"p5.48xlarge": {"capacity_block_usd_hr": 31.5, "training_plan_usd_hr": 33,)"
+       R"( "savings_plan_1y_usd_hr": 40, "savings_plan_3y_usd_hr": 25}},)"
        R"( "checkpoint_on_notice": true, "trials": 500, "seed": 42})",
        "instances=[p5.48xlarge,p4d.24xlarge] nodes=2..256 pricing=[on-demand,spot] spot1 "
        "tp=[8,2,4] pp=[1,2] mb=[1] zero=[1,3] vs=[2] max_pp16 recompute=[full,none] "
        "schedules=[gpipe,interleaved] | budget=2e+06 deadline=720 min-time w0.5 confirm5 "
        "by-prediction | "
        "dataset=1.2e+12 storage=10 ckpt=2.1e+12 interval=3600 prov=900 restart=300 "
-       "interruptions=0.05 notice1 trials500 seed42"},
+       "interruptions=0.05 gap=7200 prices=[p5.48xlarge:31.5/33/40/25] notice1 trials500 "
+       "seed42"},
       {"a weight of time", R"({"objective": 0.25})",
        kDefaultSpace + " | budget=- deadline=- weighted w0.25 confirm100 | " + kDefaultJob},
       {"weight 1: time only", R"({"objective": 1})",
@@ -185,7 +198,8 @@ std::vector<FailCase> SearchFailCases() {
        "recompute, schedules, budget_usd, deadline_hours, objective, confirm_top, "
        "prefer_validated, dataset_bytes, "
        "storage_GBps, checkpoint_bytes, checkpoint_interval_s, provisioning_s, restart_s, "
-       "spot_interruptions_per_month, checkpoint_on_notice, trials, seed)"},
+       "spot_interruptions_per_month, reservation_gap_s, prices, checkpoint_on_notice, trials, "
+       "seed)"},
       {"instances not an array", R"({"instances": "p4d.24xlarge"})",
        "x.json:5:26: search.instances: expected an array, got \"p4d.24xlarge\""},
       {"unknown instance type", R"({"instances": ["p4d.24xlarge", "p5.48xlarge", "p9.x"]})",
@@ -209,7 +223,8 @@ std::vector<FailCase> SearchFailCases() {
        "x.json:5:22: search.nodes: max = 64 (the default) is less than min = 128"},
       {"unknown pricing", R"({"pricing": ["spot", "reserved"]})",
        "x.json:5:33: search.pricing[1]: expected one of on-demand, spot, sagemaker, "
-       "sagemaker-spot, got \"reserved\""},
+       "sagemaker-spot, capacity-block, training-plan, savings-plan-1y, savings-plan-3y, got "
+       "\"reserved\""},
       {"pricing listed twice", R"({"pricing": ["spot", "spot"]})",
        "x.json:5:33: search.pricing[1]: \"spot\" is listed twice"},
       {"spot pricing without spot",
@@ -269,6 +284,20 @@ std::vector<FailCase> SearchFailCases() {
        "x.json:5:45: search.spot_interruptions_per_month: expected a number in [0, 1), got 1"},
       {"checkpoint_on_notice not a boolean", R"({"checkpoint_on_notice": 1})",
        "x.json:5:37: search.checkpoint_on_notice: expected true or false, got 1"},
+      {"negative reservation gap", R"({"reservation_gap_s": -1})",
+       "x.json:5:34: search.reservation_gap_s: expected a number >= 0, got -1"},
+      {"prices not an object", R"({"prices": [1]})",
+       "x.json:5:23: search.prices: expected an object keyed by instance type, got an array"},
+      {"prices of an unknown type", R"({"prices": {"p9.huge": {}}})",
+       "x.json:5:24: search.prices.p9.huge: unknown instance type \"p9.huge\"; known: " +
+           CatalogNames()},
+      {"a zero price", R"({"prices": {"p5.48xlarge": {"training_plan_usd_hr": 0}}})",
+       "x.json:5:64: search.prices.p5.48xlarge.training_plan_usd_hr: expected a price > 0 "
+       "(USD per instance-hour), got 0"},
+      {"an unknown price", R"({"prices": {"p5.48xlarge": {"reserved_usd_hr": 30}}})",
+       "x.json:5:40: unknown field search.prices.p5.48xlarge.reserved_usd_hr (known: "
+       "capacity_block_usd_hr, training_plan_usd_hr, savings_plan_1y_usd_hr, "
+       "savings_plan_3y_usd_hr)"},
       {"zero trials", R"({"trials": 0})",
        "x.json:5:23: search.trials: expected an integer in [1, 1000000], got 0"},
       {"negative seed", R"({"seed": -1})",

@@ -96,6 +96,59 @@ TEST(PlanCapacityBlocks, BadInputsNameTheirField) {
             std::string::npos);
   EXPECT_NE(error([](CapacityBlockInputs* in) { in->training_s = 1e12; }).find("more than 1000"),
             std::string::npos);
+  EXPECT_NE(error([](CapacityBlockInputs* in) { in->booked_days = {15}; }).find("booked_days"),
+            std::string::npos);
+  EXPECT_NE(error([](CapacityBlockInputs* in) {
+              in->rules = kTrainingPlanRules;
+              in->booked_days = {0};
+            }).find("training plan: booked_days"),
+            std::string::npos);
+}
+
+TEST(BlockDays, TrainingPlansTakeWholeDaysTo182) {
+  EXPECT_EQ(BlockDays(14 * kDay + 1, kTrainingPlanRules), 15);
+  EXPECT_EQ(BlockDays(100.5 * kDay, kTrainingPlanRules), 101);
+  EXPECT_EQ(BlockDays(182 * kDay + 1, kTrainingPlanRules), std::nullopt);
+  EXPECT_EQ(BlockSizes(300, kTrainingPlanRules), (std::vector<int>{64, 64, 64, 64, 32, 8, 4}));
+}
+
+// Booked for 10 days of training (an 11-day block); this run needs 8: it ends early and
+// the block's rest is idle, paid all the same.
+TEST(PlanCapacityBlocks, ARunShorterThanItsBookingPaysTheWholeBooking) {
+  CapacityBlockInputs in;
+  in.nodes = 4;
+  in.price_usd_hr = 10;
+  in.training_s = 8 * kDay;
+  in.booked_days = {11};
+  const Expected<CapacityBlockJob> job = PlanCapacityBlocks(in);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->block_days, std::vector<int>{11});
+  EXPECT_DOUBLE_EQ(job->wall_s, 8 * kDay);
+  EXPECT_DOUBLE_EQ(job->reserved_instance_hours, 4 * 11 * 24);
+  EXPECT_DOUBLE_EQ(job->idle_instance_hours, 4 * 3 * 24);
+  EXPECT_DOUBLE_EQ(*job->cost_usd, 10 * 4 * 11 * 24.0);
+}
+
+// Booked one 3-day block; the run needs 4 days of training. The block trains 3 d - 0.5 h margin
+// - 1 h checkpoint = 70.5 h; after a 12 h gap, a second block holds the 2 h restart, the
+// 25.5 h left and the margin: 28 h, so 2 days.
+TEST(PlanCapacityBlocks, ARunOutlastingItsBookingContinuesInABlockBoughtThen) {
+  CapacityBlockInputs in;
+  in.nodes = 2;
+  in.price_usd_hr = 10;
+  in.training_s = 4 * kDay;
+  in.checkpoint_write_s = kHour;
+  in.restart_s = 2 * kHour;
+  in.gap_s = 12 * kHour;
+  in.booked_days = {3};
+  const Expected<CapacityBlockJob> job = PlanCapacityBlocks(in);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->block_days, (std::vector<int>{3, 2}));
+  EXPECT_DOUBLE_EQ(job->wall_s, 3 * kDay + 12 * kHour + 2 * kHour + 25.5 * kHour);
+  EXPECT_DOUBLE_EQ(job->reserved_instance_hours, 2 * 5 * 24);
+  // Used: 72 h - 0.5 h, then 27.5 h, on each of the 2 nodes.
+  EXPECT_NEAR(job->idle_instance_hours, 240 - 2 * (71.5 + 27.5), 1e-9);
+  EXPECT_DOUBLE_EQ(*job->cost_usd, 10 * 240.0);
 }
 
 }  // namespace

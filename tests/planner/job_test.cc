@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "planner/interruptions.h"
 
@@ -323,6 +324,94 @@ TEST(EstimateJob, HugeInterruptionCountsFallBackInsteadOfHanging) {
   EXPECT_FALSE(fewer.monte_carlo_skipped);
   EXPECT_GE(fewer.trials_run, 100);
   EXPECT_LT(fewer.trials_run, in.trials);
+}
+
+constexpr double kHour = 3600, kDay = 24 * kHour;
+
+// 8 nodes in a Capacity Block at $40/h: 10 days of work after 1 h of provisioning.
+JobInputs InABlock() {
+  JobInputs in;
+  in.pricing = Pricing::kCapacityBlock;
+  in.work_s = 10 * kDay;
+  in.nodes = 8;
+  in.price_usd_hr = 40;
+  in.provisioning_s = kHour;
+  in.trials = 1000;
+  in.blocks.emplace();
+  in.blocks->nodes = 8;
+  return in;
+}
+
+// The blocks are booked for the prediction: one block of ceil(10 d + 1 h + the 0.5 h end
+// margin) = 11 days, paid whole; the job is never interrupted.
+TEST(EstimateJob, ABlockIsBookedForThePredictionAndPaidWhole) {
+  const JobEstimate e = Estimate(InABlock());
+  ASSERT_TRUE(e.blocks.has_value());
+  EXPECT_EQ(e.blocks->block_days, std::vector<int>{11});
+  EXPECT_DOUBLE_EQ(e.expected_wall_s, 10 * kDay + kHour);
+  EXPECT_DOUBLE_EQ(e.wall_s.p90, 10 * kDay + kHour);
+  EXPECT_DOUBLE_EQ(e.mean_billed_instance_s, 8 * 11 * kDay);
+  ASSERT_TRUE(e.cost_usd.has_value());
+  EXPECT_DOUBLE_EQ(e.cost_usd->mean, 40 * 8 * 11 * 24.0);
+  EXPECT_EQ(e.cost_usd->stddev, 0);
+  EXPECT_EQ(e.mean_interruptions, 0);
+}
+
+// With the model's error the booking stays the prediction's 11 days. A run at half the
+// work ends early and pays the same; one at 1.5x trains 11 d - 1 h - 0.5 h in the block,
+// then continues, back to back, in a block bought for the 4 d 1.5 h left (+ margin): 5 days.
+TEST(EstimateJob, ARunThatOutlastsItsBlockBuysAnotherOne) {
+  JobInputs in = InABlock();
+  in.work_factors = {0.5, 1.5};
+  const JobEstimate e = Estimate(in);
+  EXPECT_DOUBLE_EQ(e.expected_wall_s, 10 * kDay + kHour);
+  EXPECT_DOUBLE_EQ(e.wall_s.p10, 5 * kDay + kHour);
+  EXPECT_DOUBLE_EQ(e.wall_s.p90, 11 * kDay + 4 * kDay + 1.5 * kHour);
+  ASSERT_TRUE(e.cost_usd.has_value());
+  EXPECT_DOUBLE_EQ(e.cost_usd->p10, 40 * 8 * 11 * 24.0);
+  EXPECT_DOUBLE_EQ(e.cost_usd->p90, 40 * 8 * 16 * 24.0);
+  EXPECT_DOUBLE_EQ(e.cost_usd->mean, 40 * 8 * 11 * 24.0);  // the prediction's
+}
+
+// A Savings Plan bills EC2 sessions at the committed rate; hours past the commitment cost
+// the on-demand price.
+TEST(EstimateJob, ACommitmentBillsItsRateAndOnDemandPastIt) {
+  JobInputs in = OnDemand();  // 4 nodes, billed 4 x 36420 s = 40.4667 h
+  in.pricing = Pricing::kSavingsPlan1y;
+  in.price_usd_hr = 20;
+  in.committed_instance_hours = 4 * 8760;
+  in.beyond_usd_hr = 32.77;
+  const double billed_h = 4 * (300 + 36000 + 120) / kHour;
+  EXPECT_DOUBLE_EQ(Estimate(in).cost_usd->mean, 20 * billed_h);
+  in.committed_instance_hours = 30;
+  EXPECT_DOUBLE_EQ(Estimate(in).cost_usd->mean, 20 * 30 + 32.77 * (billed_h - 30));
+  in.beyond_usd_hr.reset();
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "beyond_usd_hr: missing: the price of hours past the commitment");
+}
+
+TEST(EstimateJob, BlocksGoWithTheirPricingAndAreNotInterrupted) {
+  JobInputs in = InABlock();
+  in.pricing = Pricing::kOnDemand;
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "blocks: given with on-demand pricing; capacity-block and training-plan (only) run "
+            "in blocks");
+  in = InABlock();
+  in.blocks.reset();
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "blocks: missing for capacity-block pricing; capacity-block and training-plan (only) "
+            "run in blocks");
+  in = InABlock();
+  in.interruptions_per_instance_hour = 0.01;
+  in.checkpoint_write_s = 60;
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "interruptions_per_instance_hour: expected 0 with reserved blocks (they are not "
+            "interrupted), got 0.01");
+  in = InABlock();
+  in.nodes = 300;
+  in.blocks->nodes = 300;
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "capacity block: nodes: expected 1 to 256 (the most instances held at once), got 300");
 }
 
 TEST(EstimateJob, InvalidInputsNameTheField) {

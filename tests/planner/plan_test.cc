@@ -215,6 +215,72 @@ TEST(MakePlan, ParetoFrontIsExactlyTheUndominatedOptions) {
   }
 }
 
+// Every way to buy the instances, side by side: blocks booked in whole days (a short job pays a
+// whole day), a training plan at the user's price, Savings Plans charging the job's hours at
+// the committed rate with the rest of the commitment reported.
+TEST(MakePlan, ReservedAndCommittedOptionsArePricedBesideTheOthers) {
+  const PlanningScenario s = Small(
+      R"({"instances": ["p4d.24xlarge"], "nodes": {"min": 1, "max": 2}, "tp": [1],
+          "pp": [1], "micro_batch": [1], "zero_stages": [0], "recompute": ["none"],
+          "confirm_top": 2, "trials": 200,
+          "pricing": ["on-demand", "spot", "capacity-block", "training-plan",
+                      "savings-plan-1y", "savings-plan-3y"],
+          "prices": {"p4d.24xlarge": {"training_plan_usd_hr": 16, "savings_plan_1y_usd_hr": 15,
+                                      "savings_plan_3y_usd_hr": 4}}})");
+  const Plan p = MustPlan(s);
+  ASSERT_FALSE(p.confirmed.empty());
+  for (const ConfirmedCandidate& c : p.confirmed) {
+    ASSERT_EQ(c.priced.size(), 6u);
+    const int nodes = c.candidate.nodes;
+    const PricedJob& od = c.priced[0];
+    for (const PricedJob& j : c.priced) {
+      SCOPED_TRACE(ToString(j.pricing));
+      ASSERT_TRUE(j.job.cost_usd.has_value());
+      const double billed_h = od.job.mean_billed_instance_s / 3600;
+      switch (j.pricing) {
+        case Pricing::kCapacityBlock:
+        case Pricing::kTrainingPlan: {
+          ASSERT_TRUE(j.job.blocks.has_value());
+          EXPECT_EQ(j.job.blocks->block_days, std::vector<int>{1});  // the job takes hours
+          const double usd_hr = j.pricing == Pricing::kCapacityBlock ? 14.75 : 16;
+          EXPECT_DOUBLE_EQ(j.job.cost_usd->mean, usd_hr * nodes * 24);
+          EXPECT_DOUBLE_EQ(j.job.expected_wall_s, od.job.expected_wall_s);
+          EXPECT_EQ(j.job.expected_interruptions, 0);
+          break;
+        }
+        case Pricing::kSavingsPlan1y:
+        case Pricing::kSavingsPlan3y: {
+          ASSERT_TRUE(j.commitment.has_value());
+          const double rate = j.pricing == Pricing::kSavingsPlan1y ? 15 : 4;
+          const double years = j.pricing == Pricing::kSavingsPlan1y ? 1 : 3;
+          EXPECT_NEAR(j.job.cost_usd->mean, rate * billed_h, 1e-6);
+          EXPECT_NEAR(j.commitment->job_share, billed_h / (nodes * years * 8760), 1e-12);
+          EXPECT_NEAR(j.commitment->rest_cost_usd, rate * (nodes * years * 8760 - billed_h), 1e-6);
+          break;
+        }
+        default:
+          EXPECT_FALSE(j.job.blocks.has_value());
+          EXPECT_FALSE(j.commitment.has_value());
+      }
+    }
+  }
+  // min-cost picks the 3-year rate (below spot's), and says what the next cheapest reserved
+  // or committed option would cost.
+  EXPECT_EQ(p.confirmed[p.best].priced[p.best_priced].pricing, Pricing::kSavingsPlan3y);
+  const bool says = std::any_of(p.reasons.begin(), p.reasons.end(), [](const std::string& r) {
+    return r.rfind("As savings-plan-1y (", 0) == 0;
+  });
+  EXPECT_TRUE(says);
+  const nlohmann::json j = ToJson(s, p);
+  const nlohmann::json& priced = j["candidates"][0]["pricing"];
+  EXPECT_EQ(priced[2]["pricing"], "capacity-block");
+  EXPECT_EQ(priced[2]["blocks"]["days"], nlohmann::json::array({1}));
+  EXPECT_EQ(priced[2]["blocks"]["kind"], "capacity block");
+  EXPECT_TRUE(priced[2]["commitment"].is_null());
+  EXPECT_EQ(priced[5]["commitment"]["term_years"], 3);
+  EXPECT_TRUE(priced[5]["blocks"].is_null());
+}
+
 TEST(MakePlan, SameInputsSameBytes) {
   const PlanningScenario s = Small(kSearch);
   EXPECT_EQ(ToJson(s, MustPlan(s)).dump(), ToJson(s, MustPlan(s)).dump());

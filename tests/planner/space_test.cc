@@ -386,17 +386,50 @@ TEST(ResolveSpace, DefaultsAndRestrictions) {
   ASSERT_TRUE(space.ok());
   EXPECT_EQ(space->tp, (std::vector<int>{1, 2, 4, 8}));
   EXPECT_EQ(space->pp, (std::vector<int>{1, 2, 4}));
-  EXPECT_EQ(space->pricing.size(), 4u);
+  // By default every option some instance has a price for: Capacity Blocks from the catalog,
+  // but no training plan or Savings Plan without search.prices.
+  EXPECT_EQ(space->pricing,
+            (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSpot, Pricing::kSagemaker,
+                                  Pricing::kSagemakerSpot, Pricing::kCapacityBlock}));
+  EXPECT_EQ(space->unpriced, (std::vector<Pricing>{Pricing::kTrainingPlan, Pricing::kSavingsPlan1y,
+                                                   Pricing::kSavingsPlan3y}));
   for (const InstanceType* t : space->instances) {
     EXPECT_TRUE(t->is_aws);
     EXPECT_GT(t->gpus, 0);
   }
   s.search.spot_allowed = false;
   space = ResolveSpace(s.scenario, s.search, test::BuiltinCatalog());
-  EXPECT_EQ(space->pricing, (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSagemaker}));
+  EXPECT_EQ(space->pricing, (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSagemaker,
+                                                  Pricing::kCapacityBlock}));
   s.search.instances = {"p9.huge"};
   EXPECT_EQ(ResolveSpace(s.scenario, s.search, test::BuiltinCatalog()).status().message(),
             "search.instances: unknown instance type \"p9.huge\"");
+}
+
+TEST(ResolveSpace, AnOptionAskedForWithoutAnyPriceNamesTheFieldToGive) {
+  PlanningScenario s = Tiny();
+  s.search = SearchConfig();
+  s.search.instances = {"p4d.24xlarge", "p5e.48xlarge"};
+  s.search.pricing = {Pricing::kOnDemand, Pricing::kTrainingPlan};
+  EXPECT_EQ(
+      ResolveSpace(s.scenario, s.search, test::BuiltinCatalog()).status().message(),
+      "search.pricing[1]: \"training-plan\" has no price for any instance searched "
+      "(p4d.24xlarge, p5e.48xlarge): give search.prices.\"p4d.24xlarge\".training_plan_usd_hr");
+  // p5e has no on-demand price: a Savings Plan rate for it alone prices nothing.
+  s.search.pricing = {Pricing::kSavingsPlan3y};
+  s.search.prices["p5e.48xlarge"].savings_plan_3y_usd_hr = 20;
+  EXPECT_NE(ResolveSpace(s.scenario, s.search, test::BuiltinCatalog())
+                .status()
+                .message()
+                .find("the type needs an on-demand price too"),
+            std::string::npos);
+  s.search.prices["p4d.24xlarge"].savings_plan_3y_usd_hr = 12;
+  s.search.prices["p4d.24xlarge"].training_plan_usd_hr = 15;
+  s.search.pricing = {Pricing::kSavingsPlan3y, Pricing::kTrainingPlan, Pricing::kCapacityBlock};
+  Expected<SearchSpace> space = ResolveSpace(s.scenario, s.search, test::BuiltinCatalog());
+  ASSERT_TRUE(space.ok()) << space.status().message();
+  EXPECT_EQ(space->pricing, s.search.pricing);
+  EXPECT_EQ(space->priced, (std::vector<bool>{true, true}));  // p5e: its block price
 }
 
 }  // namespace
