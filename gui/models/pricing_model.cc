@@ -1,6 +1,7 @@
 #include "gui/models/pricing_model.h"
 
 #include "core/units.h"
+#include "planner/reasons.h"
 
 namespace trainsim::gui {
 
@@ -51,6 +52,8 @@ QVariant PricingModel::raw(const planner::PricedJob& pj, int column) const {
       return pj.job.cost_usd->p90;
     case kInterruptions:
       return pj.job.expected_interruptions;
+    case kTerms:
+      return QString::fromStdString(planner::DescribeTerms(pj));
     default:
       return {};
   }
@@ -64,7 +67,7 @@ QVariant PricingModel::data(const QModelIndex& index, int role) const {
   const QVariant v = raw(pj, index.column());
   switch (role) {
     case Qt::DisplayRole:
-      if (index.column() == kPricing || !v.isValid()) return v;
+      if (index.column() == kPricing || index.column() == kTerms || !v.isValid()) return v;
       if (index.column() == kInterruptions) return QString::number(v.toDouble(), 'f', 1);
       return QString::number(v.toDouble(), 'f', 2);
     case kSortRole:
@@ -73,7 +76,9 @@ QVariant PricingModel::data(const QModelIndex& index, int role) const {
       return priced_[index.row()];
     case Qt::TextAlignmentRole:
       return QVariant::fromValue(Qt::Alignment(
-          (index.column() == kPricing ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter));
+          (index.column() == kPricing || index.column() == kTerms ? Qt::AlignLeft
+                                                                   : Qt::AlignRight) |
+          Qt::AlignVCenter));
     default:
       return {};
   }
@@ -81,8 +86,8 @@ QVariant PricingModel::data(const QModelIndex& index, int role) const {
 
 QVariant PricingModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole || orientation != Qt::Horizontal) return {};
-  static const char* const kNames[kColumnCount] = {"pricing", "$/h",   "hours", "P90 h",
-                                                   "cost $",  "P50 $", "P90 $", "interruptions"};
+  static const char* const kNames[kColumnCount] = {
+      "pricing", "$/h", "hours", "P90 h", "cost $", "P50 $", "P90 $", "interruptions", "terms"};
   return section >= 0 && section < kColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 

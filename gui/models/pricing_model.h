@@ -1,6 +1,7 @@
 // The pricing options of one confirmed candidate (ConfirmedCandidate::priced)
 // that have a price, one row each, in the plan's order: the Monte-Carlo job's
-// expected, P50 and P90 cost and hours, and the expected interruptions.
+// expected, P50 and P90 cost and hours, the expected interruptions, and what the
+// figures rest on (planner::DescribeTerms: blocks booked, a commitment's share).
 // Options without a price (reference systems) are left out, never shown as 0.
 #pragma once
 
@@ -25,6 +26,7 @@ class PricingModel : public QAbstractTableModel {
     kCostP50,
     kCostP90,
     kInterruptions,
+    kTerms,
     kColumnCount
   };
   enum Role {

@@ -77,7 +77,9 @@ std::vector<FormField> MakeFields() {
       F("cluster.instance", c, "Instance", K::kInstance, {}, "required"),
       F("cluster.nodes", c, "Nodes", K::kInteger, {}, "1"),
       F("cluster.pricing", c, "Pricing", K::kChoice,
-        L({"on-demand", "spot", "sagemaker", "sagemaker-spot"}), "on-demand"),
+        L({"on-demand", "spot", "sagemaker", "sagemaker-spot", "capacity-block", "training-plan",
+           "savings-plan-1y", "savings-plan-3y"}),
+        "on-demand"),
       F("cluster.fabric", c, "Fabric (catalog)", K::kText, {},
         "none; dgx-superpod-b200, dgx-superpod-h100, aws-ultracluster"),
       F("cluster.nodes_per_leaf", c, "Nodes per leaf switch", K::kInteger, {},
@@ -110,6 +112,8 @@ std::vector<FormField> MakeFields() {
       F("search.nodes.min", s, "Nodes from", K::kInteger, {}, "1"),
       F("search.nodes.max", s, "Nodes to", K::kInteger, {}, "64", L({"search.nodes"})),
       F("search.confirm_top", s, "Simulate the best", K::kInteger, {}, "100"),
+      F("search.reservation_gap_s", s, "Gap between reserved blocks (s)", K::kNumber, {},
+        "0: back to back"),
   };
 }
 

@@ -10,6 +10,7 @@
 #include "gui/models/pricing_model.h"
 #include "gui/tests/support.h"
 #include "gui/tests/tests.h"
+#include "planner/reasons.h"
 
 namespace trainsim::gui::test {
 
@@ -104,6 +105,12 @@ class ScalingModelTest : public QObject {
                pj.job.cost_usd->p90);
       QCOMPARE(model.index(r, PricingModel::kHours).data(Qt::UserRole).toDouble(),
                pj.job.expected_wall_s / 3600);
+      QCOMPARE(model.index(r, PricingModel::kTerms).data().toString(),
+               QString::fromStdString(planner::DescribeTerms(pj)));
+      if (pj.pricing == Pricing::kSpot) {
+        QVERIFY(model.index(r, PricingModel::kTerms).data().toString().endsWith(
+            QStringLiteral("interruptions expected")));
+      }
     }
     QVERIFY(names.contains(QStringLiteral("spot")));
     QVERIFY(names.contains(QStringLiteral("on-demand")));
