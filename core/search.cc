@@ -38,6 +38,7 @@ struct Range {
 constexpr Range kPositive{0, true, kInf, false};
 constexpr Range kNonNegative{0, false, kInf, false};
 constexpr Range kFraction{0, false, 1, true};
+constexpr Range kChance{0, true, 1, false};
 
 struct NumberField {
   std::string_view key;
@@ -57,6 +58,8 @@ constexpr NumberField kJobNumbers[] = {
     {"provisioning_s", kNonNegative, &SearchConfig::provisioning_s},
     {"restart_s", kNonNegative, &SearchConfig::restart_s},
     {"spot_interruptions_per_month", kFraction, &SearchConfig::spot_interruptions_per_month},
+    {"spot_capacity_chance", kChance, &SearchConfig::spot_capacity_chance},
+    {"spot_capacity_retry_s", kPositive, &SearchConfig::spot_capacity_retry_s},
     {"reservation_gap_s", kNonNegative, &SearchConfig::reservation_gap_s}};
 
 struct PriceField {
@@ -128,6 +131,7 @@ class SearchReader {
     r.Int("confirm_top", &out_.confirm_top, 1, 1000);
     r.Bool("prefer_validated", &out_.prefer_validated);
     for (const NumberField& f : kJobNumbers) r.Child(f.key);
+    r.Int("spot_reclaim_wave_nodes", &out_.spot_reclaim_wave_nodes, 1, kMaxSearchNodes);
     r.Child("prices");
     r.Bool("checkpoint_on_notice", &out_.checkpoint_on_notice)
         .Int("trials", &out_.trials, 1, 1000000)

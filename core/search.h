@@ -85,6 +85,13 @@ struct SearchConfig {
   std::optional<double> restart_s;              // after an interruption, before reloading
   // Spot interruptions per instance per month, replacing the catalog bucket.
   std::optional<double> spot_interruptions_per_month;
+  // Spot capacity (planner/spot_capacity.h): the chance that one request for the
+  // whole fleet is filled (no public figure: unset = not modelled, and the plan
+  // says so), retried every spot_capacity_retry_s (unset: 600 s, an assumption);
+  // instances each reclaim event takes at once (unset: 1, independent reclaims).
+  std::optional<double> spot_capacity_chance;
+  std::optional<double> spot_capacity_retry_s;
+  int spot_reclaim_wave_nodes = 1;
   // Reserved blocks (capacity-block, training-plan): the wait between two
   // consecutive blocks of a job longer than one block, or of a job that overran
   // the blocks bought for it (unset: back to back).

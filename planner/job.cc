@@ -25,8 +25,12 @@ struct Plan {
   int64_t checkpoints = 0;
 };
 
+int WaveNodes(const JobInputs& in) { return std::min(in.reclaim_wave_nodes, in.nodes); }
+
+// Between failure events: each takes WaveNodes instances.
 double JobMtbi_s(const JobInputs& in) {
-  const double per_s = in.interruptions_per_instance_hour * in.nodes / kSecondsPerHour;
+  const double per_s =
+      in.interruptions_per_instance_hour * in.nodes / WaveNodes(in) / kSecondsPerHour;
   return per_s > 0 ? 1 / per_s : std::numeric_limits<double>::infinity();
 }
 
@@ -53,6 +57,9 @@ Expected<Plan> MakePlan(const JobInputs& in) {
   s.mtbi_s = JobMtbi_s(in);
   s.restart_s = in.restart_s;
   s.nodes = in.nodes;
+  s.wave_nodes = WaveNodes(in);
+  s.capacity_chance = in.capacity_chance;
+  s.retry_s = in.capacity_retry_s;
   ChooseInterval(in, s.mtbi_s, &plan);
   if (Status st = CheckSegmentCount(in, plan.interval_s, plan.source == IntervalSource::kDaly);
       !st.ok()) {
@@ -153,7 +160,7 @@ void InBlocks(const JobInputs& in, TrialOutcome* t) {
 }
 
 struct Samples {
-  std::vector<double> run_s, billed_instance_s;
+  std::vector<double> run_s, billed_instance_s;  // run_s: from the request, less provisioning
   double interruptions = 0;
 };
 
@@ -176,7 +183,7 @@ Samples Simulate(const JobInputs& in, const JobShape& shape, int trials, bool mo
     if (!shapes.empty()) sim.SetShape(shapes[pick() % shapes.size()]);
     TrialOutcome t = sim.RunTrial();
     if (in.blocks) InBlocks(in, &t);
-    out.run_s.push_back(t.run_s);
+    out.run_s.push_back(t.start_wait_s + t.run_s);
     out.billed_instance_s.push_back(BilledInstance_s(in, t));
     out.interruptions += static_cast<double>(t.interruptions);
   }
@@ -198,7 +205,7 @@ void FillFromSamples(const JobInputs& in, Samples samples, JobEstimate* e) {
 void FillFromClosedForm(const JobInputs& in, const JobShape& shape, JobEstimate* e) {
   const TrialOutcome t = ExpectedOutcome(in, shape);
   e->monte_carlo_skipped = true;
-  e->wall_s = Constant(in.provisioning_s + t.run_s);
+  e->wall_s = Constant(MeanCapacityWait_s(shape) + in.provisioning_s + t.run_s);
   e->mean_billed_instance_s = BilledInstance_s(in, t);
   e->mean_interruptions = e->expected_interruptions;
   if (in.price_usd_hr) e->cost_usd = Constant(CostOf_usd(in, e->mean_billed_instance_s));
@@ -260,7 +267,8 @@ Expected<JobEstimate> EstimateJob(const JobInputs& given) {
   e.interval_source = plan->source;
   e.checkpoints = plan->checkpoints;
   e.expected_interruptions = ExpectedInterruptions(shape);
-  e.expected_wall_s = in.provisioning_s + ExpectedRun_s(shape);
+  e.expected_start_wait_s = MeanCapacityWait_s(shape);
+  e.expected_wall_s = e.expected_start_wait_s + in.provisioning_s + ExpectedRun_s(shape);
   if (Status st = CheckFinishes(in, e.expected_wall_s, shape.mtbi_s); !st.ok()) return st;
   if (in.blocks) {
     if (Status st = BookBlocks(shape, &in, &e); !st.ok()) return st;

@@ -37,6 +37,17 @@ struct JobInputs {
   // rate (InterruptionsPerHour) for spot; a non-zero rate under on-demand
   // pricing models hardware failures the same way.
   double interruptions_per_instance_hour = 0;
+  // Reclaim waves: instances each interruption event takes at once (capped at
+  // nodes). Events then come at nodes x the rate / wave, so that each instance
+  // keeps its rate; each event stops the job once and waits for wave
+  // replacements together.
+  int reclaim_wave_nodes = 1;
+  // Capacity (planner/spot_capacity.h): the chance that one request for the
+  // job's instances is filled, retried every capacity_retry_s. The job waits
+  // before it starts, and each interruption's replacements wait too (the same
+  // chance: a conservative reading for fewer instances). 1: always at once.
+  double capacity_chance = 1;
+  double capacity_retry_s = 0;
   // Work seconds between checkpoints. Unset: the Daly interval when the rate
   // is non-zero, else no periodic checkpoints (one final write).
   std::optional<double> checkpoint_interval_s;
@@ -85,8 +96,10 @@ enum class IntervalSource {
 };
 
 struct JobEstimate {
-  // Closed forms (exact expectations under the model).
-  double expected_wall_s = 0;  // provisioning + download + training with its losses
+  // Closed forms (exact expectations under the model; with capacity_chance < 1
+  // the restarts' waits enter as their mean, planner/job_run.h).
+  double expected_wall_s = 0;  // capacity wait + provisioning + download + training with its losses
+  double expected_start_wait_s = 0;  // waiting for capacity before provisioning
   double expected_interruptions = 0;
   double mtbi_s = 0;  // the whole job's mean time between interruptions; infinity without
 
@@ -100,8 +113,8 @@ struct JobEstimate {
   Spread wall_s;
   std::optional<Spread> cost_usd;     // absent without a price
   double mean_billed_instance_s = 0;  // what the price applies to
-  double mean_interruptions = 0;
-  int trials_run = 0;  // fewer than asked when the interruptions would take too long
+  double mean_interruptions = 0;      // events (a reclaim wave counts once)
+  int trials_run = 0;                 // fewer than asked when the interruptions would take too long
   // Too many interruptions to simulate: wall_s and cost_usd hold the closed
   // form (stddev 0) and billing ignores the per-session minimum.
   bool monte_carlo_skipped = false;

@@ -51,6 +51,12 @@ Status CheckFields(const JobInputs& in) {
           : Bad("spot_billed_fraction",
                 "expected a number in (0, 1], got " + FormatNumber(in.spot_billed_fraction)),
       IntIn("trials", in.trials, kMaxTrials),
+      IntIn("reclaim_wave_nodes", in.reclaim_wave_nodes, kMaxNodes),
+      in.capacity_chance > 0 && in.capacity_chance <= 1
+          ? Status::Ok()
+          : Bad("capacity_chance",
+                "expected a chance in (0, 1], got " + FormatNumber(in.capacity_chance)),
+      in.capacity_chance < 1 ? Positive("capacity_retry_s", in.capacity_retry_s) : Status::Ok(),
   };
   for (const Status& st : checks) {
     if (!st.ok()) return st;

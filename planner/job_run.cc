@@ -7,21 +7,25 @@
 
 namespace trainsim::planner {
 
+double MeanCapacityWait_s(const JobShape& s) {
+  return s.capacity_chance >= 1 ? 0 : s.retry_s * (1 - s.capacity_chance) / s.capacity_chance;
+}
+
 double ExpectedRun_s(const JobShape& s) {
-  if (s.on_notice) {
-    return s.download_s + ExpectedOnNotice_s(s.progress_s, s.notice_write_s, s.restart_s, s.mtbi_s);
-  }
+  const double r = s.restart_s + MeanCapacityWait_s(s);
+  if (s.on_notice)
+    return s.download_s + ExpectedOnNotice_s(s.progress_s, s.notice_write_s, r, s.mtbi_s);
   return s.download_s +
-         static_cast<double>(s.full_segments) *
-             ExpectedSegment_s(s.full_segment_s, s.restart_s, s.mtbi_s) +
-         ExpectedSegment_s(s.last_segment_s, s.restart_s, s.mtbi_s);
+         static_cast<double>(s.full_segments) * ExpectedSegment_s(s.full_segment_s, r, s.mtbi_s) +
+         ExpectedSegment_s(s.last_segment_s, r, s.mtbi_s);
 }
 
 double ExpectedInterruptions(const JobShape& s) {
-  if (s.on_notice) return ExpectedOnNoticeInterruptions(s.progress_s, s.restart_s, s.mtbi_s);
+  const double r = s.restart_s + MeanCapacityWait_s(s);
+  if (s.on_notice) return ExpectedOnNoticeInterruptions(s.progress_s, r, s.mtbi_s);
   return static_cast<double>(s.full_segments) *
-             ExpectedSegmentInterruptions(s.full_segment_s, s.restart_s, s.mtbi_s) +
-         ExpectedSegmentInterruptions(s.last_segment_s, s.restart_s, s.mtbi_s);
+             ExpectedSegmentInterruptions(s.full_segment_s, r, s.mtbi_s) +
+         ExpectedSegmentInterruptions(s.last_segment_s, r, s.mtbi_s);
 }
 
 JobSimulator::JobSimulator(const JobShape& shape, uint64_t seed)
@@ -29,6 +33,7 @@ JobSimulator::JobSimulator(const JobShape& shape, uint64_t seed)
 
 TrialOutcome JobSimulator::RunTrial() {
   out_ = TrialOutcome();
+  out_.start_wait_s = CapacityWait_s();
   now_s_ = shape_.download_s;
   if (shape_.on_notice) {
     RunOnNotice();
@@ -45,6 +50,13 @@ double JobSimulator::Uniform01() { return static_cast<double>(rng_() >> 11) * 0x
 double JobSimulator::NextGap_s() {
   if (std::isinf(shape_.mtbi_s)) return shape_.mtbi_s;
   return -shape_.mtbi_s * std::log(1.0 - Uniform01());
+}
+
+double JobSimulator::CapacityWait_s() {
+  if (shape_.capacity_chance >= 1) return 0;
+  // Failed requests K before the first success: P(K >= k) = (1 - q)^k.
+  const double k = std::floor(std::log1p(-Uniform01()) / std::log1p(-shape_.capacity_chance));
+  return shape_.retry_s * k;
 }
 
 void JobSimulator::RunPeriodic() {
@@ -83,26 +95,39 @@ void JobSimulator::RunOnNotice() {
 }
 
 double JobSimulator::Interrupt() {
-  StrikeInstance();
-  while (true) {  // the restart phase: R without a failure ends it
+  double left_s = StrikeWave();  // until the restart is done
+  while (true) {
     const double gap_s = NextGap_s();
-    if (gap_s >= shape_.restart_s) {
-      now_s_ += shape_.restart_s;
-      // Given gap >= R, gap - R is again exponential with mean M (no memory):
-      // the time from the end of the restart to the next failure, one log saved.
-      return gap_s - shape_.restart_s;
+    if (gap_s >= left_s) {
+      now_s_ += left_s;
+      // Given gap >= left, gap - left is again exponential with mean M (no
+      // memory): the time from the end of the restart to the next failure.
+      return gap_s - left_s;
     }
-    now_s_ += gap_s;
-    StrikeInstance();
+    now_s_ += gap_s;  // a failure during the restart: it ends when the last one is back
+    left_s = std::max(left_s - gap_s, StrikeWave());
   }
 }
 
-void JobSimulator::StrikeInstance() {
+double JobSimulator::StrikeWave() {
   ++out_.interruptions;
-  int i = 0;
-  if (shape_.nodes > 1) {
-    i = std::min(shape_.nodes - 1, static_cast<int>(Uniform01() * shape_.nodes));
+  const double back_s = CapacityWait_s() + shape_.restart_s;
+  const int n = shape_.nodes, k = std::min(shape_.wave_nodes, n);
+  if (k == n) {
+    for (int i = 0; i < n; ++i) StrikeInstance(i, back_s);
+    return back_s;
   }
+  // k distinct instances, uniformly: draw until k differ (k < n).
+  wave_.clear();
+  while (static_cast<int>(wave_.size()) < k) {
+    const int i = std::min(n - 1, static_cast<int>(Uniform01() * n));
+    if (std::find(wave_.begin(), wave_.end(), i) == wave_.end()) wave_.push_back(i);
+  }
+  for (int i : wave_) StrikeInstance(i, back_s);
+  return back_s;
+}
+
+void JobSimulator::StrikeInstance(int i, double back_s) {
   double& start_s = session_start_s_[i];
   if (!struck_[i]) {
     struck_[i] = 1;
@@ -111,7 +136,7 @@ void JobSimulator::StrikeInstance() {
   if (start_s <= now_s_) {  // running: its session ends now
     out_.session_billed_instance_s += std::max(kMinimumSession_s, now_s_ - start_s);
   }
-  start_s = now_s_ + shape_.restart_s;
+  start_s = now_s_ + back_s;
 }
 
 void JobSimulator::CloseSessions() {

@@ -8,16 +8,24 @@
 //    checkpoint). A failure loses the segment in progress; or
 //  - on notice: progress_s seconds (work + scheduled writes) that are never
 //    lost: each failure costs a notice write of notice_write_s.
-// After a failure the job restarts for restart_s; a failure during a restart
-// starts the restart over. Failures come at rate 1/mtbi_s at any time except
-// during the download and the notice writes.
+// Failures come at rate 1/mtbi_s at any time except during the download and
+// the notice writes; each takes wave_nodes distinct instances at once (a
+// reclaim wave; 1 = independent reclaims).
+//
+// Capacity (planner/spot_capacity.h): with capacity_chance q < 1 each request
+// for instances is filled with chance q, retried every retry_s; the wait is
+// geometric. The job waits once before time 0 (TrialOutcome::start_wait_s) and
+// the replacements of each failure wait again. After a failure the job
+// restarts when its replacements are there and restart_s has passed (wait +
+// restart_s); a failure during a restart strikes again, and the restart ends
+// when the last replacement is back.
 //
 // Billing by sessions (EC2): each of `nodes` instances is billed from time 0;
-// a failure strikes one instance drawn uniformly. A running instance's session
-// ends there and its replacement's session starts restart_s later; a failure
-// striking an instance whose replacement has not started yet (a reclaim during
-// re-provisioning) pushes that start to restart_s after it. Each session is
-// billed at least kMinimumSession_s.
+// a failure strikes instances drawn uniformly. A running instance's session
+// ends there and its replacement's session starts wait + restart_s later; a
+// failure striking an instance whose replacement has not started yet (a
+// reclaim during re-provisioning) pushes that start to wait + restart_s after
+// it. Each session is billed at least kMinimumSession_s.
 //
 // JobSimulator is not thread-safe; results depend only on the shape and seed
 // (std::mt19937_64 and our own inverse-CDF sampling, not std distributions).
@@ -36,9 +44,13 @@ inline constexpr double kMinimumSession_s = 60;
 
 struct JobShape {
   double download_s = 0;
-  double mtbi_s = std::numeric_limits<double>::infinity();  // whole job; infinity = no failures
+  // The whole job's mean time between failure events; infinity = no failures.
+  double mtbi_s = std::numeric_limits<double>::infinity();
   double restart_s = 0;
   int nodes = 1;
+  int wave_nodes = 1;          // instances each failure takes, 1..nodes
+  double capacity_chance = 1;  // q: a request for instances is filled; 1 = at once
+  double retry_s = 0;          // between requests, when q < 1
   bool on_notice = false;
   // periodic
   int64_t full_segments = 0;
@@ -50,12 +62,18 @@ struct JobShape {
 };
 
 // Expected seconds from time 0 to the end of the run, and expected failures.
+// Closed forms with a constant restart of restart_s + the mean capacity wait:
+// exact when q = 1, an approximation otherwise (a failure during a restart
+// keeps the longer of two waits).
 double ExpectedRun_s(const JobShape& shape);
 double ExpectedInterruptions(const JobShape& shape);
+// E[W] of one request for capacity: retry_s (1 - q) / q; 0 when q = 1.
+double MeanCapacityWait_s(const JobShape& shape);
 
 struct TrialOutcome {
-  double run_s = 0;  // time 0 to the end of the final checkpoint
-  int64_t interruptions = 0;
+  double start_wait_s = 0;               // waiting for capacity before provisioning (not billed)
+  double run_s = 0;                      // time 0 to the end of the final checkpoint
+  int64_t interruptions = 0;             // failure events (a wave counts once)
   double session_billed_instance_s = 0;  // by the session rule above
 };
 
@@ -68,14 +86,18 @@ class JobSimulator {
   void SetShape(const JobShape& shape) { shape_ = shape; }
 
  private:
-  double Uniform01();  // the generator's 53 high bits: [0, 1)
-  double NextGap_s();  // exponential with mean mtbi_s: -M ln(1 - u)
+  double Uniform01();       // the generator's 53 high bits: [0, 1)
+  double NextGap_s();       // exponential with mean mtbi_s: -M ln(1 - u)
+  double CapacityWait_s();  // geometric retries: retry_s floor(ln(1 - u) / ln(1 - q))
   void RunPeriodic();
   void RunOnNotice();
   // A failure at now_s_, then the restart phase; returns the gap from its end
   // to the next failure.
   double Interrupt();
-  void StrikeInstance();
+  // Strikes a wave at now_s_; returns how long until its replacements are back
+  // and the restart is done.
+  double StrikeWave();
+  void StrikeInstance(int i, double back_s);
   void CloseSessions();
 
   JobShape shape_;
@@ -85,6 +107,7 @@ class JobSimulator {
   std::vector<double> session_start_s_;  // per instance; a future time = replacement pending
   std::vector<char> struck_;             // per instance: struck in this trial
   std::vector<int> touched_;             // the instances struck in this trial
+  std::vector<int> wave_;                // the instances of the wave being struck
 };
 
 }  // namespace trainsim::planner

@@ -104,6 +104,11 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
     // The notice is only usable when the write fits in it.
     in.checkpoint_on_notice = q.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s;
     if (p == Pricing::kSagemakerSpot) in.spot_billed_fraction = 1 - *s.instance.spot_discount;
+    in.reclaim_wave_nodes = q.spot_reclaim_wave_nodes;
+    if (q.spot_capacity_chance) {
+      in.capacity_chance = *q.spot_capacity_chance;
+      in.capacity_retry_s = q.spot_capacity_retry_s.value_or(kDefaultSpotRetry_s);
+    }
   }
   in.checkpoint_interval_s = q.checkpoint_interval_s;
   in.provisioning_s = q.provisioning_s.value_or(kDefaultProvisioning_s);
@@ -160,6 +165,21 @@ std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q
   out.push_back(
       "SageMaker managed spot saves the EC2 Spot Advisor discount (assumption: "
       "SageMaker publishes no figure of its own)");
+  if (!q.spot_capacity_chance) {
+    out.push_back(
+        "spot capacity is not modelled: the fleet is taken to start at once and each "
+        "replacement to be back within the restart time; no public figure says how often N "
+        "spot instances of a type can be had at once (set search.spot_capacity_chance)");
+  } else if (!q.spot_capacity_retry_s) {
+    out.push_back(
+        "a request for spot capacity is retried every 600 s (assumption; set "
+        "search.spot_capacity_retry_s)");
+  }
+  if (q.spot_reclaim_wave_nodes == 1) {
+    out.push_back(
+        "spot reclaims are independent, one instance at a time (no public figure on reclaim "
+        "waves; set search.spot_reclaim_wave_nodes)");
+  }
   return out;
 }
 
@@ -217,20 +237,26 @@ std::vector<std::string> PriceAssumptions(const SearchSpace& space, const Search
 }
 
 void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
-  const double lambda = in.interruptions_per_instance_hour / kSecondsPerHour * in.nodes;
+  const int wave = std::max(1, std::min(in.reclaim_wave_nodes, in.nodes));
+  const double lambda = in.interruptions_per_instance_hour / kSecondsPerHour * in.nodes / wave;
+  // Waiting for capacity: E[W] before the start and in every restart.
+  const double wait_s = in.capacity_chance < 1
+                            ? in.capacity_retry_s * (1 - in.capacity_chance) / in.capacity_chance
+                            : 0;
+  const double restart_s = in.restart_s + wait_s;
   double run_s = in.download_s + in.work_s + in.checkpoint_write_s;
   if (lambda > 0) {
     const double mtbi = 1 / lambda;
     if (in.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s) {
       run_s = in.download_s + ExpectedOnNotice_s(in.work_s + in.checkpoint_write_s,
-                                                 in.checkpoint_write_s, in.restart_s, mtbi);
+                                                 in.checkpoint_write_s, restart_s, mtbi);
     } else {
       const double tau =
           std::min(in.work_s,
                    in.checkpoint_interval_s.value_or(DalyInterval_s(in.checkpoint_write_s, mtbi)));
       const double segments = in.work_s / std::max(tau, 1e-9);
       run_s = in.download_s +
-              segments * ExpectedSegment_s(tau + in.checkpoint_write_s, in.restart_s, mtbi);
+              segments * ExpectedSegment_s(tau + in.checkpoint_write_s, restart_s, mtbi);
     }
   }
   if (in.blocks) {
@@ -240,7 +266,7 @@ void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
                                                 : std::numeric_limits<double>::infinity();
     return;
   }
-  *time_s = in.provisioning_s + run_s;
+  *time_s = wait_s + in.provisioning_s + run_s;
   const double billed = in.pricing == Pricing::kSagemakerSpot ? in.spot_billed_fraction : 1;
   *cost_usd = CostOf_usd(in, in.nodes * run_s * billed);
 }

@@ -18,6 +18,7 @@ namespace trainsim::planner {
 // Assumptions, used when the search section does not set them.
 inline constexpr double kDefaultProvisioning_s = 600;  // request to first step
 inline constexpr double kDefaultRestart_s = 600;       // re-provision after an interruption
+inline constexpr double kDefaultSpotRetry_s = 600;     // between requests for spot capacity
 
 // Price per instance-hour of `t` under `p` (spot: the on-demand price less the
 // Spot Advisor saving; capacity-block: search.prices, else the catalog;

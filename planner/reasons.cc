@@ -6,6 +6,8 @@
 #include <map>
 
 #include "core/units.h"
+#include "planner/pricing.h"
+#include "planner/spot_capacity.h"
 #include "sim/memory_model.h"
 
 namespace trainsim::planner {
@@ -409,6 +411,35 @@ std::string PricingReason(const SearchConfig& q, const ConfirmedCandidate& best,
   return out;
 }
 
+// A spot recommendation rests on capacity: say what the plan knows of it.
+std::string CapacityReason(const SearchConfig& q, const Plan& plan, const ConfirmedCandidate& best,
+                           const PricedJob& p) {
+  if (p.pricing != Pricing::kSpot && p.pricing != Pricing::kSagemakerSpot) return "";
+  const InstanceType& t = *plan.space.instances[best.candidate.instance];
+  const std::string fleet = std::to_string(best.candidate.nodes) + " " + t.name + " spot at once";
+  if (!q.spot_capacity_chance) {
+    return fleet +
+           ": no public evidence that this is obtainable (spot placement scores are per account "
+           "and unpublished" +
+           (t.spot_interruption_bucket ? "; the Spot Advisor puts its interruptions at " +
+                                             *t.spot_interruption_bucket + " a month"
+                                       : std::string()) +
+           "). These figures take the fleet to start at once and every replacement to be back "
+           "within the restart; give search.spot_capacity_chance to price the wait, or compare "
+           "the reserved options.";
+  }
+  const double retry_s = q.spot_capacity_retry_s.value_or(kDefaultSpotRetry_s);
+  Expected<SpotCapacityWait> w = WaitForSpotCapacity(*q.spot_capacity_chance, retry_s);
+  if (!w.ok()) return "";
+  return fleet + ", at a " + Pct(*q.spot_capacity_chance) + " chance per request every " +
+         Fmt("%.0f s", retry_s) + ": " + Hours(w->mean_s) + " expected before the start (P90 " +
+         Hours(w->p90_s) + "), and a wait again for each interruption's replacements" +
+         (q.spot_reclaim_wave_nodes > 1
+              ? " (" + std::to_string(q.spot_reclaim_wave_nodes) + " instances per reclaim)"
+              : std::string()) +
+         "; both are in the times above.";
+}
+
 // The cheapest reserved or committed option of the recommendation, when it is not the one
 // chosen: what it would cost against the chosen one, and its P90 time.
 std::string ReservedReason(const ConfirmedCandidate& best, const PricedJob& p) {
@@ -479,6 +510,7 @@ std::vector<std::string> Reasons(const Scenario& base, const SearchConfig& q, co
                                   ExpertReason(chosen, best),
                                   InstanceReason(plan, best, slot, estimated, total_flops),
                                   PricingReason(q, best, p),
+                                  CapacityReason(q, plan, best, p),
                                   ReservedReason(best, p),
                                   ConstraintReason(q, plan, p),
                                   EstimatorReason(plan)};

@@ -81,6 +81,10 @@ std::string Summary(const SearchConfig& c) {
      << " interval=" << Optional(c.checkpoint_interval_s) << " prov=" << Optional(c.provisioning_s)
      << " restart=" << Optional(c.restart_s)
      << " interruptions=" << Optional(c.spot_interruptions_per_month);
+  if (c.spot_capacity_chance || c.spot_capacity_retry_s || c.spot_reclaim_wave_nodes != 1) {
+    os << " capacity=" << Optional(c.spot_capacity_chance) << "/"
+       << Optional(c.spot_capacity_retry_s) << "/" << c.spot_reclaim_wave_nodes;
+  }
   if (c.reservation_gap_s) os << " gap=" << *c.reservation_gap_s;
   if (!c.prices.empty()) {
     os << " prices=[";
@@ -122,6 +126,7 @@ std::vector<ValidCase> ValidCases() {
        R"( "storage_GBps": 10,)"
        R"( "checkpoint_bytes": 2.1e12, "checkpoint_interval_s": 3600, "provisioning_s": 900,)"
        R"( "restart_s": 300, "spot_interruptions_per_month": 0.05, "reservation_gap_s": 7200,)"
+       R"( "spot_capacity_chance": 0.2, "spot_capacity_retry_s": 900, "spot_reclaim_wave_nodes": 4,)"
        R"( "prices": {"p5.48xlarge": {"capacity_block_usd_hr": 31.5, "training_plan_usd_hr": 33,)"
        R"( "savings_plan_1y_usd_hr": 40, "savings_plan_3y_usd_hr": 25}},)"
        R"( "checkpoint_on_notice": true, "trials": 500, "seed": 42})",
@@ -130,8 +135,8 @@ std::vector<ValidCase> ValidCases() {
        "schedules=[gpipe,interleaved] | budget=2e+06 deadline=720 min-time w0.5 confirm5 "
        "by-prediction | "
        "dataset=1.2e+12 storage=10 ckpt=2.1e+12 interval=3600 prov=900 restart=300 "
-       "interruptions=0.05 gap=7200 prices=[p5.48xlarge:31.5/33/40/25] notice1 trials500 "
-       "seed42"},
+       "interruptions=0.05 capacity=0.2/900/4 gap=7200 prices=[p5.48xlarge:31.5/33/40/25] notice1 "
+       "trials500 seed42"},
       {"a weight of time", R"({"objective": 0.25})",
        kDefaultSpace + " | budget=- deadline=- weighted w0.25 confirm100 | " + kDefaultJob},
       {"weight 1: time only", R"({"objective": 1})",
@@ -198,8 +203,8 @@ std::vector<FailCase> SearchFailCases() {
        "recompute, schedules, budget_usd, deadline_hours, objective, confirm_top, "
        "prefer_validated, dataset_bytes, "
        "storage_GBps, checkpoint_bytes, checkpoint_interval_s, provisioning_s, restart_s, "
-       "spot_interruptions_per_month, reservation_gap_s, prices, checkpoint_on_notice, trials, "
-       "seed)"},
+       "spot_interruptions_per_month, spot_capacity_chance, spot_capacity_retry_s, "
+       "reservation_gap_s, spot_reclaim_wave_nodes, prices, checkpoint_on_notice, trials, seed)"},
       {"instances not an array", R"({"instances": "p4d.24xlarge"})",
        "x.json:5:26: search.instances: expected an array, got \"p4d.24xlarge\""},
       {"unknown instance type", R"({"instances": ["p4d.24xlarge", "p5.48xlarge", "p9.x"]})",
@@ -284,6 +289,12 @@ std::vector<FailCase> SearchFailCases() {
        "x.json:5:45: search.spot_interruptions_per_month: expected a number in [0, 1), got 1"},
       {"checkpoint_on_notice not a boolean", R"({"checkpoint_on_notice": 1})",
        "x.json:5:37: search.checkpoint_on_notice: expected true or false, got 1"},
+      {"no spot capacity at all", R"({"spot_capacity_chance": 0})",
+       "x.json:5:37: search.spot_capacity_chance: expected a number in (0, 1], got 0"},
+      {"zero spot retry", R"({"spot_capacity_retry_s": 0})",
+       "x.json:5:38: search.spot_capacity_retry_s: expected a number > 0, got 0"},
+      {"reclaim wave of none", R"({"spot_reclaim_wave_nodes": 0})",
+       "x.json:5:40: search.spot_reclaim_wave_nodes: expected an integer in [1, 100000], got 0"},
       {"negative reservation gap", R"({"reservation_gap_s": -1})",
        "x.json:5:34: search.reservation_gap_s: expected a number >= 0, got -1"},
       {"prices not an object", R"({"prices": [1]})",

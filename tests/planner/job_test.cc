@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "planner/interruptions.h"
+#include "planner/spot_capacity.h"
 
 namespace trainsim::planner {
 namespace {
@@ -232,6 +233,14 @@ std::vector<ConvergenceCase> ConvergenceCases() {
   JobInputs fixed = harsh;  // an interval far from the optimum: long lost segments
   fixed.checkpoint_interval_s = 4000;
   cases.push_back({"interval override", fixed});
+  JobInputs waves = Spot();  // 2 events of 4 instances instead of 8 of one: M = 36000 s
+  waves.reclaim_wave_nodes = 4;
+  cases.push_back({"reclaim waves of 4", waves});
+  JobInputs waiting = Spot();  // a wait before the start, none in the restarts (q = 1 there)
+  waiting.interruptions_per_instance_hour = 0;
+  waiting.capacity_chance = 0.25;
+  waiting.capacity_retry_s = 600;
+  cases.push_back({"waiting for capacity", waiting});
   return cases;
 }
 
@@ -245,6 +254,63 @@ TEST(EstimateJob, MonteCarloMeanConvergesToTheClosedForm) {
     EXPECT_NEAR(e.mean_interruptions, e.expected_interruptions, 0.03 * e.expected_interruptions)
         << c.name;
   }
+}
+
+// Waiting for capacity before the start, q = 1/2 per request every 600 s: E[W] = 600 s and
+// the P90 wait 1800 s (planner/spot_capacity.h); the wait is not billed.
+TEST(EstimateJob, TheStartWaitsForCapacityUnbilled) {
+  JobInputs in = OnDemand();
+  in.trials = 4000;
+  const JobEstimate at_once = Estimate(in);
+  in.capacity_chance = 0.5;
+  in.capacity_retry_s = 600;
+  const JobEstimate e = Estimate(in);
+  EXPECT_DOUBLE_EQ(e.expected_start_wait_s, 600);
+  EXPECT_DOUBLE_EQ(e.expected_wall_s, at_once.expected_wall_s + 600);
+  EXPECT_DOUBLE_EQ(e.wall_s.p90, at_once.wall_s.p90 + SpotWaitQuantile_s(0.5, 600, 0.9));
+  EXPECT_DOUBLE_EQ(SpotWaitQuantile_s(0.5, 600, 0.9), 1800);
+  EXPECT_NEAR(e.wall_s.mean, e.expected_wall_s, 3 * e.wall_s.stddev / std::sqrt(4000.0));
+  EXPECT_DOUBLE_EQ(e.cost_usd->mean, at_once.cost_usd->mean);
+  EXPECT_EQ(e.cost_usd->stddev, 0);
+}
+
+// Reclaim waves keep each instance's rate: a wave of 4 on 8 nodes makes a quarter of the
+// events, each taking 4 instances (their sessions all end).
+TEST(EstimateJob, ReclaimWavesAreFewerLargerEvents) {
+  JobInputs in = Spot();
+  in.reclaim_wave_nodes = 4;
+  const JobEstimate e = Estimate(in);
+  EXPECT_EQ(e.mtbi_s, 36000);
+  in.reclaim_wave_nodes = 100;  // capped at the nodes: every event takes them all
+  EXPECT_EQ(Estimate(in).mtbi_s, 72000);
+  in.reclaim_wave_nodes = 0;
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "reclaim_wave_nodes: expected an integer in [1, 1000000], got 0");
+}
+
+// Replacements wait for capacity too. The closed form takes the restart as R + E[W]; the
+// simulation keeps the longer of two pending waits when a failure strikes a restart, so the
+// two agree only where restarts are rarely struck (here (R + E[W]) / M = 1/6).
+TEST(EstimateJob, ReplacementsWaitForCapacity) {
+  JobInputs in = Spot();
+  in.trials = 20000;
+  in.capacity_chance = 0.5;
+  in.capacity_retry_s = 300;
+  const JobEstimate e = Estimate(in);
+  JobInputs constant = Spot();  // the same mean restart, without the wait's spread
+  constant.restart_s += 300;
+  const JobEstimate c = Estimate(constant);
+  EXPECT_NEAR(e.expected_wall_s, c.expected_wall_s + 300, 1e-6 * e.expected_wall_s);
+  EXPECT_NEAR(e.expected_interruptions, c.expected_interruptions, 1e-9);
+  EXPECT_NEAR(e.wall_s.mean, e.expected_wall_s, 0.01 * e.expected_wall_s);
+  EXPECT_GT(e.wall_s.p90, c.wall_s.p90);  // the waits' spread
+  JobInputs bad = Spot();
+  bad.capacity_chance = 0.5;
+  EXPECT_EQ(EstimateJob(bad).status().message(),
+            "capacity_retry_s: expected a finite number > 0, got 0");
+  bad.capacity_chance = 0;
+  EXPECT_EQ(EstimateJob(bad).status().message(),
+            "capacity_chance: expected a chance in (0, 1], got 0");
 }
 
 TEST(EstimateJob, MonteCarloErrorShrinksWithTrials) {

@@ -281,6 +281,39 @@ TEST(MakePlan, ReservedAndCommittedOptionsArePricedBesideTheOthers) {
   EXPECT_TRUE(priced[5]["blocks"].is_null());
 }
 
+// Spot as capacity: with a chance per request the spot options wait before the start (and
+// for replacements); the reasons say so. Without one they say that nothing is known.
+TEST(MakePlan, SpotPlansSayWhatTheirCapacityRestsOn) {
+  const std::string search =
+      R"({"instances": ["p4d.24xlarge"], "nodes": {"min": 2, "max": 2}, "tp": [1], "pp": [1],
+          "micro_batch": [1], "zero_stages": [0], "recompute": ["none"], "confirm_top": 1,
+          "trials": 200, "pricing": ["spot", "on-demand"], "objective": "min-cost")";
+  const PlanningScenario unknown = Small(search + "}");
+  const Plan a = MustPlan(unknown);
+  ASSERT_EQ(a.confirmed[a.best].priced[a.best_priced].pricing, Pricing::kSpot);
+  auto says = [](const Plan& p, const std::string& text) {
+    return std::any_of(p.reasons.begin(), p.reasons.end(),
+                       [&](const std::string& r) { return r.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(says(a, "2 p4d.24xlarge spot at once: no public evidence that this is obtainable"));
+  const PlanningScenario known =
+      Small(search + R"(, "spot_capacity_chance": 0.25, "spot_capacity_retry_s": 1200,
+                  "spot_reclaim_wave_nodes": 2})");
+  const Plan b = MustPlan(known);
+  const PricedJob& spot = b.confirmed[0].priced[0];
+  ASSERT_EQ(spot.pricing, Pricing::kSpot);
+  EXPECT_DOUBLE_EQ(spot.job.expected_start_wait_s, 3600);  // 1200 s x 0.75 / 0.25
+  EXPECT_EQ(spot.inputs.reclaim_wave_nodes, 2);
+  EXPECT_EQ(b.confirmed[0].priced[1].job.expected_start_wait_s, 0);  // on demand
+  EXPECT_GT(spot.job.expected_wall_s, a.confirmed[0].priced[0].job.expected_wall_s + 3600 - 1);
+  EXPECT_TRUE(says(b,
+                   "2 p4d.24xlarge spot at once, at a 25% chance per request every 1200 s: "
+                   "1.0 h expected before the start (P90 2.7 h)"));
+  const nlohmann::json j = ToJson(known, b)["candidates"][0]["pricing"][0];
+  EXPECT_EQ(j["capacity_chance_per_request"], 0.25);
+  EXPECT_EQ(j["expected_start_wait_s"], 3600);
+}
+
 TEST(MakePlan, SameInputsSameBytes) {
   const PlanningScenario s = Small(kSearch);
   EXPECT_EQ(ToJson(s, MustPlan(s)).dump(), ToJson(s, MustPlan(s)).dump());
