@@ -1166,6 +1166,8 @@ const char* ToString(Pricing p) {
       return "savings-plan-1y";
     case Pricing::kSavingsPlan3y:
       return "savings-plan-3y";
+    case Pricing::kSpotFallback:
+      return "spot-fallback";
   }
   return "?";
 }

@@ -23,7 +23,8 @@ namespace trainsim {
 
 // How the instances are bought (docs/planner.md section 6): by the hour on demand or as spot,
 // through SageMaker (on demand or managed spot), as reserved blocks paid up front (EC2
-// Capacity Blocks for ML, SageMaker training plans), or under a 1- or 3-year Savings Plan.
+// Capacity Blocks for ML, SageMaker training plans), under a 1- or 3-year Savings Plan, or on
+// spot that falls back to on-demand when a deadline's slack runs out.
 enum class Pricing {
   kOnDemand,
   kSpot,
@@ -32,9 +33,15 @@ enum class Pricing {
   kCapacityBlock,
   kTrainingPlan,
   kSavingsPlan1y,
-  kSavingsPlan3y
+  kSavingsPlan3y,
+  kSpotFallback
 };
-inline constexpr int kPricingOptions = 8;
+inline constexpr int kPricingOptions = 9;
+// Options that run (at least at first) on spot instances: interrupted, and ruled out by
+// search.spot_allowed false.
+inline bool IsSpot(Pricing p) {
+  return p == Pricing::kSpot || p == Pricing::kSagemakerSpot || p == Pricing::kSpotFallback;
+}
 // kSelectiveOp: torchtitan's op-level selective checkpointing (docs/model.md section 2).
 enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 enum class Schedule { kGpipe, k1F1B, kInterleaved };

@@ -94,8 +94,6 @@ std::string IntRangeText(int min, int max) {
   return max == kMaxInt ? Cat(">= ", min) : Cat("in [", min, ", ", max, "]");
 }
 
-bool IsSpot(Pricing p) { return p == Pricing::kSpot || p == Pricing::kSagemakerSpot; }
-
 class SearchReader {
  public:
   SearchReader(const JsonValue& value, std::string_view file, const Catalog& catalog,

@@ -56,10 +56,12 @@ Expected<Plan> MakePlan(const JobInputs& in) {
   s.download_s = in.download_s;
   s.mtbi_s = JobMtbi_s(in);
   s.restart_s = in.restart_s;
+  s.checkpoint_write_s = in.checkpoint_write_s;
   s.nodes = in.nodes;
   s.wave_nodes = WaveNodes(in);
   s.capacity_chance = in.capacity_chance;
   s.retry_s = in.capacity_retry_s;
+  if (in.fallback_deadline_s) s.fallback_deadline_s = *in.fallback_deadline_s - in.provisioning_s;
   ChooseInterval(in, s.mtbi_s, &plan);
   if (Status st = CheckSegmentCount(in, plan.interval_s, plan.source == IntervalSource::kDaly);
       !st.ok()) {
@@ -124,6 +126,7 @@ Spread Shifted(Spread s, double by) {
 // spot_billed_fraction; reserved blocks every reserved hour.
 double BilledInstance_s(const JobInputs& in, const TrialOutcome& t) {
   switch (in.pricing) {
+    case Pricing::kSpotFallback:  // the spot sessions; the on-demand fleet's apart
     case Pricing::kOnDemand:
     case Pricing::kSpot:
     case Pricing::kSavingsPlan1y:
@@ -160,9 +163,21 @@ void InBlocks(const JobInputs& in, TrialOutcome* t) {
 }
 
 struct Samples {
-  std::vector<double> run_s, billed_instance_s;  // run_s: from the request, less provisioning
+  std::vector<double> run_s;  // from the request, less provisioning
+  std::vector<double> billed_instance_s, cost_usd;
   double interruptions = 0;
+  int fell_back = 0;
+  double fallback_at_s = 0;  // summed over the trials that fell back, from the request
 };
+
+// A trial's cost: its billed time at the option's price, and a fallback's on-demand hours
+// at theirs.
+double TrialCost_usd(const JobInputs& in, const TrialOutcome& t, double billed_instance_s) {
+  double cost = CostOf_usd(in, billed_instance_s);
+  if (in.fallback_usd_hr)
+    cost += *in.fallback_usd_hr / kSecondsPerHour * t.on_demand_billed_instance_s;
+  return cost;
+}
 
 Samples Simulate(const JobInputs& in, const JobShape& shape, int trials, bool model_error) {
   Samples out;
@@ -184,10 +199,17 @@ Samples Simulate(const JobInputs& in, const JobShape& shape, int trials, bool mo
     TrialOutcome t = sim.RunTrial();
     if (in.blocks) InBlocks(in, &t);
     out.run_s.push_back(t.start_wait_s + t.run_s);
-    out.billed_instance_s.push_back(BilledInstance_s(in, t));
+    const double billed = BilledInstance_s(in, t);
+    out.billed_instance_s.push_back(billed + t.on_demand_billed_instance_s);
+    out.cost_usd.push_back(TrialCost_usd(in, t, billed));
     out.interruptions += static_cast<double>(t.interruptions);
+    if (t.fallback_at_s >= 0) {
+      ++out.fell_back;
+      out.fallback_at_s += in.provisioning_s + t.start_wait_s + t.fallback_at_s;
+    }
   }
   out.interruptions /= trials;
+  if (out.fell_back > 0) out.fallback_at_s /= out.fell_back;
   return out;
 }
 
@@ -197,9 +219,12 @@ void FillFromSamples(const JobInputs& in, Samples samples, JobEstimate* e) {
   const Spread billed = SpreadOf(samples.billed_instance_s);
   e->mean_billed_instance_s = billed.mean;
   e->mean_interruptions = samples.interruptions;
+  if (in.fallback_deadline_s) {
+    e->fallback_share = static_cast<double>(samples.fell_back) / e->trials_run;
+    if (samples.fell_back > 0) e->mean_fallback_at_s = samples.fallback_at_s;
+  }
   if (!in.price_usd_hr) return;
-  for (double& b : samples.billed_instance_s) b = CostOf_usd(in, b);
-  e->cost_usd = SpreadOf(std::move(samples.billed_instance_s));
+  e->cost_usd = SpreadOf(std::move(samples.cost_usd));
 }
 
 void FillFromClosedForm(const JobInputs& in, const JobShape& shape, JobEstimate* e) {
@@ -284,9 +309,16 @@ Expected<JobEstimate> EstimateJob(const JobInputs& given) {
       FillFromSamples(in, Simulate(in, shape, trials, true), &with_error);
       WithPercentiles(with_error.wall_s, &e.wall_s);
       if (e.cost_usd) WithPercentiles(*with_error.cost_usd, &*e.cost_usd);
+      // How often the fallback happens is a risk, like the percentiles: with the error.
+      e.fallback_share = with_error.fallback_share;
+      e.mean_fallback_at_s = with_error.mean_fallback_at_s;
     }
   } else {
     FillFromClosedForm(in, shape, &e);
+  }
+  if (in.fallback_deadline_s && !e.monte_carlo_skipped) {  // no closed form: the means
+    e.expected_wall_s = e.wall_s.mean;
+    e.expected_interruptions = e.mean_interruptions;
   }
   if (in.pricing == Pricing::kSagemakerSpot) {
     e.max_wait_s = CeilHour_s(e.wall_s.p99);

@@ -48,6 +48,13 @@ struct JobInputs {
   // chance: a conservative reading for fewer instances). 1: always at once.
   double capacity_chance = 1;
   double capacity_retry_s = 0;
+  // kSpotFallback (and only it): the wall time from the request by which the
+  // job must end, and the on-demand price it falls back to. The job runs on
+  // spot while it could still finish on on-demand if one more stretch were
+  // lost, then switches (planner/job_run.h); no closed form: the expectations
+  // are the Monte-Carlo's means.
+  std::optional<double> fallback_deadline_s;
+  std::optional<double> fallback_usd_hr;
   // Work seconds between checkpoints. Unset: the Daly interval when the rate
   // is non-zero, else no periodic checkpoints (one final write).
   std::optional<double> checkpoint_interval_s;
@@ -119,6 +126,12 @@ struct JobEstimate {
   // form (stddev 0) and billing ignores the per-session minimum.
   bool monte_carlo_skipped = false;
 
+  // kSpotFallback: the share of trials that switched to on-demand, and the mean
+  // wall time (from the request) at which they did; with work_factors, over the
+  // trials with the model's error (like the percentiles).
+  std::optional<double> fallback_share;
+  std::optional<double> mean_fallback_at_s;
+
   // Reserved blocks: the ones booked for the prediction (expected_wall_s is
   // theirs); trials that outlast them buy more.
   std::optional<CapacityBlockJob> blocks;
@@ -142,7 +155,7 @@ Expected<JobEstimate> EstimateJob(const JobInputs& in);
 Expected<CapacityBlockJob> RunInBlocks(const JobInputs& in, double run_s);
 
 // What `billed_instance_s` instance-seconds cost under in's price and
-// commitment; infinity without a price.
+// commitment (not the fallback's on-demand hours); infinity without a price.
 double CostOf_usd(const JobInputs& in, double billed_instance_s);
 
 }  // namespace trainsim::planner

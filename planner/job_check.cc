@@ -70,10 +70,10 @@ Status CheckFields(const JobInputs& in) {
 
 Status CheckOnNotice(const JobInputs& in) {
   if (!in.checkpoint_on_notice) return Status::Ok();
-  if (in.pricing != Pricing::kSpot && in.pricing != Pricing::kSagemakerSpot) {
+  if (!IsSpot(in.pricing)) {
     return Bad("checkpoint_on_notice", std::string(ToString(in.pricing)) +
-                                           " pricing gives no interruption notice; only spot "
-                                           "and sagemaker-spot do");
+                                           " pricing gives no interruption notice; only the "
+                                           "spot options do");
   }
   if (in.checkpoint_write_s > kSpotNotice_s) {
     return Bad("checkpoint_write_s", FormatNumber(in.checkpoint_write_s) +
@@ -100,6 +100,15 @@ Status CheckBlocks(const JobInputs& in) {
   if (in.blocks && in.blocks->nodes != in.nodes) {
     return Bad("blocks.nodes", "expected the job's " + std::to_string(in.nodes) + " nodes, got " +
                                    std::to_string(in.blocks->nodes));
+  }
+  if ((in.pricing == Pricing::kSpotFallback) !=
+      (in.fallback_deadline_s.has_value() && in.fallback_usd_hr.has_value())) {
+    return Bad("fallback_deadline_s",
+               "spot-fallback pricing (and only it) needs a deadline and an on-demand price");
+  }
+  if (in.fallback_deadline_s && !(*in.fallback_deadline_s > 0)) {
+    return Bad("fallback_deadline_s",
+               "expected a time > 0, got " + FormatNumber(*in.fallback_deadline_s));
   }
   if (!(in.committed_instance_hours > 0)) {
     return Bad("committed_instance_hours",

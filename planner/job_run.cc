@@ -34,6 +34,18 @@ JobSimulator::JobSimulator(const JobShape& shape, uint64_t seed)
 TrialOutcome JobSimulator::RunTrial() {
   out_ = TrialOutcome();
   out_.start_wait_s = CapacityWait_s();
+  if (std::isfinite(shape_.fallback_deadline_s)) {
+    // Waiting for spot past the slack would miss the deadline even on demand: stop there.
+    const double work_s = shape_.on_notice
+                              ? shape_.progress_s
+                              : static_cast<double>(shape_.full_segments) *
+                                        (shape_.full_segment_s - shape_.checkpoint_write_s) +
+                                    shape_.last_segment_s;
+    const double slack_s =
+        shape_.fallback_deadline_s - (shape_.download_s + shape_.restart_s + work_s);
+    out_.start_wait_s = std::min(out_.start_wait_s, std::max(0.0, slack_s));
+  }
+  deadline_s_ = shape_.fallback_deadline_s - out_.start_wait_s;
   now_s_ = shape_.download_s;
   if (shape_.on_notice) {
     RunOnNotice();
@@ -41,8 +53,16 @@ TrialOutcome JobSimulator::RunTrial() {
     RunPeriodic();
   }
   out_.run_s = now_s_;
-  CloseSessions();
+  CloseSessions(out_.fallback_at_s >= 0 ? out_.fallback_at_s : out_.run_s);
   return out_;
+}
+
+bool JobSimulator::FallBack(double remaining_s, double reserve_s) {
+  if (now_s_ + shape_.restart_s + remaining_s + reserve_s <= deadline_s_) return false;
+  out_.fallback_at_s = now_s_;
+  now_s_ += shape_.restart_s + remaining_s;
+  out_.on_demand_billed_instance_s = shape_.nodes * std::max(kMinimumSession_s, remaining_s);
+  return true;
 }
 
 double JobSimulator::Uniform01() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
@@ -63,17 +83,34 @@ void JobSimulator::RunPeriodic() {
   const double full_s = shape_.full_segment_s;
   const double per_full = 1 / full_s;
   int64_t full_left = shape_.full_segments;
+  // On demand, the work left from the start of the segment in progress and one final write
+  // (no periodic checkpoints without interruptions); and what losing that segment costs.
+  auto left_s = [&] {
+    return static_cast<double>(full_left) * (full_s - shape_.checkpoint_write_s) +
+           shape_.last_segment_s;
+  };
+  auto reserve_s = [&] {
+    return (full_left > 0 ? full_s : shape_.last_segment_s) + shape_.restart_s;
+  };
+  if (FallBack(left_s(), reserve_s())) return;
   double gap_s = NextGap_s();
   while (true) {
     if (full_left > 0) {
       // Whole segments that finish before the next failure, in one step
       // (truncation is the floor here: gap_s >= 0; infinity takes them all).
       const double fit = gap_s * per_full;
-      const int64_t done =
-          fit >= static_cast<double>(full_left) ? full_left : static_cast<int64_t>(fit);
+      int64_t done = fit >= static_cast<double>(full_left) ? full_left : static_cast<int64_t>(fit);
+      // A segment on spot spends a write that on demand would not: the slack shrinks by one
+      // write per segment, and the switch comes after the segment that exhausts it.
+      if (std::isfinite(deadline_s_) && shape_.checkpoint_write_s > 0) {
+        const double slack = deadline_s_ - (now_s_ + shape_.restart_s + left_s() + reserve_s());
+        const double allowed = std::floor(std::max(0.0, slack) / shape_.checkpoint_write_s) + 1;
+        if (allowed < static_cast<double>(done)) done = static_cast<int64_t>(allowed);
+      }
       now_s_ += static_cast<double>(done) * full_s;
       gap_s = std::max(0.0, gap_s - static_cast<double>(done) * full_s);
       full_left -= done;
+      if (FallBack(left_s(), reserve_s())) return;
     }
     const double segment_s = full_left > 0 ? full_s : shape_.last_segment_s;
     if (full_left == 0 && gap_s >= segment_s) {
@@ -82,14 +119,19 @@ void JobSimulator::RunPeriodic() {
     }
     now_s_ += gap_s;  // the failure strikes inside the segment: its progress is lost
     gap_s = Interrupt();
+    if (FallBack(left_s(), reserve_s())) return;
   }
 }
 
 void JobSimulator::RunOnNotice() {
   double left_s = shape_.progress_s;
-  for (double gap_s = NextGap_s(); gap_s < left_s; gap_s = Interrupt()) {
+  const double reserve_s = shape_.notice_write_s + shape_.restart_s;
+  if (FallBack(left_s, reserve_s)) return;
+  for (double gap_s = NextGap_s(); gap_s < left_s;) {
     now_s_ += gap_s + shape_.notice_write_s;  // nothing lost; the instance goes after the write
     left_s -= gap_s;
+    gap_s = Interrupt();
+    if (FallBack(left_s, reserve_s)) return;
   }
   now_s_ += left_s;
 }
@@ -139,8 +181,7 @@ void JobSimulator::StrikeInstance(int i, double back_s) {
   start_s = now_s_ + back_s;
 }
 
-void JobSimulator::CloseSessions() {
-  const double end_s = out_.run_s;
+void JobSimulator::CloseSessions(double end_s) {
   const double untouched = static_cast<double>(shape_.nodes - static_cast<int>(touched_.size()));
   out_.session_billed_instance_s += untouched * std::max(kMinimumSession_s, end_s);
   for (int i : touched_) {

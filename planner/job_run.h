@@ -20,6 +20,16 @@
 // restart_s); a failure during a restart strikes again, and the restart ends
 // when the last replacement is back.
 //
+// Falling back (fallback_deadline_s finite: "spot-fallback", Can't Be Late's
+// greedy policy): at the start and after each restart the job asks whether it
+// could still finish on on-demand by the deadline if the next stretch on spot
+// were lost (the segment in progress and a restart; with notice, a write and a
+// restart). When not, it switches: the spot sessions end, an on-demand fleet
+// comes up in restart_s and runs the rest uninterrupted, without the periodic
+// checkpoints (one final write)
+// (TrialOutcome::on_demand_billed_instance_s). A start wait longer than that
+// slack is cut short: the job then starts on on-demand.
+//
 // Billing by sessions (EC2): each of `nodes` instances is billed from time 0;
 // a failure strikes instances drawn uniformly. A running instance's session
 // ends there and its replacement's session starts wait + restart_s later; a
@@ -51,7 +61,11 @@ struct JobShape {
   int wave_nodes = 1;          // instances each failure takes, 1..nodes
   double capacity_chance = 1;  // q: a request for instances is filled; 1 = at once
   double retry_s = 0;          // between requests, when q < 1
+  // From time 0 (the end of provisioning, before any start wait) to the
+  // deadline; infinity = never fall back.
+  double fallback_deadline_s = std::numeric_limits<double>::infinity();
   bool on_notice = false;
+  double checkpoint_write_s = 0;  // delta: one write (in each segment's length)
   // periodic
   int64_t full_segments = 0;
   double full_segment_s = 0;
@@ -71,10 +85,12 @@ double ExpectedInterruptions(const JobShape& shape);
 double MeanCapacityWait_s(const JobShape& shape);
 
 struct TrialOutcome {
-  double start_wait_s = 0;               // waiting for capacity before provisioning (not billed)
-  double run_s = 0;                      // time 0 to the end of the final checkpoint
-  int64_t interruptions = 0;             // failure events (a wave counts once)
-  double session_billed_instance_s = 0;  // by the session rule above
+  double start_wait_s = 0;                 // waiting for capacity before provisioning (not billed)
+  double run_s = 0;                        // time 0 to the end of the final checkpoint
+  int64_t interruptions = 0;               // failure events (a wave counts once)
+  double session_billed_instance_s = 0;    // by the session rule above
+  double fallback_at_s = -1;               // when it switched to on-demand; < 0: never
+  double on_demand_billed_instance_s = 0;  // the on-demand fleet after the switch
 };
 
 class JobSimulator {
@@ -94,15 +110,20 @@ class JobSimulator {
   // A failure at now_s_, then the restart phase; returns the gap from its end
   // to the next failure.
   double Interrupt();
+  // Switches to on-demand when the deadline calls for it, with remaining_s of
+  // work and writes left and reserve_s the loss of one more stretch on spot;
+  // true when it did (the run is then finished).
+  bool FallBack(double remaining_s, double reserve_s);
   // Strikes a wave at now_s_; returns how long until its replacements are back
   // and the restart is done.
   double StrikeWave();
   void StrikeInstance(int i, double back_s);
-  void CloseSessions();
+  void CloseSessions(double end_s);  // the spot fleet's sessions end at end_s
 
   JobShape shape_;
   std::mt19937_64 rng_;
   double now_s_ = 0;
+  double deadline_s_ = 0;  // this trial's fallback deadline in run time
   TrialOutcome out_;
   std::vector<double> session_start_s_;  // per instance; a future time = replacement pending
   std::vector<char> struck_;             // per instance: struck in this trial

@@ -12,8 +12,6 @@
 namespace trainsim::planner {
 namespace {
 
-bool IsSpot(Pricing p) { return p == Pricing::kSpot || p == Pricing::kSagemakerSpot; }
-
 // The nodes' network, bytes per second each: the path to storage.
 double NodeNetBps(const InstanceType& t) { return t.nics * t.nic_gbps / 8 * 1e9; }
 
@@ -40,6 +38,7 @@ std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p, const SearchC
     case Pricing::kOnDemand:
       return t.price_on_demand_usd_hr;
     case Pricing::kSpot:
+    case Pricing::kSpotFallback:  // the spot price; the fallback's is on-demand
       if (!t.price_on_demand_usd_hr || !t.spot_discount) return std::nullopt;
       return *t.price_on_demand_usd_hr * (1 - *t.spot_discount);
     case Pricing::kSagemaker:
@@ -88,6 +87,7 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
   if (!price && p != Pricing::kOnDemand) return std::nullopt;
   const BlockRules& rules = p == Pricing::kTrainingPlan ? kTrainingPlanRules : kCapacityBlockRules;
   if (IsReserved(p) && BlockSizes(s.cluster.nodes, rules).empty()) return std::nullopt;
+  if (p == Pricing::kSpotFallback && !q.deadline_hours) return std::nullopt;
   PricingInputs out;
   out.price_usd_hr = price;
   JobInputs& in = out.job;
@@ -105,6 +105,10 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
     in.checkpoint_on_notice = q.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s;
     if (p == Pricing::kSagemakerSpot) in.spot_billed_fraction = 1 - *s.instance.spot_discount;
     in.reclaim_wave_nodes = q.spot_reclaim_wave_nodes;
+    if (p == Pricing::kSpotFallback) {
+      in.fallback_deadline_s = *q.deadline_hours * kSecondsPerHour;
+      in.fallback_usd_hr = s.instance.price_on_demand_usd_hr;
+    }
     if (q.spot_capacity_chance) {
       in.capacity_chance = *q.spot_capacity_chance;
       in.capacity_retry_s = q.spot_capacity_retry_s.value_or(kDefaultSpotRetry_s);
@@ -230,8 +234,16 @@ std::vector<std::string> PriceAssumptions(const SearchSpace& space, const Search
   }
   for (Pricing p : space.unpriced) {
     out.push_back(std::string(ToString(p)) +
-                  " not compared: no instance searched has a price for it (AWS publishes none; "
-                  "give it in search.prices)");
+                  (p == Pricing::kSpotFallback
+                       ? " not compared: it needs search.deadline_hours"
+                       : " not compared: no instance searched has a price for it (AWS publishes "
+                         "none; give it in search.prices)"));
+  }
+  if (offered(Pricing::kSpotFallback)) {
+    out.push_back(
+        "spot-fallback: runs on spot while it could still finish on demand by the deadline if "
+        "one more segment and a restart were lost, then brings up an on-demand fleet (one "
+        "restart) for the rest; its time and cost are Monte-Carlo means (no closed form)");
   }
   return out;
 }
@@ -269,6 +281,13 @@ void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
   *time_s = wait_s + in.provisioning_s + run_s;
   const double billed = in.pricing == Pricing::kSagemakerSpot ? in.spot_billed_fraction : 1;
   *cost_usd = CostOf_usd(in, in.nodes * run_s * billed);
+  // The fallback, for ranking only: spot when its expectation meets the deadline, else all
+  // on demand (the Monte-Carlo gives the real mix).
+  if (in.fallback_deadline_s && *time_s > *in.fallback_deadline_s) {
+    const double od_run_s = in.download_s + in.work_s + in.checkpoint_write_s;
+    *time_s = in.provisioning_s + od_run_s;
+    *cost_usd = *in.fallback_usd_hr / kSecondsPerHour * in.nodes * od_run_s;
+  }
 }
 
 }  // namespace trainsim::planner

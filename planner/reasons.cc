@@ -440,6 +440,31 @@ std::string CapacityReason(const SearchConfig& q, const Plan& plan, const Confir
          "; both are in the times above.";
 }
 
+// Spot with a deadline: what falling back to on-demand when the slack runs out gives.
+std::string FallbackReason(const SearchConfig& q, const ConfirmedCandidate& best,
+                           const PricedJob& p) {
+  const PricedJob* fallback = nullptr;
+  for (const PricedJob& j : best.priced) {
+    if (j.pricing == Pricing::kSpotFallback) fallback = &j;
+  }
+  if (!fallback || !q.deadline_hours || !fallback->job.cost_usd || !fallback->job.fallback_share) {
+    return "";
+  }
+  const JobEstimate& f = fallback->job;
+  const std::string figures = Usd(f.cost_usd->mean) + " (P90 " + Usd(f.cost_usd->p90) +
+                              ") and a P90 time of " + Hours(f.wall_s.p90) +
+                              " against the deadline of " + Fmt("%.0f h", *q.deadline_hours) +
+                              "; " + Pct(*f.fallback_share) + " of runs fall back";
+  if (&p == fallback) {
+    return "Spot until the deadline's slack runs out, then on demand (as Can't Be Late, NSDI'24, "
+           "studies): " +
+           figures + ".";
+  }
+  return "Falling back to on-demand when the deadline's slack runs out (spot-fallback) would "
+         "cost " +
+         figures + ".";
+}
+
 // The cheapest reserved or committed option of the recommendation, when it is not the one
 // chosen: what it would cost against the chosen one, and its P90 time.
 std::string ReservedReason(const ConfirmedCandidate& best, const PricedJob& p) {
@@ -511,6 +536,7 @@ std::vector<std::string> Reasons(const Scenario& base, const SearchConfig& q, co
                                   InstanceReason(plan, best, slot, estimated, total_flops),
                                   PricingReason(q, best, p),
                                   CapacityReason(q, plan, best, p),
+                                  FallbackReason(q, best, p),
                                   ReservedReason(best, p),
                                   ConstraintReason(q, plan, p),
                                   EstimatorReason(plan)};
@@ -532,10 +558,15 @@ std::string DescribeTerms(const PricedJob& p) {
            std::to_string(p.pricing == Pricing::kSavingsPlan3y ? 3 : 1) +
            "-year commitment; the rest costs " + Usd(p.commitment->rest_cost_usd);
   }
+  std::string out;
   if (p.inputs.interruptions_per_instance_hour > 0) {
-    return Fmt("%.1f interruptions expected", j.expected_interruptions);
+    out = Fmt("%.1f interruptions expected", j.expected_interruptions);
   }
-  return "";
+  if (j.fallback_share) {
+    out += (out.empty() ? "" : "; ") + Pct(*j.fallback_share) + " of runs fall back to on-demand";
+    if (j.mean_fallback_at_s) out += ", after " + Hours(*j.mean_fallback_at_s) + " on average";
+  }
+  return out;
 }
 
 std::string DescribePruning(const PruneTally& tally) {

@@ -58,8 +58,16 @@ Status ResolvePricing(const SearchConfig& q, SearchSpace* space) {
   for (int i = 0; i < kPricingOptions; ++i) all.push_back(static_cast<Pricing>(i));
   for (size_t i = 0; i < (q.pricing.empty() ? all : q.pricing).size(); ++i) {
     const Pricing p = (q.pricing.empty() ? all : q.pricing)[i];
-    const bool spot = p == Pricing::kSpot || p == Pricing::kSagemakerSpot;
-    if (spot && !q.spot_allowed) continue;
+    if (IsSpot(p) && !q.spot_allowed) continue;
+    if (p == Pricing::kSpotFallback && !q.deadline_hours) {  // nothing to fall back for
+      if (q.pricing.empty()) {
+        space->unpriced.push_back(p);
+        continue;
+      }
+      return Status::InvalidInput("search.pricing[" + std::to_string(i) +
+                                  "]: \"spot-fallback\" needs search.deadline_hours (it falls "
+                                  "back to on-demand when the deadline's slack runs out)");
+    }
     const char* field = UserPriceField(p);
     if (field && !priced_somewhere(p)) {
       if (q.pricing.empty()) {

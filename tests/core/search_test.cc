@@ -228,8 +228,9 @@ std::vector<FailCase> SearchFailCases() {
        "x.json:5:22: search.nodes: max = 64 (the default) is less than min = 128"},
       {"unknown pricing", R"({"pricing": ["spot", "reserved"]})",
        "x.json:5:33: search.pricing[1]: expected one of on-demand, spot, sagemaker, "
-       "sagemaker-spot, capacity-block, training-plan, savings-plan-1y, savings-plan-3y, got "
-       "\"reserved\""},
+       "sagemaker-spot, capacity-block, training-plan, savings-plan-1y, savings-plan-3y, "
+       "spot-fallback, "
+       "got \"reserved\""},
       {"pricing listed twice", R"({"pricing": ["spot", "spot"]})",
        "x.json:5:33: search.pricing[1]: \"spot\" is listed twice"},
       {"spot pricing without spot",

@@ -313,6 +313,61 @@ TEST(EstimateJob, ReplacementsWaitForCapacity) {
             "capacity_chance: expected a chance in (0, 1], got 0");
 }
 
+// Spot that falls back to on-demand: Spot() is expected to take 117.6 h (M = 9000 s);
+// on demand it would take 900 s + 100 h + the final write.
+JobInputs Fallback(double deadline_h) {
+  JobInputs in = Spot();
+  in.pricing = Pricing::kSpotFallback;
+  in.fallback_deadline_s = deadline_h * 3600;
+  in.fallback_usd_hr = 32.77;
+  return in;
+}
+
+// With a deadline far away the policy never switches: the same draws, the same figures as spot.
+TEST(EstimateJob, AFarDeadlineNeverFallsBack) {
+  const JobEstimate spot = Estimate(Spot());
+  const JobEstimate e = Estimate(Fallback(1e6));
+  EXPECT_EQ(e.fallback_share, 0.0);
+  EXPECT_FALSE(e.mean_fallback_at_s.has_value());
+  EXPECT_EQ(e.wall_s.p90, spot.wall_s.p90);
+  EXPECT_EQ(e.cost_usd->p90, spot.cost_usd->p90);
+  EXPECT_EQ(e.expected_wall_s, spot.wall_s.mean);  // no closed form: the mean
+}
+
+// A deadline of 140 h: on demand takes 100.6 h, so the slack is about 38 h, less a segment
+// and a restart kept in reserve; on spot each of the 170 segments spends a 300 s write and
+// each of the ~47 failures about 35 min. Most runs, not all, switch; the cost lies between
+// spot's and on-demand's. The deadline holds unless failures strike a restart again and again
+// (the reserve covers one): checked at P90.
+TEST(EstimateJob, ATightDeadlineFallsBackAndIsMet) {
+  const double deadline_h = 140;
+  const JobEstimate e = Estimate(Fallback(deadline_h));
+  ASSERT_TRUE(e.fallback_share.has_value());
+  EXPECT_GT(*e.fallback_share, 0.2);
+  EXPECT_LT(*e.fallback_share, 1.0);
+  ASSERT_TRUE(e.mean_fallback_at_s.has_value());
+  EXPECT_LT(*e.mean_fallback_at_s, deadline_h * 3600);
+  EXPECT_LE(e.wall_s.p90, deadline_h * 3600);
+  JobInputs od = OnDemand();
+  od.nodes = 8;
+  od.work_s = 360000;
+  od.checkpoint_write_s = 300;
+  const JobEstimate on_demand = Estimate(od);
+  const JobEstimate spot = Estimate(Spot());
+  EXPECT_GT(e.cost_usd->mean, spot.cost_usd->mean);
+  EXPECT_LT(e.cost_usd->mean, on_demand.cost_usd->mean);
+  // A deadline no run can meet on spot: all of them run on demand from the start (after the
+  // download on spot), one restart late.
+  const JobEstimate hopeless = Estimate(Fallback(100));
+  EXPECT_EQ(hopeless.fallback_share, 1.0);
+  EXPECT_DOUBLE_EQ(hopeless.wall_s.p50, 600 + 300 + 900 + 360000 + 300);
+  JobInputs no_deadline = Fallback(100);
+  no_deadline.fallback_deadline_s.reset();
+  EXPECT_EQ(EstimateJob(no_deadline).status().message(),
+            "fallback_deadline_s: spot-fallback pricing (and only it) needs a deadline and an "
+            "on-demand price");
+}
+
 TEST(EstimateJob, MonteCarloErrorShrinksWithTrials) {
   auto mean_error = [](int trials) {
     double sum = 0;
@@ -507,8 +562,8 @@ TEST(EstimateJob, InvalidInputsNameTheField) {
        "spot_billed_fraction: expected a number in (0, 1], got 0"},
       {[](JobInputs* in) { in->trials = 0; }, "trials: expected an integer in [1, 1000000], got 0"},
       {[](JobInputs* in) { in->checkpoint_on_notice = true; },
-       "checkpoint_on_notice: on-demand pricing gives no interruption notice; only spot and "
-       "sagemaker-spot do"},
+       "checkpoint_on_notice: on-demand pricing gives no interruption notice; only the spot "
+       "options do"},
       {[](JobInputs* in) {
          in->pricing = Pricing::kSpot;
          in->checkpoint_on_notice = true;

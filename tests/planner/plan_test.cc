@@ -314,6 +314,29 @@ TEST(MakePlan, SpotPlansSayWhatTheirCapacityRestsOn) {
   EXPECT_EQ(j["expected_start_wait_s"], 3600);
 }
 
+// With a deadline, spot that falls back to on-demand is priced beside plain spot, and the
+// reasons compare them.
+TEST(MakePlan, SpotFallbackIsComparedUnderADeadline) {
+  const PlanningScenario s = Small(
+      R"({"instances": ["p4d.24xlarge"], "nodes": {"min": 2, "max": 2}, "tp": [1], "pp": [1],
+          "micro_batch": [1], "zero_stages": [0], "recompute": ["none"], "confirm_top": 1,
+          "trials": 200, "pricing": ["on-demand", "spot", "spot-fallback"],
+          "deadline_hours": 1000})");
+  const Plan p = MustPlan(s);
+  ASSERT_EQ(p.confirmed[0].priced.size(), 3u);
+  const PricedJob& fallback = p.confirmed[0].priced[2];
+  ASSERT_EQ(fallback.pricing, Pricing::kSpotFallback);
+  ASSERT_TRUE(fallback.job.fallback_share.has_value());
+  EXPECT_EQ(*fallback.job.fallback_share, 0);  // a short job, a far deadline
+  EXPECT_EQ(fallback.inputs.fallback_deadline_s, 1000 * 3600.0);
+  const bool compared = std::any_of(p.reasons.begin(), p.reasons.end(), [](const std::string& r) {
+    return r.find("spot-fallback") != std::string::npos ||
+           r.rfind("Spot until the deadline's slack runs out", 0) == 0;
+  });
+  EXPECT_TRUE(compared);
+  EXPECT_EQ(ToJson(s, p)["candidates"][0]["pricing"][2]["fallback_share"], 0);
+}
+
 TEST(MakePlan, SameInputsSameBytes) {
   const PlanningScenario s = Small(kSearch);
   EXPECT_EQ(ToJson(s, MustPlan(s)).dump(), ToJson(s, MustPlan(s)).dump());

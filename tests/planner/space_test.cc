@@ -391,8 +391,10 @@ TEST(ResolveSpace, DefaultsAndRestrictions) {
   EXPECT_EQ(space->pricing,
             (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSpot, Pricing::kSagemaker,
                                   Pricing::kSagemakerSpot, Pricing::kCapacityBlock}));
-  EXPECT_EQ(space->unpriced, (std::vector<Pricing>{Pricing::kTrainingPlan, Pricing::kSavingsPlan1y,
-                                                   Pricing::kSavingsPlan3y}));
+  // And no spot-fallback without a deadline to fall back for.
+  EXPECT_EQ(space->unpriced,
+            (std::vector<Pricing>{Pricing::kTrainingPlan, Pricing::kSavingsPlan1y,
+                                  Pricing::kSavingsPlan3y, Pricing::kSpotFallback}));
   for (const InstanceType* t : space->instances) {
     EXPECT_TRUE(t->is_aws);
     EXPECT_GT(t->gpus, 0);
@@ -401,6 +403,16 @@ TEST(ResolveSpace, DefaultsAndRestrictions) {
   space = ResolveSpace(s.scenario, s.search, test::BuiltinCatalog());
   EXPECT_EQ(space->pricing, (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSagemaker,
                                                   Pricing::kCapacityBlock}));
+  s.search.spot_allowed = true;
+  s.search.deadline_hours = 100;
+  space = ResolveSpace(s.scenario, s.search, test::BuiltinCatalog());
+  EXPECT_EQ(space->pricing.back(), Pricing::kSpotFallback);
+  s.search.deadline_hours.reset();
+  s.search.pricing = {Pricing::kSpot, Pricing::kSpotFallback};
+  EXPECT_EQ(ResolveSpace(s.scenario, s.search, test::BuiltinCatalog()).status().message(),
+            "search.pricing[1]: \"spot-fallback\" needs search.deadline_hours (it falls back to "
+            "on-demand when the deadline's slack runs out)");
+  s.search.pricing.clear();
   s.search.instances = {"p9.huge"};
   EXPECT_EQ(ResolveSpace(s.scenario, s.search, test::BuiltinCatalog()).status().message(),
             "search.instances: unknown instance type \"p9.huge\"");
