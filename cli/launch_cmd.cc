@@ -26,6 +26,7 @@ const char kLaunchUsage[] =
     "usage: trainsim launch PLAN [--out DIR] [--target LIST] [--job-name NAME] [--s3 URI]\n"
     "                            [--role ARN] [--image URI] [--entry-point FILE] [--hosts FILE]\n"
     "                            [--volume-gb N] [--catalog FILE] [--backend bundle|local]\n"
+    "                            [--training-plan-arn ARN] [--capacity-reservation-id ID]\n"
     "                            [--submit [--yes]]\n"
     "       trainsim launch PLAN --backend local [--ranks N] [--steps N] [--profile FILE]\n"
     "                            [--checkpoint-every N] [--resume] [--out DIR]\n"
@@ -39,6 +40,8 @@ const char kLaunchUsage[] =
     "  --entry-point FILE  the training script (default train.py)\n"
     "  --hosts FILE        hosts for torchrun and mpirun, one per node (default: placeholders)\n"
     "  --volume-gb N       SageMaker volume per instance (default: max(100, 2 x checkpoint))\n"
+    "  --training-plan-arn ARN  training-plan pricing: the SageMaker training plan to run on\n"
+    "  --capacity-reservation-id ID  capacity-block pricing: the Capacity Block (cr-...)\n"
     "  --catalog FILE      add instance types from an extra catalog file\n"
     "  --backend B         bundle (default): write the bundle; local: train here for real\n"
     "  --ranks N           local: MPI processes (default: this machine's cores)\n"
@@ -80,6 +83,8 @@ std::string* StringOption(LaunchArgs& a, const std::string& arg) {
   if (arg == "--role") return &a.options.role_arn;
   if (arg == "--image") return &a.options.image_uri;
   if (arg == "--entry-point") return &a.options.entry_point;
+  if (arg == "--training-plan-arn") return &a.options.training_plan_arn;
+  if (arg == "--capacity-reservation-id") return &a.options.capacity_reservation_id;
   if (arg == "--profile") return &a.local.profile;
   if (arg == "--device") return &a.local.device;
   return nullptr;
@@ -234,7 +239,9 @@ int WriteAndSubmit(LaunchArgs& a, const launch::LaunchPlan& plan) {
   Expected<launch::Bundle> bundle = launch::MakeBundle(plan, a.options);
   if (!bundle.ok()) return Fail(bundle.status());
   if (a.submit && a.yes) {  // refuse before writing anything
-    if (Status st = launch::CheckSubmittable(a.options.targets[0], a.options); !st.ok()) {
+    if (Status st = launch::CheckSubmittable(a.options.targets[0], a.options,
+                                             plan.scenario.cluster.pricing);
+        !st.ok()) {
       return Fail(st);
     }
   }

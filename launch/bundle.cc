@@ -85,6 +85,16 @@ Status CheckValues(const LaunchOptions& o) {
     if (Status st = v.check(v.value, v.option); !st.ok()) return st;
   }
   if (Status st = ValidateEntryPoint(o.entry_point, "--entry-point"); !st.ok()) return st;
+  if (!o.training_plan_arn.empty()) {
+    if (Status st = ValidateTrainingPlanArn(o.training_plan_arn, "--training-plan-arn"); !st.ok())
+      return st;
+  }
+  if (!o.capacity_reservation_id.empty()) {
+    if (Status st =
+            ValidateCapacityReservationId(o.capacity_reservation_id, "--capacity-reservation-id");
+        !st.ok())
+      return st;
+  }
   if (o.volume_gb < 0 || o.volume_gb > 16384) {
     return Status::InvalidInput("--volume-gb: " + std::to_string(o.volume_gb) +
                                 " is out of range (1 to 16384)");
@@ -210,6 +220,25 @@ std::vector<std::string> LauncherWarnings(const JobFacts& f) {
         "FSDP NO_SHARD keeps the whole optimizer state on every GPU (more memory than planned) "
         "and SHARD_GRAD_OP is ZeRO-2 (other communication): plan with ZeRO-0 or ZeRO-2 for an "
         "exact match");
+  }
+  const Pricing pricing = f.s->cluster.pricing;
+  if (pricing == Pricing::kTrainingPlan && f.Has(Target::kSagemaker)) {
+    out.push_back(
+        "training-plan: sagemaker/create_training_job.json runs on the plan "
+        "(ResourceConfig.TrainingPlanArn); sagemaker/launch.py does not pass it and would run "
+        "on demand: submit the request");
+  }
+  if (pricing == Pricing::kCapacityBlock && f.Has(Target::kSagemaker)) {
+    out.push_back(
+        "capacity-block: a SageMaker training job cannot run in an EC2 Capacity Block; the "
+        "SageMaker files run on demand (plan with training-plan pricing for reserved SageMaker "
+        "capacity)");
+  }
+  if (pricing == Pricing::kTrainingPlan &&
+      (f.Has(Target::kHyperpodSlurm) || f.Has(Target::kHyperpodEks))) {
+    out.push_back(
+        "training-plan: a HyperPod cluster runs on a training plan only when its instance group "
+        "was created with it; the hyperpod files do not set it");
   }
   return out;
 }

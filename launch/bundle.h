@@ -43,6 +43,8 @@ Expected<std::vector<Target>> ParseTargets(std::string_view list);
 // Written where a value needed to submit was not given; --submit refuses them.
 inline constexpr char kRolePlaceholder[] = "REPLACE_WITH_ROLE_ARN";
 inline constexpr char kImagePlaceholder[] = "REPLACE_WITH_TRAINING_IMAGE_URI";
+inline constexpr char kTrainingPlanPlaceholder[] = "REPLACE_WITH_TRAINING_PLAN_ARN";
+inline constexpr char kCapacityBlockPlaceholder[] = "REPLACE_WITH_CAPACITY_BLOCK_ID";
 
 struct LaunchOptions {
   std::vector<Target> targets = {std::begin(kAllTargets), std::end(kAllTargets)};
@@ -62,6 +64,13 @@ struct LaunchOptions {
   std::string hosts_file;
   std::vector<std::string> hosts;
   int volume_gb = 0;  // SageMaker volume per instance; 0: max(100, 2 x checkpoint GiB)
+  // Reserved capacity the plan's pricing runs on. training-plan: the plan's ARN,
+  // ResourceConfig.TrainingPlanArn of the SageMaker request (empty:
+  // kTrainingPlanPlaceholder). capacity-block: the block's reservation id, in the
+  // README's command that launches the instances into it (empty:
+  // kCapacityBlockPlaceholder).
+  std::string training_plan_arn;
+  std::string capacity_reservation_id;
 };
 
 struct BundleFile {

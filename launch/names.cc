@@ -80,6 +80,10 @@ constexpr char kS3Rule[] =
 constexpr char kRoleRule[] =
     "arn:aws:iam::ACCOUNT:role/NAME, 20 to 2048 characters, ACCOUNT 12 digits, NAME of letters, "
     "digits and '+=,.@_-/'";
+constexpr char kPlanRule[] =
+    "arn:aws:sagemaker:REGION:ACCOUNT:training-plan/NAME, 50 to 2048 characters, REGION of "
+    "lowercase letters, digits and '-', ACCOUNT 12 digits, NAME of letters, digits and '-'";
+constexpr char kReservationRule[] = "cr- and 8 or 17 lowercase hex digits";
 constexpr char kImageRule[] =
     "1 to 255 letters, digits, '.', '_', '-', '/', ':' and '@', not starting with '-'";
 constexpr char kEntryRule[] =
@@ -174,6 +178,43 @@ Status ValidateRoleArn(std::string_view v, std::string_view field) {
   std::string c = BadChar(
       v, [](char ch) { return Alnum(ch) || In(ch, "+=,.@_-/"); }, i, std::string_view::npos,
       " in the role name");
+  return c.empty() ? Status::Ok() : bad(c);
+}
+
+Status ValidateTrainingPlanArn(std::string_view v, std::string_view field) {
+  auto bad = [&](const std::string& problem) {
+    return Invalid(field, v, "training plan ARN", problem, kPlanRule);
+  };
+  if (v.size() < 50 || v.size() > 2048) return bad(Length(v));
+  if (v.substr(0, 7) != "arn:aws") return bad("it does not start with arn:aws");
+  size_t i = 7;
+  while (i < v.size() && ((v[i] >= 'a' && v[i] <= 'z') || v[i] == '-')) ++i;
+  if (v.substr(i, 11) != ":sagemaker:") return bad("it is not a SageMaker ARN");
+  i += 11;
+  while (i < v.size() && (LowerAlnum(v[i]) || v[i] == '-')) ++i;
+  if (i >= v.size() || v[i] != ':') return bad("the region is not lowercase letters, digits, '-'");
+  const size_t account = ++i;
+  while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+  if (i - account != 12 || i >= v.size() || v[i] != ':') return bad("the account is not 12 digits");
+  if (v.substr(i + 1, 14) != "training-plan/") {
+    return bad("it does not name a training plan (training-plan/NAME after the account)");
+  }
+  i += 15;
+  if (i == v.size()) return bad("the plan name is empty");
+  std::string c = BadChar(
+      v, [](char ch) { return Alnum(ch) || ch == '-'; }, i, std::string_view::npos,
+      " in the plan name");
+  return c.empty() ? Status::Ok() : bad(c);
+}
+
+Status ValidateCapacityReservationId(std::string_view v, std::string_view field) {
+  auto bad = [&](const std::string& problem) {
+    return Invalid(field, v, "Capacity Block id", problem, kReservationRule);
+  };
+  if (v.substr(0, 3) != "cr-") return bad("it does not start with cr-");
+  if (v.size() != 11 && v.size() != 20) return bad(Length(v));
+  std::string c = BadChar(
+      v, [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); }, 3);
   return c.empty() ? Status::Ok() : bad(c);
 }
 

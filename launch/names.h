@@ -43,6 +43,15 @@ Status ValidateS3Uri(std::string_view uri, std::string_view field);
 // ACCOUNT 12 digits, NAME of letters, digits and '+=,.@_-/'; 20-2048 characters.
 Status ValidateRoleArn(std::string_view arn, std::string_view field);
 
+// A SageMaker training plan ARN (ResourceConfig.TrainingPlanArn): 50-2048
+// characters, arn:aws[a-z-]*:sagemaker:REGION:ACCOUNT:training-plan/NAME, REGION
+// of lowercase letters, digits and '-', ACCOUNT 12 digits, NAME of letters,
+// digits and '-' (the API's pattern, DescribeTrainingPlan).
+Status ValidateTrainingPlanArn(std::string_view arn, std::string_view field);
+
+// An EC2 Capacity Block reservation id: "cr-" and 8 or 17 lowercase hex digits.
+Status ValidateCapacityReservationId(std::string_view id, std::string_view field);
+
 // A container image URI (AlgorithmSpecification.TrainingImage): 1-255
 // letters, digits and '.', '_', '-', '/', ':', '@', not starting with '-'.
 Status ValidateImageUri(std::string_view uri, std::string_view field);

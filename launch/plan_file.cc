@@ -118,6 +118,9 @@ Expected<LaunchPlan> ReadPlan(const std::string& text, const std::string& file,
     if (p.contains("max_runtime_s") && p["max_runtime_s"].is_number()) {
       out.max_runtime_s = p["max_runtime_s"];
     }
+    if (p.contains("blocks") && p["blocks"].is_object()) {
+      out.block_days = p["blocks"].at("days").get<std::vector<int>>();
+    }
     if (p.value("checkpoint_interval_rule", "none") != "none") {
       out.checkpoint_interval_s = p.value("checkpoint_interval_s", 0.0);
     }

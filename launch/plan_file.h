@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/catalog.h"
 #include "core/scenario.h"
@@ -22,6 +23,7 @@ struct LaunchPlan {
   std::optional<double> max_wait_s;     // SageMaker managed spot: suggested MaxWait
   std::optional<double> max_runtime_s;  // ... and MaxRuntime
   double checkpoint_interval_s = 0;     // the plan's (Daly) interval; 0 = none
+  std::vector<int> block_days;          // capacity-block, training-plan: the blocks booked
   nlohmann::json plan;                  // the whole plan JSON
 };
 

@@ -69,6 +69,32 @@ std::string CappedRuntime(const JobFacts& f) {
 
 namespace {
 
+// Buying the Capacity Block the plan booked, and launching the instances into it.
+std::string CapacityBlockSteps(const JobFacts& f) {
+  const LaunchOptions& o = *f.options;
+  const std::string& id =
+      o.capacity_reservation_id.empty() ? kCapacityBlockPlaceholder : o.capacity_reservation_id;
+  std::string days;
+  for (int d : f.plan->block_days) days += (days.empty() ? "" : " + ") + std::to_string(d);
+  std::string out = "- Capacity Block: buy " + (days.empty() ? "a block" : days + " days") +
+                    " for " + std::to_string(f.nodes) + " x " + f.s->instance.name +
+                    " (`aws ec2 describe-capacity-block-offerings`, then "
+                    "`purchase-capacity-block`), and at its start launch the instances into it, "
+                    "e.g. `aws ec2 run-instances --instance-type " +
+                    f.s->instance.name + " --count " + std::to_string(f.nodes) +
+                    " --instance-market-options MarketType=capacity-block "
+                    "--capacity-reservation-specification "
+                    "CapacityReservationTarget={CapacityReservationId=" +
+                    id +
+                    "} ...` with your image, subnet and key. They are terminated from 30 minutes "
+                    "before the block ends: the job must have written its checkpoint by then.\n";
+  if (o.capacity_reservation_id.empty()) {
+    out += std::string("- `") + kCapacityBlockPlaceholder +
+           "`: the block's reservation id (`--capacity-reservation-id cr-...`).\n";
+  }
+  return out;
+}
+
 std::string FillIn(const JobFacts& f, bool has_hostfile) {
   const LaunchOptions& o = *f.options;
   std::string out;
@@ -92,7 +118,13 @@ std::string FillIn(const JobFacts& f, bool has_hostfile) {
           "- The plan priced EC2 spot; the SageMaker request is on demand. Plan with "
           "`sagemaker-spot` pricing for managed spot.\n";
     }
+    if (f.s->cluster.pricing == Pricing::kTrainingPlan && o.training_plan_arn.empty()) {
+      out += std::string("- `") + kTrainingPlanPlaceholder +
+             "` in the request: the ARN of the training plan you bought "
+             "(`--training-plan-arn ARN`; SageMaker CreateTrainingPlan).\n";
+    }
   }
+  if (f.s->cluster.pricing == Pricing::kCapacityBlock) out += CapacityBlockSteps(f);
   if (f.Has(Target::kHyperpodEks) && o.image_uri.empty()) {
     out += std::string("- `") + kImagePlaceholder +
            "` in hyperpod/pytorchjob.json: the training image the pods run (`--image URI`).\n";

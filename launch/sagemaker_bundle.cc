@@ -198,6 +198,10 @@ BundleFile SagemakerRequest(const JobFacts& f) {
   r["ResourceConfig"] = {{"InstanceType", "ml." + f.s->instance.name},
                          {"InstanceCount", f.nodes},
                          {"VolumeSizeInGB", f.volume_gb}};
+  if (f.s->cluster.pricing == Pricing::kTrainingPlan) {  // the reserved capacity it runs on
+    r["ResourceConfig"]["TrainingPlanArn"] =
+        o.training_plan_arn.empty() ? kTrainingPlanPlaceholder : o.training_plan_arn;
+  }
   r["StoppingCondition"] = {{"MaxRuntimeInSeconds", f.max_runtime_s}};
   if (f.managed_spot) r["StoppingCondition"]["MaxWaitTimeInSeconds"] = f.max_wait_s;
   r["EnableManagedSpotTraining"] = f.managed_spot;

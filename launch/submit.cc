@@ -78,7 +78,7 @@ std::vector<std::string> SubmitArgv(Target target, const std::string& dir) {
   return {};
 }
 
-Status CheckSubmittable(Target target, const LaunchOptions& o) {
+Status CheckSubmittable(Target target, const LaunchOptions& o, Pricing pricing) {
   if (target == Target::kScripts) {
     return Status::InvalidInput(
         "--submit: the scripts target is run by hand (torchrun.sh, mpirun.sh); submit "
@@ -99,6 +99,12 @@ Status CheckSubmittable(Target target, const LaunchOptions& o) {
     return Status::InvalidInput(std::string("--submit --target sagemaker needs --image URI: the "
                                             "request holds the placeholder ") +
                                 kImagePlaceholder);
+  }
+  if (pricing == Pricing::kTrainingPlan && o.training_plan_arn.empty()) {
+    return Status::InvalidInput(std::string("--submit --target sagemaker needs "
+                                            "--training-plan-arn ARN: the request holds the "
+                                            "placeholder ") +
+                                kTrainingPlanPlaceholder);
   }
   return Status::Ok();
 }

@@ -39,8 +39,10 @@ class SpawnCommandRunner : public CommandRunner {
 std::vector<std::string> SubmitArgv(Target target, const std::string& dir);
 
 // Whether a real submission to `target` may go ahead: SageMaker needs a role
-// and an image (the request must not carry a placeholder).
-Status CheckSubmittable(Target target, const LaunchOptions& options);
+// and an image, and under training-plan `pricing` the plan's ARN (the request
+// must not carry a placeholder).
+Status CheckSubmittable(Target target, const LaunchOptions& options,
+                        Pricing pricing = Pricing::kOnDemand);
 
 struct SubmitOutcome {
   std::vector<std::string> argv;  // the command, run or not

@@ -209,6 +209,46 @@ TEST(SagemakerRequest, SpotOnlyUnderSagemakerSpotPricing) {
                        "The plan priced EC2 spot; the SageMaker request is on demand."));
 }
 
+// Reserved capacity: a training plan's ARN in the request, a Capacity Block's id in the
+// README's launch command, placeholders until they are given.
+TEST(SagemakerRequest, ReservedCapacityTravelsWithTheBundle) {
+  const LaunchPlan plan =
+      Variant([](json& j) { j["recommendation"]["pricing"] = "training-plan"; });
+  Bundle b = Make(plan);
+  EXPECT_EQ(Request(b)["ResourceConfig"]["TrainingPlanArn"], "REPLACE_WITH_TRAINING_PLAN_ARN");
+  EXPECT_TRUE(Contains(File(b, "README.md"), "`REPLACE_WITH_TRAINING_PLAN_ARN` in the request"));
+  EXPECT_TRUE(std::any_of(b.warnings.begin(), b.warnings.end(), [](const std::string& w) {
+    return w.rfind("training-plan: sagemaker/create_training_job.json runs on the plan", 0) == 0;
+  }));
+  LaunchOptions o = WithS3();
+  o.training_plan_arn = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/my-plan-1";
+  EXPECT_EQ(Request(Make(plan, o))["ResourceConfig"]["TrainingPlanArn"], o.training_plan_arn);
+  EXPECT_FALSE(Request(Make(Load(kSmall)))["ResourceConfig"].contains("TrainingPlanArn"));
+
+  const LaunchPlan block = Variant([](json& j) {
+    j["recommendation"]["pricing"] = "capacity-block";
+    json& priced = j["candidates"][j["recommendation"]["candidate"].get<int>()]["pricing"];
+    json option = priced[0];
+    option["pricing"] = "capacity-block";
+    option["blocks"] = {{"kind", "capacity block"}, {"days", {3}}};
+    priced.push_back(option);
+  });
+  EXPECT_EQ(block.block_days, std::vector<int>{3});
+  b = Make(block);
+  const std::string readme = File(b, "README.md");
+  EXPECT_TRUE(Contains(readme, "- Capacity Block: buy 3 days for 1 x p4d.24xlarge"));
+  EXPECT_TRUE(Contains(readme,
+                       "CapacityReservationTarget={CapacityReservationId="
+                       "REPLACE_WITH_CAPACITY_BLOCK_ID}"));
+  EXPECT_FALSE(Request(b)["ResourceConfig"].contains("TrainingPlanArn"));
+  o.capacity_reservation_id = "cr-0123456789abcdef0";
+  EXPECT_TRUE(
+      Contains(File(Make(block, o), "README.md"), "CapacityReservationId=cr-0123456789abcdef0}"));
+  o.capacity_reservation_id = "cr-x";
+  EXPECT_NE(MakeBundle(block, o).status().message().find("--capacity-reservation-id"),
+            std::string::npos);
+}
+
 TEST(SagemakerRequest, VolumeFromTheCheckpointOrTheOption) {
   const LaunchPlan big = Variant([](json& j) {
     j["scenario_json"]["search"]["checkpoint_bytes"] = 120.5 * 1024 * 1024 * 1024;

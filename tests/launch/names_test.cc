@@ -241,6 +241,39 @@ TEST(Names, RejectsWithExactMessages) {
   }
 }
 
+TEST(Names, TrainingPlanArnsAndCapacityBlockIds) {
+  const std::string plan = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/my-plan-1";
+  EXPECT_TRUE(ValidateTrainingPlanArn(plan, "--training-plan-arn").ok());
+  EXPECT_TRUE(ValidateCapacityReservationId("cr-0123456789abcdef0", "--x").ok());
+  EXPECT_TRUE(ValidateCapacityReservationId("cr-0123abcd", "--x").ok());
+  const struct {
+    Status (*check)(std::string_view, std::string_view);
+    std::string value;
+    std::string problem;
+  } kBad[] = {
+      {ValidateTrainingPlanArn, "arn:aws:sagemaker:us-east-1:123456789012:training-plan/",
+       "the plan name is empty"},
+      {ValidateTrainingPlanArn, "arn:aws:sagemaker:x:1:training-plan/a", "it has 37 characters"},
+      {ValidateTrainingPlanArn, "arn:aws:iam::123456789012:role/xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+       "it is not a SageMaker ARN"},
+      {ValidateTrainingPlanArn, "arn:aws:sagemaker:us-east-1:1234:training-plan/my-plan-xxxxxxxxxx",
+       "the account is not 12 digits"},
+      {ValidateTrainingPlanArn, "arn:aws:sagemaker:us-east-1:123456789012:endpoint/my-plan-1x",
+       "it does not name a training plan"},
+      {ValidateTrainingPlanArn, plan + ";reboot",
+       "';' at position 65 is not allowed in the plan name"},
+      {ValidateCapacityReservationId, "cr-0123456789ABCDEF0", "'A' at position 14 is not allowed"},
+      {ValidateCapacityReservationId, "cr-123", "it has 6 characters"},
+      {ValidateCapacityReservationId, "REPLACE_WITH_CAPACITY_BLOCK_ID",
+       "it does not start with cr-"},
+  };
+  for (const auto& c : kBad) {
+    const Status st = c.check(c.value, "--opt");
+    EXPECT_NE(st.message().find(c.problem), std::string::npos) << st.message();
+    EXPECT_EQ(st.message().rfind("--opt: \"" + c.value + "\"", 0), 0u) << st.message();
+  }
+}
+
 TEST(ShellQuote, QuotesEveryWord) {
   EXPECT_EQ(ShellQuote(""), "''");
   EXPECT_EQ(ShellQuote("train.py"), "'train.py'");

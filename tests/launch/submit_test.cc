@@ -91,6 +91,17 @@ TEST(CheckSubmittable, SagemakerNeedsARoleAndAnImage) {
   EXPECT_TRUE(CheckSubmittable(Target::kHyperpodSlurm, LaunchOptions()).ok());
 }
 
+TEST(CheckSubmittable, ATrainingPlanNeedsItsArn) {
+  LaunchOptions o;
+  o.role_arn = "arn:aws:iam::123456789012:role/R";
+  o.image_uri = "repo/img:1";
+  EXPECT_EQ(CheckSubmittable(Target::kSagemaker, o, Pricing::kTrainingPlan).message(),
+            "--submit --target sagemaker needs --training-plan-arn ARN: the request holds the "
+            "placeholder REPLACE_WITH_TRAINING_PLAN_ARN");
+  o.training_plan_arn = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/my-plan-1";
+  EXPECT_TRUE(CheckSubmittable(Target::kSagemaker, o, Pricing::kTrainingPlan).ok());
+}
+
 TEST(CheckSubmittable, HyperpodEksNeedsAnImage) {
   LaunchOptions o;
   EXPECT_EQ(CheckSubmittable(Target::kHyperpodEks, o).message(),
