@@ -39,6 +39,7 @@ constexpr Range kPositive{0, true, kInf, false};
 constexpr Range kNonNegative{0, false, kInf, false};
 constexpr Range kFraction{0, false, 1, true};
 constexpr Range kChance{0, true, 1, false};
+constexpr Range kKeepAlive{0, false, 3600, false};  // SageMaker's warm pool limit
 
 struct NumberField {
   std::string_view key;
@@ -60,7 +61,8 @@ constexpr NumberField kJobNumbers[] = {
     {"spot_interruptions_per_month", kFraction, &SearchConfig::spot_interruptions_per_month},
     {"spot_capacity_chance", kChance, &SearchConfig::spot_capacity_chance},
     {"spot_capacity_retry_s", kPositive, &SearchConfig::spot_capacity_retry_s},
-    {"reservation_gap_s", kNonNegative, &SearchConfig::reservation_gap_s}};
+    {"reservation_gap_s", kNonNegative, &SearchConfig::reservation_gap_s},
+    {"warm_pool_keep_alive_s", kKeepAlive, &SearchConfig::warm_pool_keep_alive_s}};
 
 struct PriceField {
   std::string_view key;

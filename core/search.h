@@ -97,8 +97,12 @@ struct SearchConfig {
   // the blocks bought for it (unset: back to back).
   std::optional<double> reservation_gap_s;
   std::map<std::string, UserPrices> prices;  // by instance type name
-  bool checkpoint_on_notice = false;         // write a checkpoint in the 2-minute notice
-  int trials = 2000;                         // Monte-Carlo runs of the job
+  // SageMaker managed warm pool keep-alive (sagemaker pricing), 0 to 3600 s:
+  // later jobs of a chain longer than 28 days skip provisioning; the last
+  // keep-alive is billed. Unset: no warm pool.
+  std::optional<double> warm_pool_keep_alive_s;
+  bool checkpoint_on_notice = false;  // write a checkpoint in the 2-minute notice
+  int trials = 2000;                  // Monte-Carlo runs of the job
   uint64_t seed = 1;
 };
 

@@ -116,18 +116,20 @@ Status CheckHosts(const Scenario& s, const LaunchOptions& o) {
                               std::to_string(s.cluster.nodes) + " nodes");
 }
 
-// Bytes of one checkpoint: the scenario's search.checkpoint_bytes (kept in the
-// plan's scenario_json), else the model state (planner/pricing.h).
-double CheckpointBytes(const LaunchPlan& plan) {
+// A number of the plan's search section (kept in its scenario_json), or nullopt.
+std::optional<double> SearchNumber(const LaunchPlan& plan, const char* key) {
   const nlohmann::json& doc = plan.plan;
-  SearchConfig q;  // the plan's search.checkpoint_bytes, where given
-  if (doc.contains("scenario_json") && doc["scenario_json"].is_object()) {
-    const nlohmann::json& search = doc["scenario_json"].value("search", nlohmann::json::object());
-    if (search.is_object() && search.contains("checkpoint_bytes") &&
-        search["checkpoint_bytes"].is_number()) {
-      q.checkpoint_bytes = search["checkpoint_bytes"].get<double>();
-    }
-  }
+  if (!doc.contains("scenario_json") || !doc["scenario_json"].is_object()) return std::nullopt;
+  const nlohmann::json& search = doc["scenario_json"].value("search", nlohmann::json::object());
+  if (!search.is_object() || !search.contains(key) || !search[key].is_number()) return std::nullopt;
+  return search[key].get<double>();
+}
+
+// Bytes of one checkpoint: the scenario's search.checkpoint_bytes, else the model state
+// (planner/pricing.h).
+double CheckpointBytes(const LaunchPlan& plan) {
+  SearchConfig q;
+  q.checkpoint_bytes = SearchNumber(plan, "checkpoint_bytes");
   return planner::CheckpointBytes(plan.scenario, q);
 }
 
@@ -182,6 +184,10 @@ JobFacts MakeFacts(const LaunchPlan& plan, const LaunchOptions& o, std::string j
   f.steps = static_cast<int64_t>(std::ceil(plan.steps));
   f.hyperparameters = Hyperparameters(f);
   f.managed_spot = plan.scenario.cluster.pricing == Pricing::kSagemakerSpot;
+  if (plan.scenario.cluster.pricing == Pricing::kSagemaker) {
+    f.warm_pool_keep_alive_s =
+        std::llround(SearchNumber(plan, "warm_pool_keep_alive_s").value_or(0));
+  }
   f.max_runtime_s = HoursWithMargin_s(plan.expected_hours);
   if (f.managed_spot) {
     if (plan.max_runtime_s) f.max_runtime_s = static_cast<int64_t>(std::ceil(*plan.max_runtime_s));

@@ -25,6 +25,9 @@ inline constexpr int kRendezvousPort = 29500;
 inline constexpr int64_t kSagemakerMaxRuntime_s = 28 * 24 * static_cast<int64_t>(kSecondsPerHour);
 
 struct JobFacts {
+  // The plan's search.warm_pool_keep_alive_s under sagemaker pricing (whole
+  // seconds), else 0: SageMaker's ResourceConfig.KeepAlivePeriodInSeconds.
+  int64_t warm_pool_keep_alive_s = 0;
   const LaunchPlan* plan = nullptr;
   const Scenario* s = nullptr;
   const LaunchOptions* options = nullptr;

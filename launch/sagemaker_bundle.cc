@@ -198,6 +198,9 @@ BundleFile SagemakerRequest(const JobFacts& f) {
   r["ResourceConfig"] = {{"InstanceType", "ml." + f.s->instance.name},
                          {"InstanceCount", f.nodes},
                          {"VolumeSizeInGB", f.volume_gb}};
+  if (f.warm_pool_keep_alive_s > 0) {
+    r["ResourceConfig"]["KeepAlivePeriodInSeconds"] = f.warm_pool_keep_alive_s;
+  }
   if (f.s->cluster.pricing == Pricing::kTrainingPlan) {  // the reserved capacity it runs on
     r["ResourceConfig"]["TrainingPlanArn"] =
         o.training_plan_arn.empty() ? kTrainingPlanPlaceholder : o.training_plan_arn;
@@ -240,6 +243,9 @@ BundleFile SagemakerScript(const JobFacts& f) {
   py += Line("instance_count", std::to_string(f.nodes));
   py += Line("volume_size", std::to_string(f.volume_gb));
   py += Line("max_run", std::to_string(f.max_runtime_s));
+  if (f.warm_pool_keep_alive_s > 0) {
+    py += Line("keep_alive_period_in_seconds", std::to_string(f.warm_pool_keep_alive_s));
+  }
   py += Line("use_spot_instances", f.managed_spot ? "True" : "False");
   if (f.managed_spot) {
     py += Line("max_wait", std::to_string(f.max_wait_s));

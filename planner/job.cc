@@ -134,8 +134,8 @@ double BilledInstance_s(const JobInputs& in, const TrialOutcome& t) {
     case Pricing::kCapacityBlock:  // the reserved hours, set by InBlocks
     case Pricing::kTrainingPlan:
       return t.session_billed_instance_s;
-    case Pricing::kSagemaker:
-      return in.nodes * std::max(kMinimumSession_s, t.run_s);
+    case Pricing::kSagemaker:  // and the warm pool kept after the last job
+      return in.nodes * (std::max(kMinimumSession_s, t.run_s) + in.warm_pool_keep_alive_s);
     case Pricing::kSagemakerSpot:
       return in.nodes * t.run_s * in.spot_billed_fraction;
   }
@@ -150,6 +150,14 @@ TrialOutcome ExpectedOutcome(const JobInputs& in, const JobShape& shape) {
   t.session_billed_instance_s =
       std::max(0.0, in.nodes * t.run_s - ExpectedInterruptions(shape) * in.restart_s);
   return t;
+}
+
+// A trial's run as a chain of SageMaker jobs: the later jobs' reloads in the (billed) run,
+// their provisioning in the (unbilled) wait.
+void InJobChain(const JobInputs& in, TrialOutcome* t) {
+  const JobChain chain = ChainOf(in, t->run_s);
+  t->run_s += chain.reload_s;
+  t->start_wait_s += chain.provisioning_s;
 }
 
 // A trial's run as its reserved blocks hold it: the blocks' wall time (less
@@ -198,6 +206,7 @@ Samples Simulate(const JobInputs& in, const JobShape& shape, int trials, bool mo
     if (!shapes.empty()) sim.SetShape(shapes[pick() % shapes.size()]);
     TrialOutcome t = sim.RunTrial();
     if (in.blocks) InBlocks(in, &t);
+    if (std::isfinite(in.max_job_s)) InJobChain(in, &t);
     out.run_s.push_back(t.start_wait_s + t.run_s);
     const double billed = BilledInstance_s(in, t);
     out.billed_instance_s.push_back(billed + t.on_demand_billed_instance_s);
@@ -264,6 +273,16 @@ Status BookBlocks(const JobShape& shape, JobInputs* in, JobEstimate* e) {
 
 }  // namespace
 
+JobChain ChainOf(const JobInputs& in, double run_s) {
+  JobChain c;
+  if (!(run_s > in.max_job_s)) return c;
+  c.jobs = static_cast<int64_t>(std::ceil(run_s / in.max_job_s));
+  const double later = static_cast<double>(c.jobs - 1);
+  c.reload_s = later * in.checkpoint_write_s;
+  c.provisioning_s = in.warm_pool_keep_alive_s > 0 ? 0 : later * in.provisioning_s;
+  return c;
+}
+
 Expected<CapacityBlockJob> RunInBlocks(const JobInputs& in, double run_s) {
   CapacityBlockInputs b = *in.blocks;
   b.price_usd_hr = in.price_usd_hr;
@@ -294,6 +313,11 @@ Expected<JobEstimate> EstimateJob(const JobInputs& given) {
   e.expected_interruptions = ExpectedInterruptions(shape);
   e.expected_start_wait_s = MeanCapacityWait_s(shape);
   e.expected_wall_s = e.expected_start_wait_s + in.provisioning_s + ExpectedRun_s(shape);
+  if (std::isfinite(in.max_job_s)) {
+    const JobChain chain = ChainOf(in, ExpectedRun_s(shape));
+    e.jobs = chain.jobs;
+    e.expected_wall_s += chain.reload_s + chain.provisioning_s;
+  }
   if (Status st = CheckFinishes(in, e.expected_wall_s, shape.mtbi_s); !st.ok()) return st;
   if (in.blocks) {
     if (Status st = BookBlocks(shape, &in, &e); !st.ok()) return st;

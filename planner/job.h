@@ -20,6 +20,14 @@
 
 namespace trainsim::planner {
 
+// The largest MaxRuntimeInSeconds SageMaker accepts: 28 days (AWS CloudFormation
+// reference, AWS::SageMaker StoppingCondition, MaxRuntimeInSeconds: "The maximum
+// value is 28 days"). A longer job runs as a chain of training jobs.
+inline constexpr double kSagemakerMaxRuntime_s = 28 * 24 * 3600.0;
+// SageMaker managed warm pools keep instances alive for at most 3600 s after a
+// job (SageMaker Developer Guide, "SageMaker Managed Warm Pools").
+inline constexpr double kMaxWarmPoolKeepAlive_s = 3600;
+
 struct JobInputs {
   double work_s = 0;  // computation at full speed: steps x seconds per step; > 0
   int nodes = 1;      // instances
@@ -55,6 +63,15 @@ struct JobInputs {
   // are the Monte-Carlo's means.
   std::optional<double> fallback_deadline_s;
   std::optional<double> fallback_usd_hr;
+  // kSagemaker, kSagemakerSpot: the run goes as a chain of training jobs of at
+  // most max_job_s each (kSagemakerMaxRuntime_s); each later job provisions
+  // again (provisioning_s, not billed) and reloads the checkpoint
+  // (checkpoint_write_s, billed). Infinity: one job.
+  double max_job_s = std::numeric_limits<double>::infinity();
+  // kSagemaker only (SageMaker: warm pools do not run spot): the warm pool's
+  // keep-alive, 0 to 3600 s. The chain's later jobs start on the retained
+  // instances (no provisioning); the keep-alive after the last job is billed.
+  double warm_pool_keep_alive_s = 0;
   // Work seconds between checkpoints. Unset: the Daly interval when the rate
   // is non-zero, else no periodic checkpoints (one final write).
   std::optional<double> checkpoint_interval_s;
@@ -126,6 +143,9 @@ struct JobEstimate {
   // form (stddev 0) and billing ignores the per-session minimum.
   bool monte_carlo_skipped = false;
 
+  // SageMaker: the training jobs the predicted run takes (JobInputs::max_job_s).
+  int64_t jobs = 1;
+
   // kSpotFallback: the share of trials that switched to on-demand, and the mean
   // wall time (from the request) at which they did; with work_factors, over the
   // trials with the model's error (like the percentiles).
@@ -153,6 +173,16 @@ Expected<JobEstimate> EstimateJob(const JobInputs& in);
 // and its checkpoint writes): their wall time counts from the first block's
 // start, provisioning included.
 Expected<CapacityBlockJob> RunInBlocks(const JobInputs& in, double run_s);
+
+// A run of `run_s` seconds (from the end of provisioning) as a chain of
+// training jobs (JobInputs::max_job_s): how many, the later jobs' reloads
+// (billed) and their provisioning (not billed; none with a warm pool).
+struct JobChain {
+  int64_t jobs = 1;
+  double reload_s = 0;
+  double provisioning_s = 0;
+};
+JobChain ChainOf(const JobInputs& in, double run_s);
 
 // What `billed_instance_s` instance-seconds cost under in's price and
 // commitment (not the fallback's on-demand hours); infinity without a price.

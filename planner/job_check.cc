@@ -110,6 +110,18 @@ Status CheckBlocks(const JobInputs& in) {
     return Bad("fallback_deadline_s",
                "expected a time > 0, got " + FormatNumber(*in.fallback_deadline_s));
   }
+  if (!(in.max_job_s > 0)) {
+    return Bad("max_job_s", "expected a time > 0, got " + FormatNumber(in.max_job_s));
+  }
+  if (!(in.warm_pool_keep_alive_s >= 0 && in.warm_pool_keep_alive_s <= kMaxWarmPoolKeepAlive_s)) {
+    return Bad("warm_pool_keep_alive_s", "expected 0 to 3600 s (SageMaker's limit), got " +
+                                             FormatNumber(in.warm_pool_keep_alive_s));
+  }
+  if (in.warm_pool_keep_alive_s > 0 && in.pricing != Pricing::kSagemaker) {
+    return Bad("warm_pool_keep_alive_s",
+               std::string("a warm pool is SageMaker's, on demand only (not with spot); got ") +
+                   ToString(in.pricing) + " pricing");
+  }
   if (!(in.committed_instance_hours > 0)) {
     return Bad("committed_instance_hours",
                "expected a number > 0, got " + FormatNumber(in.committed_instance_hours));

@@ -92,6 +92,8 @@ json PricedJson(const PricedJob& p) {
        in.capacity_chance < 1 ? json(in.capacity_chance) : json(nullptr)},
       {"capacity_retry_s", in.capacity_chance < 1 ? json(in.capacity_retry_s) : json(nullptr)},
       {"expected_start_wait_s", j.expected_start_wait_s},
+      {"sagemaker_jobs", j.jobs},
+      {"warm_pool_keep_alive_s", in.warm_pool_keep_alive_s},
       {"fallback_share", OrNull(j.fallback_share)},
       {"mean_fallback_at_hours",
        j.mean_fallback_at_s ? json(*j.mean_fallback_at_s / kSecondsPerHour) : json(nullptr)},

@@ -123,6 +123,10 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
   if (std::optional<double> data = DatasetBytes(s, q)) {
     in.download_s = *data / std::min(NodeNetBps(s.instance), storage / s.cluster.nodes);
   }
+  if (p == Pricing::kSagemaker || p == Pricing::kSagemakerSpot) {
+    in.max_job_s = kSagemakerMaxRuntime_s;
+    if (p == Pricing::kSagemaker) in.warm_pool_keep_alive_s = q.warm_pool_keep_alive_s.value_or(0);
+  }
   if (IsReserved(p)) {
     CapacityBlockInputs& b = in.blocks.emplace();
     b.rules = rules;
@@ -178,6 +182,14 @@ std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q
     out.push_back(
         "a request for spot capacity is retried every 600 s (assumption; set "
         "search.spot_capacity_retry_s)");
+  }
+  if (q.warm_pool_keep_alive_s) {
+    out.push_back(
+        "sagemaker: a warm pool kept " + FormatNumber(*q.warm_pool_keep_alive_s) +
+        " s after each job: a chain of 28-day jobs starts its later jobs without provisioning, "
+        "and the keep-alive after the last job is billed; warm pools need a SageMaker quota "
+        "increase (the default is 0) and do not run spot (SageMaker Developer Guide, \"SageMaker "
+        "Managed Warm Pools\")");
   }
   if (q.spot_reclaim_wave_nodes == 1) {
     out.push_back(
@@ -278,9 +290,11 @@ void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
                                                 : std::numeric_limits<double>::infinity();
     return;
   }
-  *time_s = wait_s + in.provisioning_s + run_s;
+  const JobChain chain = ChainOf(in, run_s);  // SageMaker's 28-day jobs
+  run_s += chain.reload_s;
+  *time_s = wait_s + in.provisioning_s + chain.provisioning_s + run_s;
   const double billed = in.pricing == Pricing::kSagemakerSpot ? in.spot_billed_fraction : 1;
-  *cost_usd = CostOf_usd(in, in.nodes * run_s * billed);
+  *cost_usd = CostOf_usd(in, in.nodes * (run_s * billed + in.warm_pool_keep_alive_s));
   // The fallback, for ranking only: spot when its expectation meets the deadline, else all
   // on demand (the Monte-Carlo gives the real mix).
   if (in.fallback_deadline_s && *time_s > *in.fallback_deadline_s) {

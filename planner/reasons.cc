@@ -559,8 +559,19 @@ std::string DescribeTerms(const PricedJob& p) {
            "-year commitment; the rest costs " + Usd(p.commitment->rest_cost_usd);
   }
   std::string out;
+  if (j.jobs > 1) {
+    out = std::to_string(j.jobs) + " SageMaker jobs of at most 28 days" +
+          (p.inputs.warm_pool_keep_alive_s > 0
+               ? " on a warm pool (keep-alive " + Fmt("%.0f s", p.inputs.warm_pool_keep_alive_s) +
+                     ", billed)"
+               : ", each later one provisioned again");
+  } else if (p.inputs.warm_pool_keep_alive_s > 0) {
+    out = "a warm pool kept " + Fmt("%.0f s", p.inputs.warm_pool_keep_alive_s) +
+          " after the job (billed)";
+  }
   if (p.inputs.interruptions_per_instance_hour > 0) {
-    out = Fmt("%.1f interruptions expected", j.expected_interruptions);
+    out += out.empty() ? "" : "; ";
+    out += Fmt("%.1f interruptions expected", j.expected_interruptions);
   }
   if (j.fallback_share) {
     out += (out.empty() ? "" : "; ") + Pct(*j.fallback_share) + " of runs fall back to on-demand";

@@ -204,7 +204,8 @@ std::vector<FailCase> SearchFailCases() {
        "prefer_validated, dataset_bytes, "
        "storage_GBps, checkpoint_bytes, checkpoint_interval_s, provisioning_s, restart_s, "
        "spot_interruptions_per_month, spot_capacity_chance, spot_capacity_retry_s, "
-       "reservation_gap_s, spot_reclaim_wave_nodes, prices, checkpoint_on_notice, trials, seed)"},
+       "reservation_gap_s, warm_pool_keep_alive_s, spot_reclaim_wave_nodes, prices, "
+       "checkpoint_on_notice, trials, seed)"},
       {"instances not an array", R"({"instances": "p4d.24xlarge"})",
        "x.json:5:26: search.instances: expected an array, got \"p4d.24xlarge\""},
       {"unknown instance type", R"({"instances": ["p4d.24xlarge", "p5.48xlarge", "p9.x"]})",
@@ -296,6 +297,8 @@ std::vector<FailCase> SearchFailCases() {
        "x.json:5:38: search.spot_capacity_retry_s: expected a number > 0, got 0"},
       {"reclaim wave of none", R"({"spot_reclaim_wave_nodes": 0})",
        "x.json:5:40: search.spot_reclaim_wave_nodes: expected an integer in [1, 100000], got 0"},
+      {"a warm pool past SageMaker's hour", R"({"warm_pool_keep_alive_s": 3601})",
+       "x.json:5:39: search.warm_pool_keep_alive_s: expected a number in [0, 3600], got 3601"},
       {"negative reservation gap", R"({"reservation_gap_s": -1})",
        "x.json:5:34: search.reservation_gap_s: expected a number >= 0, got -1"},
       {"prices not an object", R"({"prices": [1]})",

@@ -249,6 +249,22 @@ TEST(SagemakerRequest, ReservedCapacityTravelsWithTheBundle) {
             std::string::npos);
 }
 
+TEST(SagemakerRequest, AWarmPoolKeepsItsInstances) {
+  const LaunchPlan pool = Variant([](json& j) {
+    j["recommendation"]["pricing"] = "sagemaker";
+    j["scenario_json"]["search"]["warm_pool_keep_alive_s"] = 1800;
+  });
+  const Bundle b = Make(pool);
+  EXPECT_EQ(Request(b)["ResourceConfig"]["KeepAlivePeriodInSeconds"], 1800);
+  EXPECT_TRUE(Contains(File(b, "sagemaker/launch.py"), "keep_alive_period_in_seconds=1800,"));
+  // Not under managed spot: SageMaker's warm pools do not run spot.
+  const LaunchPlan spot = Variant([](json& j) {
+    j["recommendation"]["pricing"] = "sagemaker-spot";
+    j["scenario_json"]["search"]["warm_pool_keep_alive_s"] = 1800;
+  });
+  EXPECT_FALSE(Request(Make(spot))["ResourceConfig"].contains("KeepAlivePeriodInSeconds"));
+}
+
 TEST(SagemakerRequest, VolumeFromTheCheckpointOrTheOption) {
   const LaunchPlan big = Variant([](json& j) {
     j["scenario_json"]["search"]["checkpoint_bytes"] = 120.5 * 1024 * 1024 * 1024;

@@ -368,6 +368,35 @@ TEST(EstimateJob, ATightDeadlineFallsBackAndIsMet) {
             "on-demand price");
 }
 
+// SageMaker runs at most 28 days per job: 60 days of work go as 3 jobs, each later one
+// provisioning again (600 s, not billed) and reloading the checkpoint (120 s, billed). A warm
+// pool skips the provisioning and bills its keep-alive after the last job.
+TEST(EstimateJob, ALongSagemakerJobIsAChainOfJobs) {
+  JobInputs in = OnDemand();  // 4 nodes, 600 s provisioning, 300 s download, 120 s write
+  in.pricing = Pricing::kSagemaker;
+  in.work_s = 60 * 86400.0;
+  in.max_job_s = kSagemakerMaxRuntime_s;
+  const double run_s = 300 + 60 * 86400.0 + 120;
+  JobEstimate e = Estimate(in);
+  EXPECT_EQ(e.jobs, 3);
+  EXPECT_DOUBLE_EQ(e.expected_wall_s, 600 + run_s + 2 * (600 + 120));
+  EXPECT_DOUBLE_EQ(e.wall_s.p90, e.expected_wall_s);
+  EXPECT_DOUBLE_EQ(e.mean_billed_instance_s, 4 * (run_s + 2 * 120));
+  in.warm_pool_keep_alive_s = 1800;
+  e = Estimate(in);
+  EXPECT_DOUBLE_EQ(e.expected_wall_s, 600 + run_s + 2 * 120);
+  EXPECT_DOUBLE_EQ(e.mean_billed_instance_s, 4 * (run_s + 2 * 120 + 1800));
+  EXPECT_DOUBLE_EQ(e.cost_usd->mean, 32.77 / 3600 * 4 * (run_s + 2 * 120 + 1800));
+  in.warm_pool_keep_alive_s = 3601;
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "warm_pool_keep_alive_s: expected 0 to 3600 s (SageMaker's limit), got 3601");
+  in.warm_pool_keep_alive_s = 600;
+  in.pricing = Pricing::kSagemakerSpot;
+  EXPECT_EQ(EstimateJob(in).status().message(),
+            "warm_pool_keep_alive_s: a warm pool is SageMaker's, on demand only (not with spot); "
+            "got sagemaker-spot pricing");
+}
+
 TEST(EstimateJob, MonteCarloErrorShrinksWithTrials) {
   auto mean_error = [](int trials) {
     double sum = 0;
