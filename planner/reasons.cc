@@ -551,7 +551,8 @@ std::string DescribeTerms(const PricedJob& p) {
     for (int d : j.blocks->block_days) days += (days.empty() ? "" : " + ") + std::to_string(d);
     for (int n : j.blocks->block_sizes) sizes += (sizes.empty() ? "" : "+") + std::to_string(n);
     const double idle = j.blocks->idle_instance_hours / j.blocks->reserved_instance_hours;
-    return days + " d booked for " + sizes + " instances, " + Pct(idle) + " idle";
+    return days + " d booked for " + sizes + (sizes == "1" ? " instance, " : " instances, ") +
+           Pct(idle) + " idle";
   }
   if (p.commitment) {
     return Pct(p.commitment->job_share) + " of a " +

@@ -571,6 +571,40 @@ TEST_F(CliTest, PlanJsonIsTheWrittenFileAndTheSameEveryRun) {
   EXPECT_EQ(first.out, second.out);
 }
 
+// Every way of buying side by side in the options table, and an option asked for without a
+// price refused with the field to give.
+TEST_F(CliTest, PlanComparesThePricingOptionsAndNamesAMissingPrice) {
+  json s = json::parse(ReadFile(std::string(TRAINSIM_SOURCE_DIR) + "/" + kPlanScenario));
+  s["search"]["instances"] = {"p4d.24xlarge"};
+  s["search"].erase("budget_usd");
+  s["search"]["deadline_hours"] = 100;
+  s["search"]["pricing"] = {"on-demand",       "spot",         "capacity-block", "training-plan",
+                            "savings-plan-3y", "spot-fallback"};
+  const std::string no_price = dir_ + "/no-price.json";
+  std::ofstream(no_price) << s.dump();
+  RunResult r = Run({"plan", no_price, "--out", dir_ + "/p.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(Lines(r.err).at(0),
+            "trainsim: search.pricing[3]: \"training-plan\" has no price for any instance "
+            "searched (p4d.24xlarge): give search.prices.\"p4d.24xlarge\".training_plan_usd_hr");
+  s["search"]["prices"] = {
+      {"p4d.24xlarge", {{"training_plan_usd_hr", 16}, {"savings_plan_3y_usd_hr", 12}}}};
+  const std::string priced = dir_ + "/priced.json";
+  std::ofstream(priced) << s.dump();
+  r = Run({"plan", priced, "--out", dir_ + "/p.json", "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line :
+       {"  capacity-block ", "  training-plan ", "  savings-plan-3y ", "  spot-fallback ",
+        "1 d booked for 1 instance, ", "of a 3-year commitment; the rest costs $",
+        "of runs fall back to on-demand"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("capacity-block: p4d.24xlarge at $14.75 per instance-hour from the "
+                       "catalog (source cb_pricing), valid until 2025-01-01"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(CliTest, PlanErrorsAreClear) {
   const struct {
     std::vector<std::string> args;
