@@ -29,7 +29,12 @@ double ExpectedInterruptions(const JobShape& s) {
 }
 
 JobSimulator::JobSimulator(const JobShape& shape, uint64_t seed)
-    : shape_(shape), rng_(seed), session_start_s_(shape.nodes, 0.0), struck_(shape.nodes, 0) {}
+    : shape_(shape), rng_(seed), session_start_s_(shape.nodes, 0.0), struck_(shape.nodes, 0) {
+  if (shape.wave_nodes > 1) {
+    order_.resize(shape.nodes);
+    for (int i = 0; i < shape.nodes; ++i) order_[i] = i;
+  }
+}
 
 TrialOutcome JobSimulator::RunTrial() {
   out_ = TrialOutcome();
@@ -159,13 +164,17 @@ double JobSimulator::StrikeWave() {
     for (int i = 0; i < n; ++i) StrikeInstance(i, back_s);
     return back_s;
   }
-  // k distinct instances, uniformly: draw until k differ (k < n).
-  wave_.clear();
-  while (static_cast<int>(wave_.size()) < k) {
-    const int i = std::min(n - 1, static_cast<int>(Uniform01() * n));
-    if (std::find(wave_.begin(), wave_.end(), i) == wave_.end()) wave_.push_back(i);
+  if (k == 1) {  // one instance, uniformly
+    StrikeInstance(std::min(n - 1, static_cast<int>(Uniform01() * n)), back_s);
+    return back_s;
   }
-  for (int i : wave_) StrikeInstance(i, back_s);
+  // k distinct instances, uniformly: the first k of a partial Fisher-Yates shuffle of order_
+  // (any permutation to start from gives a uniform k-subset), O(k).
+  for (int j = 0; j < k; ++j) {
+    const int r = j + std::min(n - 1 - j, static_cast<int>(Uniform01() * (n - j)));
+    std::swap(order_[j], order_[r]);
+    StrikeInstance(order_[j], back_s);
+  }
   return back_s;
 }
 

@@ -128,7 +128,7 @@ class JobSimulator {
   std::vector<double> session_start_s_;  // per instance; a future time = replacement pending
   std::vector<char> struck_;             // per instance: struck in this trial
   std::vector<int> touched_;             // the instances struck in this trial
-  std::vector<int> wave_;                // the instances of the wave being struck
+  std::vector<int> order_;               // reclaim waves: a permutation of the instances
 };
 
 }  // namespace trainsim::planner

@@ -281,6 +281,10 @@ TEST(EstimateJob, ReclaimWavesAreFewerLargerEvents) {
   in.reclaim_wave_nodes = 4;
   const JobEstimate e = Estimate(in);
   EXPECT_EQ(e.mtbi_s, 36000);
+  // Each event ends 4 distinct sessions, whose replacements start R later: billed about
+  // nodes x run - 4 x events x R (restarts struck again, rare at M = 36000 s, aside).
+  const double billed = 8 * (e.wall_s.mean - 600) - 4 * e.mean_interruptions * in.restart_s;
+  EXPECT_NEAR(e.mean_billed_instance_s, billed, 0.005 * billed);
   in.reclaim_wave_nodes = 100;  // capped at the nodes: every event takes them all
   EXPECT_EQ(Estimate(in).mtbi_s, 72000);
   in.reclaim_wave_nodes = 0;
