@@ -27,6 +27,8 @@ inline constexpr double kSagemakerMaxRuntime_s = 28 * 24 * 3600.0;
 // SageMaker managed warm pools keep instances alive for at most 3600 s after a
 // job (SageMaker Developer Guide, "SageMaker Managed Warm Pools").
 inline constexpr double kMaxWarmPoolKeepAlive_s = 3600;
+// ... and a warm pool's cluster runs consecutive jobs for at most 7 days (same guide).
+inline constexpr double kMaxWarmPoolLife_s = 7 * 24 * 3600.0;
 
 struct JobInputs {
   double work_s = 0;  // computation at full speed: steps x seconds per step; > 0
@@ -69,8 +71,10 @@ struct JobInputs {
   // (checkpoint_write_s, billed). Infinity: one job.
   double max_job_s = std::numeric_limits<double>::infinity();
   // kSagemaker only (SageMaker: warm pools do not run spot): the warm pool's
-  // keep-alive, 0 to 3600 s. The chain's later jobs start on the retained
-  // instances (no provisioning); the keep-alive after the last job is billed.
+  // keep-alive, 0 to 3600 s. A later job of the chain that starts within the
+  // pool's 7 days (kMaxWarmPoolLife_s) runs on the retained instances (no
+  // provisioning); the keep-alive after the last job is billed. With 28-day
+  // jobs no later job starts within 7 days: the pool then only costs.
   double warm_pool_keep_alive_s = 0;
   // Work seconds between checkpoints. Unset: the Daly interval when the rate
   // is non-zero, else no periodic checkpoints (one final write).
@@ -176,9 +180,11 @@ Expected<CapacityBlockJob> RunInBlocks(const JobInputs& in, double run_s);
 
 // A run of `run_s` seconds (from the end of provisioning) as a chain of
 // training jobs (JobInputs::max_job_s): how many, the later jobs' reloads
-// (billed) and their provisioning (not billed; none with a warm pool).
+// (billed) and their provisioning (not billed; none for the jobs a warm pool
+// still holds).
 struct JobChain {
   int64_t jobs = 1;
+  int64_t warm_starts = 0;  // later jobs started on the warm pool
   double reload_s = 0;
   double provisioning_s = 0;
 };

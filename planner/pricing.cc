@@ -186,10 +186,11 @@ std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q
   if (q.warm_pool_keep_alive_s) {
     out.push_back(
         "sagemaker: a warm pool kept " + FormatNumber(*q.warm_pool_keep_alive_s) +
-        " s after each job: a chain of 28-day jobs starts its later jobs without provisioning, "
-        "and the keep-alive after the last job is billed; warm pools need a SageMaker quota "
-        "increase (the default is 0) and do not run spot (SageMaker Developer Guide, \"SageMaker "
-        "Managed Warm Pools\")");
+        " s after each job, billed; its cluster runs consecutive jobs for 7 days at most, so "
+        "after a 28-day job it is gone: it saves provisioning only for jobs that follow within "
+        "those 7 days (a sweep's, an experiment's), not for this plan's chain; warm pools need a "
+        "SageMaker quota increase (the default is 0) and do not run spot (SageMaker Developer "
+        "Guide, \"SageMaker Managed Warm Pools\")");
   }
   if (q.spot_reclaim_wave_nodes == 1) {
     out.push_back(

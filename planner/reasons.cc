@@ -562,10 +562,11 @@ std::string DescribeTerms(const PricedJob& p) {
   std::string out;
   if (j.jobs > 1) {
     out = std::to_string(j.jobs) + " SageMaker jobs of at most 28 days" +
+          ", each later one provisioned again" +
           (p.inputs.warm_pool_keep_alive_s > 0
-               ? " on a warm pool (keep-alive " + Fmt("%.0f s", p.inputs.warm_pool_keep_alive_s) +
-                     ", billed)"
-               : ", each later one provisioned again");
+               ? " (a warm pool lasts 7 days: its keep-alive of " +
+                     Fmt("%.0f s", p.inputs.warm_pool_keep_alive_s) + " is billed, not reused)"
+               : "");
   } else if (p.inputs.warm_pool_keep_alive_s > 0) {
     out = "a warm pool kept " + Fmt("%.0f s", p.inputs.warm_pool_keep_alive_s) +
           " after the job (billed)";

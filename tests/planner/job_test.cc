@@ -374,7 +374,9 @@ TEST(EstimateJob, ATightDeadlineFallsBackAndIsMet) {
 
 // SageMaker runs at most 28 days per job: 60 days of work go as 3 jobs, each later one
 // provisioning again (600 s, not billed) and reloading the checkpoint (120 s, billed). A warm
-// pool skips the provisioning and bills its keep-alive after the last job.
+// pool's cluster runs consecutive jobs for 7 days at most, so after a 28-day job nothing is
+// left to reuse: the pool only bills its keep-alive. With jobs of 2 days (a shorter MaxRuntime),
+// the later jobs starting at 2, 4 and 6 days reuse it; the one at 8 days provisions again.
 TEST(EstimateJob, ALongSagemakerJobIsAChainOfJobs) {
   JobInputs in = OnDemand();  // 4 nodes, 600 s provisioning, 300 s download, 120 s write
   in.pricing = Pricing::kSagemaker;
@@ -388,9 +390,18 @@ TEST(EstimateJob, ALongSagemakerJobIsAChainOfJobs) {
   EXPECT_DOUBLE_EQ(e.mean_billed_instance_s, 4 * (run_s + 2 * 120));
   in.warm_pool_keep_alive_s = 1800;
   e = Estimate(in);
-  EXPECT_DOUBLE_EQ(e.expected_wall_s, 600 + run_s + 2 * 120);
+  EXPECT_DOUBLE_EQ(e.expected_wall_s, 600 + run_s + 2 * (600 + 120));
   EXPECT_DOUBLE_EQ(e.mean_billed_instance_s, 4 * (run_s + 2 * 120 + 1800));
   EXPECT_DOUBLE_EQ(e.cost_usd->mean, 32.77 / 3600 * 4 * (run_s + 2 * 120 + 1800));
+  in.max_job_s = 2 * 86400.0;
+  in.work_s = 9 * 86400.0;
+  const double short_run_s = 300 + 9 * 86400.0 + 120;
+  const JobChain chain = ChainOf(in, short_run_s);
+  EXPECT_EQ(chain.jobs, 5);
+  EXPECT_EQ(chain.warm_starts, 3);
+  EXPECT_DOUBLE_EQ(chain.provisioning_s, 600);
+  EXPECT_DOUBLE_EQ(chain.reload_s, 4 * 120);
+  EXPECT_DOUBLE_EQ(Estimate(in).expected_wall_s, 600 + short_run_s + 600 + 4 * 120);
   in.warm_pool_keep_alive_s = 3601;
   EXPECT_EQ(EstimateJob(in).status().message(),
             "warm_pool_keep_alive_s: expected 0 to 3600 s (SageMaker's limit), got 3601");
