@@ -173,30 +173,6 @@ std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q
   out.push_back(
       "SageMaker managed spot saves the EC2 Spot Advisor discount (assumption: "
       "SageMaker publishes no figure of its own)");
-  if (!q.spot_capacity_chance) {
-    out.push_back(
-        "spot capacity is not modelled: the fleet is taken to start at once and each "
-        "replacement to be back within the restart time; no public figure says how often N "
-        "spot instances of a type can be had at once (set search.spot_capacity_chance)");
-  } else if (!q.spot_capacity_retry_s) {
-    out.push_back(
-        "a request for spot capacity is retried every 600 s (assumption; set "
-        "search.spot_capacity_retry_s)");
-  }
-  if (q.warm_pool_keep_alive_s) {
-    out.push_back(
-        "sagemaker: a warm pool kept " + FormatNumber(*q.warm_pool_keep_alive_s) +
-        " s after each job, billed; its cluster runs consecutive jobs for 7 days at most, so "
-        "after a 28-day job it is gone: it saves provisioning only for jobs that follow within "
-        "those 7 days (a sweep's, an experiment's), not for this plan's chain; warm pools need a "
-        "SageMaker quota increase (the default is 0) and do not run spot (SageMaker Developer "
-        "Guide, \"SageMaker Managed Warm Pools\")");
-  }
-  if (q.spot_reclaim_wave_nodes == 1) {
-    out.push_back(
-        "spot reclaims are independent, one instance at a time (no public figure on reclaim "
-        "waves; set search.spot_reclaim_wave_nodes)");
-  }
   return out;
 }
 
@@ -244,6 +220,31 @@ std::vector<std::string> PriceAssumptions(const SearchSpace& space, const Search
         "savings-plan-1y/3y: the rate given in search.prices is the payment option's effective "
         "rate; the commitment covers the job's nodes for the whole term, the job is charged the "
         "hours it uses, and what the rest of the commitment costs is reported beside it");
+  }
+  const bool spot = std::any_of(space.pricing.begin(), space.pricing.end(), IsSpot);
+  if (spot && !q.spot_capacity_chance) {
+    out.push_back(
+        "spot capacity is not modelled: the fleet is taken to start at once and each "
+        "replacement to be back within the restart time; no public figure says how often N "
+        "spot instances of a type can be had at once (set search.spot_capacity_chance)");
+  } else if (spot && !q.spot_capacity_retry_s) {
+    out.push_back(
+        "a request for spot capacity is retried every 600 s (assumption; set "
+        "search.spot_capacity_retry_s)");
+  }
+  if (q.warm_pool_keep_alive_s && offered(Pricing::kSagemaker)) {
+    out.push_back(
+        "sagemaker: a warm pool kept " + FormatNumber(*q.warm_pool_keep_alive_s) +
+        " s after each job, billed; its cluster runs consecutive jobs for 7 days at most, so "
+        "after a 28-day job it is gone: it saves provisioning only for jobs that follow within "
+        "those 7 days (a sweep's, an experiment's), not for this plan's chain; warm pools need a "
+        "SageMaker quota increase (the default is 0) and do not run spot (SageMaker Developer "
+        "Guide, \"SageMaker Managed Warm Pools\")");
+  }
+  if (spot && q.spot_reclaim_wave_nodes == 1) {
+    out.push_back(
+        "spot reclaims are independent, one instance at a time (no public figure on reclaim "
+        "waves; set search.spot_reclaim_wave_nodes)");
   }
   for (Pricing p : space.unpriced) {
     out.push_back(std::string(ToString(p)) +

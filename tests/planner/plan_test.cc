@@ -296,6 +296,12 @@ TEST(MakePlan, SpotPlansSayWhatTheirCapacityRestsOn) {
                        [&](const std::string& r) { return r.find(text) != std::string::npos; });
   };
   EXPECT_TRUE(says(a, "2 p4d.24xlarge spot at once: no public evidence that this is obtainable"));
+  auto assumes = [](const Plan& p, const std::string& start) {
+    return std::any_of(p.assumptions.begin(), p.assumptions.end(),
+                       [&](const std::string& a) { return a.rfind(start, 0) == 0; });
+  };
+  EXPECT_TRUE(assumes(a, "spot capacity is not modelled"));
+  EXPECT_TRUE(assumes(a, "spot reclaims are independent"));
   const PlanningScenario known =
       Small(search + R"(, "spot_capacity_chance": 0.25, "spot_capacity_retry_s": 1200,
                   "spot_reclaim_wave_nodes": 2})");
@@ -309,6 +315,11 @@ TEST(MakePlan, SpotPlansSayWhatTheirCapacityRestsOn) {
   EXPECT_TRUE(says(b,
                    "2 p4d.24xlarge spot at once, at a 25% chance per request every 1200 s: "
                    "1.0 h expected before the start (P90 2.7 h)"));
+  EXPECT_FALSE(assumes(b, "spot capacity is not modelled"));
+  EXPECT_FALSE(assumes(b, "spot reclaims are independent"));
+  PlanningScenario on_demand = Small(search + "}");
+  on_demand.search.pricing = {Pricing::kOnDemand};  // no spot option: nothing to say of it
+  EXPECT_FALSE(assumes(MustPlan(on_demand), "spot capacity is not modelled"));
   const nlohmann::json j = ToJson(known, b)["candidates"][0]["pricing"][0];
   EXPECT_EQ(j["capacity_chance_per_request"], 0.25);
   EXPECT_EQ(j["expected_start_wait_s"], 3600);
