@@ -42,6 +42,10 @@ inline constexpr int kPricingOptions = 9;
 inline bool IsSpot(Pricing p) {
   return p == Pricing::kSpot || p == Pricing::kSagemakerSpot || p == Pricing::kSpotFallback;
 }
+// Options bought as reserved blocks paid up front (Capacity Blocks, training plans).
+inline bool IsReserved(Pricing p) {
+  return p == Pricing::kCapacityBlock || p == Pricing::kTrainingPlan;
+}
 // kSelectiveOp: torchtitan's op-level selective checkpointing (docs/model.md section 2).
 enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 enum class Schedule { kGpipe, k1F1B, kInterleaved };

@@ -83,11 +83,9 @@ Status CheckOnNotice(const JobInputs& in) {
   return Status::Ok();
 }
 
-bool Reserved(Pricing p) { return p == Pricing::kCapacityBlock || p == Pricing::kTrainingPlan; }
-
 // Reserved blocks go with their pricing options, and are never interrupted.
 Status CheckBlocks(const JobInputs& in) {
-  if (Reserved(in.pricing) != in.blocks.has_value()) {
+  if (IsReserved(in.pricing) != in.blocks.has_value()) {
     return Bad("blocks", std::string(in.blocks ? "given with " : "missing for ") +
                              ToString(in.pricing) +
                              " pricing; capacity-block and training-plan (only) run in blocks");

@@ -4,11 +4,12 @@
 #include <cmath>
 
 #include "planner/interruptions.h"
+#include "planner/spot_capacity.h"
 
 namespace trainsim::planner {
 
 double MeanCapacityWait_s(const JobShape& s) {
-  return s.capacity_chance >= 1 ? 0 : s.retry_s * (1 - s.capacity_chance) / s.capacity_chance;
+  return SpotWaitMean_s(s.capacity_chance, s.retry_s);
 }
 
 double ExpectedRun_s(const JobShape& s) {

@@ -81,7 +81,7 @@ struct JobShape {
 // keeps the longer of two waits).
 double ExpectedRun_s(const JobShape& shape);
 double ExpectedInterruptions(const JobShape& shape);
-// E[W] of one request for capacity: retry_s (1 - q) / q; 0 when q = 1.
+// E[W] of one wait for capacity (SpotWaitMean_s, planner/spot_capacity.h).
 double MeanCapacityWait_s(const JobShape& shape);
 
 struct TrialOutcome {

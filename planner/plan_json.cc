@@ -4,6 +4,7 @@
 
 #include "core/units.h"
 #include "planner/plan.h"
+#include "planner/pricing.h"
 #include "planner/reasons.h"
 
 namespace trainsim::planner {
@@ -61,7 +62,7 @@ json BlocksJson(const JobEstimate& j, const JobInputs& in) {
 json CommitmentJson(const PricedJob& p) {
   if (!p.commitment) return nullptr;
   const CommitmentCost& c = *p.commitment;
-  return json{{"term_years", p.pricing == Pricing::kSavingsPlan3y ? 3 : 1},
+  return json{{"term_years", CommitmentYears(p.pricing)},
               {"term_instance_hours", c.term_instance_hours},
               {"job_share", c.job_share},
               {"covered_instance_hours", c.covered_instance_hours},

@@ -7,6 +7,7 @@
 #include "core/units.h"
 #include "planner/commitment.h"
 #include "planner/interruptions.h"
+#include "planner/spot_capacity.h"
 #include "sim/memory_model.h"
 
 namespace trainsim::planner {
@@ -23,8 +24,6 @@ double StorageBps(const Scenario& s, const SearchConfig& q) {
 }
 
 }  // namespace
-
-bool IsReserved(Pricing p) { return p == Pricing::kCapacityBlock || p == Pricing::kTrainingPlan; }
 
 int CommitmentYears(Pricing p) {
   return p == Pricing::kSavingsPlan1y ? 1 : p == Pricing::kSavingsPlan3y ? 3 : 0;
@@ -266,9 +265,7 @@ void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
   const int wave = std::max(1, std::min(in.reclaim_wave_nodes, in.nodes));
   const double lambda = in.interruptions_per_instance_hour / kSecondsPerHour * in.nodes / wave;
   // Waiting for capacity: E[W] before the start and in every restart.
-  const double wait_s = in.capacity_chance < 1
-                            ? in.capacity_retry_s * (1 - in.capacity_chance) / in.capacity_chance
-                            : 0;
+  const double wait_s = SpotWaitMean_s(in.capacity_chance, in.capacity_retry_s);
   const double restart_s = in.restart_s + wait_s;
   double run_s = in.download_s + in.work_s + in.checkpoint_write_s;
   if (lambda > 0) {

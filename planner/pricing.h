@@ -27,9 +27,8 @@ inline constexpr double kDefaultSpotRetry_s = 600;     // between requests for s
 // on-demand price has none.
 std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p, const SearchConfig& q);
 
-// Reserved blocks (capacity-block, training-plan) and commitments (the Savings Plans).
-bool IsReserved(Pricing p);
-int CommitmentYears(Pricing p);  // 1 or 3 for a Savings Plan, else 0
+// The term of a Savings Plan option: 1 or 3 years; 0 for the other options.
+int CommitmentYears(Pricing p);
 
 // Spot interruptions per instance-hour for `s`'s instance (the override in
 // `q`, else the catalog bucket); nullopt when neither gives one. *lower_bound

@@ -555,8 +555,7 @@ std::string DescribeTerms(const PricedJob& p) {
            Pct(idle) + " idle";
   }
   if (p.commitment) {
-    return Pct(p.commitment->job_share) + " of a " +
-           std::to_string(p.pricing == Pricing::kSavingsPlan3y ? 3 : 1) +
+    return Pct(p.commitment->job_share) + " of a " + std::to_string(CommitmentYears(p.pricing)) +
            "-year commitment; the rest costs " + Usd(p.commitment->rest_cost_usd);
   }
   std::string out;

@@ -8,6 +8,8 @@
 
 namespace trainsim::planner {
 
+double SpotWaitMean_s(double q, double retry_s) { return q >= 1 ? 0 : retry_s * (1 - q) / q; }
+
 double SpotWaitQuantile_s(double q, double retry_s, double p) {
   if (q >= 1) return 0;
   // The smallest k with 1 - (1 - q)^(k + 1) >= p. The ratio is rounded to 1e-9 first so that
@@ -31,7 +33,7 @@ Expected<SpotCapacityWait> WaitForSpotCapacity(double q, double retry_s) {
                                 FormatNumber(retry_s));
   }
   SpotCapacityWait w;
-  w.mean_s = retry_s * (1 - q) / q;
+  w.mean_s = SpotWaitMean_s(q, retry_s);
   w.p50_s = SpotWaitQuantile_s(q, retry_s, 0.5);
   w.p90_s = SpotWaitQuantile_s(q, retry_s, 0.9);
   w.p99_s = SpotWaitQuantile_s(q, retry_s, 0.99);

@@ -30,6 +30,9 @@ struct SpotCapacityWait {
 // is not > 0.
 Expected<SpotCapacityWait> WaitForSpotCapacity(double success_per_request, double retry_s);
 
+// E[W] = s (1 - q) / q; 0 when q = 1. q in (0, 1], retry_s > 0 (not checked).
+double SpotWaitMean_s(double success_per_request, double retry_s);
+
 // The p-quantile (0 < p < 1) of the wait, as above; q in (0, 1], retry_s > 0
 // (not checked).
 double SpotWaitQuantile_s(double success_per_request, double retry_s, double p);

@@ -75,10 +75,10 @@ QVariant PricingModel::data(const QModelIndex& index, int role) const {
     case kPricedIndexRole:
       return priced_[index.row()];
     case Qt::TextAlignmentRole:
-      return QVariant::fromValue(Qt::Alignment(
-          (index.column() == kPricing || index.column() == kTerms ? Qt::AlignLeft
-                                                                   : Qt::AlignRight) |
-          Qt::AlignVCenter));
+      return QVariant::fromValue(
+          Qt::Alignment((index.column() == kPricing || index.column() == kTerms ? Qt::AlignLeft
+                                                                                : Qt::AlignRight) |
+                        Qt::AlignVCenter));
     default:
       return {};
   }

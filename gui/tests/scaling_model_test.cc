@@ -108,8 +108,10 @@ class ScalingModelTest : public QObject {
       QCOMPARE(model.index(r, PricingModel::kTerms).data().toString(),
                QString::fromStdString(planner::DescribeTerms(pj)));
       if (pj.pricing == Pricing::kSpot) {
-        QVERIFY(model.index(r, PricingModel::kTerms).data().toString().endsWith(
-            QStringLiteral("interruptions expected")));
+        QVERIFY(model.index(r, PricingModel::kTerms)
+                    .data()
+                    .toString()
+                    .endsWith(QStringLiteral("interruptions expected")));
       }
     }
     QVERIFY(names.contains(QStringLiteral("spot")));
