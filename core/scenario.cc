@@ -1168,6 +1168,8 @@ const char* ToString(Pricing p) {
       return "savings-plan-3y";
     case Pricing::kSpotFallback:
       return "spot-fallback";
+    case Pricing::kSpotElastic:
+      return "spot-elastic";
   }
   return "?";
 }

@@ -24,7 +24,8 @@ namespace trainsim {
 // How the instances are bought (docs/planner.md section 6): by the hour on demand or as spot,
 // through SageMaker (on demand or managed spot), as reserved blocks paid up front (EC2
 // Capacity Blocks for ML, SageMaker training plans), under a 1- or 3-year Savings Plan, or on
-// spot that falls back to on-demand when a deadline's slack runs out.
+// spot that falls back to on-demand when a deadline's slack runs out, or on spot training on the
+// data-parallel replicas left after a reclaim (elastic).
 enum class Pricing {
   kOnDemand,
   kSpot,
@@ -34,13 +35,15 @@ enum class Pricing {
   kTrainingPlan,
   kSavingsPlan1y,
   kSavingsPlan3y,
-  kSpotFallback
+  kSpotFallback,
+  kSpotElastic
 };
-inline constexpr int kPricingOptions = 9;
+inline constexpr int kPricingOptions = 10;
 // Options that run (at least at first) on spot instances: interrupted, and ruled out by
 // search.spot_allowed false.
 inline bool IsSpot(Pricing p) {
-  return p == Pricing::kSpot || p == Pricing::kSagemakerSpot || p == Pricing::kSpotFallback;
+  return p == Pricing::kSpot || p == Pricing::kSagemakerSpot || p == Pricing::kSpotFallback ||
+         p == Pricing::kSpotElastic;
 }
 // Options bought as reserved blocks paid up front (Capacity Blocks, training plans).
 inline bool IsReserved(Pricing p) {

@@ -62,7 +62,8 @@ constexpr NumberField kJobNumbers[] = {
     {"spot_capacity_chance", kChance, &SearchConfig::spot_capacity_chance},
     {"spot_capacity_retry_s", kPositive, &SearchConfig::spot_capacity_retry_s},
     {"reservation_gap_s", kNonNegative, &SearchConfig::reservation_gap_s},
-    {"warm_pool_keep_alive_s", kKeepAlive, &SearchConfig::warm_pool_keep_alive_s}};
+    {"warm_pool_keep_alive_s", kKeepAlive, &SearchConfig::warm_pool_keep_alive_s},
+    {"elastic_reconfigure_s", kNonNegative, &SearchConfig::elastic_reconfigure_s}};
 
 struct PriceField {
   std::string_view key;

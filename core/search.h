@@ -101,6 +101,10 @@ struct SearchConfig {
   // later jobs of a chain longer than 28 days skip provisioning; the last
   // keep-alive is billed. Unset: no warm pool.
   std::optional<double> warm_pool_keep_alive_s;
+  // spot-elastic: the pause to rebuild the replicas' communicators at each
+  // change of the live replicas (no public figure: unset = not counted, and the
+  // plan says so).
+  std::optional<double> elastic_reconfigure_s;
   bool checkpoint_on_notice = false;  // write a checkpoint in the 2-minute notice
   int trials = 2000;                  // Monte-Carlo runs of the job
   uint64_t seed = 1;

@@ -246,6 +246,14 @@ std::vector<std::string> LauncherWarnings(const JobFacts& f) {
         "training-plan: a HyperPod cluster runs on a training plan only when its instance group "
         "was created with it; the hyperpod files do not set it");
   }
+  if (pricing == Pricing::kSpotElastic) {
+    out.push_back(
+        "spot-elastic: the plan assumes the job keeps training on the replicas left after a "
+        "reclaim, with the state in memory (as Parcae, Oobleck or Bamboo do); the launchers "
+        "here start a fixed fleet, and torchrun's elastic mode (--nnodes=MIN:MAX) restarts "
+        "every worker from the latest checkpoint at each change, which costs a reload per "
+        "change instead: plan with spot to price that");
+  }
   return out;
 }
 

@@ -113,7 +113,7 @@ std::string FillIn(const JobFacts& f, bool has_hostfile) {
            (o.s3_uri.back() == '/' ? "" : "/") +
            "source/sourcedir.tar.gz`: `tar czf sourcedir.tar.gz -C YOUR_CODE .` and copy it "
            "there. launch.py uploads the folder it runs in.\n";
-    if (f.s->cluster.pricing == Pricing::kSpot) {
+    if (IsSpot(f.s->cluster.pricing) && f.s->cluster.pricing != Pricing::kSagemakerSpot) {
       out +=
           "- The plan priced EC2 spot; the SageMaker request is on demand. Plan with "
           "`sagemaker-spot` pricing for managed spot.\n";

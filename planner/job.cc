@@ -9,6 +9,7 @@
 #include "planner/interruptions.h"
 #include "planner/job_check.h"
 #include "planner/job_run.h"
+#include "planner/spot_capacity.h"
 
 namespace trainsim::planner {
 namespace {
@@ -127,6 +128,7 @@ Spread Shifted(Spread s, double by) {
 double BilledInstance_s(const JobInputs& in, const TrialOutcome& t) {
   switch (in.pricing) {
     case Pricing::kSpotFallback:  // the spot sessions; the on-demand fleet's apart
+    case Pricing::kSpotElastic:
     case Pricing::kOnDemand:
     case Pricing::kSpot:
     case Pricing::kSavingsPlan1y:
@@ -271,7 +273,107 @@ Status BookBlocks(const JobShape& shape, JobInputs* in, JobEstimate* e) {
   return RunInBlocks(*in, ExpectedRun_s(plan->shape)).status();
 }
 
+// kSpotElastic: the Monte-Carlo of planner/job_elastic.h; its means are the expectations
+// (the closed form only ranks, and stands in when the draws would take too long).
+Status EstimateElastic(const JobInputs& in, JobEstimate* e) {
+  const ElasticShape shape = ElasticShapeOf(in, in.work_s, &e->interval_source);
+  e->checkpoint_interval_s = std::min(shape.interval_s, in.work_s);
+  e->checkpoints = static_cast<int64_t>(
+      std::max(1.0, std::ceil(in.work_s / e->checkpoint_interval_s * (1 - 1e-12))));
+  if (Status st =
+          CheckSegmentCount(in, shape.interval_s, e->interval_source == IntervalSource::kDaly);
+      !st.ok()) {
+    return st;
+  }
+  const double loss_rate = TotalLossRate_per_s(shape);
+  e->mtbi_s = loss_rate > 0 ? 1 / loss_rate : std::numeric_limits<double>::infinity();
+  e->expected_start_wait_s = SpotWaitMean_s(in.capacity_chance, in.capacity_retry_s);
+  e->expected_wall_s = e->expected_start_wait_s + in.provisioning_s + ExpectedElasticRun_s(shape);
+  e->expected_interruptions = ExpectedElasticFailures(shape);
+  if (Status st = CheckFinishes(in, e->expected_wall_s, e->mtbi_s); !st.ok()) return st;
+  const double affordable = kMaxSimulatedInterruptions / std::max(1.0, e->expected_interruptions);
+  const int trials = affordable >= in.trials ? in.trials : static_cast<int>(affordable);
+  if (trials < std::min(in.trials, kMinTrials)) {
+    e->monte_carlo_skipped = true;
+    e->wall_s = Constant(e->expected_wall_s);
+    e->mean_billed_instance_s =
+        in.nodes *
+        (in.download_s + (ExpectedElasticRun_s(shape) - in.download_s) * NodeUpShare(shape));
+    e->mean_interruptions = e->expected_interruptions;
+    e->live_share = LiveShare(shape);
+    e->total_losses = loss_rate * (e->expected_wall_s - in.provisioning_s);
+    if (in.price_usd_hr) e->cost_usd = Constant(CostOf_usd(in, e->mean_billed_instance_s));
+    return Status::Ok();
+  }
+  // Model error: one shape per work factor, drawn by a generator of its own (as Simulate).
+  std::vector<ElasticShape> shapes;
+  for (double f : in.work_factors) {
+    IntervalSource unused;
+    shapes.push_back(ElasticShapeOf(in, in.work_s * f, &unused));
+  }
+  for (bool model_error : {false, true}) {
+    if (model_error && shapes.empty()) break;
+    ElasticSimulator sim(shape, in.seed);
+    std::mt19937_64 pick(in.seed ^ 0x9e3779b97f4a7c15ull);
+    Samples samples;
+    double live = 0, losses = 0;
+    for (int i = 0; i < trials; ++i) {
+      if (model_error) sim.SetShape(shapes[pick() % shapes.size()]);
+      const ElasticOutcome o = sim.RunTrial();
+      samples.run_s.push_back(o.trial.start_wait_s + o.trial.run_s);
+      samples.billed_instance_s.push_back(o.trial.session_billed_instance_s);
+      samples.cost_usd.push_back(CostOf_usd(in, o.trial.session_billed_instance_s));
+      samples.interruptions += static_cast<double>(o.trial.interruptions);
+      live += o.live_share;
+      losses += static_cast<double>(o.total_losses);
+    }
+    samples.interruptions /= trials;
+    if (!model_error) {
+      FillFromSamples(in, std::move(samples), e);
+      e->live_share = live / trials;
+      e->total_losses = losses / trials;
+      e->expected_wall_s = e->wall_s.mean;
+      e->expected_interruptions = e->mean_interruptions;
+      continue;
+    }
+    JobEstimate with_error;  // percentiles and spread with the model's error
+    FillFromSamples(in, std::move(samples), &with_error);
+    WithPercentiles(with_error.wall_s, &e->wall_s);
+    if (e->cost_usd) WithPercentiles(*with_error.cost_usd, &*e->cost_usd);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+ElasticShape ElasticShapeOf(const JobInputs& in, double work_s, IntervalSource* source) {
+  ElasticShape s;
+  s.download_s = in.download_s;
+  s.work_s = work_s;
+  s.checkpoint_write_s = in.checkpoint_write_s;
+  s.node_rate_per_s = in.interruptions_per_instance_hour / kSecondsPerHour;
+  s.restart_s = in.restart_s;
+  s.loss_pause_s = in.elastic_loss_pause_s;
+  s.join_pause_s = in.elastic_join_pause_s;
+  s.nodes = in.nodes;
+  s.groups = in.elastic_groups;
+  s.wave_nodes = WaveNodes(in);
+  s.capacity_chance = in.capacity_chance;
+  s.retry_s = in.capacity_retry_s;
+  const double loss_rate = TotalLossRate_per_s(s);
+  if (in.checkpoint_interval_s) {
+    s.interval_s = *in.checkpoint_interval_s;
+    *source = IntervalSource::kOverride;
+  } else if (loss_rate > 0 && in.checkpoint_write_s > 0 &&
+             DalyInterval_s(in.checkpoint_write_s, 1 / loss_rate) < work_s) {
+    s.interval_s = DalyInterval_s(in.checkpoint_write_s, 1 / loss_rate);
+    *source = IntervalSource::kDaly;
+  } else {
+    s.interval_s = work_s;
+    *source = IntervalSource::kNone;
+  }
+  return s;
+}
 
 JobChain ChainOf(const JobInputs& in, double run_s) {
   JobChain c;
@@ -305,6 +407,11 @@ double CostOf_usd(const JobInputs& in, double billed_instance_s) {
 
 Expected<JobEstimate> EstimateJob(const JobInputs& given) {
   if (Status st = CheckJobInputs(given); !st.ok()) return st;
+  if (given.pricing == Pricing::kSpotElastic) {
+    JobEstimate e;
+    if (Status st = EstimateElastic(given, &e); !st.ok()) return st;
+    return e;
+  }
   JobInputs in = given;  // with the blocks booked
   Expected<Plan> plan = MakePlan(in);
   if (!plan.ok()) return plan.status();

@@ -17,6 +17,7 @@
 #include "core/scenario.h"
 #include "core/status.h"
 #include "planner/capacity_block.h"
+#include "planner/job_elastic.h"
 
 namespace trainsim::planner {
 
@@ -65,6 +66,17 @@ struct JobInputs {
   // are the Monte-Carlo's means.
   std::optional<double> fallback_deadline_s;
   std::optional<double> fallback_usd_hr;
+  // kSpotElastic (and only it): the groups of nodes whose loss takes the same
+  // data-parallel replicas (>= 2, dividing nodes; each replica holds the whole
+  // training state); the job trains on the replicas left after a reclaim
+  // (planner/job_elastic.h), stalling
+  // elastic_loss_pause_s when replicas leave and elastic_join_pause_s when they
+  // join. Checkpoints guard against losing every replica: the Daly interval of
+  // that rate unless checkpoint_interval_s is set. No closed form: the
+  // expectations are the Monte-Carlo's means.
+  int elastic_groups = 0;
+  double elastic_loss_pause_s = 0;
+  double elastic_join_pause_s = 0;
   // kSagemaker, kSagemakerSpot: the run goes as a chain of training jobs of at
   // most max_job_s each (kSagemakerMaxRuntime_s); each later job provisions
   // again (provisioning_s, not billed) and reloads the checkpoint
@@ -156,6 +168,11 @@ struct JobEstimate {
   std::optional<double> fallback_share;
   std::optional<double> mean_fallback_at_s;
 
+  // kSpotElastic: the mean share of replicas live over the training (Parcae's
+  // liveput over the full throughput), and the mean times all were lost.
+  std::optional<double> live_share;
+  std::optional<double> total_losses;
+
   // Reserved blocks: the ones booked for the prediction (expected_wall_s is
   // theirs); trials that outlast them buy more.
   std::optional<CapacityBlockJob> blocks;
@@ -189,6 +206,11 @@ struct JobChain {
   double provisioning_s = 0;
 };
 JobChain ChainOf(const JobInputs& in, double run_s);
+
+// The elastic job of `in` (kSpotElastic) with `work_s` of work: its shape, the
+// checkpoint interval included (in's override, else the Daly interval of the
+// rate of losing every replica, else none), and where the interval comes from.
+ElasticShape ElasticShapeOf(const JobInputs& in, double work_s, IntervalSource* source);
 
 // What `billed_instance_s` instance-seconds cost under in's price and
 // commitment (not the fallback's on-demand hours); infinity without a price.

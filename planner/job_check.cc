@@ -68,6 +68,28 @@ Status CheckFields(const JobInputs& in) {
   return Status::Ok();
 }
 
+Status CheckElastic(const JobInputs& in) {
+  const bool elastic = in.pricing == Pricing::kSpotElastic;
+  if (elastic != (in.elastic_groups != 0)) {
+    return Bad("elastic_groups",
+               "spot-elastic pricing (and only it) trains on groups of replicas: expected " +
+                   std::string(elastic ? "2 or more" : "0") + " with " + ToString(in.pricing) +
+                   " pricing, got " + std::to_string(in.elastic_groups));
+  }
+  if (!elastic) return Status::Ok();
+  if (in.elastic_groups < 2 || in.nodes % in.elastic_groups != 0) {
+    return Bad("elastic_groups", "expected 2 or more groups dividing the " +
+                                     std::to_string(in.nodes) + " nodes, got " +
+                                     std::to_string(in.elastic_groups));
+  }
+  if (in.checkpoint_on_notice) {
+    return Bad("checkpoint_on_notice",
+               "spot-elastic keeps training on the replicas left instead of writing on the notice");
+  }
+  if (Status st = AtLeastZero("elastic_loss_pause_s", in.elastic_loss_pause_s); !st.ok()) return st;
+  return AtLeastZero("elastic_join_pause_s", in.elastic_join_pause_s);
+}
+
 Status CheckOnNotice(const JobInputs& in) {
   if (!in.checkpoint_on_notice) return Status::Ok();
   if (!IsSpot(in.pricing)) {
@@ -134,6 +156,7 @@ Status CheckBlocks(const JobInputs& in) {
 
 Status CheckJobInputs(const JobInputs& in) {
   if (Status st = CheckFields(in); !st.ok()) return st;
+  if (Status st = CheckElastic(in); !st.ok()) return st;
   if (Status st = CheckOnNotice(in); !st.ok()) return st;
   if (Status st = CheckBlocks(in); !st.ok()) return st;
   const bool daly = in.interruptions_per_instance_hour > 0 && !in.checkpoint_on_notice &&

@@ -79,10 +79,8 @@ double JobSimulator::NextGap_s() {
 }
 
 double JobSimulator::CapacityWait_s() {
-  if (shape_.capacity_chance >= 1) return 0;
-  // Failed requests K before the first success: P(K >= k) = (1 - q)^k.
-  const double k = std::floor(std::log1p(-Uniform01()) / std::log1p(-shape_.capacity_chance));
-  return shape_.retry_s * k;
+  if (shape_.capacity_chance >= 1) return 0;  // no draw: the sequence stays that of q = 1
+  return SpotWaitDraw_s(shape_.capacity_chance, shape_.retry_s, Uniform01());
 }
 
 void JobSimulator::RunPeriodic() {

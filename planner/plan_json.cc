@@ -98,6 +98,12 @@ json PricedJson(const PricedJob& p) {
       {"fallback_share", OrNull(j.fallback_share)},
       {"mean_fallback_at_hours",
        j.mean_fallback_at_s ? json(*j.mean_fallback_at_s / kSecondsPerHour) : json(nullptr)},
+      {"elastic", in.elastic_groups == 0 ? json(nullptr)
+                                         : json{{"replica_groups", in.elastic_groups},
+                                                {"loss_pause_s", in.elastic_loss_pause_s},
+                                                {"join_pause_s", in.elastic_join_pause_s},
+                                                {"live_share", OrNull(j.live_share)},
+                                                {"total_losses", OrNull(j.total_losses)}}},
       {"expected_interruptions", j.expected_interruptions},
       {"checkpoint_interval_s", j.checkpoint_interval_s},
       {"checkpoint_interval_rule", IntervalName(j.interval_source)},

@@ -25,6 +25,20 @@ double StorageBps(const Scenario& s, const SearchConfig& q) {
 
 }  // namespace
 
+int ElasticGroups(const Scenario& s) {
+  const ParallelConfig& par = s.parallel;
+  const int gpus = s.instance.gpus, dp = par.dp, tp = par.tp;
+  if (par.zero_stage != 0 || par.ep != 1 || par.cp != 1 || gpus < 1) return 0;
+  int groups = 0;
+  if (tp >= gpus && tp % gpus == 0) {
+    groups = dp;
+  } else if (tp < gpus && gpus % tp == 0 && (int64_t{dp} * tp) % gpus == 0) {
+    groups = static_cast<int>(int64_t{dp} * tp / gpus);
+  }
+  if (groups < 2 || s.cluster.nodes % groups != 0) return 0;
+  return groups;
+}
+
 int CommitmentYears(Pricing p) {
   return p == Pricing::kSavingsPlan1y ? 1 : p == Pricing::kSavingsPlan3y ? 3 : 0;
 }
@@ -38,6 +52,7 @@ std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p, const SearchC
       return t.price_on_demand_usd_hr;
     case Pricing::kSpot:
     case Pricing::kSpotFallback:  // the spot price; the fallback's is on-demand
+    case Pricing::kSpotElastic:
       if (!t.price_on_demand_usd_hr || !t.spot_discount) return std::nullopt;
       return *t.price_on_demand_usd_hr * (1 - *t.spot_discount);
     case Pricing::kSagemaker:
@@ -87,6 +102,8 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
   const BlockRules& rules = p == Pricing::kTrainingPlan ? kTrainingPlanRules : kCapacityBlockRules;
   if (IsReserved(p) && BlockSizes(s.cluster.nodes, rules).empty()) return std::nullopt;
   if (p == Pricing::kSpotFallback && !q.deadline_hours) return std::nullopt;
+  const int elastic_groups = p == Pricing::kSpotElastic ? ElasticGroups(s) : 0;
+  if (p == Pricing::kSpotElastic && elastic_groups == 0) return std::nullopt;
   PricingInputs out;
   out.price_usd_hr = price;
   JobInputs& in = out.job;
@@ -112,6 +129,18 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
       in.capacity_chance = *q.spot_capacity_chance;
       in.capacity_retry_s = q.spot_capacity_retry_s.value_or(kDefaultSpotRetry_s);
     }
+  }
+  if (elastic_groups > 0) {
+    in.elastic_groups = elastic_groups;
+    in.checkpoint_on_notice = false;  // the replicas left carry the state
+    const double reconfigure_s = q.elastic_reconfigure_s.value_or(0);
+    // Replicas leave mid-step: the step is redone by those left.
+    in.elastic_loss_pause_s = step_s + reconfigure_s;
+    // A joining node receives its GPUs' share of the state (dp / nodes replicas' worth)
+    // from a live replica over its own network.
+    in.elastic_join_pause_s =
+        CheckpointBytes(s, q) * s.parallel.dp / s.cluster.nodes / NodeNetBps(s.instance) +
+        reconfigure_s;
   }
   in.checkpoint_interval_s = q.checkpoint_interval_s;
   in.provisioning_s = q.provisioning_s.value_or(kDefaultProvisioning_s);
@@ -252,6 +281,20 @@ std::vector<std::string> PriceAssumptions(const SearchSpace& space, const Search
                        : " not compared: no instance searched has a price for it (AWS publishes "
                          "none; give it in search.prices)"));
   }
+  if (offered(Pricing::kSpotElastic)) {
+    out.push_back(
+        "spot-elastic: trains on the data-parallel replicas left after a reclaim (as Parcae, "
+        "NSDI'24), at their share of the full speed (gradient accumulation keeps the batch); "
+        "offered for layouts whose replicas each hold the whole state (ZeRO-0, no experts or "
+        "context split over them) and lie on whole nodes; each loss redoes one step, each join "
+        "copies the newcomer's share of the state over its network; " +
+        (q.elastic_reconfigure_s
+             ? FormatNumber(*q.elastic_reconfigure_s) +
+                   " s to rebuild the communicators at each change"
+             : std::string("rebuilding the communicators is not counted (no public figure; set "
+                           "search.elastic_reconfigure_s)")) +
+        "; its time and cost are Monte-Carlo means");
+  }
   if (offered(Pricing::kSpotFallback)) {
     out.push_back(
         "spot-fallback: runs on spot while it could still finish on demand by the deadline if "
@@ -262,6 +305,15 @@ std::vector<std::string> PriceAssumptions(const SearchSpace& space, const Search
 }
 
 void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
+  if (in.pricing == Pricing::kSpotElastic) {
+    IntervalSource source;
+    const ElasticShape shape = ElasticShapeOf(in, in.work_s, &source);
+    const double run_s = ExpectedElasticRun_s(shape);
+    *time_s = SpotWaitMean_s(in.capacity_chance, in.capacity_retry_s) + in.provisioning_s + run_s;
+    *cost_usd =
+        CostOf_usd(in, in.nodes * (in.download_s + (run_s - in.download_s) * NodeUpShare(shape)));
+    return;
+  }
   const int wave = std::max(1, std::min(in.reclaim_wave_nodes, in.nodes));
   const double lambda = in.interruptions_per_instance_hour / kSecondsPerHour * in.nodes / wave;
   // Waiting for capacity: E[W] before the start and in every restart.

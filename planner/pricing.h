@@ -30,6 +30,16 @@ std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p, const SearchC
 // The term of a Savings Plan option: 1 or 3 years; 0 for the other options.
 int CommitmentYears(Pricing p);
 
+// spot-elastic: the groups of nodes whose loss takes the same replicas under the rank
+// layout rank = (stage x dp + replica) x tp + tp_rank (docs/model.md): a stage's dp x tp
+// GPUs lie on consecutive nodes, so with tp <= G GPUs per node a node holds G / tp
+// replicas' slices of one stage, and the pp nodes at the same place in every stage's range
+// form a group; with tp >= G each replica's tp / G nodes per stage do. 0 when fewer than
+// two groups form (a node holding several stages, or a replica cut across node
+// boundaries) or a replica does not hold the whole state (ZeRO shards, experts or context
+// split over the DP ranks).
+int ElasticGroups(const Scenario& s);
+
 // Spot interruptions per instance-hour for `s`'s instance (the override in
 // `q`, else the catalog bucket); nullopt when neither gives one. *lower_bound
 // is set for the open ">20%" bucket.

@@ -465,6 +465,47 @@ std::string FallbackReason(const SearchConfig& q, const ConfirmedCandidate& best
          figures + ".";
 }
 
+// Elastic spot beside stopping for each reclaim and beside on-demand, for the recommended
+// layout; or why the layout cannot train elastically when the option was searched.
+std::string ElasticReason(const Plan& plan, const Scenario& chosen, const ConfirmedCandidate& best,
+                          const PricedJob& p) {
+  const PricedJob *elastic = nullptr, *spot = nullptr, *on_demand = nullptr;
+  for (const PricedJob& j : best.priced) {
+    if (j.pricing == Pricing::kSpotElastic) elastic = &j;
+    if (j.pricing == Pricing::kSpot) spot = &j;
+    if (j.pricing == Pricing::kOnDemand) on_demand = &j;
+  }
+  const auto& searched = plan.space.pricing;
+  if (!elastic) {
+    if (std::find(searched.begin(), searched.end(), Pricing::kSpotElastic) == searched.end() ||
+        !IsSpot(p.pricing)) {
+      return "";
+    }
+    const ParallelConfig& par = chosen.parallel;
+    return "spot-elastic (training on the replicas left after a reclaim) is not offered for this "
+           "layout: " +
+           std::string(par.zero_stage > 0 ? "ZeRO-" + std::to_string(par.zero_stage) +
+                                                " shards the state over the replicas, so a "
+                                                "reclaim loses part of it"
+                       : par.dp < 2 ? "it has one data-parallel replica"
+                                    : "its replicas do not lie on whole nodes, or share state") +
+           ".";
+  }
+  if (!elastic->job.cost_usd || !elastic->job.live_share) return "";
+  auto figures = [](const PricedJob& j) {
+    return Hours(j.job.wall_s.p50) + " (P90 " + Hours(j.job.wall_s.p90) + ") for " +
+           (j.job.cost_usd ? Usd(j.job.cost_usd->mean) : std::string("no price"));
+  };
+  std::string out = &p == elastic ? "Training on the replicas left after a reclaim (as Parcae, "
+                                    "NSDI'24): "
+                                  : "Elastic spot (spot-elastic, as Parcae, NSDI'24) would take ";
+  out += figures(*elastic) + ", with " + Pct(*elastic->job.live_share) +
+         " of the replicas live on average";
+  if (spot && spot != &p) out += "; stopping for each reclaim (spot): " + figures(*spot);
+  if (on_demand && on_demand != &p) out += "; on demand: " + figures(*on_demand);
+  return out + ".";
+}
+
 // The cheapest reserved or committed option of the recommendation, when it is not the one
 // chosen: what it would cost against the chosen one, and its P90 time.
 std::string ReservedReason(const ConfirmedCandidate& best, const PricedJob& p) {
@@ -537,6 +578,7 @@ std::vector<std::string> Reasons(const Scenario& base, const SearchConfig& q, co
                                   PricingReason(q, best, p),
                                   CapacityReason(q, plan, best, p),
                                   FallbackReason(q, best, p),
+                                  ElasticReason(plan, chosen, best, p),
                                   ReservedReason(best, p),
                                   ConstraintReason(q, plan, p),
                                   EstimatorReason(plan)};
@@ -573,6 +615,10 @@ std::string DescribeTerms(const PricedJob& p) {
   if (p.inputs.interruptions_per_instance_hour > 0) {
     out += out.empty() ? "" : "; ";
     out += Fmt("%.1f interruptions expected", j.expected_interruptions);
+  }
+  if (j.live_share) {
+    out += (out.empty() ? "" : "; ") + Pct(*j.live_share) + " of replicas live on average, " +
+           Fmt("%.2g", j.total_losses.value_or(0)) + " losses of all";
   }
   if (j.fallback_share) {
     out += (out.empty() ? "" : "; ") + Pct(*j.fallback_share) + " of runs fall back to on-demand";

@@ -10,6 +10,11 @@ namespace trainsim::planner {
 
 double SpotWaitMean_s(double q, double retry_s) { return q >= 1 ? 0 : retry_s * (1 - q) / q; }
 
+double SpotWaitDraw_s(double q, double retry_s, double u) {
+  if (q >= 1) return 0;
+  return retry_s * std::floor(std::log1p(-u) / std::log1p(-q));
+}
+
 double SpotWaitQuantile_s(double q, double retry_s, double p) {
   if (q >= 1) return 0;
   // The smallest k with 1 - (1 - q)^(k + 1) >= p. The ratio is rounded to 1e-9 first so that

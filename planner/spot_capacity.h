@@ -33,6 +33,10 @@ Expected<SpotCapacityWait> WaitForSpotCapacity(double success_per_request, doubl
 // E[W] = s (1 - q) / q; 0 when q = 1. q in (0, 1], retry_s > 0 (not checked).
 double SpotWaitMean_s(double success_per_request, double retry_s);
 
+// One wait drawn from a uniform u in [0, 1): retry_s floor(ln(1 - u) / ln(1 - q))
+// (failed requests K before the first success: P(K >= k) = (1 - q)^k); 0 when q = 1.
+double SpotWaitDraw_s(double success_per_request, double retry_s, double u);
+
 // The p-quantile (0 < p < 1) of the wait, as above; q in (0, 1], retry_s > 0
 // (not checked).
 double SpotWaitQuantile_s(double success_per_request, double retry_s, double p);

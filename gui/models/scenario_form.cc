@@ -78,7 +78,7 @@ std::vector<FormField> MakeFields() {
       F("cluster.nodes", c, "Nodes", K::kInteger, {}, "1"),
       F("cluster.pricing", c, "Pricing", K::kChoice,
         L({"on-demand", "spot", "sagemaker", "sagemaker-spot", "capacity-block", "training-plan",
-           "savings-plan-1y", "savings-plan-3y", "spot-fallback"}),
+           "savings-plan-1y", "savings-plan-3y", "spot-fallback", "spot-elastic"}),
         "on-demand"),
       F("cluster.fabric", c, "Fabric (catalog)", K::kText, {},
         "none; dgx-superpod-b200, dgx-superpod-h100, aws-ultracluster"),

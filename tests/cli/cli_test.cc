@@ -578,8 +578,8 @@ TEST_F(CliTest, PlanComparesThePricingOptionsAndNamesAMissingPrice) {
   s["search"]["instances"] = {"p4d.24xlarge"};
   s["search"].erase("budget_usd");
   s["search"]["deadline_hours"] = 100;
-  s["search"]["pricing"] = {"on-demand",       "spot",         "capacity-block", "training-plan",
-                            "savings-plan-3y", "spot-fallback"};
+  s["search"]["pricing"] = {"on-demand",       "spot",          "capacity-block", "training-plan",
+                            "savings-plan-3y", "spot-fallback", "spot-elastic"};
   const std::string no_price = dir_ + "/no-price.json";
   std::ofstream(no_price) << s.dump();
   RunResult r = Run({"plan", no_price, "--out", dir_ + "/p.json"});

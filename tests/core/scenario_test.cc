@@ -487,7 +487,8 @@ std::vector<FailCase> ClusterCases() {
       {"unknown pricing",
        Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "pricing": "reserved"})"),
        "x.json:3:53: cluster.pricing: expected one of on-demand, spot, sagemaker, sagemaker-spot, "
-       "capacity-block, training-plan, savings-plan-1y, savings-plan-3y, spot-fallback, got "
+       "capacity-block, training-plan, savings-plan-1y, savings-plan-3y, spot-fallback, "
+       "spot-elastic, got "
        "\"reserved\""},
       {"oversubscription below 1",
        Doc(kGpt3, kBatch1536, R"({"instance": "p4d.24xlarge", "oversubscription": 0.5})"),

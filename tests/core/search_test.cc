@@ -204,7 +204,8 @@ std::vector<FailCase> SearchFailCases() {
        "prefer_validated, dataset_bytes, "
        "storage_GBps, checkpoint_bytes, checkpoint_interval_s, provisioning_s, restart_s, "
        "spot_interruptions_per_month, spot_capacity_chance, spot_capacity_retry_s, "
-       "reservation_gap_s, warm_pool_keep_alive_s, spot_reclaim_wave_nodes, prices, "
+       "reservation_gap_s, warm_pool_keep_alive_s, elastic_reconfigure_s, "
+       "spot_reclaim_wave_nodes, prices, "
        "checkpoint_on_notice, trials, seed)"},
       {"instances not an array", R"({"instances": "p4d.24xlarge"})",
        "x.json:5:26: search.instances: expected an array, got \"p4d.24xlarge\""},
@@ -230,8 +231,7 @@ std::vector<FailCase> SearchFailCases() {
       {"unknown pricing", R"({"pricing": ["spot", "reserved"]})",
        "x.json:5:33: search.pricing[1]: expected one of on-demand, spot, sagemaker, "
        "sagemaker-spot, capacity-block, training-plan, savings-plan-1y, savings-plan-3y, "
-       "spot-fallback, "
-       "got \"reserved\""},
+       "spot-fallback, spot-elastic, got \"reserved\""},
       {"pricing listed twice", R"({"pricing": ["spot", "spot"]})",
        "x.json:5:33: search.pricing[1]: \"spot\" is listed twice"},
       {"spot pricing without spot",
@@ -299,6 +299,8 @@ std::vector<FailCase> SearchFailCases() {
        "x.json:5:40: search.spot_reclaim_wave_nodes: expected an integer in [1, 100000], got 0"},
       {"a warm pool past SageMaker's hour", R"({"warm_pool_keep_alive_s": 3601})",
        "x.json:5:39: search.warm_pool_keep_alive_s: expected a number in [0, 3600], got 3601"},
+      {"a negative reconfiguration", R"({"elastic_reconfigure_s": -1})",
+       "x.json:5:38: search.elastic_reconfigure_s: expected a number >= 0, got -1"},
       {"negative reservation gap", R"({"reservation_gap_s": -1})",
        "x.json:5:34: search.reservation_gap_s: expected a number >= 0, got -1"},
       {"prices not an object", R"({"prices": [1]})",

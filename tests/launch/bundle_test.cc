@@ -207,6 +207,17 @@ TEST(SagemakerRequest, SpotOnlyUnderSagemakerSpotPricing) {
   EXPECT_FALSE(Request(Make(od)).contains("CheckpointConfig"));
   EXPECT_TRUE(Contains(File(Make(Load(kSmall)), "README.md"),
                        "The plan priced EC2 spot; the SageMaker request is on demand."));
+  // Elastic spot: no launcher here keeps training on the replicas left; the bundle says so.
+  const Bundle elastic =
+      Make(Variant([](json& j) { j["recommendation"]["pricing"] = "spot-elastic"; }));
+  EXPECT_TRUE(Contains(File(elastic, "README.md"),
+                       "The plan priced EC2 spot; the SageMaker request is on demand."));
+  EXPECT_TRUE(
+      std::any_of(elastic.warnings.begin(), elastic.warnings.end(), [](const std::string& w) {
+        return w.rfind("spot-elastic: the plan assumes the job keeps training on the replicas left",
+                       0) == 0;
+      }));
+  EXPECT_FALSE(Contains(File(Make(Load(kSmall)), "README.md"), "spot-elastic"));
 }
 
 // Reserved capacity: a training plan's ARN in the request, a Capacity Block's id in the

@@ -348,6 +348,39 @@ TEST(MakePlan, SpotFallbackIsComparedUnderADeadline) {
   EXPECT_EQ(ToJson(s, p)["candidates"][0]["pricing"][2]["fallback_share"], 0);
 }
 
+// Elastic spot is priced for ZeRO-0 layouts beside spot and on-demand, and the reasons
+// compare them; a ZeRO-1 layout is not offered it, and the reasons say why.
+TEST(MakePlan, SpotElasticIsComparedWithSpotAndOnDemand) {
+  const std::string search =
+      R"({"instances": ["p4d.24xlarge"], "nodes": {"min": 2, "max": 2}, "tp": [1], "pp": [1],
+          "micro_batch": [1], "recompute": ["none"], "confirm_top": 1, "trials": 200,
+          "pricing": ["on-demand", "spot", "spot-elastic"], "spot_interruptions_per_month": 0.3,
+          "objective": "min-cost", )";
+  const PlanningScenario s = Small(search + R"("zero_stages": [0]})");
+  const Plan p = MustPlan(s);
+  ASSERT_EQ(p.confirmed[0].priced.size(), 3u);
+  const PricedJob& elastic = p.confirmed[0].priced[2];
+  ASSERT_EQ(elastic.pricing, Pricing::kSpotElastic);
+  EXPECT_EQ(elastic.inputs.elastic_groups, 2);  // dp 16 on 2 nodes
+  ASSERT_TRUE(elastic.job.live_share.has_value());
+  EXPECT_GT(*elastic.job.live_share, 0.9);  // a short job: few reclaims, if any
+  auto says = [](const Plan& plan, const std::string& text) {
+    return std::any_of(plan.reasons.begin(), plan.reasons.end(),
+                       [&](const std::string& r) { return r.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(says(p, "of the replicas live on average")) << p.reasons.size();
+  const nlohmann::json j = ToJson(s, p)["candidates"][0]["pricing"][2];
+  EXPECT_EQ(j["elastic"]["replica_groups"], 2);
+  EXPECT_EQ(j["elastic"]["live_share"], *elastic.job.live_share);
+  EXPECT_TRUE(ToJson(s, p)["candidates"][0]["pricing"][1]["elastic"].is_null());
+
+  const Plan sharded = MustPlan(Small(search + R"("zero_stages": [1]})"));
+  ASSERT_EQ(sharded.confirmed[0].priced.size(), 2u);  // on-demand, spot
+  EXPECT_TRUE(says(sharded,
+                   "spot-elastic (training on the replicas left after a reclaim) is "
+                   "not offered for this layout: ZeRO-1 shards the state"));
+}
+
 TEST(MakePlan, SameInputsSameBytes) {
   const PlanningScenario s = Small(kSearch);
   EXPECT_EQ(ToJson(s, MustPlan(s)).dump(), ToJson(s, MustPlan(s)).dump());

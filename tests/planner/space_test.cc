@@ -388,9 +388,9 @@ TEST(ResolveSpace, DefaultsAndRestrictions) {
   EXPECT_EQ(space->pp, (std::vector<int>{1, 2, 4}));
   // By default every option some instance has a price for: Capacity Blocks from the catalog,
   // but no training plan or Savings Plan without search.prices.
-  EXPECT_EQ(space->pricing,
-            (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSpot, Pricing::kSagemaker,
-                                  Pricing::kSagemakerSpot, Pricing::kCapacityBlock}));
+  EXPECT_EQ(space->pricing, (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSpot,
+                                                  Pricing::kSagemaker, Pricing::kSagemakerSpot,
+                                                  Pricing::kCapacityBlock, Pricing::kSpotElastic}));
   // And no spot-fallback without a deadline to fall back for.
   EXPECT_EQ(space->unpriced,
             (std::vector<Pricing>{Pricing::kTrainingPlan, Pricing::kSavingsPlan1y,
@@ -406,7 +406,7 @@ TEST(ResolveSpace, DefaultsAndRestrictions) {
   s.search.spot_allowed = true;
   s.search.deadline_hours = 100;
   space = ResolveSpace(s.scenario, s.search, test::BuiltinCatalog());
-  EXPECT_EQ(space->pricing.back(), Pricing::kSpotFallback);
+  EXPECT_EQ(space->pricing.end()[-2], Pricing::kSpotFallback);
   s.search.deadline_hours.reset();
   s.search.pricing = {Pricing::kSpot, Pricing::kSpotFallback};
   EXPECT_EQ(ResolveSpace(s.scenario, s.search, test::BuiltinCatalog()).status().message(),
