@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "planner/plan.h"
 #include "planner/pricing.h"
+#include "planner/reasons.h"
 #include "sim/simulate.h"
 
 namespace trainsim::planner {
@@ -168,6 +169,7 @@ SweepRow PlanScenarioRow(const PlanningScenario& s, const Catalog& catalog,
     ApplyCandidate(plan->space, best.candidate, &chosen);
     row = ConfigRow(chosen);
     row.pricing = ToString(priced.pricing);
+    if (std::string terms = DescribeTerms(priced); !terms.empty()) row.pricing_terms = terms;
     row.status = SweepStatus::kOk;
     if (!plan->meets_constraints) row.message = "no plan meets the deadline and budget";
     const sim::SimulationResult& r = best.simulated;

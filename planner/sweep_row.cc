@@ -31,6 +31,7 @@ void ForEachColumn(Row& row, F&& f) {
   f("recompute", row.recompute);
   f("schedule", row.schedule);
   f("pricing", row.pricing);
+  f("pricing_terms", row.pricing_terms);
   f("step_time_s", row.step_time_s);
   f("step_time_low_s", row.step_time_low_s);
   f("step_time_high_s", row.step_time_high_s);
@@ -89,9 +90,11 @@ bool FromJson(const json& j, std::optional<T>* v) {
   return true;
 }
 
-// Columns added after sweep journals were first written (issue 17): a row without them reads
-// as null there, so that an older sweep resumes.
-bool IsLaterColumn(std::string_view name) { return name == "ep" || name == "cp"; }
+// Columns added after sweep journals were first written (issues 17, 21): a row without them
+// reads as null there, so that an older sweep resumes.
+bool IsLaterColumn(std::string_view name) {
+  return name == "ep" || name == "cp" || name == "pricing_terms";
+}
 
 std::string CsvText(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;

@@ -31,6 +31,9 @@ struct SweepRow {
   // ep, cp: the expert and context parallel degrees (1 without).
   std::optional<int64_t> nodes, gpus, tp, pp, dp, ep, cp, zero_stage, shard_group, micro_batch;
   std::optional<std::string> recompute, schedule, pricing;
+  // Plans: what the option's time and cost rest on (planner::DescribeTerms: blocks booked,
+  // a commitment's share, interruptions expected, fallbacks, live replicas).
+  std::optional<std::string> pricing_terms;
   // step_time_low_s / high_s: the 80% error band (core/error_bands.h); time_to_train_p90_h and
   // cost_p90_usd: plans' P90, with the model's error and interruptions.
   std::optional<double> step_time_s, step_time_low_s, step_time_high_s, samples_per_s, tokens_per_s,

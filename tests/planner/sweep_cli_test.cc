@@ -154,7 +154,8 @@ TEST_F(SweepCliTest, WritesResultsAndSummarises) {
   EXPECT_EQ(
       csv.substr(0, csv.find('\n')),
       "point,id,scenario,status,message,instance,nodes,gpus,tp,pp,dp,ep,cp,zero_stage,shard_group,"
-      "micro_batch,recompute,schedule,pricing,step_time_s,step_time_low_s,step_time_high_s,"
+      "micro_batch,recompute,schedule,pricing,pricing_terms,step_time_s,step_time_low_s,step_time_"
+      "high_s,"
       "samples_per_s,tokens_per_s,mfu,time_to_train_h,time_to_train_p90_h,cost_usd,"
       "cost_p90_usd");
   EXPECT_NE(csv.find("\n7,tests/cli/data/gpt3-175b-one-node.json#0,gpt3-175b-one-node,"
@@ -300,6 +301,9 @@ TEST_F(SweepCliTest, PlansSearchSectionsAndExpandsGrids) {
   EXPECT_TRUE(plan["cost_usd"].is_number());
   EXPECT_EQ(plan["detail"]["kind"], "trainsim-plan");
   EXPECT_EQ(plan["pricing"], plan["detail"]["recommendation"]["pricing"]);
+  EXPECT_EQ(plan["pricing"], "spot");  // a half-hour job: the terms say how rarely it stops
+  EXPECT_EQ(plan["pricing_terms"], "0.0 interruptions expected");
+  EXPECT_TRUE(rows[1]["pricing_terms"].is_null());  // a simulated point
   for (int k = 0; k < 4; ++k) {
     const nlohmann::json& point = rows[1 + k];
     EXPECT_EQ(point["id"], "scenarios/sweeps/gpt3-nodes.json#" + std::to_string(k));

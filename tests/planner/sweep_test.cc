@@ -127,8 +127,8 @@ TEST_F(SweepTest, FailingAndThrowingEvaluationsBecomeErrorRows) {
   EXPECT_EQ(r->errors, 2);
   std::vector<std::string> lines = Lines(Csv("out"));
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_EQ(lines[2], "1,p1.json#0,,error,the evaluation failed: boom,,,,,,,,,,,,,,,,,,,,,,,,");
-  EXPECT_EQ(lines[3], "2,p2.json#0,s2,error,simulation failed: no route,,,,,,,,,,,,,,,,,,,,,,,,");
+  EXPECT_EQ(lines[2], "1,p1.json#0,,error,the evaluation failed: boom,,,,,,,,,,,,,,,,,,,,,,,,,");
+  EXPECT_EQ(lines[3], "2,p2.json#0,s2,error,simulation failed: no route,,,,,,,,,,,,,,,,,,,,,,,,,");
 }
 
 TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
@@ -144,8 +144,9 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
     return row;
   });
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(Lines(Csv("out"))[1],
-            "0,p0.json#0,\"a[tp=2,pp=4]\",ok,\"said \"\"hi\"\"\",,,,0,,,,,,,,,,,,,,,,0.0,1e-05,,,");
+  EXPECT_EQ(
+      Lines(Csv("out"))[1],
+      "0,p0.json#0,\"a[tp=2,pp=4]\",ok,\"said \"\"hi\"\"\",,,,0,,,,,,,,,,,,,,,,,0.0,1e-05,,,");
   EXPECT_EQ(Json("out"), R"({
   "version": 1,
   "points": 1,
@@ -170,6 +171,7 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
       "recompute": null,
       "schedule": null,
       "pricing": null,
+      "pricing_terms": null,
       "step_time_s": null,
       "step_time_low_s": null,
       "step_time_high_s": null,
@@ -233,6 +235,7 @@ TEST_F(SweepTest, AJournalWithoutTheLaterColumnsResumes) {
     ASSERT_TRUE(j["row"].contains("ep"));
     j["row"].erase("ep");
     j["row"].erase("cp");
+    j["row"].erase("pricing_terms");
     old << j.dump() << "\n";
   }
   old.close();
