@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QStyle>
@@ -165,7 +166,8 @@ QWidget* ScenarioPage::buildSection(const QString& section) {
     line->setContentsMargins(0, 0, 0, 0);
     line->addWidget(f.editor, 0, Qt::AlignTop | Qt::AlignLeft);
     line->addWidget(f.error, 1);
-    if (spec.kind == FieldKind::kInstanceList)  // what an empty list means, in sight
+    if (spec.kind == FieldKind::kInstanceList ||
+        spec.kind == FieldKind::kChoiceList)  // what an empty list means, in sight
       rows->addRow(
           new QLabel(QStringLiteral("%1<br><small>(%2)</small>").arg(spec.label, spec.hint)), row);
     else
@@ -239,6 +241,24 @@ ScenarioPage::Field ScenarioPage::makeField(const FormField& spec) {
       f.editor = f.list;
       break;
     }
+    case FieldKind::kChoiceList: {
+      f.choices = new QListWidget;
+      for (const QString& c : spec.choices) {
+        auto* item = new QListWidgetItem(c, f.choices);
+        item->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled);
+        item->setCheckState(Qt::Unchecked);
+      }
+      f.choices->setMinimumWidth(kEditorWidth);
+      f.choices->setMaximumHeight(f.choices->sizeHintForRow(0) * (spec.choices.size() + 1));
+      f.choices->setToolTip(spec.hint);
+      connect(f.choices, &QListWidget::itemChanged, this, [this, path] {
+        if (!form_.ok() || refreshing_) return;
+        form_.setFieldList(path, checkedChoices(fields_[path]));
+        commitForm();
+      });
+      f.editor = f.choices;
+      break;
+    }
   }
   if (f.combo) {
     f.combo->setFixedWidth(kEditorWidth);
@@ -263,6 +283,13 @@ QWidget* ScenarioPage::editor(const QString& path) const {
 QLabel* ScenarioPage::errorLabel(const QString& path) const {
   auto it = fields_.find(path);
   return it == fields_.end() ? nullptr : it->error;
+}
+
+QStringList ScenarioPage::checkedChoices(const Field& f) {
+  QStringList out;
+  for (int i = 0; i < f.choices->count(); ++i)
+    if (f.choices->item(i)->checkState() == Qt::Checked) out << f.choices->item(i)->text();
+  return out;
 }
 
 QString ScenarioPage::widgetText(const Field& f) const {
@@ -361,7 +388,15 @@ void ScenarioPage::refreshForm() {
   if (!form_.ok()) return;  // the form keeps its last values until the JSON reads again
   for (auto it = fields_.begin(); it != fields_.end(); ++it) {
     const QString& path = it.key();
-    if (it->spec->kind == FieldKind::kInstanceList) {
+    if (it->spec->kind == FieldKind::kChoiceList) {
+      const QStringList checked = form_.fieldList(path);
+      refreshing_ = true;
+      for (int i = 0; i < it->choices->count(); ++i) {
+        QListWidgetItem* item = it->choices->item(i);
+        item->setCheckState(checked.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
+      }
+      refreshing_ = false;
+    } else if (it->spec->kind == FieldKind::kInstanceList) {
       picker_->setChecked(form_.fieldList(path));
       if (!picker_->checked().isEmpty())  // the first checked type in sight
         it->list->scrollTo(picker_->index(picker_->rowOf(picker_->checked().first())),

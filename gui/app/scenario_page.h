@@ -25,6 +25,7 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListView;
+class QListWidget;
 class QPlainTextEdit;
 class QScrollArea;
 class QTabWidget;
@@ -70,6 +71,7 @@ class ScenarioPage : public QWidget {
     QLineEdit* line = nullptr;
     QComboBox* combo = nullptr;
     QListView* list = nullptr;
+    QListWidget* choices = nullptr;  // kChoiceList
     QWidget* editor = nullptr;
     QLabel* error = nullptr;
   };
@@ -78,6 +80,7 @@ class ScenarioPage : public QWidget {
   QWidget* buildSection(const QString& section);
   Field makeField(const FormField& spec);
   QString widgetText(const Field& f) const;
+  static QStringList checkedChoices(const Field& f);  // kChoiceList, in the choices' order
   void setWidgetText(Field& f, const QString& text);
 
   void onDocumentChanged();
@@ -102,6 +105,7 @@ class ScenarioPage : public QWidget {
   ScenarioForm form_;
   InstancePickerModel* picker_;
   QHash<QString, Field> fields_;
+  bool refreshing_ = false;  // the form follows the JSON: no edits to commit
   QString marked_;
 
   QTabWidget* views_;

@@ -112,8 +112,21 @@ std::vector<FormField> MakeFields() {
       F("search.nodes.min", s, "Nodes from", K::kInteger, {}, "1"),
       F("search.nodes.max", s, "Nodes to", K::kInteger, {}, "64", L({"search.nodes"})),
       F("search.confirm_top", s, "Simulate the best", K::kInteger, {}, "100"),
+      F("search.pricing", s, "Ways of buying to compare", K::kChoiceList,
+        L({"on-demand", "spot", "sagemaker", "sagemaker-spot", "capacity-block", "training-plan",
+           "savings-plan-1y", "savings-plan-3y", "spot-fallback", "spot-elastic"}),
+        "none checked: every option with a price"),
       F("search.reservation_gap_s", s, "Gap between reserved blocks (s)", K::kNumber, {},
         "0: back to back"),
+      F("search.spot_capacity_chance", s, "Spot capacity: chance per request", K::kNumber, {},
+        "not modelled"),
+      F("search.spot_capacity_retry_s", s, "Spot capacity: retry every (s)", K::kNumber, {}, "600"),
+      F("search.spot_reclaim_wave_nodes", s, "Spot reclaim wave (instances)", K::kInteger, {},
+        "1: independent"),
+      F("search.elastic_reconfigure_s", s, "Elastic: rebuild per change (s)", K::kNumber, {},
+        "not counted"),
+      F("search.warm_pool_keep_alive_s", s, "SageMaker warm pool keep-alive (s)", K::kNumber, {},
+        "no warm pool"),
   };
 }
 
@@ -194,7 +207,8 @@ QString FormFieldForError(const QString& error_field) {
   for (const FormField& f : ScenarioFormFields()) {
     if (f.path == error_field || f.owns.contains(error_field)) return f.path;
     // An element of an array field: "search.instances[2]".
-    if (f.kind == FieldKind::kInstanceList && error_field.startsWith(f.path + QLatin1Char('[')))
+    if ((f.kind == FieldKind::kInstanceList || f.kind == FieldKind::kChoiceList) &&
+        error_field.startsWith(f.path + QLatin1Char('[')))
       return f.path;
   }
   return QString();
@@ -416,6 +430,7 @@ OrderedJson ScenarioForm::ValueFromText(const QString& text, FieldKind kind) {
     case FieldKind::kInstance:
     case FieldKind::kModel:
     case FieldKind::kInstanceList:
+    case FieldKind::kChoiceList:
       return t.toStdString();
     case FieldKind::kBool:
       if (t == QLatin1String("true")) return true;

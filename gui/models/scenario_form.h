@@ -28,6 +28,7 @@ enum class FieldKind {
   kNumberOrText,  // search.objective: "min-cost", "min-time" or a weight in [0, 1]
   kInstance,      // cluster.instance: an editable combo of the catalog's names
   kInstanceList,  // search.instances: a checkable list (InstancePickerModel)
+  kChoiceList,    // search.pricing: a checkable list of `choices`; none checked = absent
   kModel,         // model: a preset name, or custom dimensions
 };
 
@@ -36,7 +37,7 @@ struct FormField {
   QString section;  // "Model", "Training", "Cluster", "Parallel", "Search"
   QString label;
   FieldKind kind;
-  QStringList choices;  // kChoice, kNumberOrText
+  QStringList choices;  // kChoice, kNumberOrText, kChoiceList
   QString hint;         // what absence means ("1", "bf16", "every AWS type")
   // Error paths, besides the field's own and those below it, whose errors are
   // shown beside this field ("search.nodes: max = 4 is less than min = 8").

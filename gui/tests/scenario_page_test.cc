@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QSignalSpy>
@@ -242,6 +243,36 @@ class ScenarioPageTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(validated.count() > checks, kWaitMs);
     QVERIFY(validated.last().at(0).toBool());
     QCOMPARE(w.document()->scenario()->scenario.training.precision, Precision::kFp16);
+
+    // Pricing options -> JSON, in the list's order, and back: none checked = every option.
+    auto* pricing = qobject_cast<QListWidget*>(page->editor(QStringLiteral("search.pricing")));
+    QVERIFY(pricing);
+    QCOMPARE(pricing->count(), kPricingOptions);
+    pricing->findItems(QStringLiteral("spot-elastic"), Qt::MatchExactly)
+        .first()
+        ->setCheckState(Qt::Checked);
+    pricing->findItems(QStringLiteral("on-demand"), Qt::MatchExactly)
+        .first()
+        ->setCheckState(Qt::Checked);
+    QVERIFY(page->jsonEdit()->toPlainText().contains(
+        QStringLiteral("\"pricing\": [\"on-demand\", \"spot-elastic\"]")));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.document()->scenario() &&
+            w.document()->scenario()->search.pricing ==
+                (std::vector<Pricing>{Pricing::kOnDemand, Pricing::kSpotElastic}),
+        kWaitMs);
+    text = page->jsonEdit()->toPlainText();
+    text.replace(QStringLiteral("[\"on-demand\", \"spot-elastic\"]"),
+                 QStringLiteral("[\"capacity-block\"]"));
+    page->jsonEdit()->setPlainText(text);
+    QTRY_VERIFY_WITH_TIMEOUT(pricing->findItems(QStringLiteral("capacity-block"), Qt::MatchExactly)
+                                     .first()
+                                     ->checkState() == Qt::Checked,
+                             kWaitMs);
+    QCOMPARE(
+        pricing->findItems(QStringLiteral("on-demand"), Qt::MatchExactly).first()->checkState(),
+        Qt::Unchecked);
+    QVERIFY(page->jsonEdit()->toPlainText().contains(QStringLiteral("[\"capacity-block\"]")));
   }
 
   void savedFileOpensAsTheSameScenario() {
