@@ -63,7 +63,8 @@ constexpr NumberField kJobNumbers[] = {
     {"spot_capacity_retry_s", kPositive, &SearchConfig::spot_capacity_retry_s},
     {"reservation_gap_s", kNonNegative, &SearchConfig::reservation_gap_s},
     {"warm_pool_keep_alive_s", kKeepAlive, &SearchConfig::warm_pool_keep_alive_s},
-    {"elastic_reconfigure_s", kNonNegative, &SearchConfig::elastic_reconfigure_s}};
+    {"elastic_reconfigure_s", kNonNegative, &SearchConfig::elastic_reconfigure_s},
+    {"image_bytes", kNonNegative, &SearchConfig::image_bytes}};
 
 struct PriceField {
   std::string_view key;
@@ -109,7 +110,7 @@ class SearchReader {
     for (Step step :
          {&SearchReader::ReadInstances, &SearchReader::ReadNodes, &SearchReader::ReadPricing,
           &SearchReader::ReadIntLists, &SearchReader::ReadEnumLists, &SearchReader::ReadNumbers,
-          &SearchReader::ReadPrices, &SearchReader::ReadObjective}) {
+          &SearchReader::ReadPrices, &SearchReader::ReadStorage, &SearchReader::ReadObjective}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return Status::Ok();
@@ -132,6 +133,8 @@ class SearchReader {
     r.Int("confirm_top", &out_.confirm_top, 1, 1000);
     r.Bool("prefer_validated", &out_.prefer_validated);
     for (const NumberField& f : kJobNumbers) r.Child(f.key);
+    r.Child("storage");
+    r.Bool("stream_dataset", &out_.stream_dataset);
     r.Int("spot_reclaim_wave_nodes", &out_.spot_reclaim_wave_nodes, 1, kMaxSearchNodes);
     r.Child("prices");
     r.Bool("checkpoint_on_notice", &out_.checkpoint_on_notice)
@@ -297,6 +300,73 @@ class SearchReader {
       if (Status s = r.Finish(); !s.ok()) return s;
     }
     return Status::Ok();
+  }
+
+  // {"kind": "fsx-lustre", "deployment": "persistent-2", "MBps_per_TiB": 250,
+  //  "capacity_TiB": 9.6} or {"kind": "s3", "prefixes": 4, "part_MiB": 16}.
+  Status ReadStorage() {
+    const JsonValue* v = value_.Find("storage");
+    if (!v) return Status::Ok();
+    ObjectReader r(*v, "search.storage", std::string(file_));
+    int kind = 0;
+    r.Require("kind").Enum("kind", {"fsx-lustre", "s3"}, &kind);
+    if (!r.ok()) return r.Finish();
+    StorageConfig c;
+    c.kind = static_cast<StorageKind>(kind);
+    auto positive = [&](std::string_view key, double* out) -> Status {
+      const JsonValue* x = r.Child(key);
+      if (!x) return Status::Ok();
+      if (x->is_number() && kPositive.Contains(x->number)) {
+        *out = x->number;
+        return Status::Ok();
+      }
+      return r.ErrorAt(*x, key, Cat("expected a number > 0, got ", Describe(*x)));
+    };
+    if (c.kind == StorageKind::kFsxLustre) {
+      int deployment = 0;
+      r.Require("deployment")
+          .Enum("deployment", {"scratch-1", "scratch-2", "persistent-1", "persistent-2"},
+                &deployment)
+          .Require("MBps_per_TiB")
+          .Require("capacity_TiB");
+      c.deployment = static_cast<FsxDeployment>(deployment);
+      if (!r.ok()) return r.Finish();
+      for (auto [key, out] : {std::pair{"MBps_per_TiB", &c.MBps_per_TiB},
+                              std::pair{"capacity_TiB", &c.capacity_TiB}}) {
+        if (Status s = positive(key, out); !s.ok()) return s;
+      }
+      if (Status s = CheckFsxTier(c); !s.ok()) return s;
+    } else {
+      r.Int("prefixes", &c.prefixes, 1, 1000000);
+      if (Status s = positive("part_MiB", &c.part_MiB); !s.ok()) return s;
+    }
+    if (Status s = r.Finish(); !s.ok()) return s;
+    if (out_.storage_GBps) {
+      return ErrorAt(file_, v->pos,
+                     "search.storage: give the named storage or search.storage_GBps, not both");
+    }
+    out_.storage = c;
+    return Status::Ok();
+  }
+
+  // Persistent SSD deployments offer fixed throughput tiers (FSx for Lustre User Guide,
+  // "Managing throughput capacity": PERSISTENT_1 50, 100, 200; PERSISTENT_2 125, 250, 500,
+  // 1000 MB/s/TiB); scratch deployments take the user's figure.
+  Status CheckFsxTier(const StorageConfig& c) const {
+    std::vector<double> tiers;
+    if (c.deployment == FsxDeployment::kPersistent1) tiers = {50, 100, 200};
+    if (c.deployment == FsxDeployment::kPersistent2) tiers = {125, 250, 500, 1000};
+    if (tiers.empty() || std::find(tiers.begin(), tiers.end(), c.MBps_per_TiB) != tiers.end()) {
+      return Status::Ok();
+    }
+    std::string list;
+    for (double t : tiers) list += (list.empty() ? "" : ", ") + FormatNumber(t);
+    const JsonValue* at = value_.Find("storage")->Find("MBps_per_TiB");
+    return ErrorAt(
+        file_, at->pos,
+        Cat("search.storage.MBps_per_TiB: ",
+            c.deployment == FsxDeployment::kPersistent1 ? "persistent-1" : "persistent-2",
+            " offers ", list, " MB/s per TiB, got ", Describe(*at)));
   }
 
   // "min-cost", "min-time", or the weight of time in [0, 1] (kWeighted).

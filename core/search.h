@@ -24,6 +24,23 @@ namespace trainsim {
 
 enum class Objective { kMinCost, kMinTime, kWeighted };
 
+// Named storage for checkpoints and the dataset (docs/planner.md section 4), in
+// place of a bare aggregate bandwidth (search.storage_GBps):
+//  - FSx for Lustre: throughput per TiB of storage (MB/s/TiB; persistent
+//    deployments allow only the documented tiers) times the capacity in TiB;
+//  - S3: the request rates S3 documents per partitioned prefix, times the
+//    prefixes the objects are spread over and the bytes per request (part).
+enum class StorageKind { kFsxLustre, kS3 };
+enum class FsxDeployment { kScratch1, kScratch2, kPersistent1, kPersistent2 };
+struct StorageConfig {
+  StorageKind kind = StorageKind::kFsxLustre;
+  FsxDeployment deployment = FsxDeployment::kPersistent2;
+  double MBps_per_TiB = 0;
+  double capacity_TiB = 0;
+  int prefixes = 1;
+  double part_MiB = 8;  // the AWS CLI's default multipart chunk size
+};
+
 // Prices the user gives for one instance type (search.prices), in USD per
 // instance-hour. A Capacity Block price replaces the catalog's (block prices
 // move with demand); the others have no public figure to fall back on: the
@@ -79,6 +96,9 @@ struct SearchConfig {
   // --- whole-job accounting (unset = the job model's documented default) ---
   std::optional<double> dataset_bytes;          // bytes downloaded before training
   std::optional<double> storage_GBps;           // aggregate storage bandwidth (checkpoints, data)
+  std::optional<StorageConfig> storage;         // named storage instead (not with storage_GBps)
+  std::optional<double> image_bytes;            // the container image each new instance pulls
+  bool stream_dataset = false;                  // read the dataset during training, not before
   std::optional<double> checkpoint_bytes;       // replaces the model-state size
   std::optional<double> checkpoint_interval_s;  // replaces the Young/Daly interval
   std::optional<double> provisioning_s;         // request to first step

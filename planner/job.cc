@@ -380,7 +380,7 @@ JobChain ChainOf(const JobInputs& in, double run_s) {
   if (!(run_s > in.max_job_s)) return c;
   c.jobs = static_cast<int64_t>(std::ceil(run_s / in.max_job_s));
   const double later = static_cast<double>(c.jobs - 1);
-  c.reload_s = later * in.checkpoint_write_s;
+  c.reload_s = later * in.checkpoint_read_s.value_or(in.checkpoint_write_s);
   if (in.warm_pool_keep_alive_s > 0) {  // job j (j >= 1) starts after j full jobs of the pool
     c.warm_starts = std::min<int64_t>(
         c.jobs - 1, static_cast<int64_t>(std::ceil(kMaxWarmPoolLife_s / in.max_job_s)) - 1);

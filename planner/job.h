@@ -41,6 +41,9 @@ struct JobInputs {
   double provisioning_s = 0;      // request to instances up: in the wall time, not billed
   double download_s = 0;          // dataset download before the first step: billed
   double checkpoint_write_s = 0;  // delta: one checkpoint write, training paused
+  // Reading a checkpoint back (a SageMaker chain's later jobs); unset: checkpoint_write_s.
+  // Restarts carry their reload in restart_s.
+  std::optional<double> checkpoint_read_s;
   // R: after an interruption, re-provisioning the lost instance and reloading
   // the checkpoint. The surviving instances are billed through it.
   double restart_s = 0;
@@ -80,7 +83,7 @@ struct JobInputs {
   // kSagemaker, kSagemakerSpot: the run goes as a chain of training jobs of at
   // most max_job_s each (kSagemakerMaxRuntime_s); each later job provisions
   // again (provisioning_s, not billed) and reloads the checkpoint
-  // (checkpoint_write_s, billed). Infinity: one job.
+  // (checkpoint_read_s, billed). Infinity: one job.
   double max_job_s = std::numeric_limits<double>::infinity();
   // kSagemaker only (SageMaker: warm pools do not run spot): the warm pool's
   // keep-alive, 0 to 3600 s. A later job of the chain that starts within the

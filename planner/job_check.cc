@@ -42,6 +42,7 @@ Status CheckFields(const JobInputs& in) {
       AtLeastZero("provisioning_s", in.provisioning_s),
       AtLeastZero("download_s", in.download_s),
       AtLeastZero("checkpoint_write_s", in.checkpoint_write_s),
+      AtLeastZero("checkpoint_read_s", in.checkpoint_read_s.value_or(0)),
       AtLeastZero("restart_s", in.restart_s),
       AtLeastZero("interruptions_per_instance_hour", in.interruptions_per_instance_hour),
       in.checkpoint_interval_s ? Positive("checkpoint_interval_s", *in.checkpoint_interval_s)

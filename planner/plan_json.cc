@@ -109,6 +109,7 @@ json PricedJson(const PricedJob& p) {
       {"checkpoint_interval_rule", IntervalName(j.interval_source)},
       {"checkpoints", j.checkpoints},
       {"checkpoint_write_s", in.checkpoint_write_s},
+      {"checkpoint_read_s", in.checkpoint_read_s.value_or(in.checkpoint_write_s)},
       {"restart_s", in.restart_s},
       {"provisioning_s", in.provisioning_s},
       {"download_s", in.download_s},

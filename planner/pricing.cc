@@ -16,14 +16,27 @@ namespace {
 // The nodes' network, bytes per second each: the path to storage.
 double NodeNetBps(const InstanceType& t) { return t.nics * t.nic_gbps / 8 * 1e9; }
 
-// Aggregate storage bandwidth for `nodes` nodes writing or reading at once.
-double StorageBps(const Scenario& s, const SearchConfig& q) {
+// Amazon S3 User Guide, "Best practices design patterns: optimizing Amazon S3 performance":
+// at least 3,500 PUT/COPY/POST/DELETE and 5,500 GET/HEAD requests per second per partitioned
+// prefix (floors: S3 may give more).
+constexpr double kS3PutsPerPrefix = 3500;
+constexpr double kS3GetsPerPrefix = 5500;
+
+// Aggregate storage bandwidth for every node writing (or reading) at once: their network,
+// capped by the storage's rate.
+double StorageBps(const Scenario& s, const SearchConfig& q, bool write) {
   double bps = s.cluster.nodes * NodeNetBps(s.instance);
   if (q.storage_GBps) bps = std::min(bps, *q.storage_GBps * 1e9);
+  if (q.storage) bps = std::min(bps, NamedStorageBps(*q.storage, write));
   return bps;
 }
 
 }  // namespace
+
+double NamedStorageBps(const StorageConfig& c, bool write) {
+  if (c.kind == StorageKind::kFsxLustre) return c.MBps_per_TiB * 1e6 * c.capacity_TiB;
+  return c.prefixes * (write ? kS3PutsPerPrefix : kS3GetsPerPrefix) * c.part_MiB * kMiB;
+}
 
 int ElasticGroups(const Scenario& s) {
   const ParallelConfig& par = s.parallel;
@@ -111,8 +124,12 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
   in.price_usd_hr = price;
   in.work_s = step_s * steps;
   in.nodes = s.cluster.nodes;
-  const double storage = StorageBps(s, q);
-  in.checkpoint_write_s = CheckpointBytes(s, q) / storage;
+  const double read_Bps = StorageBps(s, q, false);
+  in.checkpoint_write_s = CheckpointBytes(s, q) / StorageBps(s, q, true);
+  in.checkpoint_read_s = CheckpointBytes(s, q) / read_Bps;
+  // Each new instance (the first ones, and every replacement) pulls the image over its
+  // network.
+  const double pull_s = q.image_bytes.value_or(0) / NodeNetBps(s.instance);
   if (IsSpot(p)) {
     std::optional<double> rate = SpotRatePerHour(s, q, &out.rate_lower_bound);
     if (!rate) return std::nullopt;
@@ -143,13 +160,19 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
         reconfigure_s;
   }
   in.checkpoint_interval_s = q.checkpoint_interval_s;
-  in.provisioning_s = q.provisioning_s.value_or(kDefaultProvisioning_s);
+  in.provisioning_s = q.provisioning_s.value_or(kDefaultProvisioning_s) + pull_s;
   // A restart re-provisions, then every node reloads its share of the state.
-  in.restart_s = q.restart_s.value_or(kDefaultRestart_s) + in.checkpoint_write_s;
-  // Every node downloads the whole dataset, at its network rate or its share
-  // of the storage bandwidth.
+  in.restart_s = q.restart_s.value_or(kDefaultRestart_s) + pull_s + *in.checkpoint_read_s;
   if (std::optional<double> data = DatasetBytes(s, q)) {
-    in.download_s = *data / std::min(NodeNetBps(s.instance), storage / s.cluster.nodes);
+    if (q.stream_dataset && steps > 0) {
+      // Read during training, prefetched beside the compute: each step waits for its share
+      // of the data (one pass over it) at the storage's aggregate read rate, if that is slower.
+      in.work_s = steps * std::max(step_s, *data / steps / read_Bps);
+    } else {
+      // Every node downloads the whole dataset, at its network rate or its share of the
+      // storage bandwidth.
+      in.download_s = *data / std::min(NodeNetBps(s.instance), read_Bps / s.cluster.nodes);
+    }
   }
   if (p == Pricing::kSagemaker || p == Pricing::kSagemakerSpot) {
     in.max_job_s = kSagemakerMaxRuntime_s;
@@ -184,16 +207,45 @@ std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q
         "a restart after an interruption takes 600 s plus reloading the checkpoint "
         "(assumption, no source; set search.restart_s)");
   }
-  if (!q.storage_GBps) {
+  if (q.storage) {
+    const StorageConfig& c = *q.storage;
+    out.push_back(
+        c.kind == StorageKind::kFsxLustre
+            ? "checkpoints and the dataset move through FSx for Lustre at " +
+                  FormatNumber(c.MBps_per_TiB) + " MB/s per TiB x " + FormatNumber(c.capacity_TiB) +
+                  " TiB = " + FormatNumber(NamedStorageBps(c, false) / 1e9) +
+                  " GB/s (its baseline: burst credits not counted), or the nodes' network "
+                  "when slower"
+            : "checkpoints and the dataset move through S3 at its documented floor per "
+              "partitioned prefix (3,500 writes and 5,500 reads per second) x " +
+                  std::to_string(c.prefixes) + " prefixes x " + FormatNumber(c.part_MiB) +
+                  " MiB parts = " + FormatNumber(NamedStorageBps(c, true) / 1e9) + " GB/s out, " +
+                  FormatNumber(NamedStorageBps(c, false) / 1e9) +
+                  " GB/s in, or the nodes' network when slower (S3 User Guide, optimizing "
+                  "performance)");
+  } else if (!q.storage_GBps) {
     out.push_back(
         "checkpoints and the dataset move at the nodes' full network rate (no storage "
-        "limit given; set search.storage_GBps)");
+        "limit given; set search.storage or search.storage_GBps)");
+  }
+  if (q.image_bytes) {
+    out.push_back("every new instance pulls the " + FormatNumber(*q.image_bytes / 1e9) +
+                  " GB image over its own network, at provisioning and at each restart (the "
+                  "registry is taken not to limit it: ECR publishes no throughput figure)");
+  }
+  if (q.stream_dataset) {
+    out.push_back(
+        "the dataset is streamed during training (S3 Mountpoint, SageMaker fast file mode, "
+        "FSx): no download before the first step; each step waits for its data when the "
+        "storage's read rate cannot keep up with one pass over the dataset");
   }
   if (!q.dataset_bytes) {
-    out.push_back(s.training.tokens > 0
-                      ? "the dataset is the training tokens as token ids of 2 bytes (4 above "
-                        "65535 vocabulary entries), downloaded once by every node"
-                      : "the dataset download is not counted (set search.dataset_bytes)");
+    out.push_back(
+        s.training.tokens > 0
+            ? std::string("the dataset is the training tokens as token ids of 2 bytes "
+                          "(4 above 65535 vocabulary entries), ") +
+                  (q.stream_dataset ? "read once during training" : "downloaded once by every node")
+            : "the dataset download is not counted (set search.dataset_bytes)");
   }
   out.push_back(
       "spot interruption rates are the middle of the Spot Advisor bucket (the "

@@ -30,6 +30,12 @@ std::optional<double> PriceUsdHr(const InstanceType& t, Pricing p, const SearchC
 // The term of a Savings Plan option: 1 or 3 years; 0 for the other options.
 int CommitmentYears(Pricing p);
 
+// The aggregate rate of named storage, bytes per second: FSx for Lustre its
+// throughput per TiB (MB = 1e6 bytes) times its TiB, reads and writes alike (the
+// baseline: burst credits are not counted); S3 the documented requests per
+// second per prefix (writes 3,500, reads 5,500) times the prefixes and the part size.
+double NamedStorageBps(const StorageConfig& storage, bool write);
+
 // spot-elastic: the groups of nodes whose loss takes the same replicas under the rank
 // layout rank = (stage x dp + replica) x tp + tp_rank (docs/model.md): a stage's dp x tp
 // GPUs lie on consecutive nodes, so with tp <= G GPUs per node a node holds G / tp

@@ -127,6 +127,8 @@ std::vector<FormField> MakeFields() {
         "not counted"),
       F("search.warm_pool_keep_alive_s", s, "SageMaker warm pool keep-alive (s)", K::kNumber, {},
         "no warm pool"),
+      F("search.image_bytes", s, "Container image (bytes)", K::kNumber, {}, "not counted"),
+      F("search.stream_dataset", s, "Stream the dataset", K::kBool, {}, "false: download first"),
   };
 }
 

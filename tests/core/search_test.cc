@@ -174,6 +174,26 @@ TEST(SearchTest, ValidSectionsParseToTheExpectedFields) {
   }
 }
 
+TEST(SearchTest, NamedStorageImageAndStreamingParse) {
+  Expected<PlanningScenario> s = Parse(WithSearch(
+      R"({"storage": {"kind": "fsx-lustre", "deployment": "persistent-2", "MBps_per_TiB": 250,)"
+      R"( "capacity_TiB": 9.6}, "image_bytes": 2e10, "stream_dataset": true})"));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(s->search.storage.has_value());
+  EXPECT_EQ(s->search.storage->kind, StorageKind::kFsxLustre);
+  EXPECT_EQ(s->search.storage->deployment, FsxDeployment::kPersistent2);
+  EXPECT_EQ(s->search.storage->MBps_per_TiB, 250);
+  EXPECT_EQ(s->search.storage->capacity_TiB, 9.6);
+  EXPECT_EQ(s->search.image_bytes, 2e10);
+  EXPECT_TRUE(s->search.stream_dataset);
+  s = Parse(WithSearch(R"({"storage": {"kind": "s3", "prefixes": 4}})"));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->search.storage->kind, StorageKind::kS3);
+  EXPECT_EQ(s->search.storage->prefixes, 4);
+  EXPECT_EQ(s->search.storage->part_MiB, 8);  // the AWS CLI's default part
+  EXPECT_FALSE(Parse(WithSearch("{}"))->search.stream_dataset);
+}
+
 TEST(SearchTest, AbsentSectionLeavesTheDefaults) {
   Expected<PlanningScenario> s = ParsePlanningScenario(
       "{\"model\": \"gpt3-175b\", \"training\": {\"global_batch\": 2048},"
@@ -204,8 +224,8 @@ std::vector<FailCase> SearchFailCases() {
        "prefer_validated, dataset_bytes, "
        "storage_GBps, checkpoint_bytes, checkpoint_interval_s, provisioning_s, restart_s, "
        "spot_interruptions_per_month, spot_capacity_chance, spot_capacity_retry_s, "
-       "reservation_gap_s, warm_pool_keep_alive_s, elastic_reconfigure_s, "
-       "spot_reclaim_wave_nodes, prices, "
+       "reservation_gap_s, warm_pool_keep_alive_s, elastic_reconfigure_s, image_bytes, storage, "
+       "stream_dataset, spot_reclaim_wave_nodes, prices, "
        "checkpoint_on_notice, trials, seed)"},
       {"instances not an array", R"({"instances": "p4d.24xlarge"})",
        "x.json:5:26: search.instances: expected an array, got \"p4d.24xlarge\""},
@@ -299,6 +319,33 @@ std::vector<FailCase> SearchFailCases() {
        "x.json:5:40: search.spot_reclaim_wave_nodes: expected an integer in [1, 100000], got 0"},
       {"a warm pool past SageMaker's hour", R"({"warm_pool_keep_alive_s": 3601})",
        "x.json:5:39: search.warm_pool_keep_alive_s: expected a number in [0, 3600], got 3601"},
+      {"a storage of no kind", R"({"storage": {"prefixes": 4}})",
+       "x.json:5:24: missing required field search.storage.kind"},
+      {"a storage of an unknown kind", R"({"storage": {"kind": "ebs"}})",
+       "x.json:5:33: search.storage.kind: expected one of fsx-lustre, s3, got \"ebs\""},
+      {"FSx without its size",
+       R"({"storage": {"kind": "fsx-lustre", "deployment": "scratch-2", "MBps_per_TiB": 200}})",
+       "x.json:5:24: missing required field search.storage.capacity_TiB"},
+      {"a persistent-2 tier FSx does not offer",
+       R"({"storage": {"kind": "fsx-lustre", "deployment": "persistent-2", "MBps_per_TiB": 300,)"
+       R"( "capacity_TiB": 4.8}})",
+       "x.json:5:93: search.storage.MBps_per_TiB: persistent-2 offers 125, 250, 500, 1000 MB/s "
+       "per TiB, got 300"},
+      {"an empty FSx",
+       R"({"storage": {"kind": "fsx-lustre", "deployment": "scratch-1", "MBps_per_TiB": 200,)"
+       R"( "capacity_TiB": 0}})",
+       "x.json:5:111: search.storage.capacity_TiB: expected a number > 0, got 0"},
+      {"an S3 field on FSx",
+       R"({"storage": {"kind": "fsx-lustre", "deployment": "scratch-2", "MBps_per_TiB": 200,)"
+       R"( "capacity_TiB": 1.2, "prefixes": 2}})",
+       "x.json:5:116: unknown field search.storage.prefixes (known: kind, deployment, "
+       "MBps_per_TiB, capacity_TiB)"},
+      {"S3 parts of nothing", R"({"storage": {"kind": "s3", "part_MiB": 0}})",
+       "x.json:5:51: search.storage.part_MiB: expected a number > 0, got 0"},
+      {"both a named storage and a bandwidth", R"({"storage_GBps": 10, "storage": {"kind": "s3"}})",
+       "x.json:5:44: search.storage: give the named storage or search.storage_GBps, not both"},
+      {"a negative image", R"({"image_bytes": -1})",
+       "x.json:5:28: search.image_bytes: expected a number >= 0, got -1"},
       {"a negative reconfiguration", R"({"elastic_reconfigure_s": -1})",
        "x.json:5:38: search.elastic_reconfigure_s: expected a number >= 0, got -1"},
       {"negative reservation gap", R"({"reservation_gap_s": -1})",

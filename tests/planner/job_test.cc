@@ -402,6 +402,9 @@ TEST(EstimateJob, ALongSagemakerJobIsAChainOfJobs) {
   EXPECT_DOUBLE_EQ(chain.provisioning_s, 600);
   EXPECT_DOUBLE_EQ(chain.reload_s, 4 * 120);
   EXPECT_DOUBLE_EQ(Estimate(in).expected_wall_s, 600 + short_run_s + 600 + 4 * 120);
+  in.checkpoint_read_s = 45;  // reads from a storage faster than it writes
+  EXPECT_DOUBLE_EQ(ChainOf(in, short_run_s).reload_s, 4 * 45);
+  in.checkpoint_read_s.reset();
   in.warm_pool_keep_alive_s = 3601;
   EXPECT_EQ(EstimateJob(in).status().message(),
             "warm_pool_keep_alive_s: expected 0 to 3600 s (SageMaker's limit), got 3601");
