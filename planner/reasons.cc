@@ -482,14 +482,20 @@ std::string ElasticReason(const Plan& plan, const Scenario& chosen, const Confir
       return "";
     }
     const ParallelConfig& par = chosen.parallel;
+    std::string why = "a single reclaim takes every replica (each node holds a slice of all)";
+    if (par.zero_stage > 0) {
+      why = "ZeRO-" + std::to_string(par.zero_stage) +
+            " shards the state over the replicas, so a reclaim loses part of it";
+    } else if (par.ep > 1) {
+      why = "its experts are split over the data-parallel ranks";
+    } else if (par.cp > 1) {
+      why = "context parallelism splits each sequence over the data-parallel slots";
+    } else if (par.dp < 2) {
+      why = "it has one data-parallel replica";
+    }
     return "spot-elastic (training on the replicas left after a reclaim) is not offered for this "
            "layout: " +
-           std::string(par.zero_stage > 0 ? "ZeRO-" + std::to_string(par.zero_stage) +
-                                                " shards the state over the replicas, so a "
-                                                "reclaim loses part of it"
-                       : par.dp < 2 ? "it has one data-parallel replica"
-                                    : "its replicas do not lie on whole nodes, or share state") +
-           ".";
+           why + ".";
   }
   if (!elastic->job.cost_usd || !elastic->job.live_share) return "";
   auto figures = [](const PricedJob& j) {
