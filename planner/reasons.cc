@@ -499,13 +499,13 @@ std::string ElasticReason(const Plan& plan, const Scenario& chosen, const Confir
   }
   if (!elastic->job.cost_usd || !elastic->job.live_share) return "";
   auto figures = [](const PricedJob& j) {
-    return Hours(j.job.wall_s.p50) + " (P90 " + Hours(j.job.wall_s.p90) + ") for " +
+    return "P50 " + Hours(j.job.wall_s.p50) + ", P90 " + Hours(j.job.wall_s.p90) + ", " +
            (j.job.cost_usd ? Usd(j.job.cost_usd->mean) : std::string("no price"));
   };
   std::string out = &p == elastic ? "Training on the replicas left after a reclaim (as Parcae, "
                                     "NSDI'24): "
                                   : "Elastic spot (spot-elastic, as Parcae, NSDI'24) would take ";
-  out += figures(*elastic) + ", with " + Pct(*elastic->job.live_share) +
+  out += figures(*elastic) + ", with " + Fmt("%.2f%%", 100 * *elastic->job.live_share) +
          " of the replicas live on average";
   if (spot && spot != &p) out += "; stopping for each reclaim (spot): " + figures(*spot);
   if (on_demand && on_demand != &p) out += "; on demand: " + figures(*on_demand);
@@ -623,8 +623,9 @@ std::string DescribeTerms(const PricedJob& p) {
     out += Fmt("%.1f interruptions expected", j.expected_interruptions);
   }
   if (j.live_share) {
-    out += (out.empty() ? "" : "; ") + Pct(*j.live_share) + " of replicas live on average, " +
-           Fmt("%.2g", j.total_losses.value_or(0)) + " losses of all";
+    out += (out.empty() ? "" : "; ") + Fmt("%.2f%%", 100 * *j.live_share) +
+           " of replicas live on average, " + Fmt("%.2g", j.total_losses.value_or(0)) +
+           " losses of all";
   }
   if (j.fallback_share) {
     out += (out.empty() ? "" : "; ") + Pct(*j.fallback_share) + " of runs fall back to on-demand";
