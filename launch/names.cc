@@ -95,6 +95,14 @@ constexpr char kPathRule[] =
 constexpr char kHostRule[] =
     "1 to 253 letters, digits, '.' and '-', starting with a letter or digit";
 
+// The end of an ARN's partition ("arn:aws", "arn:aws-cn", "arn:aws-us-gov"), from index 7:
+// lowercase letters and '-'. The caller has checked the "arn:aws" start.
+size_t AfterPartition(std::string_view v) {
+  size_t i = 7;
+  while (i < v.size() && ((v[i] >= 'a' && v[i] <= 'z') || v[i] == '-')) ++i;
+  return i;
+}
+
 }  // namespace
 
 Status ValidateKubernetesName(std::string_view v, std::string_view field) {
@@ -164,8 +172,7 @@ Status ValidateRoleArn(std::string_view v, std::string_view field) {
   };
   if (v.size() < 20 || v.size() > 2048) return bad(Length(v));
   if (v.substr(0, 7) != "arn:aws") return bad("it does not start with arn:aws");
-  size_t i = 7;
-  while (i < v.size() && ((v[i] >= 'a' && v[i] <= 'z') || v[i] == '-')) ++i;
+  size_t i = AfterPartition(v);
   if (v.substr(i, 6) != ":iam::") return bad("it is not an IAM ARN (no :iam:: after arn:aws)");
   i += 6;
   const size_t account = i;
@@ -187,8 +194,7 @@ Status ValidateTrainingPlanArn(std::string_view v, std::string_view field) {
   };
   if (v.size() < 50 || v.size() > 2048) return bad(Length(v));
   if (v.substr(0, 7) != "arn:aws") return bad("it does not start with arn:aws");
-  size_t i = 7;
-  while (i < v.size() && ((v[i] >= 'a' && v[i] <= 'z') || v[i] == '-')) ++i;
+  size_t i = AfterPartition(v);
   if (v.substr(i, 11) != ":sagemaker:") return bad("it is not a SageMaker ARN");
   i += 11;
   while (i < v.size() && (LowerAlnum(v[i]) || v[i] == '-')) ++i;

@@ -189,14 +189,19 @@ double TrialCost_usd(const JobInputs& in, const TrialOutcome& t, double billed_i
   return cost;
 }
 
+// Model error: the generator that picks each trial's work factor, of its own so that the
+// interruptions' draws stay those of the seed.
+std::mt19937_64 FactorPicker(const JobInputs& in) {
+  return std::mt19937_64(in.seed ^ 0x9e3779b97f4a7c15ull);
+}
+
 Samples Simulate(const JobInputs& in, const JobShape& shape, int trials, bool model_error) {
   Samples out;
   out.run_s.reserve(trials);
   out.billed_instance_s.reserve(trials);
   JobSimulator sim(shape, in.seed);
-  // Model error: a generator of its own (the interruptions' draws stay those of the seed),
-  // and the shape of each factor's work, made once.
-  std::mt19937_64 pick(in.seed ^ 0x9e3779b97f4a7c15ull);
+  // Model error: the shape of each factor's work, made once.
+  std::mt19937_64 pick = FactorPicker(in);
   std::vector<JobShape> shapes;
   for (double f : model_error ? in.work_factors : std::vector<double>()) {
     JobInputs scaled = in;
@@ -296,16 +301,14 @@ Status EstimateElastic(const JobInputs& in, JobEstimate* e) {
   if (trials < std::min(in.trials, kMinTrials)) {
     e->monte_carlo_skipped = true;
     e->wall_s = Constant(e->expected_wall_s);
-    e->mean_billed_instance_s =
-        in.nodes *
-        (in.download_s + (ExpectedElasticRun_s(shape) - in.download_s) * NodeUpShare(shape));
+    e->mean_billed_instance_s = ExpectedElasticBilled_s(shape);
     e->mean_interruptions = e->expected_interruptions;
     e->live_share = LiveShare(shape);
     e->total_losses = loss_rate * (e->expected_wall_s - in.provisioning_s);
     if (in.price_usd_hr) e->cost_usd = Constant(CostOf_usd(in, e->mean_billed_instance_s));
     return Status::Ok();
   }
-  // Model error: one shape per work factor, drawn by a generator of its own (as Simulate).
+  // Model error: one shape per work factor, drawn by FactorPicker (as Simulate).
   std::vector<ElasticShape> shapes;
   for (double f : in.work_factors) {
     IntervalSource unused;
@@ -314,7 +317,7 @@ Status EstimateElastic(const JobInputs& in, JobEstimate* e) {
   for (bool model_error : {false, true}) {
     if (model_error && shapes.empty()) break;
     ElasticSimulator sim(shape, in.seed);
-    std::mt19937_64 pick(in.seed ^ 0x9e3779b97f4a7c15ull);
+    std::mt19937_64 pick = FactorPicker(in);
     Samples samples;
     double live = 0, losses = 0;
     for (int i = 0; i < trials; ++i) {

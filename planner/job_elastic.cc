@@ -11,9 +11,14 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// D: a failed node's mean time down, its replacement's capacity wait and restart.
+double DownTime_s(const ElasticShape& s) {
+  return SpotWaitMean_s(s.capacity_chance, s.retry_s) + s.restart_s;
+}
+
 // f: the steady-state share of time a node is down.
 double DownShare(const ElasticShape& s) {
-  const double x = s.node_rate_per_s * (SpotWaitMean_s(s.capacity_chance, s.retry_s) + s.restart_s);
+  const double x = s.node_rate_per_s * DownTime_s(s);
   return x / (1 + x);
 }
 
@@ -22,8 +27,6 @@ int Wave(const ElasticShape& s) { return std::max(1, std::min(s.wave_nodes, s.no
 }  // namespace
 
 double LiveShare(const ElasticShape& s) { return std::pow(1 - DownShare(s), s.nodes / s.groups); }
-
-double NodeUpShare(const ElasticShape& s) { return 1 - DownShare(s); }
 
 double TotalLossRate_per_s(const ElasticShape& s) {
   const double live = LiveShare(s);
@@ -39,14 +42,18 @@ double ExpectedElasticRun_s(const ElasticShape& s) {
   const double interval = std::min(s.interval_s, s.work_s);
   const double writes = std::max(1.0, std::ceil(s.work_s / interval * (1 - 1e-12)));
   const double run = s.work_s / (live * (1 - paused)) + writes * s.checkpoint_write_s;
-  const double down = SpotWaitMean_s(s.capacity_chance, s.retry_s) + s.restart_s;
-  const double redone = TotalLossRate_per_s(s) * run * (interval / 2 / live + down);
+  const double redone = TotalLossRate_per_s(s) * run * (interval / 2 / live + DownTime_s(s));
   return s.download_s + run + redone;
 }
 
 double ExpectedElasticFailures(const ElasticShape& s) {
   const double training_s = ExpectedElasticRun_s(s) - s.download_s;
   return s.nodes * (1 - DownShare(s)) * s.node_rate_per_s / Wave(s) * training_s;
+}
+
+double ExpectedElasticBilled_s(const ElasticShape& s) {
+  const double training_s = ExpectedElasticRun_s(s) - s.download_s;
+  return s.nodes * (s.download_s + training_s * (1 - DownShare(s)));
 }
 
 ElasticSimulator::ElasticSimulator(const ElasticShape& shape, uint64_t seed)

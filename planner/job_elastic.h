@@ -61,7 +61,7 @@ struct ElasticShape {
 // the share of time a node is down is f = lambda D / (1 + lambda D) (an
 // alternating renewal process), a group of g = nodes / groups nodes is live
 // with (1 - f)^g, G = groups.
-//  - LiveShare: (1 - f)^g, the mean share of replicas live; NodeUpShare 1 - f.
+//  - LiveShare: (1 - f)^g, the mean share of replicas live.
 //  - TotalLossRate_per_s: the rate at which the last live group fails,
 //    G g lambda (1 - f)^g (1 - (1 - f)^g)^(G - 1); reclaim waves make it
 //    larger (they strike several groups at once) and are not counted.
@@ -71,11 +71,13 @@ struct ElasticShape {
 //    being the membership changes' rate times their mean pause, plus the
 //    work redone after total losses (half an interval and a restart each).
 double LiveShare(const ElasticShape& shape);
-double NodeUpShare(const ElasticShape& shape);  // 1 - f: the share of node-time billed
 double TotalLossRate_per_s(const ElasticShape& shape);
 double ExpectedElasticRun_s(const ElasticShape& shape);
 // Expected failure events over that run: up nodes x lambda / wave_nodes.
 double ExpectedElasticFailures(const ElasticShape& shape);
+// Expected instance-seconds billed over that run: every node through the download, then
+// the up share 1 - f of each node through the training.
+double ExpectedElasticBilled_s(const ElasticShape& shape);
 
 struct ElasticOutcome {
   TrialOutcome trial;        // start wait, run, failure events, billed sessions

@@ -362,8 +362,7 @@ void ClosedFormJob(const JobInputs& in, double* time_s, double* cost_usd) {
     const ElasticShape shape = ElasticShapeOf(in, in.work_s, &source);
     const double run_s = ExpectedElasticRun_s(shape);
     *time_s = SpotWaitMean_s(in.capacity_chance, in.capacity_retry_s) + in.provisioning_s + run_s;
-    *cost_usd =
-        CostOf_usd(in, in.nodes * (in.download_s + (run_s - in.download_s) * NodeUpShare(shape)));
+    *cost_usd = CostOf_usd(in, ExpectedElasticBilled_s(shape));
     return;
   }
   const int wave = std::max(1, std::min(in.reclaim_wave_nodes, in.nodes));
