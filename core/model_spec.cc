@@ -104,6 +104,7 @@ bool IsMoeLayer(const ModelSpec& m, int l) {
 }
 
 int MoeLayerCount(const ModelSpec& m, int first, int last) {
+  if (m.experts == 0) return 0;  // dense: no layer is (IsMoeLayer)
   int n = 0;
   for (int l = first; l < last; ++l) n += IsMoeLayer(m, l);
   return n;

@@ -5,6 +5,7 @@
 // layers with per-sample forward FLOPs, parameters and activation bytes.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -124,5 +125,27 @@ double VWidth(const ModelSpec& m);
 double ForwardFlopsPerSample(const ModelSpec& m);
 // Tokens per sample: seq_len for transformers, 1 for layer lists.
 double TokensPerSample(const ModelSpec& m);
+
+// Layers of a model: a transformer's blocks, or a layer list's entries.
+inline int LayerCount(const ModelSpec& m) {
+  return m.kind == ModelKind::kTransformer ? m.layers : static_cast<int>(m.layer_list.size());
+}
+
+// Layers [first, first + count) of a model.
+struct LayerRange {
+  int first = 0;
+  int count = 0;
+  int end() const { return first + count; }
+};
+// The one layer-to-stage split: part `part` (from 0) of `layers` layers cut into `parts`
+// contiguous parts as evenly as possible, the first layers % parts parts one layer longer
+// (torchtitan and DeepSpeed split so; docs/memory.md section 1). Pipeline stages are the
+// parts of the model's layers; with the interleaved schedule, model chunks are the parts of
+// pp x virtual_stages.
+// Inline: the planner's memory pruning splits every candidate.
+inline LayerRange SplitLayers(int layers, int parts, int part) {
+  const int base = layers / parts, extra = layers % parts;
+  return {part * base + std::min(part, extra), base + (part < extra ? 1 : 0)};
+}
 
 }  // namespace trainsim

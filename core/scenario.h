@@ -6,6 +6,7 @@
 // and the sweep read them with ParsePlanningScenario (core/search.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -206,6 +207,12 @@ struct ParallelConfig {
   int parameter_servers = 0;
 };
 
+// The one microbatch count: microbatches each pipeline (each data-parallel replica) runs per
+// step, global_batch / (dp x micro_batch); without a pipeline, the gradient accumulation steps.
+inline int64_t MicrobatchesPerPipeline(int64_t global_batch, int dp, int micro_batch) {
+  return global_batch / (static_cast<int64_t>(std::max(1, dp)) * std::max(1, micro_batch));
+}
+
 struct Scenario {
   int version = 1;
   std::string name;  // file stem or "scenario"
@@ -231,7 +238,7 @@ struct Scenario {
   // covers it; 1 for none).
   double Slowdown(int rank) const;
   int64_t microbatches_per_pipeline() const {
-    return training.global_batch / (static_cast<int64_t>(parallel.dp) * training.micro_batch);
+    return MicrobatchesPerPipeline(training.global_batch, parallel.dp, training.micro_batch);
   }
 };
 

@@ -71,6 +71,12 @@ struct Group {
   int nodes() const { return (n + per_node - 1) / per_node; }
 };
 
+// The layout's group of `kind` (sim::ShapeOf) on nodes of `gpus_per_node` GPUs.
+Group GroupOf(const Scenario& s, sim::GroupKind kind, int gpus_per_node) {
+  const sim::GroupShape g = sim::ShapeOf(s, kind);
+  return {g.members, g.PerNode(gpus_per_node), g.stride};
+}
+
 double GroupBps(const Links& l, const Group& g, int gpus_per_node) {
   if (g.nodes() <= 1) {
     if (!l.mesh) return l.intra_Bps;
@@ -119,9 +125,6 @@ double AllToAllSeconds(const Links& l, const Group& g, int gpus_per_node, double
   return lat.base_s + (g.nodes() > 1 ? lat.inter_s : lat.intra_s) + seconds;
 }
 
-// Layers of stage `stage` (the first n % pp stages take one more).
-int StageLayerCount(int n, int pp, int stage) { return n / pp + (stage < n % pp ? 1 : 0); }
-
 // One microbatch on one stage: compute, and the blocking TP collectives.
 struct StageMicrobatch {
   double fwd_s = 0, bwd_s = 0, recompute_s = 0, tp_s = 0;
@@ -136,34 +139,9 @@ Expected<Estimator> Estimator::Create(const Scenario& s, const sim::ModelParams&
   return Estimator(std::move(*cm), params);
 }
 
-LayerFigures Estimator::Figures(const Scenario& s) const {
-  const ModelSpec& m = s.model;
-  const double e = sim::ActivationBytesPerElem(s.training.precision);
-  const double b = s.training.micro_batch;
-  LayerFigures f;
-  if (m.kind == ModelKind::kLayerList) {
-    for (const LayerSpec& L : m.layer_list) {
-      f.layers.push_back(sim::ConvLayerSeconds(L, b, e, cm_, sim::ConvTransposes(s)));
-      f.p2p_bytes = std::max(f.p2p_bytes, L.activation_bytes * b * e / 2);
-    }
-    return f;
-  }
-  // As sim/workload.cc MakeStageModel: embedding lookup, output layer and loss.
-  const double t = s.parallel.tp, tokens = b * m.seq_len;
-  f.layer = sim::TransformerLayerCost(s, cm_);
-  if (m.experts > 0) f.moe_layer = sim::TransformerLayerCost(s, cm_, true);
-  f.moe_ep = s.parallel.ep;
-  f.cp = s.parallel.cp;
-  f.embed_fwd_s = f.embed_bwd_s = cm_.MemorySeconds(2 * tokens * m.hidden * e);
-  const double loss = 2 * tokens * m.vocab / t * 4;
-  const double logits_s = cm_.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
-  f.logits_fwd_s = logits_s + cm_.MemorySeconds(loss);
-  f.logits_bwd_s = 2 * logits_s + cm_.MemorySeconds(loss);
-  f.p2p_bytes = sim::TransformerP2pBytes(s);
-  return f;
-}
+sim::PieceCosts Estimator::Figures(const Scenario& s) const { return sim::MakePieceCosts(s, cm_); }
 
-StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
+StepEstimate Estimator::Step(const Scenario& s, const sim::PieceCosts& f) const {
   const ParallelConfig& par = s.parallel;
   // Every per-token figure depends on cp (the planner remakes them where it changes; a
   // caller with figures of another cp gets them made here).
@@ -174,12 +152,11 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   const double v = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
   const Links links = NodeLinks(s, params_);
   const bool transformer = s.model.kind == ModelKind::kTransformer;
-  const int n_layers = transformer ? s.model.layers : static_cast<int>(f.layers.size());
 
   // TP: two blocks per layer per pass, each an all-reduce or (sequence
   // parallel) an all-gather plus a reduce-scatter, inside one node (or over
   // the network when the group is wider than a node).
-  const Group tp_group{tp, std::min(tp, gpn)};
+  const Group tp_group = GroupOf(s, sim::GroupKind::kTp, gpn);
   const bool sp = s.training.sequence_parallel;
   const double tp_one = sp ? RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, false)
                            : AllReduceSeconds(links, tp_group, gpn, f.layer.tp_bytes);
@@ -189,12 +166,11 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // compute; backward pairs each with both gradient GEMMs).
   // EP: groups of ep consecutive DP ranks, tp ranks apart; two all-to-alls per MoE
   // layer and pass (dispatch and combine).
-  const Group ep_group{par.ep, std::max(1, std::min(par.ep, gpn / tp)), tp};
+  const Group ep_group = GroupOf(s, sim::GroupKind::kEp, gpn);
   // The MoE layer's figures depend on ep (its experts' GEMMs, the all-to-all), which the
   // planner varies below the (tp, micro batch) the figures were made for.
-  const sim::LayerCost moe_layer = s.model.experts > 0 && f.moe_ep != par.ep
-                                       ? sim::TransformerLayerCost(s, cm_, true)
-                                       : f.moe_layer;
+  const sim::LayerCost moe_layer =
+      s.model.experts > 0 && f.ep != par.ep ? sim::TransformerLayerCost(s, cm_, true) : f.moe_layer;
   const double ep_one = AllToAllSeconds(links, ep_group, gpn, moe_layer.ep_bytes);
   // An MoE layer's MLP under TP (sim/workload.cc MoeMlpBlock): the routed rows all-gathered
   // and reduce-scattered over the TP group, and shared experts' dense exchange; no overlap.
@@ -208,7 +184,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // backward core. Dense layers' figures (MoE with CP is not modelled).
   double cp_fwd = 0, cp_bwd = 0;
   if (par.cp > 1) {
-    const Group cp_group{par.cp, std::max(1, std::min(par.cp, gpn / tp)), tp};
+    const Group cp_group = GroupOf(s, sim::GroupKind::kCp, gpn);
     const sim::LayerCost& c = f.layer;
     const double ring = RingSeconds(links, cp_group, gpn, c.cp_bytes, false);
     const double share = params_.comm_compute_share;
@@ -226,22 +202,20 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
     }
     return s;
   };
-  auto stage_mb = [&](int stage) {
+  auto stage_mb = [&](const sim::StageShare& share) {
     StageMicrobatch mb;
-    const int layers = StageLayerCount(n_layers, pp, stage);
-    int first = 0;
-    for (int i = 0; i < stage; ++i) first += StageLayerCount(n_layers, pp, i);
+    const int layers = share.layers.count, first = share.layers.first;
     if (transformer) {
       // The stage's dense and MoE layers; recomputed ones in proportion.
-      const int moe = MoeLayerCount(s.model, first, first + layers);
+      const int moe = share.moe_layers;
       auto sum = [&](auto&& part) {
         return (layers - moe) * part(f.layer) + moe * part(moe_layer);
       };
       const double fwd = sum([](const sim::LayerCost& c) { return c.attn_fwd_s + c.mlp_fwd_s; });
       mb.fwd_s = fwd;
       mb.bwd_s = sum([](const sim::LayerCost& c) { return c.attn_bwd_s + c.mlp_bwd_s; });
-      // Full recompute runs the forward of its layers again (sim::RecomputedLayers).
-      const int recomputed = sim::RecomputedLayers(s.training, layers);
+      // Full recompute runs the forward of its layers again.
+      const int recomputed = share.recomputed_layers;
       if (s.training.recompute == Recompute::kFull) {
         mb.recompute_s = fwd * recomputed / layers;
       } else if (s.training.recompute == Recompute::kSelective) {
@@ -267,8 +241,8 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       // CP: each forward pass's K/V ring beyond the core it is pipelined with; the
       // backward's, and the gradients' way back.
       mb.tp_s += forward_passes * cp_fwd + layers * cp_bwd;
-      if (stage == 0) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
-      if (stage == pp - 1) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;
+      if (share.first()) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
+      if (share.last()) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;
     } else {
       for (int l = first; l < first + layers; ++l) {
         mb.fwd_s += f.layers[l].fwd;
@@ -280,12 +254,13 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
   // The slowest stage: the first (embedding) or the last (logits), or with MoE layers
   // any stage, whose mix of dense and MoE layers differs.
   int worst_stage = 0;
-  StageMicrobatch worst = stage_mb(0);
+  StageMicrobatch worst = stage_mb(sim::StageLayerShare(s, 0));
   for (int stage = 1; stage < pp; ++stage) {
     if (stage != pp - 1 && s.model.experts == 0) continue;
-    const StageMicrobatch mb = stage_mb(stage);
+    const StageMicrobatch mb = stage_mb(sim::StageLayerShare(s, stage));
     if (mb.total() > worst.total()) worst = mb, worst_stage = stage;
   }
+  const sim::StageShare worst_share = sim::MakeStageShare(s, worst_stage);
 
   StepEstimate e;
   e.compute_s = m * (worst.fwd_s + worst.bwd_s + worst.recompute_s);
@@ -307,37 +282,33 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
 
   // DP: members sit tp ranks apart, g / tp of them per node.
   const double eb = sim::ActivationBytesPerElem(s.training.precision);
-  const double params = sim::StageParameterCount(s, worst_stage);
+  const double params = worst_share.params;
   // With expert parallelism the routed experts' part goes over the expert-data-parallel
   // group (sim/workload.cc): dp / ep members, ep x tp local ranks apart.
-  const double experts = par.ep > 1 ? sim::StageExpertParameterCount(s, worst_stage) : 0;
+  const double experts = par.ep > 1 ? worst_share.expert_params : 0;
   const double weight_bytes = (params - experts) * eb;
   const double grad_bytes = weight_bytes * sim::GradReduceScale(s.training);  // as reduced
   const double expert_weight_bytes = experts * eb;
   const double expert_grad_bytes = expert_weight_bytes * sim::GradReduceScale(s.training);
-  const int edp = dp / par.ep;
-  const Group edp_group{edp, std::max(1, std::min(edp, gpn / (tp * par.ep))), tp * par.ep};
-  const Group dp_group{dp, std::max(1, std::min(dp, gpn / tp)), tp};
+  const Group edp_group = GroupOf(s, sim::GroupKind::kExpertData, gpn);
+  const Group dp_group = GroupOf(s, sim::GroupKind::kDp, gpn);
   // ZeRO's collectives span a shard group (the DP group unless hybrid sharding
   // cuts it into groups of consecutive DP ranks); with hybrid sharding each
   // reduced shard is then all-reduced across the groups, whose members sit
   // shards x tp ranks apart (sim/workload.cc ReduceShardedGradients).
   const int shards = s.shard_degree(), replicas = s.shard_replicas();
-  const Group zero_group =
-      par.zero_stage >= 1 ? Group{shards, std::max(1, std::min(shards, gpn / tp)), tp} : dp_group;
-  const Group across{replicas, std::max(1, std::min(replicas, gpn / (shards * tp))), shards * tp};
+  const Group zero_group = par.zero_stage >= 1 ? GroupOf(s, sim::GroupKind::kShard, gpn) : dp_group;
+  const Group across = GroupOf(s, sim::GroupKind::kAcrossShards, gpn);
   auto across_reduce = [&](double reduced_bytes) {
     return replicas > 1 ? AllReduceSeconds(links, across, gpn, reduced_bytes / shards) : 0.0;
   };
   const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
   const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(grad_bytes, 1.0));
-  // A collective running beside `hidden_by` of compute takes comm_compute_share of the GPU
-  // (ModelParams; sim/engine.cc Occupying): the compute goes at 1 - share while it is in
-  // flight, so it lasts `slowed` longer, which hides that much more of the collective.
+  // A collective running beside `hidden_by` of compute slows it by `slowed` (the one overlap
+  // rule, sim::StretchedComputeSeconds), which hides that much more of the collective.
   // Gradient reduction runs beside compute only with overlap_dp; ZeRO-3's gathers always do.
-  const double share = params_.comm_compute_share;
   auto slowed = [&](double comm, double hidden_by) {
-    return share * std::min(comm, hidden_by / (1 - share));
+    return sim::StretchedComputeSeconds(comm, hidden_by, params_.comm_compute_share);
   };
   auto reduce_slowed = [&](double comm, double hidden_by) {
     return par.overlap_dp ? slowed(comm, hidden_by) : 0.0;
@@ -372,7 +343,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
         break;
       default: {  // 3: each layer's weights gathered for its forward and its backward
                   // (prefetched one layer ahead), its gradients scattered after it
-        const int layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
+        const int layers = std::max(1, worst_share.layers.count);
         const double per_layer =
             2 * RingSeconds(links, zero_group, gpn, weight_bytes / layers, false) +
             RingSeconds(links, zero_group, gpn, grad_bytes / layers, false) +
@@ -385,14 +356,13 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       }
     }
   }
-  const double opt_bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
-  const double opt_params =
-      par.zero_stage >= 1 ? (params - experts) / shards + experts / std::max(1, edp) : params;
-  e.optimizer_s = cm_.MemorySeconds(opt_params * opt_bytes_per_param);
+  const double opt_params = worst_share.optimizer_params;
+  const sim::OptimizerSeconds optimizer = sim::OptimizerStepSeconds(s, cm_, opt_params);
+  e.optimizer_s = optimizer.gpu_s;
   if (s.training.offload_optimizer) {
     // As sim/workload.cc: the node's CPU sweeps every GPU's state; the GPUs
     // behind one PCIe switch copy through its root link at once.
-    e.optimizer_s = opt_params * opt_bytes_per_param * gpn / (params_.host_optimizer_GBps * 1e9);
+    e.optimizer_s = optimizer.host_s;
     const double pcie = s.instance.pcie_GBps_per_dir > 0 ? s.instance.pcie_GBps_per_dir
                                                          : params_.unknown_pcie_GBps_per_dir;
     const double copy_Bps = pcie * 1e9 * sim::PcieSwitchCount(s.instance) / gpn;
@@ -400,7 +370,7 @@ StepEstimate Estimator::Step(const Scenario& s, const LayerFigures& f) const {
       // The shards of the first unit of every pass (its gather cannot start
       // before them) and the last unit's gradients before the CPU step; the
       // rest overlaps compute. Unit and copy sizes as in workload.cc.
-      const int layers = std::max(1, StageLayerCount(n_layers, pp, worst_stage));
+      const int layers = std::max(1, worst_share.layers.count);
       const double shard = params / layers * sim::kHostShardBytesPerParam / shards;
       e.offload_s = (2 * m + 1) * shard / copy_Bps;
     } else {  // gradients out and weights back, the GPU's optimizer shard each way

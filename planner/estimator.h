@@ -2,35 +2,19 @@
 // microseconds of arithmetic, to rank hundreds of thousands of candidates
 // before the SimGrid simulator confirms the best few.
 //
-// Compute comes from the simulator's own figures (sim::TransformerLayerCost,
-// sim::ConvLayerSeconds, the same compute model and profile), so estimator
-// and simulator differ only in how communication and overlap are treated:
-// here collectives are alpha-beta formulas (ring algorithms, NCCL's protocol
-// latencies of sim/model_params.h) and overlap is a closed-form rule
-// (docs/planner.md, "Estimator"). Not thread-safe: one Estimator per thread.
+// It reads the simulator's stage model (sim/stage_model.h: the piece costs, each stage's
+// share of the layers and parameters, the communication groups, the overlap rule), so
+// estimator and simulator differ only in how communication and overlap are evaluated: here
+// collectives are alpha-beta formulas (ring algorithms, NCCL's protocol latencies of
+// sim/model_params.h) and overlap is a closed-form rule (docs/planner.md, "Estimator").
+// Not thread-safe: one Estimator per thread.
 #pragma once
 
 #include "core/scenario.h"
 #include "sim/model_params.h"
-#include "sim/workload.h"
+#include "sim/stage_model.h"
 
 namespace trainsim::planner {
-
-// Per-microbatch compute figures that depend only on (instance, tp, micro
-// batch): computed once and reused for every pp, dp, ZeRO stage, recompute
-// and schedule.
-struct LayerFigures {
-  // Transformer: one layer's forward / backward / recompute blocks.
-  sim::LayerCost layer;
-  sim::LayerCost moe_layer;  // an MoE layer's (ModelSpec::experts),
-  int moe_ep = 1;            // for this expert parallelism (Step redoes it)
-  int cp = 1;  // made for this context parallelism (Step redoes all of them for another)
-  double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage
-  double logits_fwd_s = 0, logits_bwd_s = 0;  // last stage
-  double p2p_bytes = 0;                       // one pipeline message, per GPU
-  // Layer-list models: every layer's forward and backward.
-  std::vector<sim::LayerSeconds> layers;
-};
 
 // Where the estimated step goes, on the slowest pipeline stage.
 struct StepEstimate {
@@ -49,10 +33,12 @@ class Estimator {
   // catalog lacks a figure the compute model needs.
   static Expected<Estimator> Create(const Scenario& s, const sim::ModelParams& params);
 
-  // Figures for `s`'s tp and micro batch.
-  LayerFigures Figures(const Scenario& s) const;
+  // The piece costs of `s` (sim::MakePieceCosts): they depend only on the instance, tp,
+  // micro batch, cp and ep, so a caller makes them once per (instance, tp, micro batch) and
+  // Step redoes the MoE layer's for another ep and all of them for another cp.
+  sim::PieceCosts Figures(const Scenario& s) const;
   // The step of `s` (its parallel and training settings), given Figures(s).
-  StepEstimate Step(const Scenario& s, const LayerFigures& f) const;
+  StepEstimate Step(const Scenario& s, const sim::PieceCosts& f) const;
 
  private:
   Estimator(sim::ComputeModel cm, const sim::ModelParams& params)

@@ -74,7 +74,7 @@ Expected<Ranking> RankSpace(const Scenario& base, const SearchConfig& q, const S
   const sim::ModelParams& params = opt.params;
   Ranking out;
   std::optional<Estimator> estimator;
-  LayerFigures figures;
+  sim::PieceCosts figures;
   Status failure;
   std::string estimator_for;  // the instance type the estimator was made for
   SpaceVisitor visit;

@@ -51,7 +51,8 @@ void ScalingCurve(const Scenario& base, const SearchConfig& q, const Plan& plan,
     for (int mb : plan.space.micro_batch) {
       const int64_t per_step = static_cast<int64_t>(dp) * mb;
       if (s.training.global_batch % per_step) continue;
-      if (c.schedule == Schedule::kInterleaved && (s.training.global_batch / per_step) % c.pp) {
+      if (c.schedule == Schedule::kInterleaved &&
+          MicrobatchesPerPipeline(s.training.global_batch, dp, mb) % c.pp) {
         continue;
       }
       s.training.micro_batch = mb;

@@ -23,10 +23,6 @@ std::vector<int> Divisors(int n, int max) {
   return out;
 }
 
-int LayerCount(const ModelSpec& m) {
-  return m.kind == ModelKind::kTransformer ? m.layers : static_cast<int>(m.layer_list.size());
-}
-
 // The search.prices field that prices `p`, for options only a user price (or, for Capacity
 // Blocks, a catalog figure) can price; nullptr for the others.
 const char* UserPriceField(Pricing p) {
@@ -460,7 +456,7 @@ class Walker {
       });
     }
     if (pick.schedule == Schedule::kInterleaved) {
-      const int64_t m = s_.training.global_batch / (static_cast<int64_t>(c_.dp) * c_.micro_batch);
+      const int64_t m = MicrobatchesPerPipeline(s_.training.global_batch, c_.dp, c_.micro_batch);
       const int layers = LayerCount(s_.model);
       if (layers % (pp * v) || m % pp) {
         return Prune(tally_, "interleaved", 1, [&] {

@@ -35,13 +35,6 @@ struct StageMemory {
   }
 };
 
-// The contiguous range of layers [first, first + count) that `stage` of `stages` holds when
-// `layers` are split as evenly as possible: the first layers % stages stages take one more.
-struct LayerRange {
-  int first = 0;
-  int count = 0;
-};
-
 bool IsFp32Training(Precision p) { return p == Precision::kFp32 || p == Precision::kTf32; }
 
 // Weights (and gradients, same dtype): bf16/fp16 for 16-bit and fp8 training, fp32 otherwise.
@@ -56,56 +49,6 @@ double OptimizerBytesPerParam(Optimizer o, Precision p) {
 
 // Activations are 16-bit in mixed precision and fp8 training, 32-bit in fp32/tf32 training.
 double ActivationScale(Precision p) { return IsFp32Training(p) ? 2 : 1; }
-
-int PipelineStages(const Scenario& s) { return std::max(1, s.parallel.pp); }
-int TensorParallel(const Scenario& s) { return std::max(1, s.parallel.tp); }
-
-LayerRange StageLayers(int layers, int stages, int stage) {
-  const int base = layers / stages, extra = layers % stages;
-  LayerRange range;
-  range.count = base + (stage < extra ? 1 : 0);
-  range.first = stage * base + std::min(stage, extra);
-  return range;
-}
-
-int64_t Microbatches(const Scenario& s) {
-  const int64_t dp = std::max(1, s.parallel.dp), micro = std::max(1, s.training.micro_batch);
-  return std::max<int64_t>(1, s.training.global_batch / (dp * micro));
-}
-
-// --- Parameters --------------------------------------------------------------------------
-
-// The output head's parameters (vocab x hidden), whether tied or not.
-double HeadParams(const ModelSpec& m) { return static_cast<double>(m.vocab) * m.hidden; }
-
-// Input embedding: token (+ position, + token-type) tables.
-double InputEmbeddingParams(const ModelSpec& m) {
-  return EmbeddingParameterCount(m) - (m.tied_embeddings ? 0 : HeadParams(m));
-}
-
-// What ParameterCount holds outside the blocks and the embeddings: the final norm.
-double FinalNormParams(const ModelSpec& m) {
-  return ParameterCount(m) - LayersParameterCount(m, 0, m.layers) - EmbeddingParameterCount(m);
-}
-
-double LayerListStageParams(const ModelSpec& m, int stages, int stage) {
-  const LayerRange range = StageLayers(static_cast<int>(m.layer_list.size()), stages, stage);
-  double params = 0;
-  for (int i = range.first; i < range.first + range.count; ++i) params += m.layer_list[i].params;
-  return params;
-}
-
-double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage) {
-  const LayerRange range = StageLayers(m.layers, stages, stage);
-  double params = LayersParameterCount(m, range.first, range.first + range.count);
-  if (stage == 0) params += InputEmbeddingParams(m);
-  const bool last = stage == stages - 1;
-  // Untied: the head lives on the last stage. Tied with pp > 1: Megatron keeps a copy of the
-  // word embedding there (kept in sync by an all-reduce). Tied with pp == 1: one copy in all.
-  if (last && (!m.tied_embeddings || stages > 1)) params += HeadParams(m);
-  if (last) params += FinalNormParams(m);
-  return params / tp;
-}
 
 // --- Activations -------------------------------------------------------------------------
 
@@ -175,17 +118,16 @@ double LayerBytes(const Scenario& s, Recompute mode, bool moe = false) {
 // on the way out to host memory, two on the way back (docs/memory.md).
 constexpr int kOffloadResidentLayers = 4;
 
-double TransformerStageActivations(const Scenario& s, int stage, double inflight) {
+double TransformerStageActivations(const Scenario& s, const StageShare& share, double inflight) {
   const ModelSpec& m = s.model;
   const double scale = ActivationScale(s.training.precision);
-  const LayerRange range = StageLayers(m.layers, PipelineStages(s), stage);
-  const int layers = range.count;
-  const int moe = MoeLayerCount(m, range.first, range.first + layers);
+  const int layers = share.layers.count, stage = share.stage;
+  const int moe = share.moe_layers;
   const double per_layer = LayerActivationBytes(s, layers, moe);
   double bytes = s.training.offload_activations
                      ? std::min(layers, kOffloadResidentLayers) * per_layer
                      : layers * per_layer * inflight;
-  if (RecomputedLayers(s.training, layers) > 0 ||
+  if (share.recomputed_layers > 0 ||
       (s.training.recompute == Recompute::kSelectiveOp && layers > 0)) {
     // The layer being recomputed materialises all of its activations for one microbatch.
     bytes += LayerBytes(s, Recompute::kNone, moe > 0);
@@ -200,18 +142,16 @@ double TransformerStageActivations(const Scenario& s, int stage, double inflight
   const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch / s.parallel.cp;
   const double sp_divisor = s.training.sequence_parallel ? TensorParallel(s) : 1;
   if (stage == 0) bytes += 2 * sb * m.hidden / sp_divisor * scale * inflight;  // embedding output
-  if (stage == PipelineStages(s) - 1) {
+  if (share.last()) {
     bytes += 4 * sb * m.vocab / TensorParallel(s);  // fp32 logits for the loss, one microbatch
   }
   return bytes;
 }
 
-double LayerListStageActivations(const Scenario& s, int stage, double inflight) {
+double LayerListStageActivations(const Scenario& s, const StageShare& share, double inflight) {
   const ModelSpec& m = s.model;
-  const LayerRange range =
-      StageLayers(static_cast<int>(m.layer_list.size()), PipelineStages(s), stage);
   double per_sample = 0;
-  for (int i = range.first; i < range.first + range.count; ++i) {
+  for (int i = share.layers.first; i < share.layers.end(); ++i) {
     per_sample += m.layer_list[i].activation_bytes;
   }
   return per_sample * s.training.micro_batch * inflight * ActivationScale(s.training.precision);
@@ -221,28 +161,22 @@ double LayerListStageActivations(const Scenario& s, int stage, double inflight) 
 
 // The weights of the largest ZeRO-3 sharding unit of the stage: a layer, with
 // the embedding or output head joined to the first or last (workload.cc).
-double LargestUnitParams(const Scenario& s, int stage) {
+double LargestUnitParams(const Scenario& s, const StageShare& share) {
   const ModelSpec& m = s.model;
+  const int first = share.layers.first, end = share.layers.end();
+  double largest = 0;
   if (m.kind == ModelKind::kLayerList) {
-    const LayerRange range =
-        StageLayers(static_cast<int>(m.layer_list.size()), PipelineStages(s), stage);
-    double largest = 0;
-    for (int i = range.first; i < range.first + range.count; ++i) {
-      largest = std::max(largest, m.layer_list[i].params);
-    }
+    for (int i = first; i < end; ++i) largest = std::max(largest, m.layer_list[i].params);
     return largest;
   }
-  const LayerRange range = StageLayers(m.layers, PipelineStages(s), stage);
-  const int end = range.first + range.count;
-  double largest = 0;
-  for (int l = range.first; l < end; ++l) largest = std::max(largest, LayerParameterCount(m, l));
+  for (int l = first; l < end; ++l) largest = std::max(largest, LayerParameterCount(m, l));
   const double tp = TensorParallel(s);
-  return largest / tp +
-         (StageParameterCount(s, stage) - LayersParameterCount(m, range.first, end) / tp);
+  return largest / tp + (share.params - LayersParameterCount(m, first, end) / tp);
 }
 
 StageMemory ComputeStage(const Scenario& s, int stage) {
-  const double params = StageParameterCount(s, stage);
+  const StageShare share = MakeStageShare(s, stage);
+  const double params = share.params;
   const Precision p = s.training.precision;
   const int zero = s.parallel.zero_stage;
   // ZeRO shards over the shard group: the whole DP group, or a hybrid group.
@@ -250,21 +184,15 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
   StageMemory mem;
   mem.weights_bytes = params * WeightBytesPerParam(p);
   mem.gradients_bytes = params * WeightBytesPerParam(p);
-  mem.optimizer_bytes = params * OptimizerBytesPerParam(s.training.optimizer, p);
-  if (zero >= 1) {
-    // The routed experts' state is sharded over the dp / ep ranks that hold them.
-    const double experts = StageExpertParameterCount(s, stage);
-    const double expert_shards = std::max(1, s.parallel.dp / s.parallel.ep);
-    mem.optimizer_bytes = ((params - experts) / shards + experts / expert_shards) *
-                          OptimizerBytesPerParam(s.training.optimizer, p);
-  }
+  // ZeRO >= 1 shards the state (the routed experts' over the dp / ep ranks that hold them).
+  mem.optimizer_bytes = share.optimizer_params * OptimizerBytesPerParam(s.training.optimizer, p);
   if (zero >= 2) mem.gradients_bytes /= shards;
   if (zero >= 3) {
     // Each GPU keeps its shard; a gathered unit and the prefetched next one
     // are whole, and so is the unit whose gradients are being reduced. With
     // parameter offload the shards of weights and gradients live in host
     // memory (FSDP keeps the sharded flat parameter and its gradient there).
-    const double unit = LargestUnitParams(s, stage) * WeightBytesPerParam(p);
+    const double unit = LargestUnitParams(s, share) * WeightBytesPerParam(p);
     double weight_shard = mem.weights_bytes / shards, grad_shard = mem.gradients_bytes;
     if (s.training.offload_params) {
       mem.host_bytes += weight_shard + grad_shard;
@@ -279,12 +207,11 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
   }
   mem.inflight = InflightMicrobatches(s, stage);
   mem.activations_bytes = s.model.kind == ModelKind::kLayerList
-                              ? LayerListStageActivations(s, stage, mem.inflight)
-                              : TransformerStageActivations(s, stage, mem.inflight);
+                              ? LayerListStageActivations(s, share, mem.inflight)
+                              : TransformerStageActivations(s, share, mem.inflight);
   if (s.training.offload_activations) {
-    const LayerRange range = StageLayers(s.model.layers, PipelineStages(s), stage);
-    const int moe = MoeLayerCount(s.model, range.first, range.first + range.count);
-    mem.host_bytes += range.count * LayerActivationBytes(s, range.count, moe) * mem.inflight;
+    const int layers = share.layers.count;
+    mem.host_bytes += layers * LayerActivationBytes(s, layers, share.moe_layers) * mem.inflight;
   }
   return mem;
 }
@@ -325,33 +252,8 @@ double LayerActivationBytes(const Scenario& s, int layers, int moe_layers) {
          layers;
 }
 
-bool RecomputesLayer(const TrainingConfig& t, int i) {
-  return t.recompute == Recompute::kFull && (i + 1) % t.recompute_every == 0;
-}
-
-int RecomputedLayers(const TrainingConfig& t, int layers) {
-  return t.recompute == Recompute::kFull ? layers / t.recompute_every : 0;
-}
-
-double StageParameterCount(const Scenario& s, int stage) {
-  if (s.model.kind == ModelKind::kLayerList) {
-    return LayerListStageParams(s.model, PipelineStages(s), stage);
-  }
-  // Expert parallelism keeps 1 / ep of the routed experts on each GPU.
-  const double experts = StageExpertParameterCount(s, stage);
-  return TransformerStageParams(s.model, TensorParallel(s), PipelineStages(s), stage) -
-         experts * (s.parallel.ep - 1);
-}
-
-double StageExpertParameterCount(const Scenario& s, int stage) {
-  if (s.model.kind != ModelKind::kTransformer || s.model.experts == 0) return 0;
-  const LayerRange range = StageLayers(s.model.layers, PipelineStages(s), stage);
-  return RoutedExpertParameterCount(s.model, range.first, range.first + range.count) /
-         (TensorParallel(s) * s.parallel.ep);
-}
-
 double InflightMicrobatches(const Scenario& s, int stage) {
-  const int64_t m = Microbatches(s);
+  const int64_t m = std::max<int64_t>(1, s.microbatches_per_pipeline());
   const int pp = PipelineStages(s);
   switch (s.parallel.schedule) {
     case Schedule::kGpipe:

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/scenario.h"
+#include "sim/stage_model.h"
 
 namespace trainsim::sim {
 
@@ -41,27 +42,11 @@ struct MemoryBreakdown {
 // for layer-list models.
 double LayerActivationBytes(const Scenario& s, int layers, int moe_layers = 0);
 
-// Full recompute re-runs the forward of every layer of a stage, or with
-// training.recompute_every k of every k-th one (stage-local index i with
-// (i + 1) % k == 0, as torchtitan counts the blocks it wraps).
-bool RecomputesLayer(const TrainingConfig& t, int i);
-// How many of a stage's `layers` layers that is.
-int RecomputedLayers(const TrainingConfig& t, int layers);
-
 // Microbatches whose activations pipeline `stage` (0-based) holds at its peak (Narayanan et
 // al. 2021): GPipe m; 1F1B min(pp - stage, m); interleaved 1F1B with v model chunks
 // min(2(pp - stage - 1) + (v - 1)pp + 1, m v) / v, in units of a whole stage's microbatch.
 // m = microbatches_per_pipeline() (at least 1).
 double InflightMicrobatches(const Scenario& s, int stage);
-
-// Parameters one GPU of pipeline `stage` holds: its contiguous share of the layers (split
-// as evenly as possible, the first stages taking the remainder) divided by tp, plus the input
-// embedding on stage 0 and the output head (or, tied with pp > 1, Megatron's copy of the word
-// embedding) and final norm on the last stage. Layer lists are not split by tp.
-double StageParameterCount(const Scenario& s, int stage);
-// The routed experts' part of it (what expert parallelism splits and the
-// expert-data-parallel group reduces and shards).
-double StageExpertParameterCount(const Scenario& s, int stage);
 
 MemoryBreakdown ComputeMemory(const Scenario& s);
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "sim/memory_model.h"
+#include "sim/stage_model.h"
 
 namespace trainsim::sim {
 
@@ -285,13 +286,6 @@ LayerSeconds ConvLayerSeconds(const LayerSpec& L, double b, double e, const Comp
 
 namespace {
 
-// Contiguous split of n layers over pp stages; the first n % pp get one more.
-std::pair<int, int> StageLayers(int n, int pp, int stage) {
-  const int base = n / pp, extra = n % pp;
-  const int first = stage * base + std::min(stage, extra);
-  return {first, first + base + (stage < extra ? 1 : 0)};
-}
-
 // Appends ops, merging consecutive compute of the same phase and microbatch.
 class Emitter {
  public:
@@ -457,8 +451,9 @@ void BackwardBlocks(Emitter& em, const Scenario& s, int mb, const LayerCost& c) 
   }
 }
 
-// Stage-specific pieces of the step, shared by the schedule walker.
-struct StageModel {
+// One stage's share and piece costs (sim/stage_model.h) laid out per layer, as the schedule
+// walker emits them.
+struct StageWork {
   int stage = 0, stages = 1;
   int layers = 0;                    // layers of this stage
   int chunks = 1;                    // model chunks (interleaved schedule)
@@ -516,21 +511,18 @@ struct ChunkPlace {
   bool first = false, last = false;
 };
 
-ChunkPlace Place(const StageModel& sm, int chunk) {
+ChunkPlace Place(const StageWork& sm, int chunk) {
   return {sm.stage == 0 && chunk == 0, sm.stage == sm.stages - 1 && chunk == sm.chunks - 1};
 }
 
 // The stage's layers (indices local to the stage) that model chunk `chunk` holds. Chunk c of
 // stage s is the model's chunk c * pp + s of the contiguous split of the layers into pp * v
-// chunks, the first layers mod (pp * v) of which hold one more (StageLayers); the stage's
+// chunks, the first layers mod (pp * v) of which hold one more (SplitLayers); the stage's
 // total is then that of the non-interleaved split.
-std::pair<int, int> ChunkLayers(const StageModel& sm, int chunk) {
+std::pair<int, int> ChunkLayers(const StageWork& sm, int chunk) {
   if (sm.chunks == 1) return {0, sm.layers};
   const int n = sm.model_layers, all = sm.stages * sm.chunks;
-  auto size = [&](int c) {
-    auto [a, b] = StageLayers(n, all, c * sm.stages + sm.stage);
-    return b - a;
-  };
+  auto size = [&](int c) { return SplitLayers(n, all, c * sm.stages + sm.stage).count; };
   int first = 0;
   for (int c = 0; c < chunk; ++c) first += size(c);
   return {first, first + size(chunk)};
@@ -615,7 +607,7 @@ class BucketFiller {
 //    stream is what hands work to the copy engines).
 class LayerTraffic {
  public:
-  LayerTraffic(Emitter& em, const Scenario& s, const StageModel& sm)
+  LayerTraffic(Emitter& em, const Scenario& s, const StageWork& sm)
       : em_(em),
         s_(s),
         sm_(sm),
@@ -717,14 +709,14 @@ class LayerTraffic {
 
   Emitter& em_;
   const Scenario& s_;
-  const StageModel& sm_;
+  const StageWork& sm_;
   double reduce_scale_;
   bool gather_, offload_, params_;
   std::map<int, int> gathered_, copied_out_, fetched_, shards_;  // layer -> Wait() count
   std::deque<std::pair<int, double>> grads_out_;  // (reduce-scatter's Wait() count, shard bytes)
 };
 
-void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p,
+void Forward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p,
              LayerTraffic& traffic) {
   const ChunkPlace at = Place(sm, p.chunk);
   const int mb = p.microbatch;
@@ -750,7 +742,7 @@ void Forward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p
 // last backward pass; every pass with ZeRO-2, whose gradients are sharded
 // and so reduced every microbatch); only when overlapping. ZeRO-3 reduces
 // each layer instead (LayerTraffic).
-void Backward(Emitter& em, const Scenario& s, const StageModel& sm, const Pass& p, bool grads_ready,
+void Backward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p, bool grads_ready,
               BucketFiller& buckets, LayerTraffic& traffic) {
   const ChunkPlace at = Place(sm, p.chunk);
   const int mb = p.microbatch;
@@ -819,9 +811,13 @@ std::vector<Pass> ScheduleOrder(const Scenario& s, int stage, int m) {
   return order;
 }
 
-StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) {
+// The stage model (sim/stage_model.h) of stage `stage`, with the per-layer detail the
+// schedule walker needs.
+StageWork MakeStageWork(const Scenario& s, const ComputeModel& cm, const PieceCosts& costs,
+                        int stage) {
   const ModelSpec& m = s.model;
-  StageModel sm;
+  const StageShare share = MakeStageShare(s, stage);
+  StageWork sm;
   sm.stage = stage;
   sm.stages = s.parallel.pp;
   if (s.parallel.schedule == Schedule::kInterleaved) sm.chunks = s.parallel.virtual_stages;
@@ -830,13 +826,13 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
   // Weights as wide as the activations; layer_grad_bytes & co. count them (the
   // reductions scale them by GradReduceScale, the gathers do not).
   const double e = ActivationBytesPerElem(s.training.precision), gb = e;
-  const double b = s.training.micro_batch;
   const double t = s.parallel.tp;
+  const int first = share.layers.first, last = share.layers.end();
+  sm.layers = share.layers.count;
+  sm.p2p_bytes = StageP2pBytes(s, share);
   if (sm.transformer) {
-    auto [first, last] = StageLayers(m.layers, s.parallel.pp, stage);
-    sm.layers = last - first;
-    sm.layer = TransformerLayerCost(s, cm);
-    if (m.experts > 0) sm.moe_layer = TransformerLayerCost(s, cm, true);
+    sm.layer = costs.layer;
+    sm.moe_layer = costs.moe_layer;
     const double ep = s.parallel.ep;
     for (int l = first; l < last; ++l) {
       sm.moe.push_back(IsMoeLayer(m, l));
@@ -844,18 +840,8 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
       sm.layer_grad_bytes.push_back((LayerParameterCount(m, l) - experts) / t * gb);
       sm.layer_expert_grad_bytes.push_back(experts / (t * ep) * gb);
     }
-    const double tokens = b * m.seq_len / s.parallel.cp;
-    if (stage == 0) {
-      sm.embed_fwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
-      sm.embed_bwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
-    }
-    if (stage == s.parallel.pp - 1) {
-      const double loss = 2 * tokens * m.vocab / t * 4;  // fp32 softmax + cross-entropy, r+w
-      const double logits_s =  // the output layer stays in 16 bits under FP8
-          cm.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
-      sm.logits_fwd_s = logits_s + cm.MemorySeconds(loss);
-      sm.logits_bwd_s = 2 * logits_s + cm.MemorySeconds(loss);
-    }
+    if (share.first()) sm.embed_fwd_s = costs.embed_fwd_s, sm.embed_bwd_s = costs.embed_bwd_s;
+    if (share.last()) sm.logits_fwd_s = costs.logits_fwd_s, sm.logits_bwd_s = costs.logits_bwd_s;
     // Parameters outside the layers, placed as the memory model places them:
     // the embedding on the first stage, the output head on the last. Their
     // gradients join the buckets when ready; with one stage, all at the end.
@@ -863,42 +849,24 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
     for (int l = 0; l < sm.layers; ++l) {
       inside += (sm.layer_grad_bytes[l] + sm.layer_expert_grad_bytes[l]) / gb;
     }
-    const double outside = StageParameterCount(s, stage) - inside;
+    const double outside = share.params - inside;
     (stage == 0 ? sm.embed_grad_bytes : sm.head_grad_bytes) = outside * gb;
-    sm.p2p_bytes = TransformerP2pBytes(s);
   } else {
-    auto [first, last] = StageLayers(static_cast<int>(m.layer_list.size()), s.parallel.pp, stage);
-    sm.layers = last - first;
     for (int l = first; l < last; ++l) {
-      const LayerSpec& L = m.layer_list[l];
-      const LayerSeconds t = ConvLayerSeconds(L, b, e, cm, ConvTransposes(s));
-      sm.fwd_s.push_back(t.fwd);
-      sm.bwd_s.push_back(t.bwd);
-      sm.layer_grad_bytes.push_back(L.params * gb);
+      sm.fwd_s.push_back(costs.layers[l].fwd);
+      sm.bwd_s.push_back(costs.layers[l].bwd);
+      sm.layer_grad_bytes.push_back(m.layer_list[l].params * gb);
       sm.layer_expert_grad_bytes.push_back(0);
-      sm.p2p_bytes = L.activation_bytes * b * e / 2;  // given at 2 bytes/element
     }
   }
-  // Optimizer: memory-bound pass over the state. Mixed-precision Adam reads
-  // and writes the fp32 master, m and v (24 B) plus the gradient and the
-  // 16-bit weights (~8 B); SGD with momentum about half. ZeRO shards it.
-  const double bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
-  sm.optimizer_state_params = StageParameterCount(s, stage);
-  if (s.parallel.zero_stage >= 1) {  // routed experts over the dp / ep ranks that hold them
-    const double experts = StageExpertParameterCount(s, stage);
-    sm.optimizer_state_params = (sm.optimizer_state_params - experts) / s.shard_degree() +
-                                experts / std::max(1, s.parallel.dp / s.parallel.ep);
-  }
-  sm.optimizer_s = cm.MemorySeconds(sm.optimizer_state_params * bytes_per_param);
-  // Offloaded, the same pass runs on the node's CPU over host memory, which
-  // all the node's GPUs share: each GPU's step waits for the whole node's.
-  sm.host_optimizer_s = sm.optimizer_state_params * bytes_per_param * s.instance.gpus /
-                        (cm.params().host_optimizer_GBps * 1e9);
+  sm.optimizer_state_params = share.optimizer_params;
+  const OptimizerSeconds optimizer = OptimizerStepSeconds(s, cm, share.optimizer_params);
+  sm.optimizer_s = optimizer.gpu_s;
+  sm.host_optimizer_s = optimizer.host_s;
   if (s.training.offload_params) {
     sm.host_shard_per_unit_byte = kHostShardBytesPerParam / gb / std::max(1, s.shard_degree());
   }
-  sm.activation_bytes = LayerActivationBytes(
-      s, sm.layers, static_cast<int>(std::count(sm.moe.begin(), sm.moe.end(), true)));
+  sm.activation_bytes = LayerActivationBytes(s, sm.layers, share.moe_layers);
   return sm;
 }
 
@@ -907,7 +875,7 @@ StageModel MakeStageModel(const Scenario& s, const ComputeModel& cm, int stage) 
 // the GPU's shard; with offloaded parameters after the last gradient shards
 // reach the host, and nothing comes back: the next gathers fetch the shards),
 // and ZeRO-1/2's gather of the updated weights.
-void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketFiller& buckets,
+void OptimizerStep(Emitter& em, const Scenario& s, const StageWork& sm, BucketFiller& buckets,
                    LayerTraffic& traffic) {
   const ParallelConfig& par = s.parallel;
   if (!par.overlap_dp && par.zero_stage < 2) {  // all gradients at once after the backward pass
@@ -949,8 +917,9 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageModel& sm, BucketF
   }
 }
 
-StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, int stage) {
-  StageModel sm = MakeStageModel(s, cm, stage);
+StageProgram BuildStage(const Scenario& s, const ComputeModel& cm, const PieceCosts& costs,
+                        int stage) {
+  StageWork sm = MakeStageWork(s, cm, costs, stage);
   StageProgram prog;
   Emitter em(&prog);
   BucketFiller buckets(em, s);
@@ -1034,7 +1003,7 @@ double ComputeModel::GemmSeconds(const std::vector<GemmDims>& gemms) const {
 }
 
 double PipelinedSeconds(double gemm_s, double comm_s, int chunks, double share) {
-  const double gemm = gemm_s + share * std::min(comm_s, gemm_s / (1 - share));
+  const double gemm = gemm_s + StretchedComputeSeconds(comm_s, gemm_s, share);
   return std::max(gemm, comm_s) + std::min(gemm, comm_s) / std::max(1, chunks);
 }
 
@@ -1146,10 +1115,10 @@ Expected<ComputeModel> MakeComputeModel(const Scenario& s, const ModelParams& pa
 Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& params) {
   Expected<ComputeModel> model = MakeComputeModel(s, params);
   if (!model.ok()) return model.status();
-  const ComputeModel& cm = *model;
+  const PieceCosts costs = MakePieceCosts(s, *model);
   StepProgram prog;
   for (int stage = 0; stage < s.parallel.pp; ++stage)
-    prog.stages.push_back(BuildStage(s, cm, stage));
+    prog.stages.push_back(BuildStage(s, *model, costs, stage));
   const ModelSpec& m = s.model;
   prog.samples = static_cast<double>(s.training.global_batch);
   prog.tokens = prog.samples * TokensPerSample(m);
@@ -1164,8 +1133,7 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
     if (s.training.recompute == Recompute::kFull) {  // the layers' forward, not the logits'
       int recomputed = 0;
       for (int stage = 0; stage < s.parallel.pp; ++stage) {
-        const auto [first, last] = StageLayers(m.layers, s.parallel.pp, stage);
-        recomputed += RecomputedLayers(s.training, last - first);
+        recomputed += MakeStageShare(s, stage).recomputed_layers;
       }
       recompute = (fwd - logits) * recomputed / m.layers;
     }

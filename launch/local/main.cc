@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/sanitizer_mpi.h"
+#include "core/scenario.h"
 #include "launch/local/cuda/cuda_backend.h"
 #include "launch/local/mpi_transport.h"
 #include "launch/local/report.h"
@@ -95,7 +96,7 @@ class PrintingObserver : public TrainObserver {
   void OnStart(int first_step, int64_t) override {
     if (trace_) step_start_us_ = trace_->NowUs();
     if (layout_.rank != 0) return;
-    const int m = static_cast<int>(c_.global_batch / (c_.dp * c_.micro_batch));
+    const int m = static_cast<int>(MicrobatchesPerPipeline(c_.global_batch, c_.dp, c_.micro_batch));
     std::fprintf(stderr,
                  "trainsim-train: %d ranks (pp %d x dp %d), %d microbatches of %d x %d tokens per "
                  "replica and step (%s), %.3gM parameters; steps %d..%d\n",

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/model_spec.h"
 #include "launch/local/counter_rng.h"
 
 namespace trainsim::local {
@@ -24,10 +25,10 @@ struct StageModel::Microbatch {
 };
 
 StageSpec StageOf(int layers, int pp, int stage) {
-  const int base = layers / pp, extra = layers % pp;
+  const LayerRange range = SplitLayers(layers, pp, stage);
   StageSpec s;
-  s.first_layer = stage * base + std::min(stage, extra);
-  s.layers = base + (stage < extra ? 1 : 0);
+  s.first_layer = range.first;
+  s.layers = range.count;
   s.embedding = stage == 0;
   s.head = stage == pp - 1;
   return s;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/scenario.h"
 #include "launch/local/adam.h"
 #include "launch/local/checkpoint.h"
 #include "launch/local/stage_model.h"
@@ -53,7 +54,7 @@ class RankTrainer {
         ops_(ops),
         model_(Dims(c), StageOf(c.layers, c.pp, layout.stage), &ops),
         adam_(ops, model_.param_count(), c.lr),
-        m_(static_cast<int>(c.global_batch / (c.dp * c.micro_batch))),
+        m_(static_cast<int>(MicrobatchesPerPipeline(c.global_batch, c.dp, c.micro_batch))),
         tokens_(c.tokens_per_microbatch()),
         width_(tokens_ * c.hidden),
         inputs_(m_ * tokens_),

@@ -1,0 +1,174 @@
+#include "sim/stage_model.h"
+
+#include <algorithm>
+
+namespace trainsim::sim {
+
+int PipelineStages(const Scenario& s) { return std::max(1, s.parallel.pp); }
+int TensorParallel(const Scenario& s) { return std::max(1, s.parallel.tp); }
+
+namespace {
+
+// The output head's parameters (vocab x hidden), whether tied or not.
+double HeadParams(const ModelSpec& m) { return static_cast<double>(m.vocab) * m.hidden; }
+
+// Input embedding: token (+ position, + token-type) tables.
+double InputEmbeddingParams(const ModelSpec& m) {
+  return EmbeddingParameterCount(m) - (m.tied_embeddings ? 0 : HeadParams(m));
+}
+
+// What ParameterCount holds outside the blocks and the embeddings: the final norm.
+double FinalNormParams(const ModelSpec& m) {
+  return ParameterCount(m) - LayersParameterCount(m, 0, m.layers) - EmbeddingParameterCount(m);
+}
+
+double LayerListStageParams(const ModelSpec& m, int stages, int stage) {
+  const LayerRange range = SplitLayers(static_cast<int>(m.layer_list.size()), stages, stage);
+  double params = 0;
+  for (int i = range.first; i < range.first + range.count; ++i) params += m.layer_list[i].params;
+  return params;
+}
+
+double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage) {
+  const LayerRange range = SplitLayers(m.layers, stages, stage);
+  double params = LayersParameterCount(m, range.first, range.first + range.count);
+  if (stage == 0) params += InputEmbeddingParams(m);
+  const bool last = stage == stages - 1;
+  // Untied: the head lives on the last stage. Tied with pp > 1: Megatron keeps a copy of the
+  // word embedding there (kept in sync by an all-reduce). Tied with pp == 1: one copy in all.
+  if (last && (!m.tied_embeddings || stages > 1)) params += HeadParams(m);
+  if (last) params += FinalNormParams(m);
+  return params / tp;
+}
+
+// StageParameterCount, given the stage's StageExpertParameterCount.
+double StageParams(const Scenario& s, int stage, double experts) {
+  if (s.model.kind == ModelKind::kLayerList) {
+    return LayerListStageParams(s.model, PipelineStages(s), stage);
+  }
+  // Expert parallelism keeps 1 / ep of the routed experts on each GPU.
+  return TransformerStageParams(s.model, TensorParallel(s), PipelineStages(s), stage) -
+         experts * (s.parallel.ep - 1);
+}
+
+}  // namespace
+
+bool RecomputesLayer(const TrainingConfig& t, int i) {
+  return t.recompute == Recompute::kFull && (i + 1) % t.recompute_every == 0;
+}
+
+int RecomputedLayers(const TrainingConfig& t, int layers) {
+  return t.recompute == Recompute::kFull ? layers / t.recompute_every : 0;
+}
+
+double StageParameterCount(const Scenario& s, int stage) {
+  return StageParams(s, stage, StageExpertParameterCount(s, stage));
+}
+
+double StageExpertParameterCount(const Scenario& s, int stage) {
+  if (s.model.kind != ModelKind::kTransformer || s.model.experts == 0) return 0;
+  const LayerRange range = SplitLayers(s.model.layers, PipelineStages(s), stage);
+  return RoutedExpertParameterCount(s.model, range.first, range.first + range.count) /
+         (TensorParallel(s) * s.parallel.ep);
+}
+
+PieceCosts MakePieceCosts(const Scenario& s, const ComputeModel& cm) {
+  const ModelSpec& m = s.model;
+  const double e = ActivationBytesPerElem(s.training.precision);
+  const double b = s.training.micro_batch;
+  PieceCosts c;
+  if (m.kind == ModelKind::kLayerList) {
+    for (const LayerSpec& L : m.layer_list) {
+      c.layers.push_back(ConvLayerSeconds(L, b, e, cm, ConvTransposes(s)));
+      c.p2p_bytes = std::max(c.p2p_bytes, L.activation_bytes * b * e / 2);
+    }
+    return c;
+  }
+  c.layer = TransformerLayerCost(s, cm);
+  if (m.experts > 0) c.moe_layer = TransformerLayerCost(s, cm, true);
+  c.ep = s.parallel.ep;
+  c.cp = s.parallel.cp;
+  // Each GPU of a context-parallel group holds 1 / cp of the sequence.
+  const double t = s.parallel.tp, tokens = b * m.seq_len / s.parallel.cp;
+  c.embed_fwd_s = c.embed_bwd_s = cm.MemorySeconds(2 * tokens * m.hidden * e);
+  const double loss = 2 * tokens * m.vocab / t * 4;  // fp32 softmax + cross-entropy, r+w
+  const double logits_s =                            // the output layer stays in 16 bits under FP8
+      cm.SixteenBit().GemmSeconds({{tokens, m.vocab / t, m.hidden * 1.0}});
+  c.logits_fwd_s = logits_s + cm.MemorySeconds(loss);
+  c.logits_bwd_s = 2 * logits_s + cm.MemorySeconds(loss);
+  c.p2p_bytes = TransformerP2pBytes(s);
+  return c;
+}
+
+StageShare StageLayerShare(const Scenario& s, int stage) {
+  const ModelSpec& m = s.model;
+  StageShare sh;
+  sh.stage = stage;
+  sh.stages = PipelineStages(s);
+  sh.layers = SplitLayers(LayerCount(m), sh.stages, stage);
+  if (m.kind == ModelKind::kTransformer) {
+    if (m.experts > 0) sh.moe_layers = MoeLayerCount(m, sh.layers.first, sh.layers.end());
+    sh.recomputed_layers = RecomputedLayers(s.training, sh.layers.count);
+  }
+  return sh;
+}
+
+StageShare MakeStageShare(const Scenario& s, int stage) {
+  StageShare sh = StageLayerShare(s, stage);
+  sh.expert_params = StageExpertParameterCount(s, stage);
+  sh.params = StageParams(s, stage, sh.expert_params);
+  sh.optimizer_params = sh.params;
+  if (s.parallel.zero_stage >= 1) {  // routed experts over the dp / ep ranks that hold them
+    sh.optimizer_params = (sh.params - sh.expert_params) / s.shard_degree() +
+                          sh.expert_params / std::max(1, s.parallel.dp / s.parallel.ep);
+  }
+  return sh;
+}
+
+double StageP2pBytes(const Scenario& s, const StageShare& share) {
+  const ModelSpec& m = s.model;
+  if (m.kind != ModelKind::kLayerList) return TransformerP2pBytes(s);
+  if (share.layers.count == 0) return 0;
+  const LayerSpec& L = m.layer_list[share.layers.end() - 1];
+  return L.activation_bytes * s.training.micro_batch *
+         ActivationBytesPerElem(s.training.precision) / 2;
+}
+
+OptimizerSeconds OptimizerStepSeconds(const Scenario& s, const ComputeModel& cm, double params) {
+  const double bytes_per_param = s.training.optimizer == Optimizer::kAdam ? 32 : 16;
+  OptimizerSeconds o;
+  o.gpu_s = cm.MemorySeconds(params * bytes_per_param);
+  o.host_s = params * bytes_per_param * s.instance.gpus / (cm.params().host_optimizer_GBps * 1e9);
+  return o;
+}
+
+int GroupShape::PerNode(int gpus_per_node) const {
+  return std::max(1, std::min(members, gpus_per_node / stride));
+}
+
+GroupShape ShapeOf(const Scenario& s, GroupKind kind) {
+  const int tp = s.parallel.tp;
+  switch (kind) {
+    case GroupKind::kTp:
+      return {tp, 1};
+    case GroupKind::kCp:
+      return {s.parallel.cp, tp};
+    case GroupKind::kEp:
+      return {s.parallel.ep, tp};
+    case GroupKind::kDp:
+      return {s.replicas(), tp};
+    case GroupKind::kShard:
+      return {s.shard_degree(), tp};
+    case GroupKind::kAcrossShards:
+      return {s.shard_replicas(), s.shard_degree() * tp};
+    case GroupKind::kExpertData:
+      return {s.replicas() / s.parallel.ep, tp * s.parallel.ep};
+  }
+  return {};
+}
+
+double StretchedComputeSeconds(double comm_s, double compute_s, double share) {
+  return share * std::min(comm_s, compute_s / (1 - share));
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,130 @@
+// The one stage model: what a pipeline stage of a layout holds and does, described once and
+// read by the simulator (sim/workload.cc turns it into operations and messages), the
+// planner's estimator (planner/estimator.cc applies closed forms to it) and the memory model
+// (sim/memory_model.cc). A mechanism is added here, not in each of them (DESIGN.md section 8,
+// "one cost model").
+//
+// Three parts:
+//  - PieceCosts: the seconds and bytes of one microbatch through each kind of piece of the
+//    model on one GPU (a dense layer, an MoE layer, the embedding, the output layer and loss,
+//    a pipeline message). They depend on the instance, precision, tp, micro batch, cp and ep,
+//    not on the pipeline or data-parallel layout: the planner makes them once per
+//    (instance, tp, micro batch) and reuses them for every pp, dp and ZeRO stage.
+//  - StageShare: which layers stage `stage` holds (the one layer-to-stage split, core's
+//    SplitLayers), how many of them are MoE layers and how many full recompute re-runs, and
+//    the parameters one of its GPUs keeps and steps.
+//  - GroupShape: every communication group of the layout (TP, CP, EP, the DP group, the
+//    hybrid shard group and the groups across it, the expert-data-parallel group) as its
+//    members and their distance in GPU ranks, from which a closed form reads how many
+//    members share a node.
+// And the one overlap rule both models use: what a collective in flight beside compute
+// costs that compute (StretchedComputeSeconds).
+//
+// Pure functions of their arguments; thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "core/scenario.h"
+#include "sim/workload.h"
+
+namespace trainsim::sim {
+
+// Seconds and bytes of one microbatch through each kind of piece, on one GPU.
+struct PieceCosts {
+  LayerCost layer;                            // a dense transformer layer
+  LayerCost moe_layer;                        // an MoE layer (ModelSpec::experts), else all 0
+  int ep = 1;                                 // the expert parallelism moe_layer was made for
+  int cp = 1;                                 // the context parallelism every figure was made for
+  double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage: embedding lookup
+  double logits_fwd_s = 0, logits_bwd_s = 0;  // last stage: output layer and loss
+  // One pipeline message per GPU: a transformer's activation (TransformerP2pBytes); a
+  // layer list's largest layer output (each stage sends its last layer's, StageP2pBytes).
+  double p2p_bytes = 0;
+  std::vector<LayerSeconds> layers;  // layer-list models: every layer's forward and backward
+};
+// Fails only as MakeComputeModel does; `cm` is the scenario's compute model.
+PieceCosts MakePieceCosts(const Scenario& s, const ComputeModel& cm);
+
+// pp and tp of `s`, at least 1.
+int PipelineStages(const Scenario& s);
+int TensorParallel(const Scenario& s);
+
+// Full recompute re-runs the forward of every layer of a stage, or with
+// training.recompute_every k of every k-th one (stage-local index i with
+// (i + 1) % k == 0, as torchtitan counts the blocks it wraps).
+bool RecomputesLayer(const TrainingConfig& t, int i);
+// How many of a stage's `layers` layers that is.
+int RecomputedLayers(const TrainingConfig& t, int layers);
+
+// Parameters one GPU of pipeline `stage` holds: its contiguous share of the layers (split
+// as evenly as possible, the first stages taking the remainder) divided by tp, plus the input
+// embedding on stage 0 and the output head (or, tied with pp > 1, Megatron's copy of the word
+// embedding) and final norm on the last stage. Layer lists are not split by tp.
+double StageParameterCount(const Scenario& s, int stage);
+// The routed experts' part of it (what expert parallelism splits and the
+// expert-data-parallel group reduces and shards).
+double StageExpertParameterCount(const Scenario& s, int stage);
+
+// What pipeline stage `stage` holds, on one GPU.
+struct StageShare {
+  int stage = 0;
+  int stages = 1;
+  LayerRange layers;          // SplitLayers of the model's layers over pp stages
+  int moe_layers = 0;         // MoE layers among them
+  int recomputed_layers = 0;  // full recompute re-runs their forward (RecomputedLayers)
+  double params = 0;          // parameters one GPU keeps (StageParameterCount)
+  double expert_params = 0;   // the routed experts' part (StageExpertParameterCount)
+  // Parameters whose optimizer step one GPU owns: all of them, or with ZeRO >= 1 the shard
+  // group's share of the dense ones and the expert-data-parallel group's of the experts'.
+  double optimizer_params = 0;
+  bool first() const { return stage == 0; }
+  bool last() const { return stage == stages - 1; }
+};
+StageShare MakeStageShare(const Scenario& s, int stage);
+// Only the layers, MoE and recomputed counts of it (the parameters 0): what the estimator
+// compares stages by, before it needs the slowest one's parameters (MakeStageShare).
+StageShare StageLayerShare(const Scenario& s, int stage);
+
+// Bytes of a layer-list model's pipeline message from stage `share`: its last layer's output
+// for one microbatch (activation_bytes are given at 2 bytes per element).
+double StageP2pBytes(const Scenario& s, const StageShare& share);
+
+// The optimizer step of `params` parameters (StageShare::optimizer_params): a memory-bound
+// pass over their state on the GPU (mixed-precision Adam reads and writes the fp32 master, m
+// and v, 24 B, plus the gradient and the 16-bit weights, about 8 B; SGD with momentum about
+// half), or with training.offload_optimizer the same pass on the node's CPU over host memory,
+// which all the node's GPUs share, so each GPU's step waits for the whole node's.
+struct OptimizerSeconds {
+  double gpu_s = 0;
+  double host_s = 0;
+};
+OptimizerSeconds OptimizerStepSeconds(const Scenario& s, const ComputeModel& cm, double params);
+
+// The communication groups of a layout. GPU ranks are laid out (stage, DP slot, TP rank), TP
+// fastest: rank = (stage x slots + d) x tp + t with slots = dp x cp (Scenario::replicas).
+enum class GroupKind {
+  kTp,            // the tp ranks of one slot
+  kCp,            // cp consecutive slots
+  kEp,            // ep consecutive slots
+  kDp,            // every slot of a TP rank (gradient all-reduce, ZeRO without hybrid groups)
+  kShard,         // ZeRO's shard group: shard_degree consecutive slots
+  kAcrossShards,  // the slots that hold the same shard, one in each shard group
+  kExpertData,    // the slots that hold the same experts, one in each EP group
+};
+// A group's members and the distance between consecutive members in GPU ranks.
+struct GroupShape {
+  int members = 1;
+  int stride = 1;
+  // Members on one node of `gpus_per_node` GPUs (at least 1).
+  int PerNode(int gpus_per_node) const;
+};
+GroupShape ShapeOf(const Scenario& s, GroupKind kind);
+
+// A collective running beside `compute_s` of compute takes ModelParams::comm_compute_share
+// of the GPU while it is in flight (the simulator's Occupying, sim/engine.cc): the compute
+// goes at 1 - share and so lasts longer by share x min(comm, compute / (1 - share)), which is
+// what this returns (docs/model.md section 2, "Communication takes compute").
+double StretchedComputeSeconds(double comm_s, double compute_s, double share);
+
+}  // namespace trainsim::sim

@@ -1,0 +1,170 @@
+// The one stage model (sim/stage_model.h): the layer split, each stage's share, the piece
+// costs the simulator and the estimator both read, the layout's groups and the overlap rule.
+#include "sim/stage_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/model_spec.h"
+#include "core/scenario.h"
+#include "sim/memory_model.h"
+#include "tests/test_util.h"
+
+namespace trainsim::sim {
+namespace {
+
+Scenario Parse(const std::string& json) {
+  Expected<Scenario> s = ParseScenario(json, "test.json", test::BuiltinCatalog());
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : Scenario();
+}
+
+// `model` (a preset, or an object) on `nodes` p5.48xlarge with `parallel` and `training` extras.
+Scenario On(const std::string& model, int nodes, const std::string& parallel,
+            const std::string& training = "") {
+  return Parse(R"({"model": )" + model + R"(, "training": {"global_batch": 64)" + training +
+               R"(}, "cluster": {"instance": "p5.48xlarge", "nodes": )" + std::to_string(nodes) +
+               R"(}, "parallel": {)" + parallel + "}}");
+}
+
+TEST(SplitLayers, CutsContiguouslyWithTheFirstPartsLonger) {
+  struct Case {
+    int layers, parts;
+    std::vector<int> counts;
+  };
+  for (const Case& c : {Case{10, 4, {3, 3, 2, 2}}, Case{96, 8, {12, 12, 12, 12, 12, 12, 12, 12}},
+                        Case{5, 5, {1, 1, 1, 1, 1}}, Case{7, 1, {7}}, Case{126, 16, {}}}) {
+    SCOPED_TRACE(std::to_string(c.layers) + " over " + std::to_string(c.parts));
+    int next = 0;
+    for (int part = 0; part < c.parts; ++part) {
+      const LayerRange r = SplitLayers(c.layers, c.parts, part);
+      EXPECT_EQ(r.first, next);
+      if (!c.counts.empty()) {
+        EXPECT_EQ(r.count, c.counts[part]);
+      }
+      // As even as possible: every part within one layer of the others.
+      EXPECT_TRUE(r.count == c.layers / c.parts || r.count == c.layers / c.parts + 1);
+      next = r.end();
+    }
+    EXPECT_EQ(next, c.layers);
+  }
+}
+
+TEST(MicrobatchesPerPipeline, IsTheBatchOverDataParallelTimesMicroBatch) {
+  EXPECT_EQ(MicrobatchesPerPipeline(1536, 16, 1), 96);
+  EXPECT_EQ(MicrobatchesPerPipeline(512, 8, 4), 16);
+  const Scenario s = On(R"("gpt-1.7b")", 1, R"("tp": 2, "pp": 2)", R"(, "micro_batch": 4)");
+  EXPECT_EQ(s.microbatches_per_pipeline(), 64 / (2 * 4));
+}
+
+TEST(StageShare, StagesHoldEveryLayerOnceAndZeroShardsTheOptimizer) {
+  const Scenario s = On(R"("gpt-1.7b")", 1, R"("pp": 4, "zero_stage": 1)");
+  ASSERT_EQ(s.parallel.dp, 2);
+  int layers = 0;
+  for (int stage = 0; stage < 4; ++stage) {
+    const StageShare share = MakeStageShare(s, stage);
+    EXPECT_EQ(share.layers.first, layers);
+    layers += share.layers.count;
+    EXPECT_EQ(share.first(), stage == 0);
+    EXPECT_EQ(share.last(), stage == 3);
+    EXPECT_DOUBLE_EQ(share.params, StageParameterCount(s, stage));
+    EXPECT_DOUBLE_EQ(share.optimizer_params, share.params / 2);  // ZeRO-1 over dp 2
+    EXPECT_EQ(share.moe_layers, 0);
+  }
+  EXPECT_EQ(layers, s.model.layers);
+  Scenario unsharded = s;
+  unsharded.parallel.zero_stage = 0;
+  EXPECT_DOUBLE_EQ(MakeStageShare(unsharded, 1).optimizer_params,
+                   MakeStageShare(unsharded, 1).params);
+}
+
+TEST(StageShare, CountsMoeAndRecomputedLayers) {
+  const Scenario s = On(R"("mixtral-8x7b")", 4, R"("tp": 8, "pp": 2, "ep": 2, "zero_stage": 1)",
+                        R"(, "recompute": "full", "recompute_every": 2)");
+  int moe = 0;
+  for (int stage = 0; stage < 2; ++stage) {
+    const StageShare share = MakeStageShare(s, stage);
+    moe += share.moe_layers;
+    EXPECT_EQ(share.recomputed_layers, share.layers.count / 2);
+    // The routed experts' state over the dp / ep ranks that hold them, the rest over dp.
+    EXPECT_GT(share.expert_params, 0);
+    EXPECT_DOUBLE_EQ(share.optimizer_params, (share.params - share.expert_params) / s.parallel.dp +
+                                                 share.expert_params / (s.parallel.dp / 2));
+  }
+  EXPECT_EQ(moe, MoeLayerCount(s.model, 0, s.model.layers));
+}
+
+TEST(PieceCosts, ContextParallelRanksEmbedAndScoreTheirShareOfTheSequence) {
+  // Each GPU of a CP group of 2 over 8192 tokens embeds, projects to the vocabulary and scores
+  // 4096 of them: the same figures as a 4096-token sequence without CP. The estimator and the
+  // simulator read these one figures.
+  const Scenario cp2 = On(R"({"preset": "llama3-8b", "seq_len": 8192})", 1, R"("cp": 2)");
+  const Scenario cp1 = On(R"({"preset": "llama3-8b", "seq_len": 4096})", 1, R"("cp": 1)");
+  Expected<ComputeModel> cm2 = MakeComputeModel(cp2, ModelParams());
+  Expected<ComputeModel> cm1 = MakeComputeModel(cp1, ModelParams());
+  ASSERT_TRUE(cm2.ok() && cm1.ok());
+  const PieceCosts a = MakePieceCosts(cp2, *cm2), b = MakePieceCosts(cp1, *cm1);
+  EXPECT_EQ(a.cp, 2);
+  EXPECT_GT(a.embed_fwd_s, 0);
+  EXPECT_DOUBLE_EQ(a.embed_fwd_s, b.embed_fwd_s);
+  EXPECT_DOUBLE_EQ(a.logits_fwd_s, b.logits_fwd_s);
+  EXPECT_DOUBLE_EQ(a.logits_bwd_s, b.logits_bwd_s);
+}
+
+TEST(PieceCosts, LayerListsCarryEveryLayerAndTheirLargestMessage) {
+  const Scenario s = Parse(R"({"model": "resnet50", "training": {"global_batch": 256,
+      "micro_batch": 32, "precision": "fp16"}, "cluster": {"instance": "p3.16xlarge"},
+      "parallel": {}})");
+  Expected<ComputeModel> cm = MakeComputeModel(s, ModelParams());
+  ASSERT_TRUE(cm.ok());
+  const PieceCosts c = MakePieceCosts(s, *cm);
+  ASSERT_EQ(c.layers.size(), s.model.layer_list.size());
+  double largest = 0;
+  for (int stage = 0; stage < 2; ++stage) {
+    Scenario two = s;
+    two.parallel.pp = 2;
+    largest = std::max(largest, StageP2pBytes(two, MakeStageShare(two, stage)));
+  }
+  EXPECT_GE(c.p2p_bytes, largest);
+  EXPECT_GT(largest, 0);
+}
+
+TEST(ShapeOf, GroupsFollowTheRankLayout) {
+  // 4 nodes x 8 GPUs: tp 2, dp 16 in shard groups of 4.
+  const Scenario s = On(R"("gpt-1.7b")", 4, R"("tp": 2, "zero_stage": 3, "shard_group": 4)");
+  ASSERT_EQ(s.parallel.dp, 16);
+  struct Case {
+    GroupKind kind;
+    int members, stride, per_node;
+  };
+  for (const Case& c : {Case{GroupKind::kTp, 2, 1, 2}, Case{GroupKind::kDp, 16, 2, 4},
+                        Case{GroupKind::kShard, 4, 2, 4}, Case{GroupKind::kAcrossShards, 4, 8, 1},
+                        Case{GroupKind::kEp, 1, 2, 1}, Case{GroupKind::kCp, 1, 2, 1}}) {
+    SCOPED_TRACE(static_cast<int>(c.kind));
+    const GroupShape g = ShapeOf(s, c.kind);
+    EXPECT_EQ(g.members, c.members);
+    EXPECT_EQ(g.stride, c.stride);
+    EXPECT_EQ(g.PerNode(8), c.per_node);
+  }
+  const Scenario moe = On(R"("mixtral-8x7b")", 4, R"("tp": 4, "ep": 2)");
+  ASSERT_EQ(moe.parallel.dp, 8);
+  EXPECT_EQ(ShapeOf(moe, GroupKind::kExpertData).members, 4);
+  EXPECT_EQ(ShapeOf(moe, GroupKind::kExpertData).stride, 8);
+  EXPECT_EQ(ShapeOf(moe, GroupKind::kExpertData).PerNode(8), 1);
+}
+
+TEST(StretchedComputeSeconds, IsTheShareOfTheCollectiveOrOfTheStretchedCompute) {
+  // The collective ends first: the compute lost its share for the collective's time.
+  EXPECT_DOUBLE_EQ(StretchedComputeSeconds(1.0, 10.0, 0.2), 0.2);
+  // The compute ends first: at 0.8 of the GPU it takes 1 / 0.8 s, 0.25 s more.
+  EXPECT_DOUBLE_EQ(StretchedComputeSeconds(10.0, 1.0, 0.2), 0.25);
+  EXPECT_DOUBLE_EQ(StretchedComputeSeconds(5.0, 1.0, 0.0), 0.0);
+  // PipelinedSeconds applies it to the GEMM a TP collective is pipelined with.
+  EXPECT_DOUBLE_EQ(PipelinedSeconds(1.0, 10.0, 1, 0.2), 10.0 + 1.25);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
