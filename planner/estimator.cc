@@ -131,179 +131,246 @@ struct StageMicrobatch {
   double total() const { return fwd_s + bwd_s + recompute_s + tp_s; }
 };
 
-}  // namespace
+// The data-parallel traffic of a stage: bytes of weights and of gradients (as reduced) of
+// the dense part and of the routed experts, and the groups that carry them.
+struct DpTraffic {
+  double weight_bytes = 0, grad_bytes = 0;
+  double expert_weight_bytes = 0, expert_grad_bytes = 0;
+  Group dp, zero, expert_data, across;
+  int shards = 1, replicas = 1;  // shard group size, and shard groups
+};
 
-Expected<Estimator> Estimator::Create(const Scenario& s, const sim::ModelParams& params) {
-  Expected<sim::ComputeModel> cm = sim::MakeComputeModel(s, params);
-  if (!cm.ok()) return cm.status();
-  return Estimator(std::move(*cm), params);
-}
+// What one layer's TP, EP and CP collectives cost per pass on the layout's links.
+struct LayerComm {
+  double tp_one = 0;              // one TP collective: an all-reduce, or with SP a ring pass
+  double tp_block = 0;            // a block's exchange: the all-reduce, or SP's gather and scatter
+  double moe_mlp_tp = 0;          // an MoE MLP's exchange under TP
+  double ep_one = 0;              // one all-to-all of an MoE layer
+  double cp_fwd = 0, cp_bwd = 0;  // the K/V ring beyond the attention core, per pass
+  bool tp_overlap = false;
+};
 
-sim::PieceCosts Estimator::Figures(const Scenario& s) const { return sim::MakePieceCosts(s, cm_); }
+// The estimator's closed forms over one scenario's stage model (sim/stage_model.h).
+class StepModel {
+ public:
+  StepModel(const Scenario& s, const sim::PieceCosts& f, const sim::ComputeModel& cm,
+            const sim::ModelParams& params)
+      : s_(s),
+        f_(f),
+        cm_(cm),
+        params_(params),
+        links_(NodeLinks(s, params)),
+        gpn_(s.instance.gpus),
+        m_(static_cast<double>(s.microbatches_per_pipeline())),
+        // The MoE layer's figures depend on ep (its experts' GEMMs, the all-to-all), which
+        // the planner varies below the (tp, micro batch) the figures were made for.
+        moe_layer_(s.model.experts > 0 && f.ep != s.parallel.ep
+                       ? sim::TransformerLayerCost(s, cm, true)
+                       : f.moe_layer),
+        comm_(MakeLayerComm()) {}
 
-StepEstimate Estimator::Step(const Scenario& s, const sim::PieceCosts& f) const {
-  const ParallelConfig& par = s.parallel;
-  // Every per-token figure depends on cp (the planner remakes them where it changes; a
-  // caller with figures of another cp gets them made here).
-  if (s.model.kind == ModelKind::kTransformer && f.cp != par.cp) return Step(s, Figures(s));
-  // dp: the DP slots (with context parallelism dp x cp hold the same weights).
-  const int gpn = s.instance.gpus, pp = par.pp, dp = s.replicas(), tp = par.tp;
-  const double m = static_cast<double>(s.microbatches_per_pipeline());
-  const double v = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
-  const Links links = NodeLinks(s, params_);
-  const bool transformer = s.model.kind == ModelKind::kTransformer;
+  StepEstimate Step() const;
 
+ private:
+  LayerComm MakeLayerComm() const;
+  // With tp_overlap, what a layer's collectives add beyond the GEMMs they are pipelined
+  // with, per forward (`passes` 1) and per backward (2) pass.
+  double BeyondGemms(const sim::LayerCost& c, double passes) const;
+  StageMicrobatch StageCompute(const sim::StageShare& share) const;
+  double StageComm(const sim::StageShare& share) const;
+  double PipelineBubble(const StageMicrobatch& worst) const;
+  DpTraffic MakeDpTraffic(const sim::StageShare& share) const;
+  // Hybrid sharding's all-reduce of each reduced shard across the shard groups.
+  double AcrossReduce(const DpTraffic& t, double reduced_bytes) const;
+  void AddDataParallel(const StageMicrobatch& worst, const sim::StageShare& share,
+                       StepEstimate* e) const;
+  void AddOptimizer(const sim::StageShare& share, StepEstimate* e) const;
+  // The stage's dense and MoE layers' sum of `part`.
+  template <class Part>
+  double SumLayers(const sim::StageShare& share, Part&& part) const {
+    const int layers = share.layers.count, moe = share.moe_layers;
+    return (layers - moe) * part(f_.layer) + moe * part(moe_layer_);
+  }
+
+  const Scenario& s_;
+  const sim::PieceCosts& f_;
+  const sim::ComputeModel& cm_;
+  const sim::ModelParams& params_;
+  Links links_;
+  int gpn_;
+  double m_;  // microbatches per pipeline
+  sim::LayerCost moe_layer_;
+  LayerComm comm_;
+};
+
+LayerComm StepModel::MakeLayerComm() const {
+  const ParallelConfig& par = s_.parallel;
+  LayerComm c;
   // TP: two blocks per layer per pass, each an all-reduce or (sequence
   // parallel) an all-gather plus a reduce-scatter, inside one node (or over
   // the network when the group is wider than a node).
-  const Group tp_group = GroupOf(s, sim::GroupKind::kTp, gpn);
-  const bool sp = s.training.sequence_parallel;
-  const double tp_one = sp ? RingSeconds(links, tp_group, gpn, f.layer.tp_bytes, false)
-                           : AllReduceSeconds(links, tp_group, gpn, f.layer.tp_bytes);
-  const double tp_block = sp ? 2 * tp_one : tp_one;
-  // With tp_overlap, what a layer's collectives add beyond the GEMMs they are pipelined
-  // with, per forward and per backward pass (sim/workload.cc Block; the GEMMs stay in
-  // compute; backward pairs each with both gradient GEMMs).
+  const Group tp_group = GroupOf(s_, sim::GroupKind::kTp, gpn_);
+  const bool sp = s_.training.sequence_parallel;
+  c.tp_one = sp ? RingSeconds(links_, tp_group, gpn_, f_.layer.tp_bytes, false)
+                : AllReduceSeconds(links_, tp_group, gpn_, f_.layer.tp_bytes);
+  c.tp_block = sp ? 2 * c.tp_one : c.tp_one;
   // EP: groups of ep consecutive DP ranks, tp ranks apart; two all-to-alls per MoE
   // layer and pass (dispatch and combine).
-  const Group ep_group = GroupOf(s, sim::GroupKind::kEp, gpn);
-  // The MoE layer's figures depend on ep (its experts' GEMMs, the all-to-all), which the
-  // planner varies below the (tp, micro batch) the figures were made for.
-  const sim::LayerCost moe_layer =
-      s.model.experts > 0 && f.ep != par.ep ? sim::TransformerLayerCost(s, cm_, true) : f.moe_layer;
-  const double ep_one = AllToAllSeconds(links, ep_group, gpn, moe_layer.ep_bytes);
+  const Group ep_group = GroupOf(s_, sim::GroupKind::kEp, gpn_);
+  c.ep_one = AllToAllSeconds(links_, ep_group, gpn_, moe_layer_.ep_bytes);
   // An MoE layer's MLP under TP (sim/workload.cc MoeMlpBlock): the routed rows all-gathered
   // and reduce-scattered over the TP group, and shared experts' dense exchange; no overlap.
-  const double moe_mlp_tp =
-      moe_layer.moe_tp_bytes > 0
-          ? 2 * RingSeconds(links, tp_group, gpn, moe_layer.moe_tp_bytes, false) +
-                (s.model.shared_experts > 0 ? tp_block : 0)
-          : tp_block;
+  c.moe_mlp_tp = moe_layer_.moe_tp_bytes > 0
+                     ? 2 * RingSeconds(links_, tp_group, gpn_, moe_layer_.moe_tp_bytes, false) +
+                           (s_.model.shared_experts > 0 ? c.tp_block : 0)
+                     : c.tp_block;
   // CP: the K/V all-gather over cp ranks tp apart, pipelined in cp pieces with the
   // attention core (sim/workload.cc ForwardBlocks), and the dK/dV reduce-scatter after the
   // backward core. Dense layers' figures (MoE with CP is not modelled).
-  double cp_fwd = 0, cp_bwd = 0;
   if (par.cp > 1) {
-    const Group cp_group = GroupOf(s, sim::GroupKind::kCp, gpn);
-    const sim::LayerCost& c = f.layer;
-    const double ring = RingSeconds(links, cp_group, gpn, c.cp_bytes, false);
+    const Group cp_group = GroupOf(s_, sim::GroupKind::kCp, gpn_);
+    const sim::LayerCost& l = f_.layer;
+    const double ring = RingSeconds(links_, cp_group, gpn_, l.cp_bytes, false);
     const double share = params_.comm_compute_share;
-    cp_fwd = sim::PipelinedSeconds(c.core_fwd_s, ring, par.cp, share) - c.core_fwd_s;
-    cp_bwd = sim::PipelinedSeconds(c.core_bwd_s, ring, par.cp, share) - c.core_bwd_s + ring;
+    c.cp_fwd = sim::PipelinedSeconds(l.core_fwd_s, ring, par.cp, share) - l.core_fwd_s;
+    c.cp_bwd = sim::PipelinedSeconds(l.core_bwd_s, ring, par.cp, share) - l.core_bwd_s + ring;
   }
-  const bool tp_overlap = tp > 1 && par.tp_overlap;
-  auto beyond = [&](const sim::LayerCost& c, double passes) {
-    const bool moe = c.moe_tp_bytes > 0;  // its MLP's exchange is not pipelined
-    double s = moe ? moe_mlp_tp : 0;
-    for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, moe ? -1 : c.mlp_in_gemm_s,
-                     moe ? -1 : c.mlp_out_gemm_s}) {
-      if (g < 0) continue;
-      s += sim::PipelinedSeconds(passes * g, tp_one, tp, params_.comm_compute_share) - passes * g;
-    }
-    return s;
-  };
-  auto stage_mb = [&](const sim::StageShare& share) {
-    StageMicrobatch mb;
-    const int layers = share.layers.count, first = share.layers.first;
-    if (transformer) {
-      // The stage's dense and MoE layers; recomputed ones in proportion.
-      const int moe = share.moe_layers;
-      auto sum = [&](auto&& part) {
-        return (layers - moe) * part(f.layer) + moe * part(moe_layer);
-      };
-      const double fwd = sum([](const sim::LayerCost& c) { return c.attn_fwd_s + c.mlp_fwd_s; });
-      mb.fwd_s = fwd;
-      mb.bwd_s = sum([](const sim::LayerCost& c) { return c.attn_bwd_s + c.mlp_bwd_s; });
-      // Full recompute runs the forward of its layers again.
-      const int recomputed = share.recomputed_layers;
-      if (s.training.recompute == Recompute::kFull) {
-        mb.recompute_s = fwd * recomputed / layers;
-      } else if (s.training.recompute == Recompute::kSelective) {
-        mb.recompute_s = sum([](const sim::LayerCost& c) { return c.selective_recompute_s; });
-      } else if (s.training.recompute == Recompute::kSelectiveOp) {
-        mb.recompute_s = sum([](const sim::LayerCost& c) { return c.op_recompute_s; });
-      }
-      const int forward_passes = layers + recomputed;
-      if (tp_overlap) {
-        const double per_fwd = sum([&](const sim::LayerCost& c) { return beyond(c, 1); }) / layers;
-        mb.tp_s =
-            forward_passes * per_fwd + sum([&](const sim::LayerCost& c) { return beyond(c, 2); });
-      } else if (tp > 1) {  // two blocks (attention, MLP) per pass
-        const double per_layer = sum([&](const sim::LayerCost& c) {
-                                   return tp_block + (c.moe_tp_bytes > 0 ? moe_mlp_tp : tp_block);
-                                 }) /
-                                 layers;
-        mb.tp_s = (forward_passes + layers) * per_layer;
-      }
-      // EP: two all-to-alls per MoE layer and pass, forward and backward; recomputed
-      // layers exchange their tokens again, in proportion.
-      mb.tp_s += 2 * ep_one * moe * (2.0 + static_cast<double>(recomputed) / layers);
-      // CP: each forward pass's K/V ring beyond the core it is pipelined with; the
-      // backward's, and the gradients' way back.
-      mb.tp_s += forward_passes * cp_fwd + layers * cp_bwd;
-      if (share.first()) mb.fwd_s += f.embed_fwd_s, mb.bwd_s += f.embed_bwd_s;
-      if (share.last()) mb.fwd_s += f.logits_fwd_s, mb.bwd_s += f.logits_bwd_s;
-    } else {
-      for (int l = first; l < first + layers; ++l) {
-        mb.fwd_s += f.layers[l].fwd;
-        mb.bwd_s += f.layers[l].bwd;
-      }
+  c.tp_overlap = par.tp > 1 && par.tp_overlap;
+  return c;
+}
+
+// The GEMMs stay in compute (sim/workload.cc Block); backward pairs each collective with
+// both gradient GEMMs.
+double StepModel::BeyondGemms(const sim::LayerCost& c, double passes) const {
+  const bool moe = c.moe_tp_bytes > 0;  // its MLP's exchange is not pipelined
+  double s = moe ? comm_.moe_mlp_tp : 0;
+  for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, moe ? -1 : c.mlp_in_gemm_s,
+                   moe ? -1 : c.mlp_out_gemm_s}) {
+    if (g < 0) continue;
+    s += sim::PipelinedSeconds(passes * g, comm_.tp_one, s_.parallel.tp,
+                               params_.comm_compute_share) -
+         passes * g;
+  }
+  return s;
+}
+
+StageMicrobatch StepModel::StageCompute(const sim::StageShare& share) const {
+  StageMicrobatch mb;
+  const int layers = share.layers.count, first = share.layers.first;
+  if (s_.model.kind != ModelKind::kTransformer) {
+    for (int l = first; l < first + layers; ++l) {
+      mb.fwd_s += f_.layers[l].fwd;
+      mb.bwd_s += f_.layers[l].bwd;
     }
     return mb;
-  };
-  // The slowest stage: the first (embedding) or the last (logits), or with MoE layers
-  // any stage, whose mix of dense and MoE layers differs.
-  int worst_stage = 0;
-  StageMicrobatch worst = stage_mb(sim::StageLayerShare(s, 0));
-  for (int stage = 1; stage < pp; ++stage) {
-    if (stage != pp - 1 && s.model.experts == 0) continue;
-    const StageMicrobatch mb = stage_mb(sim::StageLayerShare(s, stage));
-    if (mb.total() > worst.total()) worst = mb, worst_stage = stage;
   }
-  const sim::StageShare worst_share = sim::MakeStageShare(s, worst_stage);
-
-  StepEstimate e;
-  e.compute_s = m * (worst.fwd_s + worst.bwd_s + worst.recompute_s);
-  e.tp_comm_s = m * worst.tp_s;
-  if (pp > 1) {
-    // Neighbouring stages sit tp * dp ranks apart: on another node once that
-    // fills a node, and then all the node's GPUs send at once.
-    const bool across = tp * dp >= gpn;
-    const double p2p_Bps = across ? links.node_net_Bps / gpn : links.intra_Bps;
-    const double p2p_s =
-        (across ? links.cross.inter_s : links.local.intra_s) + f.p2p_bytes / p2p_Bps;
-    // Fill and drain, and in the steady state about one message per microbatch on the
-    // critical path: sends run beside the sender's next pass (the simulator's send
-    // stream), but the receiver waits for them. Checked against the simulator per family
-    // (BENCHMARKS.md); it matters where the messages are slow (whole activations over
-    // one NIC per node: parallel.pp_scatter_gather false).
-    e.pp_bubble_s = (pp - 1) * (worst.total() / v + 2 * p2p_s) + m * p2p_s;
+  // The stage's dense and MoE layers; recomputed ones in proportion.
+  const double fwd =
+      SumLayers(share, [](const sim::LayerCost& c) { return c.attn_fwd_s + c.mlp_fwd_s; });
+  mb.fwd_s = fwd;
+  mb.bwd_s = SumLayers(share, [](const sim::LayerCost& c) { return c.attn_bwd_s + c.mlp_bwd_s; });
+  // Full recompute runs the forward of its layers again.
+  if (s_.training.recompute == Recompute::kFull) {
+    mb.recompute_s = fwd * share.recomputed_layers / layers;
+  } else if (s_.training.recompute == Recompute::kSelective) {
+    mb.recompute_s =
+        SumLayers(share, [](const sim::LayerCost& c) { return c.selective_recompute_s; });
+  } else if (s_.training.recompute == Recompute::kSelectiveOp) {
+    mb.recompute_s = SumLayers(share, [](const sim::LayerCost& c) { return c.op_recompute_s; });
   }
+  mb.tp_s = StageComm(share);
+  if (share.first()) mb.fwd_s += f_.embed_fwd_s, mb.bwd_s += f_.embed_bwd_s;
+  if (share.last()) mb.fwd_s += f_.logits_fwd_s, mb.bwd_s += f_.logits_bwd_s;
+  return mb;
+}
 
-  // DP: members sit tp ranks apart, g / tp of them per node.
-  const double eb = sim::ActivationBytesPerElem(s.training.precision);
-  const double params = worst_share.params;
+// The blocking TP, EP and CP collectives of one microbatch on a transformer stage.
+double StepModel::StageComm(const sim::StageShare& share) const {
+  const int layers = share.layers.count, moe = share.moe_layers;
+  const int recomputed = share.recomputed_layers;
+  const int forward_passes = layers + recomputed;
+  double tp_s = 0;
+  if (comm_.tp_overlap) {
+    const double per_fwd =
+        SumLayers(share, [&](const sim::LayerCost& c) { return BeyondGemms(c, 1); }) / layers;
+    tp_s = forward_passes * per_fwd +
+           SumLayers(share, [&](const sim::LayerCost& c) { return BeyondGemms(c, 2); });
+  } else if (s_.parallel.tp > 1) {  // two blocks (attention, MLP) per pass
+    const double per_layer =
+        SumLayers(share,
+                  [&](const sim::LayerCost& c) {
+                    return comm_.tp_block +
+                           (c.moe_tp_bytes > 0 ? comm_.moe_mlp_tp : comm_.tp_block);
+                  }) /
+        layers;
+    tp_s = (forward_passes + layers) * per_layer;
+  }
+  // EP: two all-to-alls per MoE layer and pass, forward and backward; recomputed
+  // layers exchange their tokens again, in proportion.
+  tp_s += 2 * comm_.ep_one * moe * (2.0 + static_cast<double>(recomputed) / layers);
+  // CP: each forward pass's K/V ring beyond the core it is pipelined with; the
+  // backward's, and the gradients' way back.
+  tp_s += forward_passes * comm_.cp_fwd + layers * comm_.cp_bwd;
+  return tp_s;
+}
+
+double StepModel::PipelineBubble(const StageMicrobatch& worst) const {
+  const int pp = s_.parallel.pp;
+  if (pp <= 1) return 0;
+  const double v = s_.parallel.schedule == Schedule::kInterleaved ? s_.parallel.virtual_stages : 1;
+  // Neighbouring stages sit tp * dp ranks apart: on another node once that
+  // fills a node, and then all the node's GPUs send at once.
+  const bool across = s_.parallel.tp * s_.replicas() >= gpn_;
+  const double p2p_Bps = across ? links_.node_net_Bps / gpn_ : links_.intra_Bps;
+  const double p2p_s =
+      (across ? links_.cross.inter_s : links_.local.intra_s) + f_.p2p_bytes / p2p_Bps;
+  // Fill and drain, and in the steady state about one message per microbatch on the
+  // critical path: sends run beside the sender's next pass (the simulator's send
+  // stream), but the receiver waits for them. Checked against the simulator per family
+  // (BENCHMARKS.md); it matters where the messages are slow (whole activations over
+  // one NIC per node: parallel.pp_scatter_gather false).
+  return (pp - 1) * (worst.total() / v + 2 * p2p_s) + m_ * p2p_s;
+}
+
+// Members sit tp ranks apart, g / tp of them per node.
+DpTraffic StepModel::MakeDpTraffic(const sim::StageShare& share) const {
+  const double eb = sim::ActivationBytesPerElem(s_.training.precision);
   // With expert parallelism the routed experts' part goes over the expert-data-parallel
   // group (sim/workload.cc): dp / ep members, ep x tp local ranks apart.
-  const double experts = par.ep > 1 ? worst_share.expert_params : 0;
-  const double weight_bytes = (params - experts) * eb;
-  const double grad_bytes = weight_bytes * sim::GradReduceScale(s.training);  // as reduced
-  const double expert_weight_bytes = experts * eb;
-  const double expert_grad_bytes = expert_weight_bytes * sim::GradReduceScale(s.training);
-  const Group edp_group = GroupOf(s, sim::GroupKind::kExpertData, gpn);
-  const Group dp_group = GroupOf(s, sim::GroupKind::kDp, gpn);
+  const double experts = s_.parallel.ep > 1 ? share.expert_params : 0;
+  DpTraffic t;
+  t.weight_bytes = (share.params - experts) * eb;
+  t.grad_bytes = t.weight_bytes * sim::GradReduceScale(s_.training);
+  t.expert_weight_bytes = experts * eb;
+  t.expert_grad_bytes = t.expert_weight_bytes * sim::GradReduceScale(s_.training);
+  t.expert_data = GroupOf(s_, sim::GroupKind::kExpertData, gpn_);
+  t.dp = GroupOf(s_, sim::GroupKind::kDp, gpn_);
   // ZeRO's collectives span a shard group (the DP group unless hybrid sharding
   // cuts it into groups of consecutive DP ranks); with hybrid sharding each
   // reduced shard is then all-reduced across the groups, whose members sit
   // shards x tp ranks apart (sim/workload.cc ReduceShardedGradients).
-  const int shards = s.shard_degree(), replicas = s.shard_replicas();
-  const Group zero_group = par.zero_stage >= 1 ? GroupOf(s, sim::GroupKind::kShard, gpn) : dp_group;
-  const Group across = GroupOf(s, sim::GroupKind::kAcrossShards, gpn);
-  auto across_reduce = [&](double reduced_bytes) {
-    return replicas > 1 ? AllReduceSeconds(links, across, gpn, reduced_bytes / shards) : 0.0;
-  };
+  t.shards = s_.shard_degree();
+  t.replicas = s_.shard_replicas();
+  t.zero = s_.parallel.zero_stage >= 1 ? GroupOf(s_, sim::GroupKind::kShard, gpn_) : t.dp;
+  t.across = GroupOf(s_, sim::GroupKind::kAcrossShards, gpn_);
+  return t;
+}
+
+double StepModel::AcrossReduce(const DpTraffic& t, double reduced_bytes) const {
+  return t.replicas > 1 ? AllReduceSeconds(links_, t.across, gpn_, reduced_bytes / t.shards) : 0.0;
+}
+
+// Gradient reduction and ZeRO's gathers of the slowest stage `share`, and what of them
+// its compute does not hide.
+void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageShare& share,
+                                StepEstimate* e) const {
+  if (s_.replicas() <= 1) return;
+  const ParallelConfig& par = s_.parallel;
+  const DpTraffic t = MakeDpTraffic(share);
+  const Links& links = links_;
+  const int gpn = gpn_;
   const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
-  const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(grad_bytes, 1.0));
+  const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(t.grad_bytes, 1.0));
   // A collective running beside `hidden_by` of compute slows it by `slowed` (the one overlap
   // rule, sim::StretchedComputeSeconds), which hides that much more of the collective.
   // Gradient reduction runs beside compute only with overlap_dp; ZeRO-3's gathers always do.
@@ -317,74 +384,113 @@ StepEstimate Estimator::Step(const Scenario& s, const sim::PieceCosts& f) const 
     if (!par.overlap_dp) return comm;
     return std::max(comm * bucket_share, comm - hidden_by - slowed(comm, hidden_by));
   };
-  if (dp > 1) {
-    const double gather = RingSeconds(links, zero_group, gpn, weight_bytes, false) +  // ZeRO-1/2
-                          RingSeconds(links, edp_group, gpn, expert_weight_bytes, false);
-    const double scatter = (grad_bytes == weight_bytes  // reduced in the weights' dtype
-                                ? RingSeconds(links, zero_group, gpn, weight_bytes, false)
-                                : RingSeconds(links, zero_group, gpn, grad_bytes, false)) +
-                           RingSeconds(links, edp_group, gpn, expert_grad_bytes, false) +
-                           across_reduce(grad_bytes);
-    switch (par.zero_stage) {
-      case 0: {
-        const double reduce = AllReduceSeconds(links, dp_group, gpn, grad_bytes) +
-                              AllReduceSeconds(links, edp_group, gpn, expert_grad_bytes);
-        e.dp_exposed_s = exposed(reduce, overlap);
-        e.compute_s += reduce_slowed(reduce, overlap);
-        break;
-      }
-      case 1:
-        e.dp_exposed_s = exposed(scatter, overlap) + gather;
-        e.compute_s += reduce_slowed(scatter, overlap);
-        break;
-      case 2:
-        e.dp_exposed_s = m * exposed(scatter, overlap) + gather;
-        e.compute_s += m * reduce_slowed(scatter, overlap);
-        break;
-      default: {  // 3: each layer's weights gathered for its forward and its backward
-                  // (prefetched one layer ahead), its gradients scattered after it
-        const int layers = std::max(1, worst_share.layers.count);
-        const double per_layer =
-            2 * RingSeconds(links, zero_group, gpn, weight_bytes / layers, false) +
-            RingSeconds(links, zero_group, gpn, grad_bytes / layers, false) +
-            across_reduce(grad_bytes / layers);
-        const double compute_per_layer = worst.total() / layers;
-        const double layer_slowed = slowed(per_layer, compute_per_layer);
-        e.dp_exposed_s = m * (layers * std::max(0.0, per_layer - compute_per_layer - layer_slowed) +
+  const double gather = RingSeconds(links, t.zero, gpn, t.weight_bytes, false) +  // ZeRO-1/2
+                        RingSeconds(links, t.expert_data, gpn, t.expert_weight_bytes, false);
+  const double scatter = (t.grad_bytes == t.weight_bytes  // reduced in the weights' dtype
+                              ? RingSeconds(links, t.zero, gpn, t.weight_bytes, false)
+                              : RingSeconds(links, t.zero, gpn, t.grad_bytes, false)) +
+                         RingSeconds(links, t.expert_data, gpn, t.expert_grad_bytes, false) +
+                         AcrossReduce(t, t.grad_bytes);
+  switch (par.zero_stage) {
+    case 0: {
+      const double reduce = AllReduceSeconds(links, t.dp, gpn, t.grad_bytes) +
+                            AllReduceSeconds(links, t.expert_data, gpn, t.expert_grad_bytes);
+      e->dp_exposed_s = exposed(reduce, overlap);
+      e->compute_s += reduce_slowed(reduce, overlap);
+      break;
+    }
+    case 1:
+      e->dp_exposed_s = exposed(scatter, overlap) + gather;
+      e->compute_s += reduce_slowed(scatter, overlap);
+      break;
+    case 2:
+      e->dp_exposed_s = m_ * exposed(scatter, overlap) + gather;
+      e->compute_s += m_ * reduce_slowed(scatter, overlap);
+      break;
+    default: {  // 3: each layer's weights gathered for its forward and its backward
+                // (prefetched one layer ahead), its gradients scattered after it
+      const int layers = std::max(1, share.layers.count);
+      const double per_layer = 2 * RingSeconds(links, t.zero, gpn, t.weight_bytes / layers, false) +
+                               RingSeconds(links, t.zero, gpn, t.grad_bytes / layers, false) +
+                               AcrossReduce(t, t.grad_bytes / layers);
+      const double compute_per_layer = worst.total() / layers;
+      const double layer_slowed = slowed(per_layer, compute_per_layer);
+      e->dp_exposed_s = m_ * (layers * std::max(0.0, per_layer - compute_per_layer - layer_slowed) +
                               per_layer / 3);
-        e.compute_s += m * layers * layer_slowed;
-      }
+      e->compute_s += m_ * layers * layer_slowed;
     }
   }
-  const double opt_params = worst_share.optimizer_params;
-  const sim::OptimizerSeconds optimizer = sim::OptimizerStepSeconds(s, cm_, opt_params);
-  e.optimizer_s = optimizer.gpu_s;
-  if (s.training.offload_optimizer) {
-    // As sim/workload.cc: the node's CPU sweeps every GPU's state; the GPUs
-    // behind one PCIe switch copy through its root link at once.
-    e.optimizer_s = optimizer.host_s;
-    const double pcie = s.instance.pcie_GBps_per_dir > 0 ? s.instance.pcie_GBps_per_dir
-                                                         : params_.unknown_pcie_GBps_per_dir;
-    const double copy_Bps = pcie * 1e9 * sim::PcieSwitchCount(s.instance) / gpn;
-    if (s.training.offload_params) {
-      // The shards of the first unit of every pass (its gather cannot start
-      // before them) and the last unit's gradients before the CPU step; the
-      // rest overlaps compute. Unit and copy sizes as in workload.cc.
-      const int layers = std::max(1, worst_share.layers.count);
-      const double shard = params / layers * sim::kHostShardBytesPerParam / shards;
-      e.offload_s = (2 * m + 1) * shard / copy_Bps;
-    } else {  // gradients out and weights back, the GPU's optimizer shard each way
-      e.offload_s = 2 * opt_params * eb / copy_Bps;
-    }
+}
+
+// The optimizer step of the slowest stage `share` (sim::OptimizerStepSeconds) and, with
+// offload, the copies its compute does not hide.
+void StepModel::AddOptimizer(const sim::StageShare& share, StepEstimate* e) const {
+  const double opt_params = share.optimizer_params;
+  const sim::OptimizerSeconds optimizer = sim::OptimizerStepSeconds(s_, cm_, opt_params);
+  e->optimizer_s = optimizer.gpu_s;
+  if (!s_.training.offload_optimizer) return;
+  // As sim/workload.cc: the node's CPU sweeps every GPU's state; the GPUs
+  // behind one PCIe switch copy through its root link at once.
+  e->optimizer_s = optimizer.host_s;
+  const double pcie = s_.instance.pcie_GBps_per_dir > 0 ? s_.instance.pcie_GBps_per_dir
+                                                        : params_.unknown_pcie_GBps_per_dir;
+  const double copy_Bps = pcie * 1e9 * sim::PcieSwitchCount(s_.instance) / gpn_;
+  if (s_.training.offload_params) {
+    // The shards of the first unit of every pass (its gather cannot start
+    // before them) and the last unit's gradients before the CPU step; the
+    // rest overlaps compute. Unit and copy sizes as in workload.cc.
+    const int layers = std::max(1, share.layers.count);
+    const double shard = share.params / layers * sim::kHostShardBytesPerParam / s_.shard_degree();
+    e->offload_s = (2 * m_ + 1) * shard / copy_Bps;
+  } else {  // gradients out and weights back, the GPU's optimizer shard each way
+    e->offload_s = 2 * opt_params * sim::ActivationBytesPerElem(s_.training.precision) / copy_Bps;
   }
+}
+
+StepEstimate StepModel::Step() const {
+  // The slowest stage: the first (embedding) or the last (logits), or with MoE layers
+  // any stage, whose mix of dense and MoE layers differs.
+  const int pp = s_.parallel.pp;
+  int worst_stage = 0;
+  StageMicrobatch worst = StageCompute(sim::StageLayerShare(s_, 0));
+  for (int stage = 1; stage < pp; ++stage) {
+    if (stage != pp - 1 && s_.model.experts == 0) continue;
+    const StageMicrobatch mb = StageCompute(sim::StageLayerShare(s_, stage));
+    if (mb.total() > worst.total()) worst = mb, worst_stage = stage;
+  }
+  const sim::StageShare worst_share = sim::MakeStageShare(s_, worst_stage);
+
+  StepEstimate e;
+  e.compute_s = m_ * (worst.fwd_s + worst.bwd_s + worst.recompute_s);
+  e.tp_comm_s = m_ * worst.tp_s;
+  e.pp_bubble_s = PipelineBubble(worst);
+  AddDataParallel(worst, worst_share, &e);
+  AddOptimizer(worst_share, &e);
   e.step_s =
       e.compute_s + e.tp_comm_s + e.pp_bubble_s + e.dp_exposed_s + e.optimizer_s + e.offload_s;
-  if (s.training.input_samples_per_s_per_node > 0) {
+  if (s_.training.input_samples_per_s_per_node > 0) {
     const double input_s =
-        s.training.global_batch / (s.cluster.nodes * s.training.input_samples_per_s_per_node);
+        s_.training.global_batch / (s_.cluster.nodes * s_.training.input_samples_per_s_per_node);
     e.step_s = std::max(e.step_s, input_s);
   }
   return e;
+}
+
+}  // namespace
+
+Expected<Estimator> Estimator::Create(const Scenario& s, const sim::ModelParams& params) {
+  Expected<sim::ComputeModel> cm = sim::MakeComputeModel(s, params);
+  if (!cm.ok()) return cm.status();
+  return Estimator(std::move(*cm), params);
+}
+
+sim::PieceCosts Estimator::Figures(const Scenario& s) const { return sim::MakePieceCosts(s, cm_); }
+
+StepEstimate Estimator::Step(const Scenario& s, const sim::PieceCosts& f) const {
+  // Every per-token figure depends on cp (the planner remakes them where it changes; a
+  // caller with figures of another cp gets them made here).
+  if (s.model.kind == ModelKind::kTransformer && f.cp != s.parallel.cp) return Step(s, Figures(s));
+  return StepModel(s, f, cm_, params_).Step();
 }
 
 }  // namespace trainsim::planner

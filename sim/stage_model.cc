@@ -22,15 +22,14 @@ double FinalNormParams(const ModelSpec& m) {
   return ParameterCount(m) - LayersParameterCount(m, 0, m.layers) - EmbeddingParameterCount(m);
 }
 
-double LayerListStageParams(const ModelSpec& m, int stages, int stage) {
-  const LayerRange range = SplitLayers(static_cast<int>(m.layer_list.size()), stages, stage);
+double LayerListStageParams(const ModelSpec& m, const LayerRange& range) {
   double params = 0;
   for (int i = range.first; i < range.first + range.count; ++i) params += m.layer_list[i].params;
   return params;
 }
 
-double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage) {
-  const LayerRange range = SplitLayers(m.layers, stages, stage);
+double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage,
+                              const LayerRange& range) {
   double params = LayersParameterCount(m, range.first, range.first + range.count);
   if (stage == 0) params += InputEmbeddingParams(m);
   const bool last = stage == stages - 1;
@@ -41,13 +40,11 @@ double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage)
   return params / tp;
 }
 
-// StageParameterCount, given the stage's StageExpertParameterCount.
-double StageParams(const Scenario& s, int stage, double experts) {
-  if (s.model.kind == ModelKind::kLayerList) {
-    return LayerListStageParams(s.model, PipelineStages(s), stage);
-  }
+// StageParameterCount, given the stage's layers and StageExpertParameterCount.
+double StageParams(const Scenario& s, int stage, const LayerRange& range, double experts) {
+  if (s.model.kind == ModelKind::kLayerList) return LayerListStageParams(s.model, range);
   // Expert parallelism keeps 1 / ep of the routed experts on each GPU.
-  return TransformerStageParams(s.model, TensorParallel(s), PipelineStages(s), stage) -
+  return TransformerStageParams(s.model, TensorParallel(s), PipelineStages(s), stage, range) -
          experts * (s.parallel.ep - 1);
 }
 
@@ -62,7 +59,8 @@ int RecomputedLayers(const TrainingConfig& t, int layers) {
 }
 
 double StageParameterCount(const Scenario& s, int stage) {
-  return StageParams(s, stage, StageExpertParameterCount(s, stage));
+  return StageParams(s, stage, SplitLayers(LayerCount(s.model), PipelineStages(s), stage),
+                     StageExpertParameterCount(s, stage));
 }
 
 double StageExpertParameterCount(const Scenario& s, int stage) {
@@ -115,8 +113,8 @@ StageShare StageLayerShare(const Scenario& s, int stage) {
 
 StageShare MakeStageShare(const Scenario& s, int stage) {
   StageShare sh = StageLayerShare(s, stage);
-  sh.expert_params = StageExpertParameterCount(s, stage);
-  sh.params = StageParams(s, stage, sh.expert_params);
+  if (s.model.experts > 0) sh.expert_params = StageExpertParameterCount(s, stage);
+  sh.params = StageParams(s, stage, sh.layers, sh.expert_params);
   sh.optimizer_params = sh.params;
   if (s.parallel.zero_stage >= 1) {  // routed experts over the dp / ep ranks that hold them
     sh.optimizer_params = (sh.params - sh.expert_params) / s.shard_degree() +
