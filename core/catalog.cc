@@ -34,6 +34,9 @@ const std::vector<std::string> kRdmaKinds = {"none", "efa", "infiniband"};
 constexpr int kRdmaNone = 0;        // index of "none" in kRdmaKinds
 constexpr int kRdmaInfiniband = 2;  // index of "infiniband"
 const std::vector<std::string> kSpotBuckets = {"<5%", "5-10%", "10-15%", "15-20%", ">20%"};
+// InstanceType::sagemaker_libraries.
+const std::vector<std::string> kSagemakerLibraries = {"smddp-allreduce", "smddp-allgather",
+                                                      "smp-v2"};
 // Keys of an entry's "sources" object: "*" (the whole entry), a field of the
 // entry, or a figure the loader derives (pcie_GBps_per_dir).
 const std::vector<std::string> kSourceKeys = {"*",
@@ -61,7 +64,8 @@ const std::vector<std::string> kSourceKeys = {"*",
                                               "pricing.sagemaker_usd_hr",
                                               "pricing.spot_discount",
                                               "pricing.spot_interruption_bucket",
-                                              "pricing.capacity_block_usd_hr"};
+                                              "pricing.capacity_block_usd_hr",
+                                              "sagemaker_libraries"};
 
 // Per-direction bandwidth of an x16 link (PCI-SIG): GT/s per lane x 16 lanes
 // x 128b/130b encoding / 8 bits. Generations 3, 4, 5.
@@ -542,6 +546,30 @@ class FileReader {
     return Status::Ok();
   }
 
+  // An array of distinct names from kSagemakerLibraries.
+  Status ReadLibraries(const JsonValue& v, const std::string& path, InstanceType* t) {
+    if (!v.is_array()) {
+      return ErrorAtValue(file_, v, path, "expected an array of library names, got " + Describe(v));
+    }
+    for (size_t i = 0; i < v.items.size(); ++i) {
+      const JsonValue& item = v.items[i];
+      const std::string item_path = path + "[" + std::to_string(i) + "]";
+      const bool known =
+          item.is_string() && std::find(kSagemakerLibraries.begin(), kSagemakerLibraries.end(),
+                                        item.text) != kSagemakerLibraries.end();
+      if (!known) {
+        return ErrorAtValue(
+            file_, item, item_path,
+            "expected one of " + JoinNames(kSagemakerLibraries) + ", got " + Describe(item));
+      }
+      if (t->RunsSagemakerLibrary(item.text)) {
+        return ErrorAtValue(file_, item, item_path, "\"" + item.text + "\" is listed twice");
+      }
+      t->sagemaker_libraries.push_back(item.text);
+    }
+    return Status::Ok();
+  }
+
   Status ReadEntrySources(const JsonValue& v, const std::string& path, InstanceType* t) {
     if (!v.is_object()) {
       return ErrorAtValue(file_, v, path, std::string("expected an object, got ") + v.TypeName());
@@ -589,6 +617,7 @@ class FileReader {
     if (t.is_aws) f.Require("network");
     const JsonValue* network = f.r().Child("network");
     const JsonValue* pricing = f.r().Child("pricing");
+    const JsonValue* libraries = f.r().Child("sagemaker_libraries");
     if (builtin_) f.Require("sources");
     const JsonValue* sources = f.r().Child("sources");
     if (Status s = f.Finish(); !s.ok()) return s;
@@ -601,6 +630,11 @@ class FileReader {
     }
     if (pricing) {
       if (Status s = ReadPricing(*pricing, path + ".pricing", &t); !s.ok()) return s;
+    }
+    if (libraries) {
+      if (Status s = ReadLibraries(*libraries, path + ".sagemaker_libraries", &t); !s.ok()) {
+        return s;
+      }
     }
     if (sources) {
       if (Status s = ReadEntrySources(*sources, path + ".sources", &t); !s.ok()) return s;

@@ -2,6 +2,13 @@
 
 namespace trainsim {
 
+bool InstanceType::RunsSagemakerLibrary(std::string_view library) const {
+  for (const std::string& l : sagemaker_libraries) {
+    if (l == library) return true;
+  }
+  return false;
+}
+
 std::optional<double> GpuSpec::PeakFlops(Precision p) const {
   switch (p) {
     case Precision::kFp32:

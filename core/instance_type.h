@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace trainsim {
@@ -142,6 +143,13 @@ struct InstanceType {
   // supply and demand: a stale figure is still a figure with its date, never updated by guess.
   std::optional<double> price_capacity_block_usd_hr;
   std::optional<std::string> capacity_block_valid_until;
+
+  // SageMaker's distributed training libraries that run on this type (catalog field
+  // "sagemaker_libraries", with its sources): "smddp-allreduce" and "smddp-allgather" (the
+  // data parallelism library's collectives; the all-gather serves sharded states) and
+  // "smp-v2" (the model parallelism library v2). Empty: none, or none confirmed.
+  std::vector<std::string> sagemaker_libraries;
+  bool RunsSagemakerLibrary(std::string_view library) const;
 
   // Source ids per field ("net" -> {"awsdocs_acc", ...}); "*" applies to the entry.
   std::map<std::string, std::vector<std::string>> sources;

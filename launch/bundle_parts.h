@@ -52,8 +52,8 @@ struct JobFacts {
 // PyTorch FSDP's ShardingStrategy for ZeRO-2/3 ("FULL_SHARD", "_HYBRID_SHARD_ZERO2", ...), or
 // "" (ZeRO-0/1 have none).
 std::string FsdpShardingStrategy(const ParallelConfig& p);
-// SageMaker's model parallelism library v2 runs on these (its supported instance types in the
-// SageMaker developer guide).
+// SageMaker's model parallelism library v2 runs on `t` (the catalog's sagemaker_libraries,
+// from its supported instance types in the SageMaker developer guide).
 bool SmpV2Supports(const InstanceType& t);
 // SMP v2's core configuration parameters for the plan (SageMaker developer guide, "SMP v2
 // reference": hybrid_shard_degree, tensor_parallel_degree, context_parallel_degree,

@@ -8,8 +8,8 @@
 // spot, CheckpointConfig {S3Uri, LocalPath (default /opt/ml/checkpoints/)}
 // (API_CheckpointConfig.html). The distribution settings: SageMaker Python SDK,
 // doc/api/training/smd_model_parallel_general.rst (SMP v1 parameters, "mpi"),
-// and src/sagemaker/fw_utils.py SM_DATAPARALLEL_SUPPORTED_INSTANCE_TYPES
-// (v2.257.0: ml.p3.16xlarge, ml.p3dn.24xlarge, ml.p4d.24xlarge, ml.p4de.24xlarge).
+// and, for the types each library runs on, the catalog's sagemaker_libraries
+// (instance-catalog/aws.json, with their sources).
 #include <nlohmann/json.hpp>
 
 #include "launch/bundle_parts.h"
@@ -63,10 +63,11 @@ struct Distribution {
   const char* py_version = kPythonVersion;
 };
 
+// SMDDP's all-reduce serves every ZeRO stage; sharded states (ZeRO >= 1) also need its
+// all-gather (the catalog's sagemaker_libraries).
 bool SmddpSupports(const InstanceType& t, int zero_stage) {
-  const bool p4 = t.name == "p4d.24xlarge" || t.name == "p4de.24xlarge";
-  // SMDDP's AllReduce runs on all four; its AllGather (sharded states) on P4 only.
-  return p4 || (zero_stage == 0 && (t.name == "p3.16xlarge" || t.name == "p3dn.24xlarge"));
+  return t.RunsSagemakerLibrary("smddp-allreduce") &&
+         (zero_stage == 0 || t.RunsSagemakerLibrary("smddp-allgather"));
 }
 
 // SMP v1 (the archived library): pipeline and tensor parallelism under MPI. Used where the
@@ -165,9 +166,7 @@ std::string Line(const std::string& key, const std::string& value) {
 
 }  // namespace
 
-bool SmpV2Supports(const InstanceType& t) {
-  return t.name == "p4d.24xlarge" || t.name == "p4de.24xlarge" || t.name == "p5.48xlarge";
-}
+bool SmpV2Supports(const InstanceType& t) { return t.RunsSagemakerLibrary("smp-v2"); }
 
 ojson SmpV2Parameters(const Scenario& s) {
   const ParallelConfig& p = s.parallel;

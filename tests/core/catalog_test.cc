@@ -124,6 +124,29 @@ TEST(CatalogBuiltin, P4dHasEightA100OnNvswitchAndFourHundredGbpsNics) {
   EXPECT_EQ(t->gpu.PeakFlops(Precision::kFp8), std::nullopt);
 }
 
+// Which of SageMaker's distributed training libraries run on a type is catalog data with its
+// sources (the launch bundle reads it): SMDDP's all-reduce on P3 and P4, its all-gather on P4
+// only, SMP v2 on P4 and P5.
+TEST(CatalogBuiltin, SagemakerLibrariesAreDataWithSources) {
+  const std::map<std::string, std::vector<std::string>> expected = {
+      {"p3.16xlarge", {"smddp-allreduce"}},
+      {"p3dn.24xlarge", {"smddp-allreduce"}},
+      {"p4d.24xlarge", {"smddp-allreduce", "smddp-allgather", "smp-v2"}},
+      {"p4de.24xlarge", {"smddp-allreduce", "smddp-allgather", "smp-v2"}},
+      {"p5.48xlarge", {"smp-v2"}},
+      {"p5e.48xlarge", {}},
+      {"g5.48xlarge", {}}};
+  for (const auto& [name, libraries] : expected) {
+    SCOPED_TRACE(name);
+    const InstanceType* t = Builtin().Find(name);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->sagemaker_libraries, libraries);
+    for (const std::string& l : libraries) EXPECT_TRUE(t->RunsSagemakerLibrary(l));
+    EXPECT_EQ(t->sources.count("sagemaker_libraries"), libraries.empty() ? 0u : 1u);
+  }
+  EXPECT_FALSE(Builtin().Find("p5.48xlarge")->RunsSagemakerLibrary("smddp-allreduce"));
+}
+
 TEST(CatalogBuiltin, UnconfirmedFiguresStayNull) {
   const InstanceType* p5e = Builtin().Find("p5e.48xlarge");
   ASSERT_NE(p5e, nullptr);
@@ -502,7 +525,16 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        "extra.json:3:10: instances[0].gpu: expected a GPU name or a GPU object, got 3"},
       {"unknown field", OneEntry({}, {R"("colour": "red")"}),
        "extra.json:7:3: unknown field instances[0].colour (known: name, is_aws, gpus, "
-       "gpu_mem_gib, vcpus, ram_gib, notes, gpu, topology, network, pricing, sources)"},
+       "gpu_mem_gib, vcpus, ram_gib, notes, gpu, topology, network, pricing, "
+       "sagemaker_libraries, sources)"},
+      {"unknown sagemaker library", OneEntry({}, {R"("sagemaker_libraries": ["smp-v1"])"}),
+       "extra.json:7:27: instances[0].sagemaker_libraries[0]: expected one of smddp-allreduce, "
+       "smddp-allgather, smp-v2, got \"smp-v1\""},
+      {"sagemaker library twice", OneEntry({}, {R"("sagemaker_libraries": ["smp-v2", "smp-v2"])"}),
+       "extra.json:7:37: instances[0].sagemaker_libraries[1]: \"smp-v2\" is listed twice"},
+      {"sagemaker libraries not a list", OneEntry({}, {R"("sagemaker_libraries": "smp-v2")"}),
+       "extra.json:7:26: instances[0].sagemaker_libraries: expected an array of library names, "
+       "got \"smp-v2\""},
       {"duplicate of a built-in type", OneEntry({{"name", R"("name": "p4d.24xlarge")"}}),
        "extra.json:2:11: instances[0].name: duplicate instance type \"p4d.24xlarge\" (already "
        "defined)"},
@@ -578,7 +610,7 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        "network.rdma, "
        "network.rdma_nics, vcpus, ram_gib, pricing, pricing.on_demand_usd_hr, "
        "pricing.sagemaker_usd_hr, pricing.spot_discount, pricing.spot_interruption_bucket, "
-       "pricing.capacity_block_usd_hr)"},
+       "pricing.capacity_block_usd_hr, sagemaker_libraries)"},
       {"capacity block date not a date",
        OneEntry(
            {},
