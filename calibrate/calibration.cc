@@ -196,27 +196,9 @@ Expected<ChosenBackend> ChooseBackend(const std::string& name) {
   return chosen;
 }
 
-std::string CatalogGpuName(const std::string& device_name) {
-  struct Rule {
-    std::vector<std::string> all_of;
-    std::string gpu;
-  };
-  static const std::vector<Rule> kRules = {{{"V100", "SXM2", "16GB"}, "V100-SXM2-16GB"},
-                                           {{"V100", "SXM2", "32GB"}, "V100-SXM2-32GB"},
-                                           {{"A100", "SXM4", "40GB"}, "A100-SXM4-40GB"},
-                                           {{"A100", "SXM4", "80GB"}, "A100-SXM4-80GB"},
-                                           {{"H100", "80GB", "HBM3"}, "H100-SXM5-80GB"},
-                                           {{"H200"}, "H200-141GB"},
-                                           {{"T4"}, "T4"},
-                                           {{"A10G"}, "A10G"}};
-  if (device_name.find("PCIe") != std::string::npos) return "";
-  for (const Rule& r : kRules) {
-    bool all = true;
-    for (const std::string& part : r.all_of)
-      all = all && device_name.find(part) != std::string::npos;
-    if (all) return r.gpu;
-  }
-  return "";
+std::string CatalogGpuName(const Catalog& catalog, const std::string& device_name) {
+  const GpuSpec* gpu = catalog.FindGpuByDeviceName(device_name);
+  return gpu ? gpu->name : "";
 }
 
 HardwareProfile BuildProfile(const Measurements& m, const MeasurePlan& plan,
@@ -238,9 +220,10 @@ HardwareProfile BuildProfile(const Measurements& m, const MeasurePlan& plan,
   v.warmup = plan.warmup;
   v.repetitions = plan.repetitions;
   v.complete = m.failures.empty();
-  p.gpu = !options.gpu.empty()         ? options.gpu
-          : m.device.backend == "cuda" ? CatalogGpuName(m.device.name)
-                                       : "";
+  p.gpu = !options.gpu.empty() ? options.gpu
+          : m.device.backend == "cuda" && options.catalog
+              ? CatalogGpuName(*options.catalog, m.device.name)
+              : "";
   for (const std::string& dtype : AllDtypes()) {
     std::vector<TablePoint> table = FitGemmTable(m.gemm, dtype);
     if (table.empty()) continue;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "calibrate/measure.h"
+#include "core/catalog.h"
 #include "core/hardware_profile.h"
 #include "core/instance_type.h"
 
@@ -23,13 +24,14 @@ struct ChosenBackend {
 Expected<ChosenBackend> ChooseBackend(const std::string& name);
 
 // The catalog GPU name of a CUDA device name ("NVIDIA H100 80GB HBM3" ->
-// "H100-SXM5-80GB"); "" when the device is not a catalog GPU.
-std::string CatalogGpuName(const std::string& device_name);
+// "H100-SXM5-80GB", the catalog's device_names); "" when the device is not a catalog GPU.
+std::string CatalogGpuName(const Catalog& catalog, const std::string& device_name);
 
 struct ProfileOptions {
   std::string tool = "trainsim-calibrate";
   std::string date;  // ISO 8601 UTC; the run's start
-  std::string gpu;   // catalog GPU name; "" = from the device name (cuda)
+  std::string gpu;   // catalog GPU name; "" = from the device name (cuda) in `catalog`
+  const Catalog* catalog = nullptr;  // not owned; nullptr: a cuda profile names no GPU
 };
 
 // The profile of a run: fitted tables, raw points, provenance, failures and

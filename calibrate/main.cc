@@ -145,10 +145,8 @@ std::string UtcNow() {
 }
 
 // The catalog's entry for the profile's GPU, for the summary's shares of peak.
-std::optional<GpuSpec> CatalogGpu(const std::string& name) {
-  if (name.empty()) return std::nullopt;
-  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
-  if (!catalog.ok()) return std::nullopt;
+std::optional<GpuSpec> CatalogGpu(const Catalog* catalog, const std::string& name) {
+  if (!catalog || name.empty()) return std::nullopt;
   for (const std::string& type : catalog->Names()) {
     const InstanceType* t = catalog->Find(type);
     if (t->gpu.name == name) return t->gpu;
@@ -207,9 +205,13 @@ int Main(int argc, char** argv) {
                chosen->device.name.c_str(), chosen->device.devices, chosen->device.backend.c_str(),
                plan.gemm_shapes.size(), plan.dtypes.size(), plan.collective_bytes.size(),
                args.quick ? ", quick" : "");
+  // The built-in catalog names the device's GPU and gives the summary its peaks; without it
+  // (no catalog files beside the tool) the profile names no GPU unless --gpu does.
+  Expected<Catalog> catalog = Catalog::LoadBuiltin(Catalog::DefaultDir());
   ProfileOptions options;
   options.date = UtcNow();
   options.gpu = args.gpu;
+  options.catalog = catalog.ok() ? &*catalog : nullptr;
   Measurements m;
   StderrProgress progress;
   std::signal(SIGINT, OnInterrupt);
@@ -220,7 +222,7 @@ int Main(int argc, char** argv) {
   // Under mpirun every rank measures; rank 0 alone reports and writes.
   if (!IsPrimaryRank()) return 0;
   const HardwareProfile profile = BuildProfile(m, plan, options);
-  std::optional<GpuSpec> gpu = CatalogGpu(profile.gpu);
+  std::optional<GpuSpec> gpu = CatalogGpu(options.catalog, profile.gpu);
   std::printf("%s", SummaryTable(profile, gpu ? &*gpu : nullptr).c_str());
   std::string written;
   if (Status s = WriteProfile(profile, args.out, args.force, &written); !s.ok()) {

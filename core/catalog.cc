@@ -331,6 +331,32 @@ class FileReader {
     return Status::Ok();
   }
 
+  // A non-empty array of non-empty arrays of non-empty words.
+  Status ReadDeviceNames(const JsonValue& v, const std::string& path, GpuSpec* g) {
+    const std::string expected = "expected a non-empty array of words of the device name";
+    if (!v.is_array()) {
+      return ErrorAtValue(file_, v, path, "expected an array of word lists, got " + Describe(v));
+    }
+    for (size_t i = 0; i < v.items.size(); ++i) {
+      const JsonValue& entry = v.items[i];
+      const std::string entry_path = path + "[" + std::to_string(i) + "]";
+      if (!entry.is_array() || entry.items.empty()) {
+        return ErrorAtValue(file_, entry, entry_path, expected + ", got " + Describe(entry));
+      }
+      std::vector<std::string> words;
+      for (size_t k = 0; k < entry.items.size(); ++k) {
+        const JsonValue& word = entry.items[k];
+        if (!word.is_string() || word.text.empty()) {
+          return ErrorAtValue(file_, word, entry_path + "[" + std::to_string(k) + "]",
+                              "expected a non-empty string, got " + Describe(word));
+        }
+        words.push_back(word.text);
+      }
+      g->device_names.push_back(std::move(words));
+    }
+    return Status::Ok();
+  }
+
   Expected<GpuSpec> ReadGpu(const JsonValue& v, const std::string& path) {
     Fields f(v, path, file_);
     GpuSpec g;
@@ -350,8 +376,14 @@ class FileReader {
     f.r().String("notes", &notes);  // documentation only
     if (builtin_) f.Require("sources");
     const JsonValue* sources = f.r().Child("sources");
+    const JsonValue* device_names = f.r().Child("device_names");
     if (Status s = f.Finish(); !s.ok()) return s;
     if (g.name.empty()) return ErrorAtValue(file_, *v.Find("name"), path + ".name", "empty name");
+    if (device_names) {
+      if (Status s = ReadDeviceNames(*device_names, path + ".device_names", &g); !s.ok()) {
+        return s;
+      }
+    }
     for (const GpuFigure& fig : GpuFigures()) {
       if (Status s = CheckEfficiency(v, path, fig.key, g.*fig.value, g.*fig.provenance); !s.ok()) {
         return s;
@@ -759,6 +791,19 @@ Status Catalog::AddFile(const std::string& path) {
 Status Catalog::AddFromString(std::string_view text, std::string_view filename) {
   return AddDocument(ParseJson(text, filename), filename, /*builtin=*/false, &gpus_, &types_,
                      &fabrics_, &source_text_);
+}
+
+const GpuSpec* Catalog::FindGpuByDeviceName(std::string_view device_name) const {
+  if (device_name.find("PCIe") != std::string_view::npos) return nullptr;
+  for (const auto& [name, gpu] : gpus_) {
+    for (const std::vector<std::string>& words : gpu.device_names) {
+      const bool all = std::all_of(words.begin(), words.end(), [&](const std::string& w) {
+        return device_name.find(w) != std::string_view::npos;
+      });
+      if (all) return &gpu;
+    }
+  }
+  return nullptr;
 }
 
 const InstanceType* Catalog::Find(std::string_view name) const {

@@ -43,6 +43,9 @@ class Catalog {
   Status AddFromString(std::string_view text, std::string_view filename);
 
   const InstanceType* Find(std::string_view name) const;
+  // The GPU whose device_names match `device_name` (a CUDA device name), or nullptr. The
+  // catalog's parts are SXM modules: a name that says PCIe matches none.
+  const GpuSpec* FindGpuByDeviceName(std::string_view device_name) const;
   std::vector<std::string> Names() const;  // sorted
   const Fabric* FindFabric(std::string_view name) const;
   std::vector<std::string> FabricNames() const;  // sorted

@@ -79,6 +79,10 @@ struct GpuSpec {
   std::optional<double> nvls_efficiency;
   std::string nvls_efficiency_provenance;
   std::vector<std::string> sources;
+  // The CUDA device names of this part (catalog field "device_names"): each entry the words
+  // that all appear in the name the driver reports ("NVIDIA H100 80GB HBM3": H100, 80GB,
+  // HBM3), so a calibration run names its GPU (Catalog::FindGpuByDeviceName).
+  std::vector<std::vector<std::string>> device_names;
 
   std::optional<double> PeakFlops(Precision p) const;
 };

@@ -39,6 +39,15 @@ Measurements CudaLike() {
   return m;
 }
 
+const Catalog& Builtin() {
+  static const Catalog catalog = [] {
+    Expected<Catalog> c = Catalog::LoadBuiltin(Catalog::DefaultDir());
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return c.ok() ? std::move(*c) : Catalog();
+  }();
+  return catalog;
+}
+
 MeasurePlan Plan() {
   MeasurePlan p;
   p.warmup = 2;
@@ -49,6 +58,7 @@ MeasurePlan Plan() {
 TEST(CalibrationTest, ProfileTakesTablesLargestBuffersAndNamesWhatWasNotMeasured) {
   ProfileOptions o;
   o.date = "2026-11-21T00:00:00Z";
+  o.catalog = &Builtin();
   const HardwareProfile p = BuildProfile(CudaLike(), Plan(), o);
   EXPECT_EQ(p.gpu, "H100-SXM5-80GB");
   ASSERT_TRUE(p.gemm_tables.count("bf16"));
@@ -73,13 +83,19 @@ TEST(CalibrationTest, FailuresMakeTheProfileIncompleteAndAreKept) {
   EXPECT_NE(SummaryTable(p, nullptr).find("CUBLAS_STATUS_ALLOC_FAILED"), std::string::npos);
 }
 
+// The catalog's device_names name the GPU of a CUDA device.
 TEST(CalibrationTest, CatalogGpuNamesOfCudaDevices) {
-  EXPECT_EQ(CatalogGpuName("NVIDIA H100 80GB HBM3"), "H100-SXM5-80GB");
-  EXPECT_EQ(CatalogGpuName("NVIDIA A100-SXM4-40GB"), "A100-SXM4-40GB");
-  EXPECT_EQ(CatalogGpuName("Tesla V100-SXM2-32GB"), "V100-SXM2-32GB");
-  EXPECT_EQ(CatalogGpuName("NVIDIA H200"), "H200-141GB");
-  EXPECT_EQ(CatalogGpuName("NVIDIA H100 PCIe"), "");  // not the catalog's SXM part
-  EXPECT_EQ(CatalogGpuName("NVIDIA GeForce RTX 4090"), "");
+  const Catalog& c = Builtin();
+  EXPECT_EQ(CatalogGpuName(c, "NVIDIA H100 80GB HBM3"), "H100-SXM5-80GB");
+  EXPECT_EQ(CatalogGpuName(c, "NVIDIA A100-SXM4-40GB"), "A100-SXM4-40GB");
+  EXPECT_EQ(CatalogGpuName(c, "NVIDIA A100-SXM4-80GB"), "A100-SXM4-80GB");
+  EXPECT_EQ(CatalogGpuName(c, "Tesla V100-SXM2-32GB"), "V100-SXM2-32GB");
+  EXPECT_EQ(CatalogGpuName(c, "Tesla V100-SXM2-16GB"), "V100-SXM2-16GB");
+  EXPECT_EQ(CatalogGpuName(c, "NVIDIA H200"), "H200-141GB");
+  EXPECT_EQ(CatalogGpuName(c, "Tesla T4"), "T4");
+  EXPECT_EQ(CatalogGpuName(c, "NVIDIA A10G"), "A10G");
+  EXPECT_EQ(CatalogGpuName(c, "NVIDIA H100 PCIe"), "");  // not the catalog's SXM part
+  EXPECT_EQ(CatalogGpuName(c, "NVIDIA GeForce RTX 4090"), "");
 }
 
 class WriteProfileTest : public ::testing::Test {

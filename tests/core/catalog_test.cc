@@ -147,6 +147,23 @@ TEST(CatalogBuiltin, SagemakerLibrariesAreDataWithSources) {
   EXPECT_FALSE(Builtin().Find("p5.48xlarge")->RunsSagemakerLibrary("smddp-allreduce"));
 }
 
+// Every built-in GPU names the CUDA devices it is (calibrate/calibration.h CatalogGpuName).
+TEST(CatalogBuiltin, GpusNameTheirDevices) {
+  const std::map<std::string, std::string> devices = {{"NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"},
+                                                      {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
+                                                      {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
+                                                      {"NVIDIA H200", "H200-141GB"},
+                                                      {"Tesla T4", "T4"},
+                                                      {"NVIDIA A10G", "A10G"}};
+  for (const auto& [device, gpu] : devices) {
+    const GpuSpec* g = Builtin().FindGpuByDeviceName(device);
+    ASSERT_NE(g, nullptr) << device;
+    EXPECT_EQ(g->name, gpu);
+  }
+  EXPECT_EQ(Builtin().FindGpuByDeviceName("NVIDIA A100-PCIe-40GB"), nullptr);
+  EXPECT_EQ(Builtin().FindGpuByDeviceName("NVIDIA B200"), nullptr);
+}
+
 TEST(CatalogBuiltin, UnconfirmedFiguresStayNull) {
   const InstanceType* p5e = Builtin().Find("p5e.48xlarge");
   ASSERT_NE(p5e, nullptr);
@@ -532,6 +549,14 @@ TEST(CatalogExtra, BadInputsFailWithTheirLocation) {
        "smddp-allgather, smp-v2, got \"smp-v1\""},
       {"sagemaker library twice", OneEntry({}, {R"("sagemaker_libraries": ["smp-v2", "smp-v2"])"}),
        "extra.json:7:37: instances[0].sagemaker_libraries[1]: \"smp-v2\" is listed twice"},
+      {"device names not words",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "device_names": [[]]})"}}),
+       "extra.json:3:56: instances[0].gpu.device_names[0]: expected a non-empty array of words "
+       "of the device name, got []"},
+      {"device name word empty",
+       OneEntry({{"gpu", R"("gpu": {"name": "G1", "mem_gib": 8, "device_names": [["G1", ""]]})"}}),
+       "extra.json:3:63: instances[0].gpu.device_names[0][1]: expected a non-empty string, got "
+       "\"\""},
       {"sagemaker libraries not a list", OneEntry({}, {R"("sagemaker_libraries": "smp-v2")"}),
        "extra.json:7:26: instances[0].sagemaker_libraries: expected an array of library names, "
        "got \"smp-v2\""},
