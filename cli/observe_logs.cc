@@ -8,6 +8,7 @@
 #include "core/model_spec.h"
 #include "core/units.h"
 #include "observe/run_log.h"
+#include "observe/run_set.h"
 
 namespace trainsim::observe_cli {
 namespace {
@@ -89,20 +90,8 @@ void PrintLogExtras(const observe::RunLog& log, const observe::StepSummary& s) {
   }
 }
 
-// The largest of the runs' logged memory of one kind (GiB), or nullopt.
-std::optional<double> LargestMemory(const std::vector<observe::RunLog>& logs, bool reserved) {
-  std::optional<double> out;
-  for (const observe::RunLog& l : logs) {
-    const std::optional<double>& v =
-        reserved ? l.memory.max_reserved_gib : l.memory.max_allocated_gib;
-    if (v) out = std::max(out.value_or(0), *v);
-  }
-  return out;
-}
-
-}  // namespace
-
-int ObserveLogs(const ObserveArgs& a) {
+// Each file's log and its summary, in the order given.
+Expected<observe::RunSet> LoadRuns(const ObserveArgs& a) {
   std::optional<observe::LogFormat> format;
   if (!a.format.empty()) {
     Expected<observe::LogFormat> f = observe::ParseLogFormat(a.format, "--format");
@@ -115,173 +104,120 @@ int ObserveLogs(const ObserveArgs& a) {
         SageMakerFormatOf(a, file) == observe::SageMakerFormat::kCloudWatchLogs
             ? observe::LoadCloudWatchRunLog(file, std::nullopt, a.log_stream)
             : observe::LoadRunLog(file, format);
-    if (!log.ok()) {
-      return Fail(log.status());
-    }
+    if (!log.ok()) return log.status();
     Expected<observe::StepSummary> s = observe::Summarize(*log, a.warmup);
-    if (!s.ok()) {
-      return Fail(s.status());
-    }
+    if (!s.ok()) return s.status();
     logs.push_back(std::move(*log));
     summaries.push_back(*s);
   }
-  // Several files are several runs of one configuration: the same global batch, and logs that
-  // give a step time or all a throughput.
-  for (size_t i = 1; i < summaries.size(); ++i) {
-    if (logs[i].per_sample != logs[0].per_sample || logs[i].per_token != logs[0].per_token) {
-      std::cerr << "trainsim: " << logs[i].file << ": a " << observe::ToString(logs[i].format)
-                << " log beside a " << observe::ToString(logs[0].format) << " one (" << logs[0].file
-                << "): give the runs of one framework\n";
-      return 1;
-    }
-    if (summaries[i].global_batch != summaries[0].global_batch) {
-      std::cerr << "trainsim: " << logs[i].file << ": global batch "
-                << (summaries[i].global_batch ? std::to_string(*summaries[i].global_batch) : "?")
-                << ", but " << logs[0].file << " ran "
-                << (summaries[0].global_batch ? std::to_string(*summaries[0].global_batch) : "?")
-                << ": give the runs of one configuration\n";
-      return 1;
-    }
-  }
-  // The measured step: the median of the files' medians, each counted once per sample.
-  std::vector<std::pair<double, int>> medians;
-  int total = 0;
-  for (const observe::StepSummary& s : summaries) {
-    medians.push_back({s.median_step_s, s.samples});
-    total += s.samples;
-  }
-  std::sort(medians.begin(), medians.end());
-  double measured = medians.front().first;
-  for (int seen = 0, k = 0; k < static_cast<int>(medians.size()); ++k) {
-    seen += medians[k].second;
-    if (2 * seen >= total) {
-      measured = medians[k].first;
-      break;
-    }
-  }
+  return observe::CombineRuns(std::move(logs), std::move(summaries));
+}
 
-  std::optional<Prediction> predicted;
-  if (!a.scenario.empty() || !a.plan.empty()) {
-    Expected<Prediction> p = Predict(a);
-    if (!p.ok()) {
-      return Fail(p.status());
-    }
-    const int64_t gb = p->scenario.training.global_batch;
-    if (summaries[0].global_batch && *summaries[0].global_batch != gb) {
-      std::cerr << "trainsim: " << logs[0].file << ": the run's global batch is "
-                << *summaries[0].global_batch << ", the scenario's " << gb
-                << ": compare a run with the configuration it ran\n";
-      return 1;
-    }
-    predicted = std::move(*p);
-  }
-  // A throughput log gives seconds per sample (DeepSpeed: a step is the global batch's worth)
-  // or per token per GPU (torchtitan: a step is the global batch's tokens over the GPUs).
-  const bool per_sample = logs[0].per_sample, per_token = logs[0].per_token;
-  double units_per_step = 0;  // samples, or tokens per GPU, per step
-  if (predicted) {
-    const Scenario& sc = predicted->scenario;
-    units_per_step = per_sample ? static_cast<double>(sc.training.global_batch)
-                                : static_cast<double>(sc.training.global_batch) *
-                                      TokensPerSample(sc.model) / sc.total_gpus();
-  }
-  if ((per_sample || per_token) && predicted) measured *= units_per_step;
-  const bool throughput = per_sample || per_token;
+// The runs set beside the simulated step of the configuration they ran.
+struct Compared {
+  Prediction predicted;
+  observe::MeasuredStep measured;
+};
 
-  if (a.json) {
-    ordered_json j;
-    j["runs"] = ordered_json::array();
-    for (size_t i = 0; i < logs.size(); ++i)
-      j["runs"].push_back(SummaryJson(logs[i], summaries[i]));
-    if (throughput) {
-      j[per_sample ? "measured_samples_per_s" : "measured_tokens_per_s_per_gpu"] =
-          predicted ? units_per_step / measured : 1 / measured;
-    }
-    j["measured_step_s"] =
-        throughput && !predicted ? ordered_json(nullptr) : ordered_json(measured);
-    if (predicted) {
-      const double step = predicted->result.step.step_time_s;
-      ordered_json c;
-      c["scenario"] = predicted->scenario.name;
-      c["predicted_step_s"] = step;
-      c["error"] = step / measured - 1;
-      const sim::SimulationResult& r = predicted->result;
-      c["predicted_samples_per_s"] = r.samples_per_s;
-      c["measured_samples_per_s"] = r.samples_per_s * step / measured;
-      c["predicted_mfu"] = r.mfu;
-      c["measured_mfu"] = r.mfu * step / measured;
-      c["predicted_memory_gib"] = r.memory.total_bytes / kGiB;
-      c["predicted_memory_without_reserve_gib"] =
-          (r.memory.total_bytes - r.memory.reserve_bytes) / kGiB;
-      const std::optional<double> alloc = LargestMemory(logs, false),
-                                  reserved = LargestMemory(logs, true);
-      c["measured_max_allocated_gib"] = alloc ? ordered_json(*alloc) : ordered_json(nullptr);
-      c["measured_max_reserved_gib"] = reserved ? ordered_json(*reserved) : ordered_json(nullptr);
-      if (predicted->band) {
-        c["band_low_s"] = step / predicted->band->hi;
-        c["band_high_s"] = step / predicted->band->lo;
-        c["inside_band"] =
-            measured >= step / predicted->band->hi && measured <= step / predicted->band->lo;
-      }
-      j["compare"] = c;
-    }
-    std::cout << j.dump(2) << "\n";
-    return 0;
+ordered_json CompareJson(const observe::RunSet& runs, const Compared& c) {
+  const double measured = c.measured.step_s;
+  const double step = c.predicted.result.step.step_time_s;
+  ordered_json j;
+  j["scenario"] = c.predicted.scenario.name;
+  j["predicted_step_s"] = step;
+  j["error"] = step / measured - 1;
+  const sim::SimulationResult& r = c.predicted.result;
+  j["predicted_samples_per_s"] = r.samples_per_s;
+  j["measured_samples_per_s"] = r.samples_per_s * step / measured;
+  j["predicted_mfu"] = r.mfu;
+  j["measured_mfu"] = r.mfu * step / measured;
+  j["predicted_memory_gib"] = r.memory.total_bytes / kGiB;
+  j["predicted_memory_without_reserve_gib"] =
+      (r.memory.total_bytes - r.memory.reserve_bytes) / kGiB;
+  const std::optional<double> alloc = observe::LargestMemory(runs, false),
+                              reserved = observe::LargestMemory(runs, true);
+  j["measured_max_allocated_gib"] = alloc ? ordered_json(*alloc) : ordered_json(nullptr);
+  j["measured_max_reserved_gib"] = reserved ? ordered_json(*reserved) : ordered_json(nullptr);
+  if (c.predicted.band) {
+    const Band& band = *c.predicted.band;
+    j["band_low_s"] = step / band.hi;
+    j["band_high_s"] = step / band.lo;
+    j["inside_band"] = measured >= step / band.hi && measured <= step / band.lo;
   }
-  for (size_t i = 0; i < logs.size(); ++i) {
-    const observe::StepSummary& s = summaries[i];
-    std::cout << logs[i].file << ": " << observe::ToString(logs[i].format) << ", "
-              << logs[i].steps.size() << " step lines; " << s.samples << " used (iterations "
-              << s.first_iteration << "-" << s.last_iteration << "; " << s.warmup_samples
-              << " warm-up"
-              << (s.other_batch ? ", " + std::to_string(s.other_batch) + " at another global batch"
-                                : "")
-              << ")\n";
-    if (logs[i].per_sample) {
-      std::cout << "  " << Fixed(1 / s.median_step_s, 2) << " samples/s median (the log gives "
-                << "a throughput: a step is the global batch's worth)";
-    } else if (logs[i].per_token) {
-      std::cout << "  " << Fixed(1 / s.median_step_s, 0)
-                << " tokens/s/GPU median (the log gives a throughput per GPU: a step is the "
-                   "scenario's tokens per step per GPU)";
-    } else if (logs[i].figure == observe::StepFigure::kRunMean) {
-      std::cout << "  step " << Fixed(s.median_step_s, 3)
-                << " s: the Trainer's whole-run mean (train_runtime / steps), warm-up included: "
-                   "the log has no per-step figure";
-    } else {
-      std::cout << "  step " << Fixed(s.median_step_s, 3) << " s median, "
-                << Fixed(s.mean_step_s, 3) << " mean, " << Fixed(s.min_step_s, 3) << "-"
-                << Fixed(s.max_step_s, 3) << " range";
-    }
-    if (logs[i].figure == observe::StepFigure::kSmoothed) {
-      std::cout << " (tqdm's moving average of the recent steps, not each step's time)";
-    }
-    if (logs[i].run_mean_step_s && logs[i].figure != observe::StepFigure::kRunMean) {
-      std::cout << "; the Trainer's own whole-run mean " << Fixed(*logs[i].run_mean_step_s, 3)
-                << " s (warm-up included)";
-    }
-    if (s.global_batch) std::cout << "; global batch " << *s.global_batch;
-    if (s.median_tflops_per_gpu) {
-      std::cout << "; " << Fixed(*s.median_tflops_per_gpu, 1)
-                << " TFLOP/s/GPU (the framework's count)";
-    }
-    if (logs[i].figure == observe::StepFigure::kEngineTimers) {
-      std::cout << " (DeepSpeed's fwd + bwd + step: no throughput line in the log; a lower bound "
-                   "of the step)";
-    }
-    std::cout << "\n";
-    PrintLogExtras(logs[i], s);
+  return j;
+}
+
+void PrintJson(const observe::RunSet& runs, const std::optional<Compared>& c) {
+  ordered_json j;
+  j["runs"] = ordered_json::array();
+  for (size_t i = 0; i < runs.logs.size(); ++i)
+    j["runs"].push_back(SummaryJson(runs.logs[i], runs.summaries[i]));
+  const double measured = c ? c->measured.step_s : runs.median;
+  if (runs.throughput()) {
+    j[runs.per_sample ? "measured_samples_per_s" : "measured_tokens_per_s_per_gpu"] =
+        c ? c->measured.units_per_step / measured : 1 / measured;
   }
-  if (!predicted) return 0;
-  const double step = predicted->result.step.step_time_s;
+  j["measured_step_s"] = runs.throughput() && !c ? ordered_json(nullptr) : ordered_json(measured);
+  if (c) j["compare"] = CompareJson(runs, *c);
+  std::cout << j.dump(2) << "\n";
+}
+
+// One run's line: its steady step (or throughput) and what the log says about it.
+void PrintRun(const observe::RunLog& log, const observe::StepSummary& s) {
+  std::cout << log.file << ": " << observe::ToString(log.format) << ", " << log.steps.size()
+            << " step lines; " << s.samples << " used (iterations " << s.first_iteration << "-"
+            << s.last_iteration << "; " << s.warmup_samples << " warm-up"
+            << (s.other_batch ? ", " + std::to_string(s.other_batch) + " at another global batch"
+                              : "")
+            << ")\n";
+  if (log.per_sample) {
+    std::cout << "  " << Fixed(1 / s.median_step_s, 2) << " samples/s median (the log gives "
+              << "a throughput: a step is the global batch's worth)";
+  } else if (log.per_token) {
+    std::cout << "  " << Fixed(1 / s.median_step_s, 0)
+              << " tokens/s/GPU median (the log gives a throughput per GPU: a step is the "
+                 "scenario's tokens per step per GPU)";
+  } else if (log.figure == observe::StepFigure::kRunMean) {
+    std::cout << "  step " << Fixed(s.median_step_s, 3)
+              << " s: the Trainer's whole-run mean (train_runtime / steps), warm-up included: "
+                 "the log has no per-step figure";
+  } else {
+    std::cout << "  step " << Fixed(s.median_step_s, 3) << " s median, " << Fixed(s.mean_step_s, 3)
+              << " mean, " << Fixed(s.min_step_s, 3) << "-" << Fixed(s.max_step_s, 3) << " range";
+  }
+  if (log.figure == observe::StepFigure::kSmoothed) {
+    std::cout << " (tqdm's moving average of the recent steps, not each step's time)";
+  }
+  if (log.run_mean_step_s && log.figure != observe::StepFigure::kRunMean) {
+    std::cout << "; the Trainer's own whole-run mean " << Fixed(*log.run_mean_step_s, 3)
+              << " s (warm-up included)";
+  }
+  if (s.global_batch) std::cout << "; global batch " << *s.global_batch;
+  if (s.median_tflops_per_gpu) {
+    std::cout << "; " << Fixed(*s.median_tflops_per_gpu, 1)
+              << " TFLOP/s/GPU (the framework's count)";
+  }
+  if (log.figure == observe::StepFigure::kEngineTimers) {
+    std::cout << " (DeepSpeed's fwd + bwd + step: no throughput line in the log; a lower bound "
+                 "of the step)";
+  }
+  std::cout << "\n";
+  PrintLogExtras(log, s);
+}
+
+// The predicted step, throughput, MFU, memory and band beside the measured ones.
+void PrintComparison(const observe::RunSet& runs, const Compared& c) {
+  const double measured = c.measured.step_s;
+  const double step = c.predicted.result.step.step_time_s;
   std::cout << "\n"
-            << predicted->scenario.name << " simulated against " << total << " measured steps:\n"
+            << c.predicted.scenario.name << " simulated against " << runs.samples
+            << " measured steps:\n"
             << "  step time            predicted " << Fixed(step, 3) << " s, measured "
             << Fixed(measured, 3) << " s: " << Signed(step / measured - 1)
             << (step < measured ? " (the simulator is faster)" : " (the simulator is slower)")
             << "\n";
   // The same work per step: throughput and MFU scale with the inverse of the step.
-  const sim::SimulationResult& r = predicted->result;
+  const sim::SimulationResult& r = c.predicted.result;
   std::cout << "  throughput           predicted " << Fixed(r.samples_per_s, 2)
             << " samples/s, measured " << Fixed(r.samples_per_s * step / measured, 2)
             << " samples/s\n"
@@ -293,8 +229,8 @@ int ObserveLogs(const ObserveArgs& a) {
                       "(check its model, batch and GPUs)"
                     : "")
             << "\n";
-  const std::optional<double> alloc = LargestMemory(logs, false),
-                              reserved = LargestMemory(logs, true);
+  const std::optional<double> alloc = observe::LargestMemory(runs, false),
+                              reserved = observe::LargestMemory(runs, true);
   if (alloc || reserved) {
     std::cout << "  memory per GPU       predicted " << Fixed(r.memory.total_bytes / kGiB, 2)
               << " GiB (" << Fixed((r.memory.total_bytes - r.memory.reserve_bytes) / kGiB, 2)
@@ -304,13 +240,34 @@ int ObserveLogs(const ObserveArgs& a) {
       std::cout << (alloc ? "," : "") << " max reserved " << Fixed(*reserved, 2) << " GiB";
     std::cout << " (neither counts the CUDA context)\n";
   }
-  if (predicted->band) {
-    const double lo = step / predicted->band->hi, hi = step / predicted->band->lo;
+  if (c.predicted.band) {
+    const double lo = step / c.predicted.band->hi, hi = step / c.predicted.band->lo;
     const bool inside = measured >= lo && measured <= hi;
-    std::cout << "  " << Fixed(100 * predicted->band->coverage, 0) << "% band             "
+    std::cout << "  " << Fixed(100 * c.predicted.band->coverage, 0) << "% band             "
               << Fixed(lo, 3) << "-" << Fixed(hi, 3) << " s: the measurement is "
-              << (inside ? "inside" : "outside") << " (" << predicted->band->family << ")\n";
+              << (inside ? "inside" : "outside") << " (" << c.predicted.band->family << ")\n";
   }
+}
+
+}  // namespace
+
+int ObserveLogs(const ObserveArgs& a) {
+  Expected<observe::RunSet> runs = LoadRuns(a);
+  if (!runs.ok()) return Fail(runs.status());
+  std::optional<Compared> compared;
+  if (!a.scenario.empty() || !a.plan.empty()) {
+    Expected<Prediction> p = Predict(a);
+    if (!p.ok()) return Fail(p.status());
+    Expected<observe::MeasuredStep> m = observe::MeasuredStepFor(*runs, p->scenario);
+    if (!m.ok()) return Fail(m.status());
+    compared = Compared{std::move(*p), *m};
+  }
+  if (a.json) {
+    PrintJson(*runs, compared);
+    return 0;
+  }
+  for (size_t i = 0; i < runs->logs.size(); ++i) PrintRun(runs->logs[i], runs->summaries[i]);
+  if (compared) PrintComparison(*runs, *compared);
   return 0;
 }
 
