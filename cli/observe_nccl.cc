@@ -30,111 +30,130 @@ void PrintCompared(const observe::NcclTestsRun& run, const std::vector<observe::
   }
 }
 
+ordered_json RowsJson(const std::vector<observe::ComparedRow>& rows) {
+  ordered_json out = ordered_json::array();
+  for (const observe::ComparedRow& r : rows) {
+    out.push_back({{"bytes", r.bytes},
+                   {"busbw_GBps", r.measured_busbw_GBps},
+                   {"simulated_busbw_GBps", r.simulated_busbw_GBps},
+                   {"error", r.error ? ordered_json(*r.error) : ordered_json(nullptr)}});
+  }
+  return out;
+}
+
+ordered_json MeanJson(const std::vector<observe::ComparedRow>& rows) {
+  const std::optional<double> e = observe::MeanFitError(rows);
+  return e ? ordered_json(*e) : ordered_json(nullptr);
+}
+
+std::string CatalogEfficiency(const InstanceType& type) {
+  return type.network_efficiency ? Fixed(*type.network_efficiency, 3) : "the default";
+}
+
+// Each run's rows beside the simulated collective on `type`: printed, or added to `runs_json`
+// (with `full`, the run's op, ranks and nodes too).
+Status CompareRuns(const std::vector<observe::NcclTestsRun>& runs, const InstanceType& type,
+                   const std::string& what, bool full, ordered_json* runs_json) {
+  for (const observe::NcclTestsRun& run : runs) {
+    Expected<std::vector<observe::ComparedRow>> rows =
+        observe::CompareNccl(run, type, sim::ModelParams());
+    if (!rows.ok()) return rows.status();
+    if (!runs_json) {
+      PrintCompared(run, *rows, what);
+    } else if (full) {
+      runs_json->push_back({{"file", run.file},
+                            {"op", observe::ToString(*run.op)},
+                            {"ranks", run.ranks},
+                            {"nodes", run.nodes},
+                            {"rows", RowsJson(*rows)},
+                            {"mean_fit_error", MeanJson(*rows)}});
+    } else {
+      runs_json->push_back(
+          {{"file", run.file}, {"rows", RowsJson(*rows)}, {"mean_fit_error", MeanJson(*rows)}});
+    }
+  }
+  return Status::Ok();
+}
+
+void PrintRefit(const ObserveArgs& a, const InstanceType& type, const NetworkFit& fit) {
+  const sim::ModelParams params;
+  std::cout << "\nrefitted: " << type.name << " network efficiency " << Fixed(fit.efficiency, 3)
+            << " (was " << CatalogEfficiency(type) << "), mean |error| "
+            << Fixed(100 * fit.mean_error, 1) << "% over the rows of 128 MiB and more";
+  if (fit.latency_scale) {
+    std::cout << "; NCCL protocol latency scale across its network " << Fixed(*fit.latency_scale, 3)
+              << " (was " << Fixed(params.protocol_latency_scale, 2) << "), mean |error| "
+              << Fixed(100 * fit.latency_mean_error, 1) << "% over the smaller rows";
+  }
+  std::cout << "; profile written to " << a.refit << "\n";
+}
+
+ordered_json RefitJson(const ObserveArgs& a, const InstanceType& type, const NetworkFit& fit,
+                       ordered_json after) {
+  const sim::ModelParams params;
+  return {
+      {"profile", a.refit},
+      {"network_efficiency", fit.efficiency},
+      {"catalog_network_efficiency",
+       type.network_efficiency ? ordered_json(*type.network_efficiency) : ordered_json(nullptr)},
+      {"mean_error", fit.mean_error},
+      {"protocol_latency_scale",
+       fit.latency_scale ? ordered_json(*fit.latency_scale) : ordered_json(nullptr)},
+      {"model_protocol_latency_scale", params.protocol_latency_scale},
+      {"latency_mean_error",
+       fit.latency_scale ? ordered_json(fit.latency_mean_error) : ordered_json(nullptr)},
+      {"runs", std::move(after)}};
+}
+
+// The network fitted to the runs, written into --refit's profile (--profile's with the network
+// replaced, or a new one).
+Expected<NetworkFit> WriteRefit(const ObserveArgs& a,
+                                const std::vector<observe::NcclTestsRun>& runs,
+                                const InstanceType& type) {
+  Expected<NetworkFit> fit = observe::RefitNetwork(runs, type, sim::ModelParams());
+  if (!fit.ok()) return fit.status();
+  std::optional<HardwareProfile> base;
+  if (!a.profile.empty()) {
+    Expected<HardwareProfile> loaded = LoadHardwareProfile(a.profile);
+    if (!loaded.ok()) return loaded.status();
+    base = std::move(*loaded);
+  }
+  Expected<HardwareProfile> profile =
+      observe::ProfileWithNetwork(base ? &*base : nullptr, a.profile, runs, type, *fit);
+  if (!profile.ok()) return profile.status();
+  if (Status st = WriteFileDurably(a.refit, HardwareProfileToJson(*profile)); !st.ok()) return st;
+  return fit;
+}
+
 // nccl-tests rows beside the simulated collective on `type`; with --refit, the network fitted
 // to them, written into a profile, and the rows again with it.
 int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRun>& runs,
                     const InstanceType& type) {
-  const sim::ModelParams params;
-  const std::string catalog_eff =
-      type.network_efficiency ? Fixed(*type.network_efficiency, 3) : "the default";
   ordered_json j = {{"instance", type.name}, {"runs", ordered_json::array()}};
-  auto rows_json = [](const std::vector<observe::ComparedRow>& rows) {
-    ordered_json out = ordered_json::array();
-    for (const observe::ComparedRow& r : rows) {
-      out.push_back({{"bytes", r.bytes},
-                     {"busbw_GBps", r.measured_busbw_GBps},
-                     {"simulated_busbw_GBps", r.simulated_busbw_GBps},
-                     {"error", r.error ? ordered_json(*r.error) : ordered_json(nullptr)}});
-    }
-    return out;
-  };
-  auto mean_json = [](const std::vector<observe::ComparedRow>& rows) {
-    const std::optional<double> e = observe::MeanFitError(rows);
-    return e ? ordered_json(*e) : ordered_json(nullptr);
-  };
-  for (const observe::NcclTestsRun& run : runs) {
-    Expected<std::vector<observe::ComparedRow>> rows = observe::CompareNccl(run, type, params);
-    if (!rows.ok()) return Fail(rows.status());
-    if (a.json) {
-      j["runs"].push_back({{"file", run.file},
-                           {"op", observe::ToString(*run.op)},
-                           {"ranks", run.ranks},
-                           {"nodes", run.nodes},
-                           {"rows", rows_json(*rows)},
-                           {"mean_fit_error", mean_json(*rows)}});
-    } else {
-      PrintCompared(
-          run, *rows,
-          "simulated on " + type.name + " (network efficiency " + catalog_eff + ", the catalog's)");
-    }
+  const std::string catalog_what = "simulated on " + type.name + " (network efficiency " +
+                                   CatalogEfficiency(type) + ", the catalog's)";
+  if (Status s = CompareRuns(runs, type, catalog_what, true, a.json ? &j["runs"] : nullptr);
+      !s.ok()) {
+    return Fail(s);
   }
   if (a.refit.empty()) {
     if (a.json) std::cout << j.dump(2) << "\n";
     return 0;
   }
-  Expected<NetworkFit> fit = observe::RefitNetwork(runs, type, params);
+  Expected<NetworkFit> fit = WriteRefit(a, runs, type);
   if (!fit.ok()) return Fail(fit.status());
-  HardwareProfile profile;
-  if (!a.profile.empty()) {
-    Expected<HardwareProfile> base = LoadHardwareProfile(a.profile);
-    if (!base.ok()) return Fail(base.status());
-    if (!base->gpu.empty() && base->gpu != type.gpu.name) {
-      return Fail(Status::InvalidInput(a.profile + ": measured " + base->gpu + ", but " +
-                                       type.name + " has " + type.gpu.name));
-    }
-    profile = std::move(*base);
-  } else {
-    profile.provenance.tool = "trainsim observe";
-    profile.provenance.backend = "nccl-tests";
-    profile.provenance.device = runs.front().gpu;
-    profile.provenance.devices = runs.front().ranks / runs.front().nodes;
-    profile.provenance.nodes = fit->nodes;
-    profile.provenance.collectives = "nccl-tests";
-    profile.not_measured = {"gemm", "memory", "host links", "collectives inside a node"};
-  }
-  profile.gpu = type.gpu.name;
-  profile.network = *fit;
-  if (Status st = WriteFileDurably(a.refit, HardwareProfileToJson(profile)); !st.ok())
-    return Fail(st);
   InstanceType refitted = type;
   refitted.network_efficiency = fit->efficiency;
   refitted.protocol_latency_scale = fit->latency_scale;
+  if (!a.json) PrintRefit(a, type, *fit);
   ordered_json after = ordered_json::array();
-  if (!a.json) {
-    std::cout << "\nrefitted: " << type.name << " network efficiency " << Fixed(fit->efficiency, 3)
-              << " (was " << catalog_eff << "), mean |error| " << Fixed(100 * fit->mean_error, 1)
-              << "% over the rows of 128 MiB and more";
-    if (fit->latency_scale) {
-      std::cout << "; NCCL protocol latency scale across its network "
-                << Fixed(*fit->latency_scale, 3) << " (was "
-                << Fixed(params.protocol_latency_scale, 2) << "), mean |error| "
-                << Fixed(100 * fit->latency_mean_error, 1) << "% over the smaller rows";
-    }
-    std::cout << "; profile written to " << a.refit << "\n";
-  }
-  for (const observe::NcclTestsRun& run : runs) {
-    Expected<std::vector<observe::ComparedRow>> rows = observe::CompareNccl(run, refitted, params);
-    if (!rows.ok()) return Fail(rows.status());
-    if (a.json) {
-      after.push_back(
-          {{"file", run.file}, {"rows", rows_json(*rows)}, {"mean_fit_error", mean_json(*rows)}});
-    } else {
-      PrintCompared(run, *rows, "with the refitted network");
-    }
+  if (Status s = CompareRuns(runs, refitted, "with the refitted network", false,
+                             a.json ? &after : nullptr);
+      !s.ok()) {
+    return Fail(s);
   }
   if (a.json) {
-    j["refit"] = {
-        {"profile", a.refit},
-        {"network_efficiency", fit->efficiency},
-        {"catalog_network_efficiency",
-         type.network_efficiency ? ordered_json(*type.network_efficiency) : ordered_json(nullptr)},
-        {"mean_error", fit->mean_error},
-        {"protocol_latency_scale",
-         fit->latency_scale ? ordered_json(*fit->latency_scale) : ordered_json(nullptr)},
-        {"model_protocol_latency_scale", params.protocol_latency_scale},
-        {"latency_mean_error",
-         fit->latency_scale ? ordered_json(fit->latency_mean_error) : ordered_json(nullptr)},
-        {"runs", after}};
+    j["refit"] = RefitJson(a, type, *fit, std::move(after));
     std::cout << j.dump(2) << "\n";
   }
   return 0;

@@ -192,4 +192,29 @@ Expected<NetworkFit> RefitNetwork(const std::vector<NcclTestsRun>& runs, const I
   return n;
 }
 
+Expected<HardwareProfile> ProfileWithNetwork(const HardwareProfile* base,
+                                             const std::string& base_path,
+                                             const std::vector<NcclTestsRun>& runs,
+                                             const InstanceType& type, const NetworkFit& fit) {
+  HardwareProfile profile;
+  if (base) {
+    if (!base->gpu.empty() && base->gpu != type.gpu.name) {
+      return Status::InvalidInput(base_path + ": measured " + base->gpu + ", but " + type.name +
+                                  " has " + type.gpu.name);
+    }
+    profile = *base;
+  } else {
+    profile.provenance.tool = "trainsim observe";
+    profile.provenance.backend = "nccl-tests";
+    profile.provenance.device = runs.front().gpu;
+    profile.provenance.devices = runs.front().ranks / runs.front().nodes;
+    profile.provenance.nodes = fit.nodes;
+    profile.provenance.collectives = "nccl-tests";
+    profile.not_measured = {"gemm", "memory", "host links", "collectives inside a node"};
+  }
+  profile.gpu = type.gpu.name;
+  profile.network = fit;
+  return profile;
+}
+
 }  // namespace trainsim::observe

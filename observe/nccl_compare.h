@@ -44,4 +44,12 @@ std::optional<double> MeanFitError(const std::vector<ComparedRow>& rows);
 Expected<NetworkFit> RefitNetwork(const std::vector<NcclTestsRun>& runs, const InstanceType& type,
                                   const sim::ModelParams& params);
 
+// A hardware profile that carries `fit` as its network: `base` (a calibration's profile, read
+// from `base_path`) with its network replaced, or without one a new profile whose provenance
+// names these nccl-tests runs. Fails when `base` measured another GPU than `type`'s.
+Expected<HardwareProfile> ProfileWithNetwork(const HardwareProfile* base,
+                                             const std::string& base_path,
+                                             const std::vector<NcclTestsRun>& runs,
+                                             const InstanceType& type, const NetworkFit& fit);
+
 }  // namespace trainsim::observe

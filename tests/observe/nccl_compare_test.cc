@@ -139,3 +139,43 @@ TEST(NcclCompare, TheRefittedProfileReachesTheScenario) {
 
 }  // namespace
 }  // namespace trainsim::observe
+
+namespace trainsim::observe {
+namespace {
+
+// The refitted network goes into a calibration's profile (of the same GPU) or a new one.
+TEST(NcclCompare, ProfileWithNetworkKeepsACalibrationOfTheSameGpu) {
+  const InstanceType& p4d = *test::BuiltinCatalog().Find("p4d.24xlarge");
+  NcclTestsRun run;
+  run.gpu = "NVIDIA A100-SXM4-40GB";
+  run.ranks = 16;
+  run.nodes = 2;
+  NetworkFit fit;
+  fit.instance = p4d.name;
+  fit.efficiency = 0.8;
+  fit.nodes = 2;
+  Expected<HardwareProfile> fresh = ProfileWithNetwork(nullptr, "", {run}, p4d, fit);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+  EXPECT_EQ(fresh->gpu, "A100-SXM4-40GB");
+  EXPECT_EQ(fresh->provenance.backend, "nccl-tests");
+  EXPECT_EQ(fresh->provenance.devices, 8);
+  ASSERT_TRUE(fresh->network.has_value());
+  EXPECT_DOUBLE_EQ(fresh->network->efficiency, 0.8);
+
+  HardwareProfile calibrated;
+  calibrated.gpu = "A100-SXM4-40GB";
+  calibrated.provenance.backend = "cuda";
+  Expected<HardwareProfile> kept = ProfileWithNetwork(&calibrated, "a100.json", {run}, p4d, fit);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->provenance.backend, "cuda");
+  EXPECT_DOUBLE_EQ(kept->network->efficiency, 0.8);
+
+  calibrated.gpu = "H100-SXM5-80GB";
+  Expected<HardwareProfile> other = ProfileWithNetwork(&calibrated, "h100.json", {run}, p4d, fit);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message(),
+            "h100.json: measured H100-SXM5-80GB, but p4d.24xlarge has A100-SXM4-40GB");
+}
+
+}  // namespace
+}  // namespace trainsim::observe
