@@ -50,6 +50,20 @@ Expected<Prediction> Predict(const ObserveArgs& a) {
   return p;
 }
 
+Expected<std::optional<InstanceType>> InstanceArg(const ObserveArgs& a) {
+  if (a.instance.empty()) return std::optional<InstanceType>();
+  std::string instance = a.instance;
+  if (instance.rfind("ml.", 0) == 0) instance = instance.substr(3);
+  Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+  if (!catalog.ok()) return catalog.status();
+  const InstanceType* t = catalog->Find(instance);
+  if (t == nullptr) {
+    return Status::InvalidInput("--instance: unknown instance type \"" + a.instance +
+                                "\" (trainsim catalog list)");
+  }
+  return std::optional<InstanceType>(*t);
+}
+
 // The first 64 KiB of a file ("" when it cannot be read).
 std::string Head(const std::string& file) {
   std::ifstream in(file, std::ios::binary);

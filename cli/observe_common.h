@@ -39,6 +39,9 @@ struct Prediction {
 // The configuration the run used (--scenario, --profile; or --plan's recommendation), simulated.
 Expected<Prediction> Predict(const ObserveArgs& a);
 
+// --instance's catalog entry (SageMaker's "ml." prefix allowed); nullopt without --instance.
+Expected<std::optional<InstanceType>> InstanceArg(const ObserveArgs& a);
+
 // The first 64 KiB of a file ("" when it cannot be read).
 std::string Head(const std::string& file);
 

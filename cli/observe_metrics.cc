@@ -15,22 +15,16 @@ namespace {
 // GPUs per host: the scenario's instance, or --instance's (SageMaker names it ml.TYPE);
 // nullopt when neither is given.
 Expected<std::optional<int>> GpusPerHost(const ObserveArgs& a) {
-  if (a.scenario.empty() && a.instance.empty()) return std::optional<int>();
-  Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
-  if (!catalog.ok()) return catalog.status();
   if (!a.scenario.empty()) {
+    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
+    if (!catalog.ok()) return catalog.status();
     Expected<Scenario> s = LoadScenarioFile(a.scenario, *catalog);
     if (!s.ok()) return s.status();
     return std::optional<int>(s->instance.gpus);
   }
-  std::string instance = a.instance;
-  if (instance.rfind("ml.", 0) == 0) instance = instance.substr(3);
-  const InstanceType* t = catalog->Find(instance);
-  if (t == nullptr) {
-    return Status::InvalidInput("--instance: unknown instance type \"" + a.instance +
-                                "\" (trainsim catalog list)");
-  }
-  return std::optional<int>(t->gpus);
+  Expected<std::optional<InstanceType>> t = InstanceArg(a);
+  if (!t.ok()) return t.status();
+  return *t ? std::optional<int>((*t)->gpus) : std::optional<int>();
 }
 
 void PrintJson(const observe::SystemMetrics& m, const std::optional<int>& gpus,

@@ -165,35 +165,120 @@ Status CheckOneRun(const std::vector<observe::KinetoTrace>& traces) {
   return Status::Ok();
 }
 
-}  // namespace
-
-int ObserveTraces(const ObserveArgs& a) {
-  std::vector<observe::KinetoTrace> traces;
-  std::vector<const char*> formats;  // per trace: "Kineto" or "Chakra"
+// Each file's trace (Chakra or Kineto, by --format or the file's first bytes) and the format's
+// name, in the order given.
+Status LoadTraces(const ObserveArgs& a, std::vector<observe::KinetoTrace>* traces,
+                  std::vector<const char*>* formats) {
   for (const std::string& file : a.files) {
     const bool chakra =
         a.format == "chakra" || (a.format.empty() && observe::LooksLikeChakra(Head(file)));
     Expected<observe::KinetoTrace> t =
         chakra ? observe::LoadChakraTrace(file) : observe::LoadKinetoTrace(file);
-    if (!t.ok()) {
-      return Fail(t.status());
-    }
-    traces.push_back(std::move(*t));
-    formats.push_back(chakra ? "Chakra" : "Kineto");
+    if (!t.ok()) return t.status();
+    traces->push_back(std::move(*t));
+    formats->push_back(chakra ? "Chakra" : "Kineto");
   }
-  if (Status st = CheckOneRun(traces); !st.ok()) return Fail(st);
+  return CheckOneRun(*traces);
+}
+
+ordered_json TracesJson(const std::vector<observe::KinetoTrace>& traces) {
+  ordered_json out = ordered_json::array();
+  for (const observe::KinetoTrace& t : traces) {
+    ordered_json steps = ordered_json::array();
+    for (const observe::TraceStep& s : t.steps) {
+      steps.push_back({{"step", s.step},
+                       {"wall_s", s.wall_s},
+                       {"gemm_s", s.kernel_s[0]},
+                       {"attention_s", s.kernel_s[1]},
+                       {"comm_s", s.kernel_s[2]},
+                       {"other_s", s.kernel_s[3]},
+                       {"exposed_comm_s", s.exposed_comm_s},
+                       {"compute_s", s.compute_s},
+                       {"idle_s", s.idle_s}});
+    }
+    out.push_back({{"file", t.file},
+                   {"events", t.events},
+                   {"kernels", t.kernels},
+                   {"device_pid", t.device_pid},
+                   {"steps", steps}});
+  }
+  return out;
+}
+
+void PrintJson(const ObserveArgs& a, const std::vector<observe::KinetoTrace>& traces,
+               const observe::SteadySteps& steady, const std::optional<Prediction>& predicted,
+               const InstanceType* on) {
+  const double wall = steady.wall_s;
+  ordered_json j;
+  j["traces"] = TracesJson(traces);
+  j["measured_step_s"] = wall;
+  j["measured_exposed_comm_s"] = steady.exposed_comm_s;
+  j["measured_compute_s"] = steady.compute_s;
+  j["measured_idle_s"] = steady.idle_s;
+  j["collectives"] = TraceCollectivesReport(traces, a.warmup, on, false);
+  if (predicted) {
+    const double step = predicted->result.step.step_time_s;
+    const sim::Breakdown& bd = predicted->result.step.breakdown;
+    j["compare"] = {{"scenario", predicted->scenario.name},
+                    {"predicted_step_s", step},
+                    {"error", step / wall - 1},
+                    {"predicted_compute_s", observe::PartsOf(bd).compute_s},
+                    {"predicted_exposed_comm_s", observe::PartsOf(bd).exposed_comm_s},
+                    {"predicted_idle_s", observe::PartsOf(bd).idle_s},
+                    {"predicted_mfu", predicted->result.mfu},
+                    {"measured_mfu", predicted->result.mfu * step / wall}};
+  }
+  std::cout << j.dump(2) << "\n";
+}
+
+// Each trace's line and the steady step's parts.
+void PrintSteady(const ObserveArgs& a, const std::vector<observe::KinetoTrace>& traces,
+                 const std::vector<const char*>& formats, const observe::SteadySteps& steady) {
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const observe::KinetoTrace& t = traces[i];
+    std::cout << t.file << ": " << formats[i] << " trace, " << t.events << " events, " << t.kernels
+              << " GPU kernels, " << t.steps.size() << " steps (device pid " << t.device_pid
+              << ")\n";
+  }
+  const double* kinds = steady.mean_kernel_s;
+  std::cout << "  " << steady.steps << " steps after " << a.warmup << " warm-up: step "
+            << Fixed(steady.wall_s, 4) << " s median; per step on average GEMM "
+            << Fixed(kinds[0], 4) << " s, attention " << Fixed(kinds[1], 4) << " s, other kernels "
+            << Fixed(kinds[3], 4) << " s, communication " << Fixed(kinds[2], 4)
+            << " s of which exposed " << Fixed(steady.exposed_comm_s, 4) << " s (median)\n";
+}
+
+// The predicted step and its parts beside the measured ones.
+void PrintComparison(const observe::SteadySteps& steady, const Prediction& predicted) {
+  const double wall = steady.wall_s;
+  const double step = predicted.result.step.step_time_s;
+  std::cout << "\n" << predicted.scenario.name << " simulated (seconds per step, medians):\n";
+  std::printf("  %-22s %10s %10s %8s\n", "", "predicted", "measured", "error");
+  auto row = [&](const char* name, double p, double m) {
+    std::printf("  %-22s %10.4f %10.4f %8s\n", name, p, m, m > 0 ? Signed(p / m - 1).c_str() : "-");
+  };
+  row("step", step, wall);
+  const observe::StepParts parts = observe::PartsOf(predicted.result.step.breakdown);
+  row("compute", parts.compute_s, steady.compute_s);
+  row("exposed communication", parts.exposed_comm_s, steady.exposed_comm_s);
+  row("idle (bubbles, waits)", parts.idle_s, steady.idle_s);
+  std::printf("  %-22s %9.1f%% %9.1f%%\n", "MFU", 100 * predicted.result.mfu,
+              100 * predicted.result.mfu * step / wall);
+}
+
+}  // namespace
+
+int ObserveTraces(const ObserveArgs& a) {
+  std::vector<observe::KinetoTrace> traces;
+  std::vector<const char*> formats;  // per trace: "Kineto" or "Chakra"
+  if (Status st = LoadTraces(a, &traces, &formats); !st.ok()) return Fail(st);
   Expected<observe::SteadySteps> steady = observe::Steady(traces, a.warmup);
   if (!steady.ok()) return Fail(steady.status());
-  const double wall = steady->wall_s, comm = steady->exposed_comm_s;
-  const double compute = steady->compute_s, idle = steady->idle_s;
-  const double* kinds = steady->mean_kernel_s;
-  if (!a.refit.empty()) return RefitFromTrace(a, traces, wall);
+  if (!a.refit.empty()) return RefitFromTrace(a, traces, steady->wall_s);
   std::optional<Prediction> predicted;
   if (!a.scenario.empty() || !a.plan.empty()) {
     Expected<Prediction> p = Predict(a);
-    if (!p.ok()) {
-      return Fail(p.status());
-    }
+    if (!p.ok()) return Fail(p.status());
     predicted = std::move(*p);
   }
   std::optional<InstanceType> type;  // places the collectives' groups on nodes
@@ -202,87 +287,18 @@ int ObserveTraces(const ObserveArgs& a) {
       return Fail(st);
     }
     type = predicted->scenario.instance;
-  } else if (!a.instance.empty()) {
-    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
-    if (!catalog.ok()) return Fail(catalog.status());
-    const InstanceType* t = catalog->Find(a.instance);
-    if (t == nullptr) {
-      return Fail(Status::InvalidInput("--instance: unknown instance type \"" + a.instance +
-                                       "\" (trainsim catalog list)"));
-    }
-    type = *t;
+  } else {
+    Expected<std::optional<InstanceType>> t = InstanceArg(a);
+    if (!t.ok()) return Fail(t.status());
+    type = std::move(*t);
   }
   const InstanceType* on = type ? &*type : nullptr;
   if (a.json) {
-    ordered_json j;
-    j["traces"] = ordered_json::array();
-    for (const observe::KinetoTrace& t : traces) {
-      ordered_json steps = ordered_json::array();
-      for (const observe::TraceStep& s : t.steps) {
-        steps.push_back({{"step", s.step},
-                         {"wall_s", s.wall_s},
-                         {"gemm_s", s.kernel_s[0]},
-                         {"attention_s", s.kernel_s[1]},
-                         {"comm_s", s.kernel_s[2]},
-                         {"other_s", s.kernel_s[3]},
-                         {"exposed_comm_s", s.exposed_comm_s},
-                         {"compute_s", s.compute_s},
-                         {"idle_s", s.idle_s}});
-      }
-      j["traces"].push_back({{"file", t.file},
-                             {"events", t.events},
-                             {"kernels", t.kernels},
-                             {"device_pid", t.device_pid},
-                             {"steps", steps}});
-    }
-    j["measured_step_s"] = wall;
-    j["measured_exposed_comm_s"] = comm;
-    j["measured_compute_s"] = compute;
-    j["measured_idle_s"] = idle;
-    j["collectives"] = TraceCollectivesReport(traces, a.warmup, on, false);
-    if (predicted) {
-      const double step = predicted->result.step.step_time_s;
-      const sim::Breakdown& bd = predicted->result.step.breakdown;
-      j["compare"] = {{"scenario", predicted->scenario.name},
-                      {"predicted_step_s", step},
-                      {"error", step / wall - 1},
-                      {"predicted_compute_s", observe::PartsOf(bd).compute_s},
-                      {"predicted_exposed_comm_s", observe::PartsOf(bd).exposed_comm_s},
-                      {"predicted_idle_s", observe::PartsOf(bd).idle_s},
-                      {"predicted_mfu", predicted->result.mfu},
-                      {"measured_mfu", predicted->result.mfu * step / wall}};
-    }
-    std::cout << j.dump(2) << "\n";
+    PrintJson(a, traces, *steady, predicted, on);
     return 0;
   }
-  for (const observe::KinetoTrace& t : traces) {
-    std::cout << t.file << ": " << formats[&t - traces.data()] << " trace, " << t.events
-              << " events, " << t.kernels << " GPU kernels, " << t.steps.size()
-              << " steps (device pid " << t.device_pid << ")\n";
-  }
-  std::cout << "  " << steady->steps << " steps after " << a.warmup << " warm-up: step "
-            << Fixed(wall, 4) << " s median; per step on average GEMM " << Fixed(kinds[0], 4)
-            << " s, attention " << Fixed(kinds[1], 4) << " s, other kernels " << Fixed(kinds[3], 4)
-            << " s, communication " << Fixed(kinds[2], 4) << " s of which exposed "
-            << Fixed(comm, 4) << " s (median)\n";
-  if (!predicted) {
-    TraceCollectivesReport(traces, a.warmup, on, true);
-    return 0;
-  }
-  const double step = predicted->result.step.step_time_s;
-  const sim::Breakdown& bd = predicted->result.step.breakdown;
-  std::cout << "\n" << predicted->scenario.name << " simulated (seconds per step, medians):\n";
-  std::printf("  %-22s %10s %10s %8s\n", "", "predicted", "measured", "error");
-  auto row = [&](const char* name, double p, double m) {
-    std::printf("  %-22s %10.4f %10.4f %8s\n", name, p, m, m > 0 ? Signed(p / m - 1).c_str() : "-");
-  };
-  row("step", step, wall);
-  const observe::StepParts parts = observe::PartsOf(bd);
-  row("compute", parts.compute_s, compute);
-  row("exposed communication", parts.exposed_comm_s, comm);
-  row("idle (bubbles, waits)", parts.idle_s, idle);
-  std::printf("  %-22s %9.1f%% %9.1f%%\n", "MFU", 100 * predicted->result.mfu,
-              100 * predicted->result.mfu * step / wall);
+  PrintSteady(a, traces, formats, *steady);
+  if (predicted) PrintComparison(*steady, *predicted);
   TraceCollectivesReport(traces, a.warmup, on, true);
   return 0;
 }
