@@ -159,82 +159,76 @@ int CompareAndRefit(const ObserveArgs& a, const std::vector<observe::NcclTestsRu
   return 0;
 }
 
+ordered_json RunJson(const observe::NcclTestsRun& run) {
+  ordered_json j;
+  j["file"] = run.file;
+  j["op"] = observe::ToString(*run.op);
+  j["ranks"] = run.ranks;
+  j["nodes"] = run.nodes;
+  j["gpu"] = run.gpu;
+  j["rows"] = ordered_json::array();
+  for (const observe::NcclRow& r : run.rows) {
+    j["rows"].push_back({{"bytes", r.bytes},
+                         {"time_us", r.time_us},
+                         {"algbw_GBps", r.algbw_GBps},
+                         {"busbw_GBps", r.busbw_GBps},
+                         {"inplace_time_us", r.inplace_time_us},
+                         {"inplace_busbw_GBps", r.inplace_busbw_GBps}});
+  }
+  j["avg_busbw_GBps"] =
+      run.avg_busbw_GBps ? ordered_json(*run.avg_busbw_GBps) : ordered_json(nullptr);
+  return j;
+}
+
+void PrintRun(const observe::NcclTestsRun& run) {
+  std::cout << run.file << ": " << observe::ToString(*run.op) << "_perf, " << run.ranks
+            << " ranks on " << run.nodes << (run.nodes == 1 ? " node" : " nodes") << " (" << run.gpu
+            << "), " << run.rows.size() << " sizes\n";
+  std::printf("  %14s %12s %10s %10s\n", "bytes", "time us", "algbw GB/s", "busbw GB/s");
+  for (const observe::NcclRow& r : run.rows) {
+    std::printf("  %14.0f %12.1f %10.2f %10.2f\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
+  }
+}
+
+// The files' runs of operation `op` (nullopt: each file's own), in the order given.
+Status LoadRuns(const ObserveArgs& a, std::optional<observe::NcclOp> op,
+                std::vector<observe::NcclTestsRun>* runs) {
+  for (const std::string& file : a.files) {
+    Expected<observe::NcclTestsRun> run = observe::LoadNcclTests(file, op);
+    if (!run.ok()) return run.status();
+    runs->push_back(std::move(*run));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int ObserveNccl(const ObserveArgs& a) {
   std::optional<observe::NcclOp> op;
   if (!a.op.empty()) {
     Expected<observe::NcclOp> o = observe::ParseNcclOp(a.op, "--op");
-    if (!o.ok()) {
-      return Fail(o.status());
-    }
+    if (!o.ok()) return Fail(o.status());
     op = *o;
   }
   if (!a.scenario.empty() || !a.plan.empty()) {
-    std::cerr << "trainsim: --scenario / --plan compare training logs; for nccl-tests output "
-                 "give --instance TYPE\n";
-    return 1;
+    return Fail(Status::InvalidInput(
+        "--scenario / --plan compare training logs; for nccl-tests output give --instance TYPE"));
   }
   if (!a.refit.empty() && a.instance.empty()) {
-    std::cerr << "trainsim: --refit needs --instance TYPE (the instance the run used)\n";
-    return 1;
+    return Fail(Status::InvalidInput("--refit needs --instance TYPE (the instance the run used)"));
   }
-  std::optional<InstanceType> type;
-  if (!a.instance.empty()) {
-    Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
-    if (!catalog.ok()) {
-      return Fail(catalog.status());
-    }
-    const InstanceType* t = catalog->Find(a.instance);
-    if (t == nullptr) {
-      std::cerr << "trainsim: --instance: unknown instance type \"" << a.instance
-                << "\" (trainsim catalog list)\n";
-      return 1;
-    }
-    type = *t;
-  }
+  Expected<std::optional<InstanceType>> type = InstanceArg(a);
+  if (!type.ok()) return Fail(type.status());
   std::vector<observe::NcclTestsRun> runs;
-  for (const std::string& file : a.files) {
-    Expected<observe::NcclTestsRun> run = observe::LoadNcclTests(file, op);
-    if (!run.ok()) {
-      return Fail(run.status());
-    }
-    runs.push_back(std::move(*run));
+  if (Status st = LoadRuns(a, op, &runs); !st.ok()) return Fail(st);
+  if (*type) return CompareAndRefit(a, runs, **type);
+  if (a.json) {
+    ordered_json all = ordered_json::array();
+    for (const observe::NcclTestsRun& run : runs) all.push_back(RunJson(run));
+    std::cout << ordered_json{{"nccl_tests", all}}.dump(2) << "\n";
+    return 0;
   }
-  if (type) return CompareAndRefit(a, runs, *type);
-  ordered_json all = ordered_json::array();
-  for (observe::NcclTestsRun* run = runs.data(); run != runs.data() + runs.size(); ++run) {
-    if (a.json) {
-      ordered_json j;
-      j["file"] = run->file;
-      j["op"] = observe::ToString(*run->op);
-      j["ranks"] = run->ranks;
-      j["nodes"] = run->nodes;
-      j["gpu"] = run->gpu;
-      j["rows"] = ordered_json::array();
-      for (const observe::NcclRow& r : run->rows) {
-        j["rows"].push_back({{"bytes", r.bytes},
-                             {"time_us", r.time_us},
-                             {"algbw_GBps", r.algbw_GBps},
-                             {"busbw_GBps", r.busbw_GBps},
-                             {"inplace_time_us", r.inplace_time_us},
-                             {"inplace_busbw_GBps", r.inplace_busbw_GBps}});
-      }
-      j["avg_busbw_GBps"] =
-          run->avg_busbw_GBps ? ordered_json(*run->avg_busbw_GBps) : ordered_json(nullptr);
-      all.push_back(j);
-      continue;
-    }
-    std::cout << run->file << ": " << observe::ToString(*run->op) << "_perf, " << run->ranks
-              << " ranks on " << run->nodes << (run->nodes == 1 ? " node" : " nodes") << " ("
-              << run->gpu << "), " << run->rows.size() << " sizes\n";
-    std::printf("  %14s %12s %10s %10s\n", "bytes", "time us", "algbw GB/s", "busbw GB/s");
-    for (const observe::NcclRow& r : run->rows) {
-      std::printf("  %14.0f %12.1f %10.2f %10.2f\n", r.bytes, r.time_us, r.algbw_GBps,
-                  r.busbw_GBps);
-    }
-  }
-  if (a.json) std::cout << ordered_json{{"nccl_tests", all}}.dump(2) << "\n";
+  for (const observe::NcclTestsRun& run : runs) PrintRun(run);
   return 0;
 }
 
