@@ -18,78 +18,104 @@
 namespace trainsim::observe_cli {
 namespace {
 
+// A trace refit and the step predicted before and after it (with --scenario).
+struct TraceRefitRun {
+  observe::TraceRefit refit;
+  std::optional<Prediction> before, after;
+};
+
 // --refit with traces: the GEMMs they timed into --profile's profile; with --scenario also the
-// memory-bound rate, and the step predicted before and after (observe/trace_refit.h).
-int RefitFromTrace(const ObserveArgs& a, const std::vector<observe::KinetoTrace>& traces,
-                   double measured) {
+// memory-bound rate, and the step predicted before and after (observe/trace_refit.h). The
+// refitted profile is written to --refit.
+Expected<TraceRefitRun> RunTraceRefit(const ObserveArgs& a,
+                                      const std::vector<observe::KinetoTrace>& traces) {
   if (a.profile.empty()) {
-    return Fail(Status::InvalidInput(
-        "--refit with a trace needs --profile FILE: the profile whose GEMMs it refits"));
+    return Status::InvalidInput(
+        "--refit with a trace needs --profile FILE: the profile whose GEMMs it refits");
   }
   if (!a.plan.empty()) {
-    return Fail(Status::InvalidInput(
-        "--refit with a trace takes --scenario FILE (the configuration the run used), not --plan"));
+    return Status::InvalidInput(
+        "--refit with a trace takes --scenario FILE (the configuration the run used), not --plan");
   }
   Expected<HardwareProfile> base = LoadHardwareProfile(a.profile);
-  if (!base.ok()) return Fail(base.status());
-  std::optional<Prediction> before;
+  if (!base.ok()) return base.status();
+  TraceRefitRun run;
   if (!a.scenario.empty()) {
     Expected<Prediction> p = Predict(a);
-    if (!p.ok()) return Fail(p.status());
-    before = std::move(*p);
+    if (!p.ok()) return p.status();
+    run.before = std::move(*p);
   }
-  Expected<observe::TraceRefit> r = observe::RefitFromTraces(traces, a.warmup, *base, a.profile,
-                                                             before ? &before->scenario : nullptr);
-  if (!r.ok()) return Fail(r.status());
-  if (Status st = WriteFileDurably(a.refit, HardwareProfileToJson(r->profile)); !st.ok())
-    return Fail(st);
-  std::optional<Prediction> after;
-  if (before) {
+  Expected<observe::TraceRefit> r = observe::RefitFromTraces(
+      traces, a.warmup, *base, a.profile, run.before ? &run.before->scenario : nullptr);
+  if (!r.ok()) return r.status();
+  run.refit = std::move(*r);
+  if (Status st = WriteFileDurably(a.refit, HardwareProfileToJson(run.refit.profile)); !st.ok()) {
+    return st;
+  }
+  if (run.before) {
     ObserveArgs with = a;
     with.profile = a.refit;
     Expected<Prediction> p = Predict(with);
-    if (!p.ok()) return Fail(p.status());
-    after = std::move(*p);
+    if (!p.ok()) return p.status();
+    run.after = std::move(*p);
   }
+  return run;
+}
+
+void PrintRefitJson(const ObserveArgs& a, const TraceRefitRun& run, double measured) {
+  const observe::TraceRefit& r = run.refit;
+  ordered_json j;
+  j["profile"] = a.refit;
+  j["dtype"] = r.dtype;
+  j["gemm_shapes"] = r.gemm_shapes;
+  j["gemm_samples"] = r.gemm_samples;
+  j["measured_step_s"] = measured;
+  if (r.memory) {
+    j["memory"] = {{"measured_other_kernels_s", r.memory->measured_other_s},
+                   {"simulated_memory_bound_s", r.memory->simulated_s},
+                   {"rate_GBps", r.memory->rate_GBps},
+                   {"refitted_GBps", r.memory->refitted_GBps}};
+    j["predicted_step_s"] = run.before->result.step.step_time_s;
+    j["refitted_step_s"] = run.after->result.step.step_time_s;
+  }
+  std::cout << ordered_json{{"refit", j}}.dump(2) << "\n";
+}
+
+void PrintRefit(const ObserveArgs& a, const std::vector<observe::KinetoTrace>& traces,
+                const TraceRefitRun& run, double measured) {
+  const observe::TraceRefit& r = run.refit;
   std::string files;
   for (const observe::KinetoTrace& t : traces) files += (files.empty() ? "" : ", ") + t.file;
-  if (a.json) {
-    ordered_json j;
-    j["profile"] = a.refit;
-    j["dtype"] = r->dtype;
-    j["gemm_shapes"] = r->gemm_shapes;
-    j["gemm_samples"] = r->gemm_samples;
-    j["measured_step_s"] = measured;
-    if (r->memory) {
-      j["memory"] = {{"measured_other_kernels_s", r->memory->measured_other_s},
-                     {"simulated_memory_bound_s", r->memory->simulated_s},
-                     {"rate_GBps", r->memory->rate_GBps},
-                     {"refitted_GBps", r->memory->refitted_GBps}};
-      j["predicted_step_s"] = before->result.step.step_time_s;
-      j["refitted_step_s"] = after->result.step.step_time_s;
-    }
-    std::cout << ordered_json{{"refit", j}}.dump(2) << "\n";
-    return 0;
-  }
-  std::cout << "refitted " << r->dtype << " GEMMs: " << r->gemm_shapes << " shapes from "
-            << r->gemm_samples << " timed in " << files << " (steps after " << a.warmup
+  std::cout << "refitted " << r.dtype << " GEMMs: " << r.gemm_shapes << " shapes from "
+            << r.gemm_samples << " timed in " << files << " (steps after " << a.warmup
             << " warm-up)\n";
-  if (!r->memory) {
+  if (!r.memory) {
     std::cout << "the memory-bound rate is not refitted: give --scenario FILE (the configuration "
                  "the run used) to set its simulated work beside the trace's\n"
               << "profile written to " << a.refit << "\n";
-    return 0;
+    return;
   }
-  const observe::MemoryFit& m = *r->memory;
+  const observe::MemoryFit& m = *r.memory;
   std::cout << "refitted the memory-bound rate: the trace's other kernels take "
             << Fixed(m.measured_other_s, 4)
             << " s per step (median), the simulated memory-bound work " << Fixed(m.simulated_s, 4)
             << " s at " << Fixed(m.rate_GBps, 2) << " GB/s: " << Fixed(m.refitted_GBps, 2)
             << " GB/s\nprofile written to " << a.refit << "\n";
-  const double b = before->result.step.step_time_s, f = after->result.step.step_time_s;
+  const double b = run.before->result.step.step_time_s, f = run.after->result.step.step_time_s;
   std::cout << "  step time            measured " << Fixed(measured, 4) << " s; predicted "
             << Fixed(b, 4) << " s with " << a.profile << " (" << Signed(b / measured - 1) << "), "
             << Fixed(f, 4) << " s with the refit (" << Signed(f / measured - 1) << ")\n";
+}
+
+int RefitFromTrace(const ObserveArgs& a, const std::vector<observe::KinetoTrace>& traces,
+                   double measured) {
+  Expected<TraceRefitRun> run = RunTraceRefit(a, traces);
+  if (!run.ok()) return Fail(run.status());
+  if (a.json) {
+    PrintRefitJson(a, *run, measured);
+  } else {
+    PrintRefit(a, traces, *run, measured);
+  }
   return 0;
 }
 
