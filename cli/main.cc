@@ -307,18 +307,83 @@ const char* TopologyName(IntraTopology t) {
   return "?";
 }
 
+void CatalogList(const Catalog& catalog) {
+  std::printf("%-16s %-18s %4s %8s %-24s %12s %10s\n", "type", "gpu", "gpus", "mem GiB", "topology",
+              "network Gb/s", "$/h");
+  for (const std::string& name : catalog.Names()) {
+    const InstanceType* t = catalog.Find(name);
+    std::printf("%-16s %-18s %4d %8.0f %-24s %12.0f %10s\n", name.c_str(), t->gpu.name.c_str(),
+                t->gpus, t->gpu_mem_gib, TopologyName(t->topology), t->nics * t->nic_gbps,
+                Opt(t->price_on_demand_usd_hr, 3).c_str());
+  }
+}
+
+// A peak in TFLOP/s with one decimal, or "null".
+std::string Tflops(const std::optional<double>& flops) {
+  return Opt(flops ? std::optional(*flops / 1e12) : std::nullopt, 1);
+}
+
+// A fitted efficiency with its provenance, or what stands for it.
+std::string Efficiency(const std::optional<double>& value, const std::string& provenance,
+                       const std::string& otherwise) {
+  return value ? Fixed(*value, 2) + " (" + provenance + ")" : otherwise;
+}
+
+void CatalogShow(const Catalog& catalog, const InstanceType& t) {
+  const GpuSpec& g = t.gpu;
+  std::cout << t.name << (t.is_aws ? " (AWS)" : " (reference system)") << "\n"
+            << "  gpu              " << t.gpus << " x " << g.name << ", " << t.gpu_mem_gib
+            << " GiB\n"
+            << "  peak TFLOP/s     fp32 " << Tflops(g.fp32_flops) << ", tf32 "
+            << Tflops(g.tf32_flops) << ", fp16 " << Tflops(g.fp16_flops) << ", bf16 "
+            << Tflops(g.bf16_flops) << ", fp8 " << Tflops(g.fp8_flops) << "\n"
+            << "  memory bandwidth " << Opt(g.hbm_GBps, 0) << " GB/s\n"
+            << "  GEMM efficiency  "
+            << Efficiency(g.gemm_efficiency, g.gemm_efficiency_provenance,
+                          Fixed(sim::ModelParams().gemm_efficiency, 2) +
+                              " (the simulator's assumption, docs/model.md)")
+            << "\n"
+            << "  attention eff.   "
+            << Efficiency(g.attention_efficiency, g.attention_efficiency_provenance,
+                          "the GEMM efficiency (no fitted figure)")
+            << "\n"
+            << "  conv efficiency  "
+            << (g.conv_efficiency ? Fixed(*g.conv_efficiency, 2) + " in fp16/bf16 (" +
+                                        g.conv_efficiency_provenance + ")"
+                                  : std::string("the GEMM efficiency (no fitted figure)"))
+            << (g.tf32_conv_efficiency ? ", " + Fixed(*g.tf32_conv_efficiency, 2) + " in tf32 (" +
+                                             g.tf32_conv_efficiency_provenance + ")"
+                                       : std::string())
+            << "\n"
+            << "  topology         " << TopologyName(t.topology) << "\n"
+            << "  network          " << t.nics << " x " << t.nic_gbps << " Gb/s"
+            << (t.efa ? " (EFA/InfiniBand)" : "") << "\n"
+            << "  price            on-demand " << Opt(t.price_on_demand_usd_hr, 3)
+            << " $/h, SageMaker " << Opt(t.price_sagemaker_usd_hr, 3) << " $/h, spot discount "
+            << Opt(t.spot_discount, 2) << ", interruptions "
+            << t.spot_interruption_bucket.value_or("null") << "\n";
+  if (!t.sagemaker_libraries.empty()) {
+    std::string libraries;
+    for (const std::string& l : t.sagemaker_libraries)
+      libraries += (libraries.empty() ? "" : ", ") + l;
+    std::cout << "  SageMaker libs   " << libraries << "\n";
+  }
+  std::cout << "  sources\n";
+  for (const auto& [field, ids] : t.sources) {
+    for (const std::string& id : ids) {
+      auto it = catalog.source_text().find(id);
+      std::cout << "    " << (field == "*" ? "entry" : field) << ": " << id
+                << (it != catalog.source_text().end() ? " - " + it->second : std::string()) << "\n";
+    }
+  }
+  if (!t.notes.empty()) std::cout << "  notes            " << t.notes << "\n";
+}
+
 int CatalogCommand(const Args& a) {
   Expected<Catalog> catalog = LoadCatalog(a);
   if (!catalog.ok()) return Fail(catalog.status());
   if (a.positional.size() == 2 && a.positional[1] == "list") {
-    std::printf("%-16s %-18s %4s %8s %-24s %12s %10s\n", "type", "gpu", "gpus", "mem GiB",
-                "topology", "network Gb/s", "$/h");
-    for (const std::string& name : catalog->Names()) {
-      const InstanceType* t = catalog->Find(name);
-      std::printf("%-16s %-18s %4d %8.0f %-24s %12.0f %10s\n", name.c_str(), t->gpu.name.c_str(),
-                  t->gpus, t->gpu_mem_gib, TopologyName(t->topology), t->nics * t->nic_gbps,
-                  Opt(t->price_on_demand_usd_hr, 3).c_str());
-    }
+    CatalogList(*catalog);
     return kOk;
   }
   if (a.positional.size() == 3 && a.positional[1] == "show") {
@@ -326,59 +391,7 @@ int CatalogCommand(const Args& a) {
     if (!t)
       return Fail(Status::InvalidInput("unknown instance type \"" + a.positional[2] +
                                        "\"; see `trainsim catalog list`"));
-    std::cout << t->name << (t->is_aws ? " (AWS)" : " (reference system)") << "\n"
-              << "  gpu              " << t->gpus << " x " << t->gpu.name << ", " << t->gpu_mem_gib
-              << " GiB\n"
-              << "  peak TFLOP/s     fp32 "
-              << Opt(t->gpu.fp32_flops ? std::optional(*t->gpu.fp32_flops / 1e12) : std::nullopt, 1)
-              << ", tf32 "
-              << Opt(t->gpu.tf32_flops ? std::optional(*t->gpu.tf32_flops / 1e12) : std::nullopt, 1)
-              << ", fp16 "
-              << Opt(t->gpu.fp16_flops ? std::optional(*t->gpu.fp16_flops / 1e12) : std::nullopt, 1)
-              << ", bf16 "
-              << Opt(t->gpu.bf16_flops ? std::optional(*t->gpu.bf16_flops / 1e12) : std::nullopt, 1)
-              << ", fp8 "
-              << Opt(t->gpu.fp8_flops ? std::optional(*t->gpu.fp8_flops / 1e12) : std::nullopt, 1)
-              << "\n"
-              << "  memory bandwidth " << Opt(t->gpu.hbm_GBps, 0) << " GB/s\n"
-              << "  GEMM efficiency  "
-              << (t->gpu.gemm_efficiency ? Fixed(*t->gpu.gemm_efficiency, 2) + " (" +
-                                               t->gpu.gemm_efficiency_provenance + ")"
-                                         : Fixed(sim::ModelParams().gemm_efficiency, 2) +
-                                               " (the simulator's assumption, docs/model.md)")
-              << "\n"
-              << "  attention eff.   "
-              << (t->gpu.attention_efficiency
-                      ? Fixed(*t->gpu.attention_efficiency, 2) + " (" +
-                            t->gpu.attention_efficiency_provenance + ")"
-                      : std::string("the GEMM efficiency (no fitted figure)"))
-              << "\n"
-              << "  conv efficiency  "
-              << (t->gpu.conv_efficiency ? Fixed(*t->gpu.conv_efficiency, 2) + " in fp16/bf16 (" +
-                                               t->gpu.conv_efficiency_provenance + ")"
-                                         : std::string("the GEMM efficiency (no fitted figure)"))
-              << (t->gpu.tf32_conv_efficiency
-                      ? ", " + Fixed(*t->gpu.tf32_conv_efficiency, 2) + " in tf32 (" +
-                            t->gpu.tf32_conv_efficiency_provenance + ")"
-                      : std::string())
-              << "\n"
-              << "  topology         " << TopologyName(t->topology) << "\n"
-              << "  network          " << t->nics << " x " << t->nic_gbps << " Gb/s"
-              << (t->efa ? " (EFA/InfiniBand)" : "") << "\n"
-              << "  price            on-demand " << Opt(t->price_on_demand_usd_hr, 3)
-              << " $/h, SageMaker " << Opt(t->price_sagemaker_usd_hr, 3) << " $/h, spot discount "
-              << Opt(t->spot_discount, 2) << ", interruptions "
-              << t->spot_interruption_bucket.value_or("null") << "\n"
-              << "  sources\n";
-    for (const auto& [field, ids] : t->sources) {
-      for (const std::string& id : ids) {
-        auto it = catalog->source_text().find(id);
-        std::cout << "    " << (field == "*" ? "entry" : field) << ": " << id
-                  << (it != catalog->source_text().end() ? " - " + it->second : std::string())
-                  << "\n";
-      }
-    }
-    if (!t->notes.empty()) std::cout << "  notes            " << t->notes << "\n";
+    CatalogShow(*catalog, *t);
     return kOk;
   }
   return Usage("catalog needs `list` or `show TYPE`");

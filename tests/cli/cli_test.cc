@@ -177,6 +177,11 @@ TEST_F(CliTest, CatalogShowGivesGpusAndSources) {
   size_t sources = r.out.find("\n  sources\n");
   ASSERT_NE(sources, std::string::npos) << r.out;
   EXPECT_NE(r.out.find("awsdocs_acc", sources), std::string::npos) << r.out;
+  // The SageMaker libraries that run on it, from the catalog (with their sources).
+  EXPECT_NE(r.out.find("\n  SageMaker libs   smddp-allreduce, smddp-allgather, smp-v2\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("sagemaker_libraries: sm_smp_v2_doc", sources), std::string::npos) << r.out;
 }
 
 TEST_F(CliTest, CatalogShowUnknownTypeNamesIt) {
