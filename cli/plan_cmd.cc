@@ -97,7 +97,43 @@ std::string Dollars(double v) {
 // The mean of a cost spread, or "n/a" without a price.
 std::string Money(const std::optional<planner::Spread>& s) { return s ? Dollars(s->mean) : "n/a"; }
 
-void PrintTable(const Scenario& s, const planner::Plan& p) {
+// Candidate #i of the plan with its best pricing option, one row.
+void PrintCandidate(const planner::Plan& p, size_t i) {
+  const planner::ConfirmedCandidate& c = p.confirmed[i];
+  const planner::Candidate& k = c.candidate;
+  std::string sched = k.pp > 1 ? ToString(k.schedule) : "-";
+  if (k.pp > 1 && k.schedule == Schedule::kInterleaved)
+    sched += " x" + std::to_string(k.virtual_stages);
+  const planner::PricedJob& pj = c.priced[c.best_priced];
+  // ZeRO stage, and "/g" with a hybrid shard group of g.
+  std::string zero = std::to_string(k.zero_stage);
+  if (k.shard_group > 0) zero += "/" + std::to_string(k.shard_group);
+  // dp, and "eN" with expert parallelism N.
+  std::string dp = std::to_string(k.dp);
+  if (k.ep > 1) dp += "e" + std::to_string(k.ep);
+  if (k.cp > 1) dp += "c" + std::to_string(k.cp);
+  // The step time's 80% band (docs/validation.md section 0.7); "*" where it was widened.
+  std::string band = "-";
+  if (Judged(c.band)) {
+    const double step = c.simulated.step.step_time_s;
+    char text[48];
+    std::snprintf(text, sizeof text, "%.3g-%.3g%s", step / c.band->hi, step / c.band->lo,
+                  c.band->note.empty() ? "" : "*");
+    band = text;
+  }
+  std::printf(
+      "%3zu%s  %-16s %5d %3d %3d %6s %5s %3d %-9s %-14s %8.3f %15s %+6.1f %6.1f %6.1f  %-14s "
+      "%9.1f %9.1f %9s\n",
+      i + 1, static_cast<int>(i) == p.best ? "*" : " ", p.space.instances[k.instance]->name.c_str(),
+      k.nodes, k.tp, k.pp, dp.c_str(), zero.c_str(), k.micro_batch, ToString(k.recompute),
+      sched.c_str(), c.simulated.step.step_time_s, band.c_str(), 100 * c.estimator_error,
+      100 * c.simulated.mfu, c.simulated.memory.total_bytes / kGiB, ToString(pj.pricing),
+      pj.job.expected_wall_s / kSecondsPerHour, pj.job.wall_s.p90 / kSecondsPerHour,
+      Money(pj.job.cost_usd).c_str());
+}
+
+// The confirmed candidates, ranked, each with its best pricing option.
+void PrintCandidates(const Scenario& s, const planner::Plan& p) {
   std::printf("%s: %s, %.0f steps\n\n", s.name.c_str(), s.model.name.c_str(),
               p.confirmed.empty() ? 0.0 : p.confirmed[0].steps);
   std::printf(
@@ -105,40 +141,12 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
       "rank", "instance", "nodes", "tp", "pp", "dp", "zero", "mb", "recompute", "schedule",
       "step s", "80% band s", "est %", "MFU %", "GiB", "pricing", "hours", "P90 h", "cost $");
   for (size_t i = 0; i < p.confirmed.size(); ++i) {
-    const planner::ConfirmedCandidate& c = p.confirmed[i];
-    if (c.best_priced < 0) continue;
-    const planner::Candidate& k = c.candidate;
-    std::string sched = k.pp > 1 ? ToString(k.schedule) : "-";
-    if (k.pp > 1 && k.schedule == Schedule::kInterleaved)
-      sched += " x" + std::to_string(k.virtual_stages);
-    const planner::PricedJob& pj = c.priced[c.best_priced];
-    // ZeRO stage, and "/g" with a hybrid shard group of g.
-    std::string zero = std::to_string(k.zero_stage);
-    if (k.shard_group > 0) zero += "/" + std::to_string(k.shard_group);
-    // dp, and "eN" with expert parallelism N.
-    std::string dp = std::to_string(k.dp);
-    if (k.ep > 1) dp += "e" + std::to_string(k.ep);
-    if (k.cp > 1) dp += "c" + std::to_string(k.cp);
-    // The step time's 80% band (docs/validation.md section 0.7); "*" where it was widened.
-    std::string band = "-";
-    if (Judged(c.band)) {
-      const double step = c.simulated.step.step_time_s;
-      char text[48];
-      std::snprintf(text, sizeof text, "%.3g-%.3g%s", step / c.band->hi, step / c.band->lo,
-                    c.band->note.empty() ? "" : "*");
-      band = text;
-    }
-    std::printf(
-        "%3zu%s  %-16s %5d %3d %3d %6s %5s %3d %-9s %-14s %8.3f %15s %+6.1f %6.1f %6.1f  %-14s "
-        "%9.1f %9.1f %9s\n",
-        i + 1, static_cast<int>(i) == p.best ? "*" : " ",
-        p.space.instances[k.instance]->name.c_str(), k.nodes, k.tp, k.pp, dp.c_str(), zero.c_str(),
-        k.micro_batch, ToString(k.recompute), sched.c_str(), c.simulated.step.step_time_s,
-        band.c_str(), 100 * c.estimator_error, 100 * c.simulated.mfu,
-        c.simulated.memory.total_bytes / kGiB, ToString(pj.pricing),
-        pj.job.expected_wall_s / kSecondsPerHour, pj.job.wall_s.p90 / kSecondsPerHour,
-        Money(pj.job.cost_usd).c_str());
+    if (p.confirmed[i].best_priced >= 0) PrintCandidate(p, i);
   }
+}
+
+// Every pricing option of the recommendation.
+void PrintPricingOptions(const planner::Plan& p) {
   const planner::ConfirmedCandidate& rec = p.confirmed[p.best];
   std::printf("\nPricing options of the recommendation (#%d):\n  %-15s %9s %9s %9s %9s  %s\n",
               p.best + 1, "pricing", "hours", "P90 h", "cost $", "P90 $", "terms");
@@ -150,22 +158,10 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
                 pj.job.cost_usd ? Dollars(pj.job.cost_usd->p90).c_str() : "n/a",
                 terms.empty() ? "" : "  ", terms.c_str());
   }
-  std::printf(
-      "\n(* recommended; each candidate with its best pricing option; zero s/g = ZeRO-s sharded "
-      "over hybrid groups of g; dp deN / dcN = expert / context parallel N; 80%% band: where the "
-      "step time of 80%% "
-      "of published runs like "
-      "it fell against the prediction, * = widened beyond what was measured (docs/validation.md "
-      "section 0.7); est %% = estimator against simulator; hours and cost are expected values "
-      "of the whole job, P90 with the model's error and interruptions)\n\nRecommendation%s:\n",
-      p.meets_constraints ? "" : " (no plan meets the constraints)");
-  for (const std::string& r : p.reasons) std::printf("  - %s\n", r.c_str());
-  std::printf("\nPareto front (time against cost):");
-  for (auto [i, j] : p.pareto) {
-    const planner::PricedJob& pj = p.confirmed[i].priced[j];
-    std::printf(" #%d %s %.1f h $%s;", i + 1, ToString(pj.pricing),
-                pj.job.expected_wall_s / kSecondsPerHour, Money(pj.job.cost_usd).c_str());
-  }
+}
+
+// The scaling curve of the recommended layout.
+void PrintScaling(const planner::Plan& p) {
   std::printf(
       "\n\nScaling of the recommended layout (simulated; e: estimated):\n  %6s %13s %19s %10s "
       "%10s %12s\n",
@@ -183,6 +179,28 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
                              : "n/a",
         sp.nodes == p.scaling_stops_paying ? "  <- adding nodes stops paying after this" : "");
   }
+}
+
+void PrintTable(const Scenario& s, const planner::Plan& p) {
+  PrintCandidates(s, p);
+  PrintPricingOptions(p);
+  std::printf(
+      "\n(* recommended; each candidate with its best pricing option; zero s/g = ZeRO-s sharded "
+      "over hybrid groups of g; dp deN / dcN = expert / context parallel N; 80%% band: where the "
+      "step time of 80%% "
+      "of published runs like "
+      "it fell against the prediction, * = widened beyond what was measured (docs/validation.md "
+      "section 0.7); est %% = estimator against simulator; hours and cost are expected values "
+      "of the whole job, P90 with the model's error and interruptions)\n\nRecommendation%s:\n",
+      p.meets_constraints ? "" : " (no plan meets the constraints)");
+  for (const std::string& r : p.reasons) std::printf("  - %s\n", r.c_str());
+  std::printf("\nPareto front (time against cost):");
+  for (auto [i, j] : p.pareto) {
+    const planner::PricedJob& pj = p.confirmed[i].priced[j];
+    std::printf(" #%d %s %.1f h $%s;", i + 1, ToString(pj.pricing),
+                pj.job.expected_wall_s / kSecondsPerHour, Money(pj.job.cost_usd).c_str());
+  }
+  PrintScaling(p);
   std::printf("\nAssumptions:\n");
   for (const std::string& a : p.assumptions) std::printf("  - %s\n", a.c_str());
 }
