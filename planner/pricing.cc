@@ -107,6 +107,84 @@ std::optional<double> DatasetBytes(const Scenario& s, const SearchConfig& q) {
   return std::nullopt;
 }
 
+namespace {
+
+// A spot option's interruptions, notice, billing, waves, fallback and capacity; false when the
+// instance has no interruption rate.
+bool SetSpotInputs(const Scenario& s, const SearchConfig& q, Pricing p, PricingInputs* out) {
+  JobInputs& in = out->job;
+  std::optional<double> rate = SpotRatePerHour(s, q, &out->rate_lower_bound);
+  if (!rate) return false;
+  in.interruptions_per_instance_hour = *rate;
+  // The notice is only usable when the write fits in it.
+  in.checkpoint_on_notice = q.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s;
+  if (p == Pricing::kSagemakerSpot) in.spot_billed_fraction = 1 - *s.instance.spot_discount;
+  in.reclaim_wave_nodes = q.spot_reclaim_wave_nodes;
+  if (p == Pricing::kSpotFallback) {
+    in.fallback_deadline_s = *q.deadline_hours * kSecondsPerHour;
+    in.fallback_usd_hr = s.instance.price_on_demand_usd_hr;
+  }
+  if (q.spot_capacity_chance) {
+    in.capacity_chance = *q.spot_capacity_chance;
+    in.capacity_retry_s = q.spot_capacity_retry_s.value_or(kDefaultSpotRetry_s);
+  }
+  return true;
+}
+
+// Elastic spot over `groups` replica groups: the pauses of a loss and of a join.
+void SetElasticInputs(const Scenario& s, const SearchConfig& q, double step_s, int groups,
+                      JobInputs* in) {
+  in->elastic_groups = groups;
+  in->checkpoint_on_notice = false;  // the replicas left carry the state
+  const double reconfigure_s = q.elastic_reconfigure_s.value_or(0);
+  // Replicas leave mid-step: the step is redone by those left.
+  in->elastic_loss_pause_s = step_s + reconfigure_s;
+  // A joining node receives its GPUs' share of the state (dp / nodes replicas' worth)
+  // from a live replica over its own network.
+  in->elastic_join_pause_s =
+      CheckpointBytes(s, q) * s.parallel.dp / s.cluster.nodes / NodeNetBps(s.instance) +
+      reconfigure_s;
+}
+
+// The dataset: streamed during training, or downloaded by every node before it.
+void SetDatasetInputs(const Scenario& s, const SearchConfig& q, double step_s, double steps,
+                      double read_Bps, JobInputs* in) {
+  std::optional<double> data = DatasetBytes(s, q);
+  if (!data) return;
+  if (q.stream_dataset && steps > 0) {
+    // Read during training, prefetched beside the compute: each step waits for its share
+    // of the data (one pass over it) at the storage's aggregate read rate, if that is slower.
+    in->work_s = steps * std::max(step_s, *data / steps / read_Bps);
+  } else {
+    // Every node downloads the whole dataset, at its network rate or its share of the
+    // storage bandwidth.
+    in->download_s = *data / std::min(NodeNetBps(s.instance), read_Bps / s.cluster.nodes);
+  }
+}
+
+// The option's terms: SageMaker's job limit and warm pool, reserved blocks, a commitment.
+void SetTermInputs(const Scenario& s, const SearchConfig& q, Pricing p, const BlockRules& rules,
+                   JobInputs* in) {
+  if (p == Pricing::kSagemaker || p == Pricing::kSagemakerSpot) {
+    in->max_job_s = kSagemakerMaxRuntime_s;
+    if (p == Pricing::kSagemaker) in->warm_pool_keep_alive_s = q.warm_pool_keep_alive_s.value_or(0);
+  }
+  if (IsReserved(p)) {
+    CapacityBlockInputs& b = in->blocks.emplace();
+    b.rules = rules;
+    b.nodes = in->nodes;
+    b.checkpoint_write_s = in->checkpoint_write_s;
+    b.restart_s = in->restart_s;
+    b.gap_s = q.reservation_gap_s.value_or(0);
+  }
+  if (const int years = CommitmentYears(p)) {
+    in->committed_instance_hours = in->nodes * years * kCommitmentHoursPerYear;
+    in->beyond_usd_hr = s.instance.price_on_demand_usd_hr;
+  }
+}
+
+}  // namespace
+
 std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig& q, double step_s,
                                            double steps, Pricing p) {
   std::optional<double> price = PriceUsdHr(s.instance, p, q);
@@ -130,66 +208,14 @@ std::optional<PricingInputs> MakeJobInputs(const Scenario& s, const SearchConfig
   // Each new instance (the first ones, and every replacement) pulls the image over its
   // network.
   const double pull_s = q.image_bytes.value_or(0) / NodeNetBps(s.instance);
-  if (IsSpot(p)) {
-    std::optional<double> rate = SpotRatePerHour(s, q, &out.rate_lower_bound);
-    if (!rate) return std::nullopt;
-    in.interruptions_per_instance_hour = *rate;
-    // The notice is only usable when the write fits in it.
-    in.checkpoint_on_notice = q.checkpoint_on_notice && in.checkpoint_write_s <= kSpotNotice_s;
-    if (p == Pricing::kSagemakerSpot) in.spot_billed_fraction = 1 - *s.instance.spot_discount;
-    in.reclaim_wave_nodes = q.spot_reclaim_wave_nodes;
-    if (p == Pricing::kSpotFallback) {
-      in.fallback_deadline_s = *q.deadline_hours * kSecondsPerHour;
-      in.fallback_usd_hr = s.instance.price_on_demand_usd_hr;
-    }
-    if (q.spot_capacity_chance) {
-      in.capacity_chance = *q.spot_capacity_chance;
-      in.capacity_retry_s = q.spot_capacity_retry_s.value_or(kDefaultSpotRetry_s);
-    }
-  }
-  if (elastic_groups > 0) {
-    in.elastic_groups = elastic_groups;
-    in.checkpoint_on_notice = false;  // the replicas left carry the state
-    const double reconfigure_s = q.elastic_reconfigure_s.value_or(0);
-    // Replicas leave mid-step: the step is redone by those left.
-    in.elastic_loss_pause_s = step_s + reconfigure_s;
-    // A joining node receives its GPUs' share of the state (dp / nodes replicas' worth)
-    // from a live replica over its own network.
-    in.elastic_join_pause_s =
-        CheckpointBytes(s, q) * s.parallel.dp / s.cluster.nodes / NodeNetBps(s.instance) +
-        reconfigure_s;
-  }
+  if (IsSpot(p) && !SetSpotInputs(s, q, p, &out)) return std::nullopt;
+  if (elastic_groups > 0) SetElasticInputs(s, q, step_s, elastic_groups, &in);
   in.checkpoint_interval_s = q.checkpoint_interval_s;
   in.provisioning_s = q.provisioning_s.value_or(kDefaultProvisioning_s) + pull_s;
   // A restart re-provisions, then every node reloads its share of the state.
   in.restart_s = q.restart_s.value_or(kDefaultRestart_s) + pull_s + *in.checkpoint_read_s;
-  if (std::optional<double> data = DatasetBytes(s, q)) {
-    if (q.stream_dataset && steps > 0) {
-      // Read during training, prefetched beside the compute: each step waits for its share
-      // of the data (one pass over it) at the storage's aggregate read rate, if that is slower.
-      in.work_s = steps * std::max(step_s, *data / steps / read_Bps);
-    } else {
-      // Every node downloads the whole dataset, at its network rate or its share of the
-      // storage bandwidth.
-      in.download_s = *data / std::min(NodeNetBps(s.instance), read_Bps / s.cluster.nodes);
-    }
-  }
-  if (p == Pricing::kSagemaker || p == Pricing::kSagemakerSpot) {
-    in.max_job_s = kSagemakerMaxRuntime_s;
-    if (p == Pricing::kSagemaker) in.warm_pool_keep_alive_s = q.warm_pool_keep_alive_s.value_or(0);
-  }
-  if (IsReserved(p)) {
-    CapacityBlockInputs& b = in.blocks.emplace();
-    b.rules = rules;
-    b.nodes = in.nodes;
-    b.checkpoint_write_s = in.checkpoint_write_s;
-    b.restart_s = in.restart_s;
-    b.gap_s = q.reservation_gap_s.value_or(0);
-  }
-  if (const int years = CommitmentYears(p)) {
-    in.committed_instance_hours = in.nodes * years * kCommitmentHoursPerYear;
-    in.beyond_usd_hr = s.instance.price_on_demand_usd_hr;
-  }
+  SetDatasetInputs(s, q, step_s, steps, read_Bps, &in);
+  SetTermInputs(s, q, p, rules, &in);
   in.trials = q.trials;
   in.seed = q.seed;
   return out;
@@ -256,11 +282,16 @@ std::vector<std::string> JobAssumptions(const Scenario& s, const SearchConfig& q
   return out;
 }
 
-std::vector<std::string> PriceAssumptions(const SearchSpace& space, const SearchConfig& q) {
-  std::vector<std::string> out;
-  auto offered = [&](Pricing p) {
-    return std::find(space.pricing.begin(), space.pricing.end(), p) != space.pricing.end();
-  };
+namespace {
+
+bool Offered(const SearchSpace& space, Pricing p) {
+  return std::find(space.pricing.begin(), space.pricing.end(), p) != space.pricing.end();
+}
+
+// The catalog's Capacity Block prices in use, with their sources and dates.
+void AddCapacityBlockPrices(const SearchSpace& space, const SearchConfig& q,
+                            std::vector<std::string>* out) {
+  auto offered = [&](Pricing p) { return Offered(space, p); };
   if (offered(Pricing::kCapacityBlock)) {
     for (const InstanceType* t : space.instances) {
       const auto given = q.prices.find(t->name);
@@ -273,16 +304,22 @@ std::vector<std::string> PriceAssumptions(const SearchSpace& space, const Search
           ids != t->sources.end()) {
         for (const std::string& id : ids->second) sources += (sources.empty() ? "" : ", ") + id;
       }
-      out.push_back("capacity-block: " + t->name + " at $" +
-                    FormatNumber(*t->price_capacity_block_usd_hr) +
-                    " per instance-hour from the catalog (source " + sources + "), valid until " +
-                    t->capacity_block_valid_until.value_or("?") +
-                    ": block prices move with demand; give search.prices.\"" + t->name +
-                    "\".capacity_block_usd_hr for a current offer");
+      out->push_back("capacity-block: " + t->name + " at $" +
+                     FormatNumber(*t->price_capacity_block_usd_hr) +
+                     " per instance-hour from the catalog (source " + sources + "), valid until " +
+                     t->capacity_block_valid_until.value_or("?") +
+                     ": block prices move with demand; give search.prices.\"" + t->name +
+                     "\".capacity_block_usd_hr for a current offer");
     }
   }
+}
+
+// How reserved blocks are booked and ended, and what a Savings Plan rate means.
+void AddReservedTerms(const SearchSpace& space, const SearchConfig& q,
+                      std::vector<std::string>* out) {
+  auto offered = [&](Pricing p) { return Offered(space, p); };
   if (offered(Pricing::kCapacityBlock) || offered(Pricing::kTrainingPlan)) {
-    out.push_back(
+    out->push_back(
         "capacity-block and training-plan: blocks are bought for the predicted run (whole days, "
         "Capacity Blocks whole weeks above 14 days) and are taken to be on offer when wanted (no "
         "public figure on how often they are); a run that outlasts them continues in a block "
@@ -291,27 +328,67 @@ std::vector<std::string> PriceAssumptions(const SearchSpace& space, const Search
                              : std::string("back to back (set search.reservation_gap_s)")));
   }
   if (offered(Pricing::kTrainingPlan)) {
-    out.push_back(
+    out->push_back(
         "training-plan: instances end 30 minutes before the plan does, as Capacity Blocks' do "
         "(assumption: SageMaker documents no margin)");
   }
   if (offered(Pricing::kSavingsPlan1y) || offered(Pricing::kSavingsPlan3y)) {
-    out.push_back(
+    out->push_back(
         "savings-plan-1y/3y: the rate given in search.prices is the payment option's effective "
         "rate; the commitment covers the job's nodes for the whole term, the job is charged the "
         "hours it uses, and what the rest of the commitment costs is reported beside it");
   }
-  const bool spot = std::any_of(space.pricing.begin(), space.pricing.end(), IsSpot);
+}
+
+// Whether spot capacity is modelled, and its retry interval.
+void AddSpotCapacity(const SearchConfig& q, bool spot, std::vector<std::string>* out) {
   if (spot && !q.spot_capacity_chance) {
-    out.push_back(
+    out->push_back(
         "spot capacity is not modelled: the fleet is taken to start at once and each "
         "replacement to be back within the restart time; no public figure says how often N "
         "spot instances of a type can be had at once (set search.spot_capacity_chance)");
   } else if (spot && !q.spot_capacity_retry_s) {
-    out.push_back(
+    out->push_back(
         "a request for spot capacity is retried every 600 s (assumption; set "
         "search.spot_capacity_retry_s)");
   }
+}
+
+// How elastic spot and spot-fallback are simulated.
+void AddElasticAndFallback(const SearchSpace& space, const SearchConfig& q,
+                           std::vector<std::string>* out) {
+  auto offered = [&](Pricing p) { return Offered(space, p); };
+  if (offered(Pricing::kSpotElastic)) {
+    out->push_back(
+        "spot-elastic: trains on the data-parallel replicas left after a reclaim (as Parcae, "
+        "NSDI'24), at their share of the full speed (gradient accumulation keeps the batch); "
+        "offered for layouts whose replicas each hold the whole state (ZeRO-0, no experts or "
+        "context split over them) and lie on whole nodes; each loss redoes one step, each join "
+        "copies the newcomer's share of the state over its network; " +
+        (q.elastic_reconfigure_s
+             ? FormatNumber(*q.elastic_reconfigure_s) +
+                   " s to rebuild the communicators at each change"
+             : std::string("rebuilding the communicators is not counted (no public figure; set "
+                           "search.elastic_reconfigure_s)")) +
+        "; its time and cost are Monte-Carlo means");
+  }
+  if (offered(Pricing::kSpotFallback)) {
+    out->push_back(
+        "spot-fallback: runs on spot while it could still finish on demand by the deadline if "
+        "one more segment and a restart were lost, then brings up an on-demand fleet (one "
+        "restart) for the rest; its time and cost are Monte-Carlo means (no closed form)");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> PriceAssumptions(const SearchSpace& space, const SearchConfig& q) {
+  std::vector<std::string> out;
+  auto offered = [&](Pricing p) { return Offered(space, p); };
+  AddCapacityBlockPrices(space, q, &out);
+  AddReservedTerms(space, q, &out);
+  const bool spot = std::any_of(space.pricing.begin(), space.pricing.end(), IsSpot);
+  AddSpotCapacity(q, spot, &out);
   if (q.warm_pool_keep_alive_s && offered(Pricing::kSagemaker)) {
     out.push_back(
         "sagemaker: a warm pool kept " + FormatNumber(*q.warm_pool_keep_alive_s) +
@@ -333,26 +410,7 @@ std::vector<std::string> PriceAssumptions(const SearchSpace& space, const Search
                        : " not compared: no instance searched has a price for it (AWS publishes "
                          "none; give it in search.prices)"));
   }
-  if (offered(Pricing::kSpotElastic)) {
-    out.push_back(
-        "spot-elastic: trains on the data-parallel replicas left after a reclaim (as Parcae, "
-        "NSDI'24), at their share of the full speed (gradient accumulation keeps the batch); "
-        "offered for layouts whose replicas each hold the whole state (ZeRO-0, no experts or "
-        "context split over them) and lie on whole nodes; each loss redoes one step, each join "
-        "copies the newcomer's share of the state over its network; " +
-        (q.elastic_reconfigure_s
-             ? FormatNumber(*q.elastic_reconfigure_s) +
-                   " s to rebuild the communicators at each change"
-             : std::string("rebuilding the communicators is not counted (no public figure; set "
-                           "search.elastic_reconfigure_s)")) +
-        "; its time and cost are Monte-Carlo means");
-  }
-  if (offered(Pricing::kSpotFallback)) {
-    out.push_back(
-        "spot-fallback: runs on spot while it could still finish on demand by the deadline if "
-        "one more segment and a restart were lost, then brings up an on-demand fleet (one "
-        "restart) for the rest; its time and cost are Monte-Carlo means (no closed form)");
-  }
+  AddElasticAndFallback(space, q, &out);
   return out;
 }
 
