@@ -280,35 +280,21 @@ Status BookBlocks(const JobShape& shape, JobInputs* in, JobEstimate* e) {
 
 // kSpotElastic: the Monte-Carlo of planner/job_elastic.h; its means are the expectations
 // (the closed form only ranks, and stands in when the draws would take too long).
-Status EstimateElastic(const JobInputs& in, JobEstimate* e) {
-  const ElasticShape shape = ElasticShapeOf(in, in.work_s, &e->interval_source);
-  e->checkpoint_interval_s = std::min(shape.interval_s, in.work_s);
-  e->checkpoints = static_cast<int64_t>(
-      std::max(1.0, std::ceil(in.work_s / e->checkpoint_interval_s * (1 - 1e-12))));
-  if (Status st =
-          CheckSegmentCount(in, shape.interval_s, e->interval_source == IntervalSource::kDaly);
-      !st.ok()) {
-    return st;
-  }
-  const double loss_rate = TotalLossRate_per_s(shape);
-  e->mtbi_s = loss_rate > 0 ? 1 / loss_rate : std::numeric_limits<double>::infinity();
-  e->expected_start_wait_s = SpotWaitMean_s(in.capacity_chance, in.capacity_retry_s);
-  e->expected_wall_s = e->expected_start_wait_s + in.provisioning_s + ExpectedElasticRun_s(shape);
-  e->expected_interruptions = ExpectedElasticFailures(shape);
-  if (Status st = CheckFinishes(in, e->expected_wall_s, e->mtbi_s); !st.ok()) return st;
-  const double affordable = kMaxSimulatedInterruptions / std::max(1.0, e->expected_interruptions);
-  const int trials = affordable >= in.trials ? in.trials : static_cast<int>(affordable);
-  if (trials < std::min(in.trials, kMinTrials)) {
-    e->monte_carlo_skipped = true;
-    e->wall_s = Constant(e->expected_wall_s);
-    e->mean_billed_instance_s = ExpectedElasticBilled_s(shape);
-    e->mean_interruptions = e->expected_interruptions;
-    e->live_share = LiveShare(shape);
-    e->total_losses = loss_rate * (e->expected_wall_s - in.provisioning_s);
-    if (in.price_usd_hr) e->cost_usd = Constant(CostOf_usd(in, e->mean_billed_instance_s));
-    return Status::Ok();
-  }
-  // Model error: one shape per work factor, drawn by FactorPicker (as Simulate).
+// The elastic job's closed form, where too many losses make the Monte-Carlo unaffordable.
+void ElasticClosedForm(const JobInputs& in, const ElasticShape& shape, double loss_rate,
+                       JobEstimate* e) {
+  e->monte_carlo_skipped = true;
+  e->wall_s = Constant(e->expected_wall_s);
+  e->mean_billed_instance_s = ExpectedElasticBilled_s(shape);
+  e->mean_interruptions = e->expected_interruptions;
+  e->live_share = LiveShare(shape);
+  e->total_losses = loss_rate * (e->expected_wall_s - in.provisioning_s);
+  if (in.price_usd_hr) e->cost_usd = Constant(CostOf_usd(in, e->mean_billed_instance_s));
+}
+
+// `trials` elastic runs: the means, and the percentiles again with the model's error (one shape
+// per work factor, drawn by FactorPicker, as Simulate).
+void ElasticMonteCarlo(const JobInputs& in, const ElasticShape& shape, int trials, JobEstimate* e) {
   std::vector<ElasticShape> shapes;
   for (double f : in.work_factors) {
     IntervalSource unused;
@@ -343,6 +329,31 @@ Status EstimateElastic(const JobInputs& in, JobEstimate* e) {
     FillFromSamples(in, std::move(samples), &with_error);
     WithPercentiles(with_error.wall_s, &e->wall_s);
     if (e->cost_usd) WithPercentiles(*with_error.cost_usd, &*e->cost_usd);
+  }
+}
+
+Status EstimateElastic(const JobInputs& in, JobEstimate* e) {
+  const ElasticShape shape = ElasticShapeOf(in, in.work_s, &e->interval_source);
+  e->checkpoint_interval_s = std::min(shape.interval_s, in.work_s);
+  e->checkpoints = static_cast<int64_t>(
+      std::max(1.0, std::ceil(in.work_s / e->checkpoint_interval_s * (1 - 1e-12))));
+  if (Status st =
+          CheckSegmentCount(in, shape.interval_s, e->interval_source == IntervalSource::kDaly);
+      !st.ok()) {
+    return st;
+  }
+  const double loss_rate = TotalLossRate_per_s(shape);
+  e->mtbi_s = loss_rate > 0 ? 1 / loss_rate : std::numeric_limits<double>::infinity();
+  e->expected_start_wait_s = SpotWaitMean_s(in.capacity_chance, in.capacity_retry_s);
+  e->expected_wall_s = e->expected_start_wait_s + in.provisioning_s + ExpectedElasticRun_s(shape);
+  e->expected_interruptions = ExpectedElasticFailures(shape);
+  if (Status st = CheckFinishes(in, e->expected_wall_s, e->mtbi_s); !st.ok()) return st;
+  const double affordable = kMaxSimulatedInterruptions / std::max(1.0, e->expected_interruptions);
+  const int trials = affordable >= in.trials ? in.trials : static_cast<int>(affordable);
+  if (trials < std::min(in.trials, kMinTrials)) {
+    ElasticClosedForm(in, shape, loss_rate, e);
+  } else {
+    ElasticMonteCarlo(in, shape, trials, e);
   }
   return Status::Ok();
 }

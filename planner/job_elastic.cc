@@ -124,9 +124,7 @@ void ElasticSimulator::Join(double at_s) {
   if (live_groups_ > live_before && live_before > 0) Stall(shape_.join_pause_s);
 }
 
-ElasticOutcome ElasticSimulator::RunTrial() {
-  out_ = ElasticOutcome();
-  out_.trial.start_wait_s = CapacityWait_s();
+void ElasticSimulator::Reset() {
   up_.clear();
   for (int node = 0; node < shape_.nodes; ++node) {
     back_s_[node] = -1;
@@ -139,14 +137,29 @@ ElasticOutcome ElasticSimulator::RunTrial() {
   now_s_ = blocked_until_s_ = shape_.download_s;
   progress_s_ = saved_s_ = 0;
   writing_to_s_ = -1;
+}
+
+double ElasticSimulator::FailRate_per_s() const {
+  const double up = static_cast<double>(up_.size());
+  return up * shape_.node_rate_per_s / std::max(1.0, std::min<double>(Wave(shape_), up));
+}
+
+double ElasticSimulator::NextJoin_s() const {
+  double join_at_s = kInf;
+  for (double b : back_s_) {
+    if (b >= 0) join_at_s = std::min(join_at_s, b);
+  }
+  return join_at_s;
+}
+
+ElasticOutcome ElasticSimulator::RunTrial() {
+  out_ = ElasticOutcome();
+  out_.trial.start_wait_s = CapacityWait_s();
+  Reset();
   const double work_s = shape_.work_s;
   const double interval_s = std::min(shape_.interval_s, work_s);
   double live_s = 0;  // group-seconds live / groups
-  auto fail_rate = [&] {
-    const double up = static_cast<double>(up_.size());
-    return up * shape_.node_rate_per_s / std::max(1.0, std::min<double>(Wave(shape_), up));
-  };
-  double fail_at_s = now_s_ + Exponential_s(fail_rate());
+  double fail_at_s = now_s_ + Exponential_s(FailRate_per_s());
   while (true) {
     const double speed = static_cast<double>(live_groups_) / shape_.groups;
     const bool blocked = blocked_until_s_ > now_s_;
@@ -157,10 +170,7 @@ ElasticOutcome ElasticSimulator::RunTrial() {
     const double unblock_at_s = live_groups_ > 0 && (blocked || writing_to_s_ >= 0)
                                     ? std::max(blocked_until_s_, now_s_)
                                     : kInf;
-    double join_at_s = kInf;
-    for (double b : back_s_) {
-      if (b >= 0) join_at_s = std::min(join_at_s, b);
-    }
+    const double join_at_s = NextJoin_s();
     const double t = std::min({fail_at_s, join_at_s, unblock_at_s, reach_at_s});
     if (moving) progress_s_ += (t - now_s_) * speed;
     live_s += (t - now_s_) * speed;
@@ -177,10 +187,10 @@ ElasticOutcome ElasticSimulator::RunTrial() {
       Stall(shape_.checkpoint_write_s);
     } else if (t == join_at_s) {
       Join(t);
-      fail_at_s = now_s_ + Exponential_s(fail_rate());  // no memory: redrawn at the new rate
+      fail_at_s = now_s_ + Exponential_s(FailRate_per_s());  // no memory: redrawn at the new rate
     } else {
       Fail();
-      fail_at_s = now_s_ + Exponential_s(fail_rate());
+      fail_at_s = now_s_ + Exponential_s(FailRate_per_s());
     }
   }
   for (int node : up_) {

@@ -99,6 +99,9 @@ class ElasticSimulator {
   void Fail();             // a failure event at now_s_
   void Join(double at_s);  // every replacement due at at_s joins
   void Stall(double pause_s);
+  void Reset();                   // every node up, nothing done, at the download's end
+  double FailRate_per_s() const;  // of failure events (waves count once) among the up nodes
+  double NextJoin_s() const;      // the earliest replacement due; infinity when none
 
   ElasticShape shape_;
   int group_nodes_ = 1;
