@@ -43,7 +43,7 @@ struct PieceCosts {
   double p2p_bytes = 0;
   std::vector<LayerSeconds> layers;  // layer-list models: every layer's forward and backward
 };
-// Fails only as MakeComputeModel does; `cm` is the scenario's compute model.
+// `cm` is the scenario's compute model (MakeComputeModel).
 PieceCosts MakePieceCosts(const Scenario& s, const ComputeModel& cm);
 
 // pp and tp of `s`, at least 1.

@@ -1133,7 +1133,7 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
     if (s.training.recompute == Recompute::kFull) {  // the layers' forward, not the logits'
       int recomputed = 0;
       for (int stage = 0; stage < s.parallel.pp; ++stage) {
-        recomputed += MakeStageShare(s, stage).recomputed_layers;
+        recomputed += StageLayerShare(s, stage).recomputed_layers;
       }
       recompute = (fwd - logits) * recomputed / m.layers;
     }
