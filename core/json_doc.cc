@@ -470,13 +470,14 @@ ObjectReader& ObjectReader::Int(std::string_view key, int* out, int min, int max
   return *this;
 }
 
-ObjectReader& ObjectReader::Double(std::string_view key, double* out, double min, double max) {
+ObjectReader& ObjectReader::Double(std::string_view key, double* out, double min, double max,
+                                   bool above_min) {
   const JsonValue* v = Take(key);
   if (!v || !ok()) return *this;
-  if (!v->is_number() || v->number < min || v->number > max) {
-    std::string range = std::isinf(max)
-                            ? ">= " + FormatNumber(min)
-                            : "in [" + FormatNumber(min) + ", " + FormatNumber(max) + "]";
+  if (!v->is_number() || v->number < min || v->number > max || (above_min && v->number == min)) {
+    std::string range = std::isinf(max) ? (above_min ? "> " : ">= ") + FormatNumber(min)
+                                        : (above_min ? "in (" : "in [") + FormatNumber(min) +
+                                              ", " + FormatNumber(max) + "]";
     Fail(ErrorAt(*v, key, "expected a number " + range + ", got " + Describe(*v)));
     return *this;
   }

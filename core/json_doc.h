@@ -79,7 +79,9 @@ class ObjectReader {
 
   ObjectReader& Int(std::string_view key, int64_t* out, int64_t min, int64_t max);
   ObjectReader& Int(std::string_view key, int* out, int min, int max);
-  ObjectReader& Double(std::string_view key, double* out, double min, double max);
+  // `above_min`: the value must exceed `min` ("expected a number > 0").
+  ObjectReader& Double(std::string_view key, double* out, double min, double max,
+                       bool above_min = false);
   ObjectReader& Bool(std::string_view key, bool* out);
   ObjectReader& String(std::string_view key, std::string* out);
   // The string must be one of `allowed`; *out gets its index.

@@ -17,6 +17,7 @@
 
 #include "core/json_doc.h"
 #include "core/model_zoo.h"
+#include "core/scenario_fields.h"
 #include "core/scenario_sections.h"
 
 namespace trainsim {
@@ -362,29 +363,9 @@ class ScenarioParser {
   }
 
   Status ReadTraining() {
-    TrainingConfig& t = out_.training;
+    const TrainingConfig& t = out_.training;
     ObjectReader r(*training_, "training", std::string(file_));
-    r.Int("global_batch", &t.global_batch, 1, kMaxInt64)
-        .Int("micro_batch", &t.micro_batch, 1, kMaxInt);
-    ReadEnum(&r, "precision", 5, &t.precision);
-    ReadEnum(&r, "optimizer", 2, &t.optimizer);
-    ReadEnum(&r, "recompute", 4, &t.recompute);
-    r.Int("recompute_every", &t.recompute_every, 1, kMaxInt);
-    ReadEnum(&r, "memory_format", {"nhwc", "nchw"}, &t.memory_format);
-    ReadEnum(&r, "fp8_scaling", {"tensorwise", "rowwise"}, &t.fp8_scaling);
-    r.Bool("sequence_parallel", &t.sequence_parallel).Bool("flash_attention", &t.flash_attention);
-    ReadEnum(&r, "attention_kernel", {"flash", "cudnn"}, &t.attention_kernel);
-    ReadEnum(&r, "grad_reduce_dtype", {"weights", "fp32"}, &t.grad_reduce_dtype);
-    r.Double("tokens", &t.tokens, 1, kInf)
-        .Double("samples", &t.samples, 1, kInf)
-        .Double("epochs", &t.epochs, 0, kInf)
-        .Double("dataset_samples", &t.dataset_samples, 1, kInf)
-        .Double("input_samples_per_s_per_node", &t.input_samples_per_s_per_node, 0, kInf)
-        .Int("input_prefetch_microbatches", &t.input_prefetch_microbatches, 0, kMaxInt)
-        .Bool("offload_activations", &t.offload_activations)
-        .Bool("offload_optimizer", &t.offload_optimizer)
-        .Bool("offload_params", &t.offload_params)
-        .Double("moe_imbalance", &t.moe_imbalance, 1, kInf);
+    ReadSectionFields("training", &r, &out_);
     if (Status s = FinishRequiring(&r, *training_, {"global_batch"}); !s.ok()) return s;
     if (const JsonValue* scaling = training_->Find("fp8_scaling");
         scaling && t.precision != Precision::kFp8) {
@@ -441,10 +422,6 @@ class ScenarioParser {
   Status CheckEpochs() {
     const JsonValue* epochs = training_->Find("epochs");
     const JsonValue* dataset = training_->Find("dataset_samples");
-    if (epochs && out_.training.epochs <= 0) {
-      return ErrorAt(file_, epochs->pos,
-                     Cat("training.epochs: expected a number > 0, got ", Describe(*epochs)));
-    }
     if (epochs && !dataset) {
       return ErrorAt(file_, epochs->pos,
                      "training.epochs: needs training.dataset_samples (samples in one epoch)");
@@ -457,23 +434,12 @@ class ScenarioParser {
   }
 
   Status ReadCluster() {
-    ClusterConfig& c = out_.cluster;
     ObjectReader r(*cluster_, "cluster", std::string(file_));
-    int nics = 0;
-    r.String("instance", &c.instance).Int("nodes", &c.nodes, 1, kMaxNodes);
-    ReadEnum(&r, "pricing", kPricingOptions, &c.pricing);
-    r.Double("oversubscription", &c.oversubscription, 1, kInf)
-        .Int("nodes_per_leaf", &c.nodes_per_leaf, 1, kMaxInt)
-        .Int("leaves_per_pod", &c.leaves_per_pod, 1, kMaxInt)
-        .Double("pod_oversubscription", &c.pod_oversubscription, 1, kInf)
-        .String("fabric", &c.fabric)
-        .Int("nics", &nics, 1, kMaxInt)
-        .String("profile", &c.profile);
-    const JsonValue* stragglers = r.Child("stragglers");
+    ReadSectionFields("cluster", &r, &out_);
     if (Status s = FinishRequiring(&r, *cluster_, {"instance"}); !s.ok()) return s;
-    if (nics > 0) c.nics = nics;
     if (Status s = ResolveInstance(); !s.ok()) return s;
     if (Status s = ResolveFabric(); !s.ok()) return s;
+    const JsonValue* stragglers = cluster_->Find("stragglers");
     return stragglers ? ReadStragglers(*stragglers) : Status::Ok();
   }
 
@@ -555,38 +521,14 @@ class ScenarioParser {
                        " is not supported by ", gpu.name, " (no peak figure in the catalog)"));
   }
 
+  // bucket_mb's default follows dp_fusion; cycle_ms applies to Horovod's fusion only.
   Status ReadParallel() {
     ParallelConfig& p = out_.parallel;
     ObjectReader r(*parallel_, "parallel", std::string(file_));
-    double bucket_mb = 0, cycle_ms = p.cycle_s * 1e3;
-    r.Int("tp", &p.tp, 1, kMaxParallel)
-        .Int("pp", &p.pp, 1, kMaxParallel)
-        .Int("dp", &p.dp, 1, kMaxParallel)
-        .Int("zero_stage", &p.zero_stage, 0, 3)
-        .Int("shard_group", &p.shard_group, 1, kMaxParallel)
-        .Int("ep", &p.ep, 1, kMaxParallel)
-        .Int("cp", &p.cp, 1, kMaxParallel);
-    ReadEnum(&r, "schedule", 3, &p.schedule);
-    r.Int("virtual_stages", &p.virtual_stages, 1, kMaxParallel);
-    ReadEnum(&r, "dp_algorithm", 5, &p.dp_algorithm);
-    ReadEnum(&r, "dp_fusion", 2, &p.dp_fusion);
-    r.Double("bucket_mb", &bucket_mb, 0, kInf)
-        .Double("cycle_ms", &cycle_ms, 0, kInf)
-        .Bool("overlap_dp", &p.overlap_dp)
-        .Bool("tp_overlap", &p.tp_overlap)
-        .Bool("pp_scatter_gather", &p.pp_scatter_gather)
-        .Int("parameter_servers", &p.parameter_servers, 1, kMaxNodes);
+    ReadSectionFields("parallel", &r, &out_);
     if (Status s = r.Finish(); !s.ok()) return s;
-    for (auto [key, value] : {std::pair{"bucket_mb", bucket_mb}, std::pair{"cycle_ms", cycle_ms}}) {
-      if (parallel_->Find(key) && value <= 0) {
-        return ErrorAt(file_, PosOf(*parallel_, key),
-                       Cat("parallel.", key, ": expected a number > 0, got 0"));
-      }
-    }
     const bool horovod = p.dp_fusion == DpFusion::kHorovod;
-    if (!parallel_->Find("bucket_mb")) bucket_mb = horovod ? 128 : 25;
-    p.bucket_bytes = bucket_mb * kBytesPerMiB;
-    p.cycle_s = cycle_ms * 1e-3;
+    if (!parallel_->Find("bucket_mb")) p.bucket_bytes = (horovod ? 128 : 25) * kBytesPerMiB;
     if (!horovod && parallel_->Find("cycle_ms")) {
       return ErrorAt(file_, PosOf(*parallel_, "cycle_ms"),
                      "parallel.cycle_ms applies only to parallel.dp_fusion = \"horovod\"");

@@ -9,6 +9,7 @@
 #include <functional>
 #include <utility>
 
+#include "core/scenario_fields.h"
 #include "core/scenario_sections.h"
 
 namespace trainsim {
@@ -201,52 +202,13 @@ Expected<std::vector<PlanningScenario>> Expand(const JsonValue& root, std::strin
 }  // namespace
 
 const std::vector<std::string>& SweepableFields() {
-  static const std::vector<std::string> fields = {
-      "model",
-      "training.global_batch",
-      "training.micro_batch",
-      "training.precision",
-      "training.optimizer",
-      "training.recompute",
-      "training.sequence_parallel",
-      "training.flash_attention",
-      "training.tokens",
-      "training.samples",
-      "training.epochs",
-      "training.dataset_samples",
-      "training.input_samples_per_s_per_node",
-      "training.input_prefetch_microbatches",
-      "training.offload_activations",
-      "training.offload_optimizer",
-      "training.offload_params",
-      "training.moe_imbalance",
-      "cluster.instance",
-      "cluster.nodes",
-      "cluster.pricing",
-      "cluster.oversubscription",
-      "cluster.nodes_per_leaf",
-      "cluster.leaves_per_pod",
-      "cluster.pod_oversubscription",
-      "cluster.fabric",
-      "cluster.nics",
-      "cluster.profile",
-      "parallel.tp",
-      "parallel.pp",
-      "parallel.dp",
-      "parallel.zero_stage",
-      "parallel.shard_group",
-      "parallel.ep",
-      "parallel.cp",
-      "parallel.schedule",
-      "parallel.virtual_stages",
-      "parallel.dp_algorithm",
-      "parallel.parameter_servers",
-      "parallel.dp_fusion",
-      "parallel.bucket_mb",
-      "parallel.cycle_ms",
-      "parallel.overlap_dp",
-      "parallel.tp_overlap",
-  };
+  static const std::vector<std::string> fields = [] {
+    std::vector<std::string> out = {"model"};
+    for (const ScenarioField& f : ScenarioFields()) {
+      if (f.scalar()) out.push_back(f.path);
+    }
+    return out;
+  }();
   return fields;
 }
 

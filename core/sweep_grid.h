@@ -22,8 +22,8 @@ namespace trainsim {
 inline constexpr int64_t kMaxSweepPoints = 100000;
 
 // The fields a grid may vary, as dotted paths: "model" (only where the
-// scenario gives a preset name) and every scalar field of training, cluster
-// and parallel, in the order of docs/formats.md.
+// scenario gives a preset name) and every scalar field of the scenario's
+// field table (core/scenario_fields.h), in its order.
 const std::vector<std::string>& SweepableFields();
 
 // The scenarios of a sweep file, one per grid point, the first field varying

@@ -33,20 +33,7 @@ Expected<std::string> ReadBytes(const std::string& path) {
 SweepRow ConfigRow(const Scenario& s) {
   SweepRow row;
   row.scenario = s.name;
-  row.instance = s.instance.name;
-  row.nodes = s.cluster.nodes;
-  row.gpus = s.total_gpus();
-  row.tp = s.parallel.tp;
-  row.pp = s.parallel.pp;
-  row.dp = s.parallel.dp;
-  row.ep = s.parallel.ep;
-  row.cp = s.parallel.cp;
-  row.zero_stage = s.parallel.zero_stage;
-  row.shard_group = s.parallel.shard_group;
-  row.micro_batch = s.training.micro_batch;
-  row.recompute = ToString(s.training.recompute);
-  row.schedule = ToString(s.parallel.schedule);
-  row.pricing = ToString(s.cluster.pricing);
+  SetScenarioColumns(s, &row);
   return row;
 }
 
@@ -168,7 +155,7 @@ SweepRow PlanScenarioRow(const PlanningScenario& s, const Catalog& catalog,
     Scenario chosen = s.scenario;
     ApplyCandidate(plan->space, best.candidate, &chosen);
     row = ConfigRow(chosen);
-    row.pricing = ToString(priced.pricing);
+    row.column("pricing") = ToString(priced.pricing);
     if (std::string terms = DescribeTerms(priced); !terms.empty()) row.pricing_terms = terms;
     row.status = SweepStatus::kOk;
     if (!plan->meets_constraints) row.message = "no plan meets the deadline and budget";

@@ -1,9 +1,24 @@
 #include "planner/sweep_row.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
+
+#include "core/scenario_fields.h"
 
 namespace trainsim::planner {
 namespace {
+
+// The scenario columns (SweepScenarioColumns) as paths of the scenario's field table; "gpus" is
+// the row's own.
+constexpr std::string_view kScenarioColumns[] = {
+    "cluster.instance",  "cluster.nodes",       "gpus",          "parallel.tp",
+    "parallel.pp",       "parallel.dp",         "parallel.ep",   "parallel.cp",
+    "parallel.zero_stage", "parallel.shard_group", "training.micro_batch", "training.recompute",
+    "parallel.schedule", "cluster.pricing"};
+
+// A scenario column's table field, or null for gpus.
+const ScenarioField* ColumnField(size_t i) { return FindScenarioField(kScenarioColumns[i]); }
 
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -17,20 +32,9 @@ void ForEachColumn(Row& row, F&& f) {
   f("scenario", row.scenario);
   f("status", row.status);
   f("message", row.message);
-  f("instance", row.instance);
-  f("nodes", row.nodes);
-  f("gpus", row.gpus);
-  f("tp", row.tp);
-  f("pp", row.pp);
-  f("dp", row.dp);
-  f("ep", row.ep);
-  f("cp", row.cp);
-  f("zero_stage", row.zero_stage);
-  f("shard_group", row.shard_group);
-  f("micro_batch", row.micro_batch);
-  f("recompute", row.recompute);
-  f("schedule", row.schedule);
-  f("pricing", row.pricing);
+  for (size_t i = 0; i < row.layout.size(); ++i) {
+    f(SweepScenarioColumns()[i].c_str(), row.layout[i]);
+  }
   f("pricing_terms", row.pricing_terms);
   f("step_time_s", row.step_time_s);
   f("step_time_low_s", row.step_time_low_s);
@@ -48,7 +52,7 @@ ordered_json ToJson(int v) { return v; }
 ordered_json ToJson(const std::string& v) { return v; }
 ordered_json ToJson(SweepStatus v) { return ToString(v); }
 ordered_json ToJson(const std::optional<std::string>& v) { return v ? ordered_json(*v) : nullptr; }
-ordered_json ToJson(const std::optional<int64_t>& v) { return v ? ordered_json(*v) : nullptr; }
+ordered_json ToJson(const json& v) { return v; }
 ordered_json ToJson(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? ordered_json(*v) : nullptr;
 }
@@ -72,6 +76,27 @@ bool FromJson(const json& j, SweepStatus* v) {
     }
   }
   return false;
+}
+// A scenario column `name`: null, or a value of its field's type (an integer for gpus).
+bool ColumnFromJson(std::string_view name, const json& j, json* v) {
+  const ScenarioField* f = nullptr;
+  for (size_t i = 0; i < std::size(kScenarioColumns); ++i) {
+    if (SweepScenarioColumns()[i] == name) f = ColumnField(i);
+  }
+  bool ok = j.is_null();
+  if (!f) {
+    ok = ok || j.is_number_integer();
+  } else if (f->type == FieldType::kInteger) {
+    ok = ok || j.is_number_integer();
+  } else if (f->type == FieldType::kNumber) {
+    ok = ok || j.is_number();
+  } else if (f->type == FieldType::kBool) {
+    ok = ok || j.is_boolean();
+  } else {
+    ok = ok || j.is_string();
+  }
+  if (ok) *v = j;
+  return ok;
 }
 template <typename T>
 bool FromJson(const json& j, std::optional<T>* v) {
@@ -107,7 +132,10 @@ std::string CsvCell(int v) { return std::to_string(v); }
 std::string CsvCell(const std::string& v) { return CsvText(v); }
 std::string CsvCell(SweepStatus v) { return ToString(v); }
 std::string CsvCell(const std::optional<std::string>& v) { return v ? CsvText(*v) : ""; }
-std::string CsvCell(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : ""; }
+std::string CsvCell(const json& v) {
+  if (v.is_null()) return "";
+  return v.is_string() ? CsvText(v.get<std::string>()) : v.dump();
+}
 // The same shortest round-trip digits as the JSON output.
 std::string CsvCell(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? ordered_json(*v).dump() : "";
@@ -125,6 +153,35 @@ const char* ToString(SweepStatus s) {
       return "error";
   }
   return "?";
+}
+
+const std::vector<std::string>& SweepScenarioColumns() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < std::size(kScenarioColumns); ++i) {
+      const ScenarioField* f = ColumnField(i);
+      out.emplace_back(f ? f->key() : kScenarioColumns[i]);
+    }
+    return out;
+  }();
+  return names;
+}
+
+json& SweepRow::column(std::string_view name) {
+  const std::vector<std::string>& names = SweepScenarioColumns();
+  const auto it = std::find(names.begin(), names.end(), name);
+  return layout.at(static_cast<size_t>(it - names.begin()));
+}
+
+const json& SweepRow::column(std::string_view name) const {
+  return const_cast<SweepRow*>(this)->column(name);
+}
+
+void SetScenarioColumns(const Scenario& s, SweepRow* row) {
+  for (size_t i = 0; i < std::size(kScenarioColumns); ++i) {
+    const ScenarioField* f = ColumnField(i);
+    row->layout[i] = f ? f->value(s, *f) : json(s.total_gpus());
+  }
 }
 
 const std::vector<std::string>& SweepColumns() {
@@ -151,7 +208,14 @@ Expected<SweepRow> RowFromJson(const json& j, const std::string& where) {
   ForEachColumn(row, [&](const char* name, auto& field) {
     auto it = j.find(name);
     if (it == j.end() && IsLaterColumn(name)) return;  // a journal written before it: null
-    if (bad.empty() && (it == j.end() || !FromJson(*it, &field))) bad = name;
+    if (!bad.empty()) return;
+    bool read = it != j.end();
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(field)>, json>) {
+      read = read && ColumnFromJson(name, *it, &field);
+    } else {
+      read = read && FromJson(*it, &field);
+    }
+    if (!read) bad = name;
   });
   if (!bad.empty())
     return Status::InvalidInput(where + ": the row's \"" + bad + "\" is missing or mistyped");

@@ -10,13 +10,20 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/scenario.h"
 #include "core/status.h"
 
 namespace trainsim::planner {
 
 enum class SweepStatus { kOk, kDoesNotFit, kError };
+
+// The columns a row shows of its scenario, in order: "instance", "nodes", "gpus", "tp", ...
+// Each is a field of the scenario's table (core/scenario_fields.h) under its key ("tp" is
+// parallel.tp), but "gpus" (nodes x GPUs per instance).
+const std::vector<std::string>& SweepScenarioColumns();
 
 const char* ToString(SweepStatus s);  // "ok", "does-not-fit", "error"
 
@@ -26,11 +33,9 @@ struct SweepRow {
   std::string scenario;  // the scenario's name ("stem" or "stem[field=value,...]")
   SweepStatus status = SweepStatus::kError;
   std::string message;  // why, for does-not-fit and error rows
-  std::optional<std::string> instance;
-  // shard_group: hybrid sharding's group, 0 for the whole DP group (parallel.shard_group);
-  // ep, cp: the expert and context parallel degrees (1 without).
-  std::optional<int64_t> nodes, gpus, tp, pp, dp, ep, cp, zero_stage, shard_group, micro_batch;
-  std::optional<std::string> recompute, schedule, pricing;
+  // The scenario's columns (SweepScenarioColumns()), as the scenario file writes them (enums by
+  // name); null = unknown. Read and set them by name with column().
+  std::vector<nlohmann::json> layout = std::vector<nlohmann::json>(SweepScenarioColumns().size());
   // Plans: what the option's time and cost rest on (planner::DescribeTerms: blocks booked,
   // a commitment's share, interruptions expected, fallbacks, live replicas).
   std::optional<std::string> pricing_terms;
@@ -41,10 +46,17 @@ struct SweepRow {
   std::optional<double> time_to_train_h, time_to_train_p90_h, cost_usd, cost_p90_usd;
   // Free-form figures of the evaluation; written to results.json only.
   nlohmann::json detail = nlohmann::json::object();
+
+  // The scenario column `name` ("tp"); it must be one of SweepScenarioColumns().
+  nlohmann::json& column(std::string_view name);
+  const nlohmann::json& column(std::string_view name) const;
 };
 
-// The column names, in order: point, id, scenario, status, message, instance,
-// nodes, ..., cost_usd (results.csv's header; results.json's keys, then detail).
+// The row's scenario columns, from a parsed scenario.
+void SetScenarioColumns(const Scenario& s, SweepRow* row);
+
+// The column names, in order: point, id, scenario, status, message, the scenario
+// columns (instance, nodes, ...), pricing_terms, step_time_s, ..., cost_p90_usd (results.csv's header; results.json's keys, then detail).
 const std::vector<std::string>& SweepColumns();
 
 // The row as one JSON object: the columns in order, then "detail".

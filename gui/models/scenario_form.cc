@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/model_zoo.h"
+#include "core/scenario_fields.h"
 
 namespace trainsim::gui {
 
@@ -11,10 +12,45 @@ namespace {
 
 constexpr int kLineWidth = 100;  // FormatScenarioJson puts short scalar groups on one line
 
+QStringList Strings(const std::vector<std::string>& items) {
+  QStringList out;
+  for (const std::string& i : items) out << QString::fromStdString(i);
+  return out;
+}
+
+// A field of the scenario's table (core/scenario_fields.h): its label, kind and choices, and
+// its default as the hint, without the Markdown ("`\"bf16\"`" -> "bf16").
+FormField FromTable(const ScenarioField& f) {
+  const QString path = QString::fromStdString(f.path);
+  QString section = QString::fromStdString(std::string(f.section()));  // "training" -> "Training"
+  section[0] = section[0].toUpper();
+  FieldKind kind = FieldKind::kText;
+  switch (f.type) {
+    case FieldType::kInteger:
+      kind = FieldKind::kInteger;
+      break;
+    case FieldType::kNumber:
+      kind = FieldKind::kNumber;
+      break;
+    case FieldType::kBool:
+      kind = FieldKind::kBool;
+      break;
+    case FieldType::kChoice:
+      kind = FieldKind::kChoice;
+      break;
+    case FieldType::kString:
+    case FieldType::kList:
+      kind = path == QLatin1String("cluster.instance") ? FieldKind::kInstance : FieldKind::kText;
+      break;
+  }
+  QString hint = QString::fromStdString(f.default_text);
+  hint.remove(QLatin1Char('`')).remove(QLatin1Char('"'));
+  return FormField{path, section, QString::fromStdString(f.label), kind, Strings(f.choices), hint,
+                   {}};
+}
+
 std::vector<FormField> MakeFields() {
-  const QString m = QStringLiteral("Model"), t = QStringLiteral("Training"),
-                c = QStringLiteral("Cluster"), p = QStringLiteral("Parallel"),
-                s = QStringLiteral("Search");
+  const QString m = QStringLiteral("Model"), s = QStringLiteral("Search");
   auto L = [](std::initializer_list<const char*> items) {
     QStringList l;
     for (const char* i : items) l << QString::fromLatin1(i);
@@ -31,7 +67,7 @@ std::vector<FormField> MakeFields() {
                      std::move(owns)};
   };
   using K = FieldKind;
-  return {
+  std::vector<FormField> fields = {
       F("name", m, "Name", K::kText, {}, "the file name"),
       F("model", m, "Model", K::kModel, {}, "", L({"model.preset"})),
       F("model.layers", m, "Layers", K::kInteger),
@@ -50,58 +86,8 @@ std::vector<FormField> MakeFields() {
       F("model.shared_experts", m, "Shared experts", K::kInteger, {}, "0"),
       F("model.dense_layers", m, "Dense first layers", K::kInteger, {}, "0"),
       F("model.capacity_factor", m, "Capacity factor", K::kNumber, {}, "0: dropless"),
-      F("training.global_batch", t, "Global batch", K::kInteger, {}, "required"),
-      F("training.micro_batch", t, "Micro batch", K::kInteger, {}, "1"),
-      F("training.precision", t, "Precision", K::kChoice,
-        L({"fp32", "tf32", "fp16", "bf16", "fp8"}), "bf16"),
-      F("training.fp8_scaling", t, "FP8 scaling (fp8 only)", K::kChoice,
-        L({"tensorwise", "rowwise"}), "tensorwise"),
-      F("training.optimizer", t, "Optimizer", K::kChoice, L({"sgd", "adam"}), "adam"),
-      F("training.recompute", t, "Recompute", K::kChoice,
-        L({"none", "selective", "full", "selective_op"}), "none"),
-      F("training.recompute_every", t, "Recompute every k-th layer (full only)", K::kInteger, {},
-        "1"),
-      F("training.flash_attention", t, "Flash attention", K::kBool, {}, "the model's"),
-      F("training.attention_kernel", t, "Attention kernel (flash only)", K::kChoice,
-        L({"flash", "cudnn"}), "flash"),
-      F("training.sequence_parallel", t, "Sequence parallel", K::kBool, {}, "false"),
-      F("training.grad_reduce_dtype", t, "Gradient reduction dtype", K::kChoice,
-        L({"weights", "fp32"}), "weights"),
-      F("training.offload_optimizer", t, "Optimizer on the CPU", K::kBool, {},
-        "false (true with parameter offload)"),
-      F("training.offload_params", t, "Parameters in host memory", K::kBool, {}, "false"),
-      F("training.tokens", t, "Tokens", K::kNumber, {}, "not given"),
-      F("training.samples", t, "Samples", K::kNumber, {}, "not given"),
-      F("training.epochs", t, "Epochs", K::kNumber, {}, "not given"),
-      F("training.dataset_samples", t, "Dataset samples", K::kNumber, {}, "with epochs"),
-      F("cluster.instance", c, "Instance", K::kInstance, {}, "required"),
-      F("cluster.nodes", c, "Nodes", K::kInteger, {}, "1"),
-      F("cluster.pricing", c, "Pricing", K::kChoice,
-        L({"on-demand", "spot", "sagemaker", "sagemaker-spot", "capacity-block", "training-plan",
-           "savings-plan-1y", "savings-plan-3y", "spot-fallback", "spot-elastic"}),
-        "on-demand"),
-      F("cluster.fabric", c, "Fabric (catalog)", K::kText, {},
-        "none; dgx-superpod-b200, dgx-superpod-h100, aws-ultracluster"),
-      F("cluster.nodes_per_leaf", c, "Nodes per leaf switch", K::kInteger, {},
-        "32, or the fabric's"),
-      F("cluster.oversubscription", c, "Leaf oversubscription", K::kNumber, {},
-        "1, or the fabric's"),
-      F("cluster.leaves_per_pod", c, "Leaves per pod (core tier)", K::kInteger, {},
-        "no core tier, or the fabric's"),
-      F("cluster.pod_oversubscription", c, "Pod oversubscription", K::kNumber, {},
-        "1, or the fabric's"),
-      F("parallel.tp", p, "Tensor parallel (tp)", K::kInteger, {}, "1"),
-      F("parallel.pp", p, "Pipeline stages (pp)", K::kInteger, {}, "1"),
-      F("parallel.dp", p, "Data parallel (dp)", K::kInteger, {}, "GPUs / (tp × pp)"),
-      F("parallel.zero_stage", p, "ZeRO stage", K::kInteger, {}, "0"),
-      F("parallel.shard_group", p, "Hybrid shard group (ZeRO-2/3)", K::kInteger, {},
-        "the whole DP group"),
-      F("parallel.ep", p, "Expert parallel (MoE)", K::kInteger, {}, "1"),
-      F("parallel.cp", p, "Context parallel (long sequences)", K::kInteger, {}, "1"),
-      F("parallel.schedule", p, "Schedule", K::kChoice, L({"gpipe", "1f1b", "interleaved"}),
-        "1f1b"),
-      F("parallel.virtual_stages", p, "Chunks per GPU (interleaved)", K::kInteger, {}, "1"),
-      F("parallel.tp_overlap", p, "Overlap TP communication", K::kBool, {}, "false"),
+  };
+  std::vector<FormField> search = {
       F("search.budget_usd", s, "Budget (USD)", K::kNumber, {}, "no limit"),
       F("search.deadline_hours", s, "Deadline (hours)", K::kNumber, {}, "no limit"),
       F("search.objective", s, "Objective", K::kNumberOrText, L({"min-cost", "min-time"}),
@@ -113,8 +99,7 @@ std::vector<FormField> MakeFields() {
       F("search.nodes.max", s, "Nodes to", K::kInteger, {}, "64", L({"search.nodes"})),
       F("search.confirm_top", s, "Simulate the best", K::kInteger, {}, "100"),
       F("search.pricing", s, "Ways of buying to compare", K::kChoiceList,
-        L({"on-demand", "spot", "sagemaker", "sagemaker-spot", "capacity-block", "training-plan",
-           "savings-plan-1y", "savings-plan-3y", "spot-fallback", "spot-elastic"}),
+        Strings(FindScenarioField("cluster.pricing")->choices),
         "none checked: every option with a price"),
       F("search.reservation_gap_s", s, "Gap between reserved blocks (s)", K::kNumber, {},
         "0: back to back"),
@@ -130,6 +115,11 @@ std::vector<FormField> MakeFields() {
       F("search.image_bytes", s, "Container image (bytes)", K::kNumber, {}, "not counted"),
       F("search.stream_dataset", s, "Stream the dataset", K::kBool, {}, "false: download first"),
   };
+  for (const ScenarioField& f : ScenarioFields()) {
+    if (f.scalar()) fields.push_back(FromTable(f));
+  }
+  fields.insert(fields.end(), search.begin(), search.end());
+  return fields;
 }
 
 QStringList SplitPath(const QString& path) { return path.split(QLatin1Char('.')); }

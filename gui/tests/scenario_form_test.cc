@@ -275,7 +275,9 @@ class ScenarioFormTest : public QObject {
     QCOMPARE(FormFieldForError(QStringLiteral("search.nodes")), QStringLiteral("search.nodes.max"));
     QCOMPARE(FormFieldForError(QStringLiteral("model.preset")), QStringLiteral("model"));
     QCOMPARE(FormFieldForError(QStringLiteral("model")), QStringLiteral("model"));
-    QVERIFY(FormFieldForError(QStringLiteral("parallel.bucket_mb")).isEmpty());
+    QVERIFY(FormFieldForError(QStringLiteral("cluster.stragglers[0].slowdown")).isEmpty());
+    QCOMPARE(FormFieldForError(QStringLiteral("parallel.bucket_mb")),
+             QStringLiteral("parallel.bucket_mb"));
     QVERIFY(FormFieldForError(QStringLiteral("model.layer_list[0].params")).isEmpty());
     QVERIFY(FormFieldForError(QStringLiteral("search")).isEmpty());
     QVERIFY(FormFieldForError(QString()).isEmpty());

@@ -183,15 +183,16 @@ class ScenarioPageTest : public QObject {
     // A field the form does not have: in the status too, with its line:col.
     QString text = json->toPlainText();
     text.replace(QStringLiteral("\"search\": {"),
-                 QStringLiteral("\"parallel\": {\"bucket_mb\": -1},\n  \"search\": {"));
+                 QStringLiteral("\"sweep\": {\"grid\": 5},\n  \"search\": {"));
     json->setPlainText(text);
     QTRY_VERIFY_WITH_TIMEOUT(!Valid(page), kWaitMs);
     const ScenarioError other = w.document()->error();
-    QCOMPARE(other.detail, QStringLiteral("parallel.bucket_mb: expected a number >= 0, got -1"));
+    QVERIFY2(other.detail.startsWith(QStringLiteral("sweep.grid: expected an object")),
+             qPrintable(other.detail));
     QVERIFY(page->markedField().isEmpty());
     QVERIFY(page->statusLabel()->text().contains(
         QStringLiteral("%1:%2").arg(other.line).arg(other.column)));
-    QVERIFY(page->statusLabel()->text().contains(QStringLiteral("bucket_mb")));
+    QVERIFY(page->statusLabel()->text().contains(QStringLiteral("sweep.grid")));
   }
 
   void formAndJsonFollowEachOther() {

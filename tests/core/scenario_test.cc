@@ -390,10 +390,8 @@ std::vector<FailCase> TrainingCases() {
        "x.json:2:55: training.sequence_parallel: expected true or false, got \"yes\""},
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
-       "precision, optimizer, recompute, recompute_every, memory_format, fp8_scaling, "
-       "sequence_parallel, "
-       "flash_attention, attention_kernel, grad_reduce_dtype, "
-       "tokens, samples, epochs, dataset_samples, input_samples_per_s_per_node, "
+       "precision, optimizer, recompute, recompute_every, sequence_parallel, flash_attention, "
+       "attention_kernel, grad_reduce_dtype, fp8_scaling, memory_format, tokens, samples, epochs, dataset_samples, input_samples_per_s_per_node, "
        "input_prefetch_microbatches, "
        "offload_activations, offload_optimizer, offload_params, moe_imbalance)"},
       {"flash_attention not a boolean",
@@ -595,9 +593,8 @@ std::vector<FailCase> ParallelCases() {
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"sp": 2})"),
        "x.json:4:15: unknown field parallel.sp (known: tp, pp, dp, zero_stage, shard_group, ep, "
-       "cp, "
-       "schedule, virtual_stages, dp_algorithm, dp_fusion, bucket_mb, cycle_ms, overlap_dp, "
-       "tp_overlap, pp_scatter_gather, parameter_servers)"},
+       "cp, schedule, virtual_stages, dp_algorithm, parameter_servers, dp_fusion, bucket_mb, "
+       "cycle_ms, overlap_dp, tp_overlap, pp_scatter_gather)"},
       {"shard group with ZeRO-1",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 1, "shard_group": 4})"),
        "x.json:4:65: parallel.shard_group needs parallel.zero_stage 2 or 3 (got 1): it is the "

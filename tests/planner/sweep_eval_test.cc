@@ -62,13 +62,13 @@ TEST(SimulateScenarioRow, AFittingScenarioHasItsFiguresAndCost) {
   SweepRow row = SimulateScenarioRow(s);
   ASSERT_EQ(row.status, SweepStatus::kOk) << row.message;
   EXPECT_EQ(row.scenario, "llama2-7b-p4d-dp");
-  EXPECT_EQ(row.instance, "p4d.24xlarge");
-  EXPECT_EQ(row.nodes, 1);
-  EXPECT_EQ(row.gpus, 8);
-  EXPECT_EQ(row.dp, 8);
-  EXPECT_EQ(row.zero_stage, 1);
-  EXPECT_EQ(row.recompute, "full");
-  EXPECT_EQ(row.pricing, "on-demand");
+  EXPECT_EQ(row.column("instance"), "p4d.24xlarge");
+  EXPECT_EQ(row.column("nodes"), 1);
+  EXPECT_EQ(row.column("gpus"), 8);
+  EXPECT_EQ(row.column("dp"), 8);
+  EXPECT_EQ(row.column("zero_stage"), 1);
+  EXPECT_EQ(row.column("recompute"), "full");
+  EXPECT_EQ(row.column("pricing"), "on-demand");
   ASSERT_TRUE(row.step_time_s && row.samples_per_s && row.mfu && row.time_to_train_h);
   EXPECT_GT(*row.step_time_s, 0);
   EXPECT_NEAR(*row.samples_per_s, 64 / *row.step_time_s, 1e-9 * *row.samples_per_s);
@@ -82,7 +82,7 @@ TEST(SimulateScenarioRow, AFittingScenarioHasItsFiguresAndCost) {
 TEST(SimulateScenarioRow, SpotHasNoCostYetAndWithoutWorkNoTime) {
   SweepRow spot = SimulateScenarioRow(Load("scenarios/bert-large-p3.json"));
   ASSERT_EQ(spot.status, SweepStatus::kOk) << spot.message;
-  EXPECT_EQ(spot.pricing, "spot");
+  EXPECT_EQ(spot.column("pricing"), "spot");
   EXPECT_TRUE(spot.time_to_train_h);
   EXPECT_FALSE(spot.cost_usd);
   SweepRow no_work = SimulateScenarioRow(Load("tests/cli/data/gpt-1.7b-small.json"));
@@ -95,7 +95,7 @@ TEST(SimulateScenarioRow, ADoesNotFitRowSaysWhyAndHasNoFigures) {
   SweepRow row = SimulateScenarioRow(Load("tests/cli/data/gpt3-175b-one-node.json"));
   EXPECT_EQ(row.status, SweepStatus::kDoesNotFit);
   EXPECT_EQ(row.message.rfind("needs 347.9 GiB per GPU on stage 0", 0), 0u) << row.message;
-  EXPECT_EQ(row.tp, 8);
+  EXPECT_EQ(row.column("tp"), 8);
   EXPECT_FALSE(row.step_time_s);
   EXPECT_FALSE(row.mfu);
   EXPECT_FALSE(row.cost_usd);

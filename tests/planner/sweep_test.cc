@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/scenario_fields.h"
 #include "planner/sweep_journal.h"
 #include "tests/test_util.h"
 
@@ -44,8 +45,8 @@ SweepRow FakeRow(const SweepPoint& p) {
   SweepRow row;
   row.scenario = "s" + std::to_string(p.index);
   row.status = p.index % 3 == 2 ? SweepStatus::kDoesNotFit : SweepStatus::kOk;
-  row.instance = "p4d.24xlarge";
-  row.nodes = p.index + 1;
+  row.column("instance") = "p4d.24xlarge";
+  row.column("nodes") = p.index + 1;
   if (row.status == SweepStatus::kOk) row.step_time_s = 0.1 * (p.index + 1);
   row.detail = {{"index", p.index}, {"third", 1.0 / 3}};
   return row;
@@ -86,6 +87,30 @@ class SweepTest : public ::testing::Test {
   std::atomic<int> calls_{0};
   std::atomic<bool> cancel_{false};
 };
+
+// The scenario columns are fields of the scenario's table (core/scenario_fields.h) under their
+// key, but gpus; a row reads them back with the table field's type.
+TEST(SweepRowTest, ScenarioColumnsAreFieldsOfTheScenarioTable) {
+  const std::vector<std::string>& columns = SweepScenarioColumns();
+  ASSERT_FALSE(columns.empty());
+  for (const std::string& c : columns) {
+    if (c == "gpus") continue;
+    bool found = false;
+    for (const ScenarioField& f : ScenarioFields()) found = found || f.key() == c;
+    EXPECT_TRUE(found) << c;
+  }
+  SweepRow row;
+  row.column("tp") = "eight";
+  Expected<SweepRow> back = RowFromJson(RowToJson(row), "j");
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.status().message(), "j: the row's \"tp\" is missing or mistyped");
+  row.column("tp") = 8;
+  row.column("recompute") = "full";
+  back = RowFromJson(RowToJson(row), "j");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->column("tp"), 8);
+  EXPECT_EQ(back->column("recompute"), "full");
+}
 
 TEST_F(SweepTest, OneAndFourThreadsWriteTheSameBytesSortedByPoint) {
   Expected<SweepSummary> one = Run("one", Points(12), 1);
@@ -137,7 +162,7 @@ TEST_F(SweepTest, UnknownIsNullAndZeroIsZero) {
     row.scenario = "a[tp=2,pp=4]";
     row.status = SweepStatus::kOk;
     row.message = "said \"hi\"";
-    row.tp = 0;
+    row.column("tp") = 0;
     row.mfu = 0.0;
     row.cost_usd = std::nan("");
     row.time_to_train_h = 1e-5;
