@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/units.h"
-#include "planner/estimator.h"
+#include "planner/search/estimator.h"
 #include "sim/collective_run.h"
 #include "sim/collectives.h"
 #include "sim/simulate.h"

@@ -22,7 +22,7 @@
 #include "core/catalog.h"
 #include "core/scenario.h"
 #include "core/search.h"
-#include "planner/plan.h"
+#include "planner/search/plan.h"
 #include "sim/simulate.h"
 
 namespace trainsim::bench {

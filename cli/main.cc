@@ -26,7 +26,7 @@
 #include "core/sanitizer_mpi.h"
 #include "core/scenario.h"
 #include "core/units.h"
-#include "planner/estimator.h"
+#include "planner/search/estimator.h"
 #include "sim/simulate.h"
 
 namespace trainsim {
@@ -447,7 +447,7 @@ int Main(int argc, char** argv) {
 }  // namespace trainsim
 
 #ifdef TRAINSIM_SANITIZE
-// Only a sweep's ranks started by an MPI launcher start MPI (planner/sweep_world.cc), and
+// Only a sweep's ranks started by an MPI launcher start MPI (planner/sweep/sweep_world.cc), and
 // Open MPI's mpirun sets this variable: the others keep the fast unwinder (core/sanitizer_mpi.h).
 extern "C" const char* __asan_default_options() {
   return trainsim::StartedWithVariable("OMPI_COMM_WORLD_SIZE") ? trainsim::kSlowUnwindOptions : "";

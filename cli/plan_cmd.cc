@@ -15,8 +15,8 @@
 #include "core/scenario.h"
 #include "core/search.h"
 #include "core/units.h"
-#include "planner/plan.h"
-#include "planner/reasons.h"
+#include "planner/search/plan.h"
+#include "planner/search/reasons.h"
 
 namespace trainsim {
 namespace {

@@ -18,8 +18,8 @@
 #include "core/catalog.h"
 #include "core/error_bands.h"
 #include "core/units.h"
-#include "planner/sweep.h"
-#include "planner/sweep_eval.h"
+#include "planner/sweep/sweep.h"
+#include "planner/sweep/sweep_eval.h"
 
 namespace trainsim::cli {
 namespace {

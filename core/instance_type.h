@@ -142,7 +142,7 @@ struct InstanceType {
   std::optional<double> price_sagemaker_usd_hr;
   std::optional<double> spot_discount;                  // fraction saved vs on-demand
   std::optional<std::string> spot_interruption_bucket;  // "<5%", "5-10%", ... ">20%"
-  // EC2 Capacity Blocks for ML (planner/capacity_block.h): the price per instance-hour and the
+  // EC2 Capacity Blocks for ML (planner/job/capacity_block.h): the price per instance-hour and the
   // date its source says it holds until ("YYYY-MM-DD"); both or neither. Block prices move with
   // supply and demand: a stale figure is still a figure with its date, never updated by guess.
   std::optional<double> price_capacity_block_usd_hr;

@@ -4,7 +4,7 @@
 //     than one field is still checked there),
 //   - the sweepable axes (core/sweep_grid.cc: every scalar field, and "model"),
 //   - the GUI form's fields of those sections (gui/models/scenario_form.cc),
-//   - the sweep's scenario columns (planner/sweep_row.cc),
+//   - the sweep's scenario columns (planner/sweep/sweep_row.cc),
 // and a test holds docs/formats.md's field tables to it. A new scenario field is one row here
 // and a member of TrainingConfig, ClusterConfig or ParallelConfig (core/scenario.h).
 #pragma once

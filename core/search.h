@@ -105,7 +105,7 @@ struct SearchConfig {
   std::optional<double> restart_s;              // after an interruption, before reloading
   // Spot interruptions per instance per month, replacing the catalog bucket.
   std::optional<double> spot_interruptions_per_month;
-  // Spot capacity (planner/spot_capacity.h): the chance that one request for the
+  // Spot capacity (planner/job/spot_capacity.h): the chance that one request for the
   // whole fleet is filled (no public figure: unset = not modelled, and the plan
   // says so), retried every spot_capacity_retry_s (unset: 600 s, an assumption);
   // instances each reclaim event takes at once (unset: 1, independent reclaims).

@@ -1,6 +1,6 @@
-// Sweep journals (planner/sweep_journal.h ReadJournals, which reads a folder: the input is
+// Sweep journals (planner/sweep/sweep_journal.h ReadJournals, which reads a folder: the input is
 // written to DIR/journal-0.jsonl of a temporary folder) and the fingerprint a journaled row
-// is matched by (planner/sweep_eval.h Fnv1a64Hex).
+// is matched by (planner/sweep/sweep_eval.h Fnv1a64Hex).
 //
 // Checks:
 // - every error starts "DIR/journal-0.jsonl:N: " at a line the input has (a journal's
@@ -22,8 +22,8 @@
 #include <string>
 
 #include "fuzz/fuzz_util.h"
-#include "planner/sweep_eval.h"
-#include "planner/sweep_journal.h"
+#include "planner/sweep/sweep_eval.h"
+#include "planner/sweep/sweep_journal.h"
 
 namespace {
 

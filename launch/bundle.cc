@@ -7,7 +7,7 @@
 #include "core/units.h"
 #include "launch/bundle_parts.h"
 #include "launch/names.h"
-#include "planner/pricing.h"
+#include "planner/job/pricing.h"
 
 namespace trainsim::launch {
 namespace {
@@ -126,7 +126,7 @@ std::optional<double> SearchNumber(const LaunchPlan& plan, const char* key) {
 }
 
 // Bytes of one checkpoint: the scenario's search.checkpoint_bytes, else the model state
-// (planner/pricing.h).
+// (planner/job/pricing.h).
 double CheckpointBytes(const LaunchPlan& plan) {
   SearchConfig q;
   q.checkpoint_bytes = SearchNumber(plan, "checkpoint_bytes");

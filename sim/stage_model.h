@@ -1,6 +1,6 @@
 // The one stage model: what a pipeline stage of a layout holds and does, described once and
 // read by the simulator (sim/workload.cc turns it into operations and messages), the
-// planner's estimator (planner/estimator.cc applies closed forms to it) and the memory model
+// planner's estimator (planner/search/estimator.cc applies closed forms to it) and the memory model
 // (sim/memory_model.cc). A mechanism is added here, not in each of them (DESIGN.md section 8,
 // "one cost model").
 //

@@ -17,7 +17,7 @@
 #include <QtCharts/QValueAxis>
 #include <algorithm>
 
-#include "planner/space.h"
+#include "planner/search/space.h"
 
 namespace trainsim::gui {
 namespace {

@@ -19,7 +19,7 @@
 #include <QtCharts/QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "planner/space.h"
+#include "planner/search/space.h"
 
 namespace trainsim::gui {
 namespace {

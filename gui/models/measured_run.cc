@@ -6,7 +6,7 @@
 
 #include "core/durable_file.h"
 #include "observe/chakra.h"
-#include "planner/space.h"
+#include "planner/search/space.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
 

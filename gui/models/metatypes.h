@@ -8,7 +8,7 @@
 #include "core/catalog.h"
 #include "core/search.h"
 #include "gui/models/planned.h"
-#include "planner/plan.h"
+#include "planner/search/plan.h"
 
 Q_DECLARE_METATYPE(trainsim::PlanningScenario)
 Q_DECLARE_METATYPE(std::shared_ptr<const trainsim::Catalog>)

@@ -10,7 +10,7 @@
 
 #include "core/catalog.h"
 #include "core/search.h"
-#include "planner/plan.h"
+#include "planner/search/plan.h"
 
 namespace trainsim::gui {
 

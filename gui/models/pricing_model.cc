@@ -1,7 +1,7 @@
 #include "gui/models/pricing_model.h"
 
 #include "core/units.h"
-#include "planner/reasons.h"
+#include "planner/search/reasons.h"
 
 namespace trainsim::gui {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "planner/plan.h"
+#include "planner/search/plan.h"
 
 namespace trainsim::gui {
 

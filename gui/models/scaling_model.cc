@@ -53,7 +53,7 @@ QVariant ScalingModel::raw(const planner::ScalingPoint& p, int column, int row) 
 QVariant ScalingModel::display(const planner::ScalingPoint& p, int column, int row) const {
   const QVariant v = raw(p, column, row);
   switch (column) {
-    case kSamplesPerS:  // "e": the estimator's figure (planner/scaling.h)
+    case kSamplesPerS:  // "e": the estimator's figure (planner/search/scaling.h)
       return QString::number(v.toDouble(), 'f', 1) +
              (p.simulated ? QString() : QStringLiteral(" e"));
     case kBand:

@@ -10,7 +10,7 @@
 #include <QAbstractTableModel>
 #include <memory>
 
-#include "planner/plan.h"
+#include "planner/search/plan.h"
 
 namespace trainsim::gui {
 

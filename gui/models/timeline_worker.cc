@@ -2,7 +2,7 @@
 
 #include <QMetaObject>
 
-#include "planner/space.h"
+#include "planner/search/space.h"
 #include "sim/simulate.h"
 
 namespace trainsim::gui {

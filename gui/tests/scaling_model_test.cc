@@ -10,7 +10,7 @@
 #include "gui/models/pricing_model.h"
 #include "gui/tests/support.h"
 #include "gui/tests/tests.h"
-#include "planner/reasons.h"
+#include "planner/search/reasons.h"
 
 namespace trainsim::gui::test {
 

@@ -13,7 +13,7 @@
 #include "core/catalog.h"
 #include "core/search.h"
 #include "gui/models/planned.h"
-#include "planner/plan.h"
+#include "planner/search/plan.h"
 
 namespace trainsim::gui::test {
 

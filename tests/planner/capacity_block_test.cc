@@ -1,4 +1,4 @@
-#include "planner/capacity_block.h"
+#include "planner/job/capacity_block.h"
 
 #include <gtest/gtest.h>
 

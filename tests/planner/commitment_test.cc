@@ -1,4 +1,4 @@
-#include "planner/commitment.h"
+#include "planner/job/commitment.h"
 
 #include <gtest/gtest.h>
 

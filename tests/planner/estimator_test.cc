@@ -1,4 +1,4 @@
-#include "planner/estimator.h"
+#include "planner/search/estimator.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "planner/interruptions.h"
+#include "planner/job/interruptions.h"
 
 #include <gtest/gtest.h>
 

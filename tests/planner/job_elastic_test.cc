@@ -1,12 +1,12 @@
-#include "planner/job_elastic.h"
+#include "planner/job/job_elastic.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "planner/job.h"
-#include "planner/spot_capacity.h"
+#include "planner/job/job.h"
+#include "planner/job/spot_capacity.h"
 
 namespace trainsim::planner {
 namespace {

@@ -1,4 +1,4 @@
-#include "planner/job.h"
+#include "planner/job/job.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "planner/interruptions.h"
-#include "planner/spot_capacity.h"
+#include "planner/job/interruptions.h"
+#include "planner/job/spot_capacity.h"
 
 namespace trainsim::planner {
 namespace {
@@ -257,7 +257,7 @@ TEST(EstimateJob, MonteCarloMeanConvergesToTheClosedForm) {
 }
 
 // Waiting for capacity before the start, q = 1/2 per request every 600 s: E[W] = 600 s and
-// the P90 wait 1800 s (planner/spot_capacity.h); the wait is not billed.
+// the P90 wait 1800 s (planner/job/spot_capacity.h); the wait is not billed.
 TEST(EstimateJob, TheStartWaitsForCapacityUnbilled) {
   JobInputs in = OnDemand();
   in.trials = 4000;

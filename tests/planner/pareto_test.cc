@@ -1,4 +1,4 @@
-#include "planner/pareto.h"
+#include "planner/search/pareto.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "planner/plan.h"
+#include "planner/search/plan.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <atomic>
 
 #include "core/catalog.h"
-#include "planner/scaling.h"
+#include "planner/search/scaling.h"
 #include "tests/test_util.h"
 
 namespace trainsim::planner {

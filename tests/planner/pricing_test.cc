@@ -1,4 +1,4 @@
-#include "planner/pricing.h"
+#include "planner/job/pricing.h"
 
 #include <gtest/gtest.h>
 

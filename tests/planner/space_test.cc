@@ -1,4 +1,4 @@
-#include "planner/space.h"
+#include "planner/search/space.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "planner/spot_capacity.h"
+#include "planner/job/spot_capacity.h"
 
 #include <gtest/gtest.h>
 

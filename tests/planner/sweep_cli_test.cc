@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "planner/sweep_world.h"
+#include "planner/sweep/sweep_world.h"
 #include "tests/test_util.h"
 
 #ifndef TRAINSIM_SOURCE_DIR

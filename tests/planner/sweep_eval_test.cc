@@ -1,6 +1,6 @@
 // The simulate-based sweep evaluation: fingerprints, training steps, and rows
 // of real (small, fast) scenarios.
-#include "planner/sweep_eval.h"
+#include "planner/sweep/sweep_eval.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The sweep runner with a fake evaluation: results independent of threads and
 // processes, error rows, resume from journals (cut lines, changed inputs,
 // corrupt lines), cancellation, progress.
-#include "planner/sweep.h"
+#include "planner/sweep/sweep.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "core/scenario_fields.h"
-#include "planner/sweep_journal.h"
+#include "planner/sweep/sweep_journal.h"
 #include "tests/test_util.h"
 
 namespace trainsim::planner {

@@ -1,0 +1,496 @@
+#include "planner/search/estimator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/memory_model.h"
+#include "sim/topology.h"
+
+namespace trainsim::planner {
+namespace {
+
+// Link rates of one node, bytes per second, efficiencies applied.
+struct Links {
+  double intra_Bps = 0;  // one GPU to its peers inside the node, one direction
+  // NVLink meshes: intra_Bps is one brick's, and a group inside the node runs
+  // a ring channel per brick-disjoint cycle and direction (sim::NvlinkChannels).
+  const InstanceType* mesh = nullptr;
+  double node_net_Bps = 0;  // all the node's NICs together, one direction
+  double nvls_Bps = 0;      // NVLink SHARP all-reduce rate of one GPU's link (0: no NVLS)
+  // Per-step latencies (protocol and links) of a collective inside one node
+  // (`local`) and of one across nodes (`cross`: the protocol latency scaled
+  // unless the network is InfiniBand, sim::ProtocolLatencyScale).
+  struct Latency {
+    double intra_s = 0, inter_s = 0, base_s = 0;
+  } local, cross;
+};
+
+Links NodeLinks(const Scenario& s, const sim::ModelParams& p) {
+  const InstanceType& t = s.instance;
+  const double nvlink_eff = sim::NvlinkEfficiency(t, p);
+  const double pcie =
+      (t.pcie_GBps_per_dir > 0 ? t.pcie_GBps_per_dir : p.unknown_pcie_GBps_per_dir) * 1e9;
+  Links l;
+  if (t.topology == IntraTopology::kNvswitch && t.nvlink_GBps_per_gpu_per_dir) {
+    l.intra_Bps = *t.nvlink_GBps_per_gpu_per_dir * 1e9 * nvlink_eff;
+    if (t.nvlink_sharp)
+      l.nvls_Bps = *t.nvlink_GBps_per_gpu_per_dir * 1e9 * sim::NvlsEfficiency(t, p);
+  } else if (t.topology == IntraTopology::kNvlinkCubeMesh && t.nvlink_GBps_per_link_per_dir) {
+    l.intra_Bps = *t.nvlink_GBps_per_link_per_dir * 1e9 * nvlink_eff;
+    l.mesh = &t;
+  } else {
+    l.intra_Bps = pcie;
+  }
+  double net = t.nics * t.nic_gbps / 8 * 1e9 * t.network_efficiency.value_or(p.network_efficiency);
+  if (s.cluster.nodes > s.cluster.nodes_per_leaf) net /= s.cluster.oversubscription;
+  const long long pod_nodes =
+      static_cast<long long>(s.cluster.nodes_per_leaf) * s.cluster.leaves_per_pod;
+  if (pod_nodes > 0 && s.cluster.nodes > pod_nodes) net /= s.cluster.pod_oversubscription;
+  l.node_net_Bps = net;
+  const double nic_latency = t.efa ? p.efa_latency_s : p.ena_latency_s;
+  auto latency = [&](double scale) {
+    return Links::Latency{
+        p.protocol_intra_step_latency_s * scale + p.nvlink_latency_s,
+        p.protocol_inter_step_latency_s * scale + nic_latency + 2 * p.switch_latency_s,
+        p.protocol_base_latency_s * scale};
+  };
+  l.local = latency(1.0);
+  l.cross =
+      latency(sim::ProtocolLatencyScale(p, t.infiniband, /*nodes=*/2, t.protocol_latency_scale));
+  return l;
+}
+
+// A group of `n` members with `per_node` of them on each node, `stride` local
+// ranks apart (TP groups 1, DP groups tp); every GPU of a node is in one such
+// group at the same time (DP and PP groups), so the node's NICs are shared by
+// gpus / per_node groups.
+struct Group {
+  int n = 1;
+  int per_node = 1;
+  int stride = 1;
+  int nodes() const { return (n + per_node - 1) / per_node; }
+};
+
+// The layout's group of `kind` (sim::ShapeOf) on nodes of `gpus_per_node` GPUs.
+Group GroupOf(const Scenario& s, sim::GroupKind kind, int gpus_per_node) {
+  const sim::GroupShape g = sim::ShapeOf(s, kind);
+  return {g.members, g.PerNode(gpus_per_node), g.stride};
+}
+
+double GroupBps(const Links& l, const Group& g, int gpus_per_node) {
+  if (g.nodes() <= 1) {
+    if (!l.mesh) return l.intra_Bps;
+    std::vector<int> locals;
+    for (int i = 0; i < g.n; ++i) locals.push_back(i * g.stride);
+    return l.intra_Bps * static_cast<double>(sim::NvlinkChannels(*l.mesh, locals).size());
+  }
+  return std::min(l.intra_Bps, l.node_net_Bps * g.per_node / gpus_per_node);
+}
+
+// Ring collectives: `steps` latency steps, of which 2(nodes - 1) (all-reduce)
+// or nodes - 1 cross the network, and `traffic` bytes through each member's link.
+double RingSeconds(const Links& l, const Group& g, int gpus_per_node, double bytes,
+                   bool all_reduce) {
+  if (g.n <= 1 || bytes <= 0) return 0;
+  const int rounds = all_reduce ? 2 : 1;
+  const double steps = rounds * (g.n - 1.0), inter = rounds * (g.nodes() - 1.0);
+  const Links::Latency& lat = g.nodes() > 1 ? l.cross : l.local;
+  const double latency = lat.base_s + (steps - inter) * lat.intra_s + inter * lat.inter_s;
+  return latency + steps / g.n * bytes / GroupBps(l, g, gpus_per_node);
+}
+
+// All-reduces: the ring, or inside one node of NVLink SHARP the NVLS pass
+// (sim/collectives.cc Nvls: S (n + 1) / n through each member's link, the
+// latency of NCCL's non-ring algorithms).
+double AllReduceSeconds(const Links& l, const Group& g, int gpus_per_node, double bytes) {
+  const double ring = RingSeconds(l, g, gpus_per_node, bytes, true);
+  if (l.nvls_Bps <= 0 || g.nodes() > 1 || g.n <= 1 || bytes <= 0) return ring;
+  const double latency = l.local.base_s + 2 * (g.n - 1) * l.local.intra_s;
+  return std::min(ring, latency + bytes * (g.n + 1) / g.n / l.nvls_Bps);
+}
+
+// All-to-all (sim/collectives.cc AllToAll): every member sends bytes / n to each
+// other member at once, in one latency step. Inside a node that is (n - 1) / n of
+// the bytes through each GPU's link; across nodes the node's NICs carry what its
+// GPUs send to other nodes, (n - per_node) / n of each one's bytes.
+double AllToAllSeconds(const Links& l, const Group& g, int gpus_per_node, double bytes) {
+  if (g.n <= 1 || bytes <= 0) return 0;
+  const int local_members = std::min(g.n, g.per_node);
+  double seconds = bytes * (local_members - 1.0) / g.n / l.intra_Bps;
+  if (g.nodes() > 1) {
+    const double node_bytes = gpus_per_node * bytes * (g.n - local_members) / g.n;
+    seconds = std::max(seconds, node_bytes / l.node_net_Bps);
+  }
+  const Links::Latency& lat = g.nodes() > 1 ? l.cross : l.local;
+  return lat.base_s + (g.nodes() > 1 ? lat.inter_s : lat.intra_s) + seconds;
+}
+
+// One microbatch on one stage: compute, and the blocking TP collectives.
+struct StageMicrobatch {
+  double fwd_s = 0, bwd_s = 0, recompute_s = 0, tp_s = 0;
+  double total() const { return fwd_s + bwd_s + recompute_s + tp_s; }
+};
+
+// The data-parallel traffic of a stage: bytes of weights and of gradients (as reduced) of
+// the dense part and of the routed experts, and the groups that carry them.
+struct DpTraffic {
+  double weight_bytes = 0, grad_bytes = 0;
+  double expert_weight_bytes = 0, expert_grad_bytes = 0;
+  Group dp, zero, expert_data, across;
+  int shards = 1, replicas = 1;  // shard group size, and shard groups
+};
+
+// What one layer's TP, EP and CP collectives cost per pass on the layout's links.
+struct LayerComm {
+  double tp_one = 0;              // one TP collective: an all-reduce, or with SP a ring pass
+  double tp_block = 0;            // a block's exchange: the all-reduce, or SP's gather and scatter
+  double moe_mlp_tp = 0;          // an MoE MLP's exchange under TP
+  double ep_one = 0;              // one all-to-all of an MoE layer
+  double cp_fwd = 0, cp_bwd = 0;  // the K/V ring beyond the attention core, per pass
+  bool tp_overlap = false;
+};
+
+// The estimator's closed forms over one scenario's stage model (sim/stage_model.h).
+class StepModel {
+ public:
+  StepModel(const Scenario& s, const sim::PieceCosts& f, const sim::ComputeModel& cm,
+            const sim::ModelParams& params)
+      : s_(s),
+        f_(f),
+        cm_(cm),
+        params_(params),
+        links_(NodeLinks(s, params)),
+        gpn_(s.instance.gpus),
+        m_(static_cast<double>(s.microbatches_per_pipeline())),
+        // The MoE layer's figures depend on ep (its experts' GEMMs, the all-to-all), which
+        // the planner varies below the (tp, micro batch) the figures were made for.
+        moe_layer_(s.model.experts > 0 && f.ep != s.parallel.ep
+                       ? sim::TransformerLayerCost(s, cm, true)
+                       : f.moe_layer),
+        comm_(MakeLayerComm()) {}
+
+  StepEstimate Step() const;
+
+ private:
+  LayerComm MakeLayerComm() const;
+  // With tp_overlap, what a layer's collectives add beyond the GEMMs they are pipelined
+  // with, per forward (`passes` 1) and per backward (2) pass.
+  double BeyondGemms(const sim::LayerCost& c, double passes) const;
+  StageMicrobatch StageCompute(const sim::StageShare& share) const;
+  double StageComm(const sim::StageShare& share) const;
+  double PipelineBubble(const StageMicrobatch& worst) const;
+  DpTraffic MakeDpTraffic(const sim::StageShare& share) const;
+  // Hybrid sharding's all-reduce of each reduced shard across the shard groups.
+  double AcrossReduce(const DpTraffic& t, double reduced_bytes) const;
+  void AddDataParallel(const StageMicrobatch& worst, const sim::StageShare& share,
+                       StepEstimate* e) const;
+  void AddOptimizer(const sim::StageShare& share, StepEstimate* e) const;
+  // The stage's dense and MoE layers' sum of `part`.
+  template <class Part>
+  double SumLayers(const sim::StageShare& share, Part&& part) const {
+    const int layers = share.layers.count, moe = share.moe_layers;
+    return (layers - moe) * part(f_.layer) + moe * part(moe_layer_);
+  }
+
+  const Scenario& s_;
+  const sim::PieceCosts& f_;
+  const sim::ComputeModel& cm_;
+  const sim::ModelParams& params_;
+  Links links_;
+  int gpn_;
+  double m_;  // microbatches per pipeline
+  sim::LayerCost moe_layer_;
+  LayerComm comm_;
+};
+
+LayerComm StepModel::MakeLayerComm() const {
+  const ParallelConfig& par = s_.parallel;
+  LayerComm c;
+  // TP: two blocks per layer per pass, each an all-reduce or (sequence
+  // parallel) an all-gather plus a reduce-scatter, inside one node (or over
+  // the network when the group is wider than a node).
+  const Group tp_group = GroupOf(s_, sim::GroupKind::kTp, gpn_);
+  const bool sp = s_.training.sequence_parallel;
+  c.tp_one = sp ? RingSeconds(links_, tp_group, gpn_, f_.layer.tp_bytes, false)
+                : AllReduceSeconds(links_, tp_group, gpn_, f_.layer.tp_bytes);
+  c.tp_block = sp ? 2 * c.tp_one : c.tp_one;
+  // EP: groups of ep consecutive DP ranks, tp ranks apart; two all-to-alls per MoE
+  // layer and pass (dispatch and combine).
+  const Group ep_group = GroupOf(s_, sim::GroupKind::kEp, gpn_);
+  c.ep_one = AllToAllSeconds(links_, ep_group, gpn_, moe_layer_.ep_bytes);
+  // An MoE layer's MLP under TP (sim/workload.cc MoeMlpBlock): the routed rows all-gathered
+  // and reduce-scattered over the TP group, and shared experts' dense exchange; no overlap.
+  c.moe_mlp_tp = moe_layer_.moe_tp_bytes > 0
+                     ? 2 * RingSeconds(links_, tp_group, gpn_, moe_layer_.moe_tp_bytes, false) +
+                           (s_.model.shared_experts > 0 ? c.tp_block : 0)
+                     : c.tp_block;
+  // CP: the K/V all-gather over cp ranks tp apart, pipelined in cp pieces with the
+  // attention core (sim/workload.cc ForwardBlocks), and the dK/dV reduce-scatter after the
+  // backward core. Dense layers' figures (MoE with CP is not modelled).
+  if (par.cp > 1) {
+    const Group cp_group = GroupOf(s_, sim::GroupKind::kCp, gpn_);
+    const sim::LayerCost& l = f_.layer;
+    const double ring = RingSeconds(links_, cp_group, gpn_, l.cp_bytes, false);
+    const double share = params_.comm_compute_share;
+    c.cp_fwd = sim::PipelinedSeconds(l.core_fwd_s, ring, par.cp, share) - l.core_fwd_s;
+    c.cp_bwd = sim::PipelinedSeconds(l.core_bwd_s, ring, par.cp, share) - l.core_bwd_s + ring;
+  }
+  c.tp_overlap = par.tp > 1 && par.tp_overlap;
+  return c;
+}
+
+// The GEMMs stay in compute (sim/workload.cc Block); backward pairs each collective with
+// both gradient GEMMs.
+double StepModel::BeyondGemms(const sim::LayerCost& c, double passes) const {
+  const bool moe = c.moe_tp_bytes > 0;  // its MLP's exchange is not pipelined
+  double s = moe ? comm_.moe_mlp_tp : 0;
+  for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, moe ? -1 : c.mlp_in_gemm_s,
+                   moe ? -1 : c.mlp_out_gemm_s}) {
+    if (g < 0) continue;
+    s += sim::PipelinedSeconds(passes * g, comm_.tp_one, s_.parallel.tp,
+                               params_.comm_compute_share) -
+         passes * g;
+  }
+  return s;
+}
+
+StageMicrobatch StepModel::StageCompute(const sim::StageShare& share) const {
+  StageMicrobatch mb;
+  const int layers = share.layers.count, first = share.layers.first;
+  if (s_.model.kind != ModelKind::kTransformer) {
+    for (int l = first; l < first + layers; ++l) {
+      mb.fwd_s += f_.layers[l].fwd;
+      mb.bwd_s += f_.layers[l].bwd;
+    }
+    return mb;
+  }
+  // The stage's dense and MoE layers; recomputed ones in proportion.
+  const double fwd =
+      SumLayers(share, [](const sim::LayerCost& c) { return c.attn_fwd_s + c.mlp_fwd_s; });
+  mb.fwd_s = fwd;
+  mb.bwd_s = SumLayers(share, [](const sim::LayerCost& c) { return c.attn_bwd_s + c.mlp_bwd_s; });
+  // Full recompute runs the forward of its layers again.
+  if (s_.training.recompute == Recompute::kFull) {
+    mb.recompute_s = fwd * share.recomputed_layers / layers;
+  } else if (s_.training.recompute == Recompute::kSelective) {
+    mb.recompute_s =
+        SumLayers(share, [](const sim::LayerCost& c) { return c.selective_recompute_s; });
+  } else if (s_.training.recompute == Recompute::kSelectiveOp) {
+    mb.recompute_s = SumLayers(share, [](const sim::LayerCost& c) { return c.op_recompute_s; });
+  }
+  mb.tp_s = StageComm(share);
+  if (share.first()) mb.fwd_s += f_.embed_fwd_s, mb.bwd_s += f_.embed_bwd_s;
+  if (share.last()) mb.fwd_s += f_.logits_fwd_s, mb.bwd_s += f_.logits_bwd_s;
+  return mb;
+}
+
+// The blocking TP, EP and CP collectives of one microbatch on a transformer stage.
+double StepModel::StageComm(const sim::StageShare& share) const {
+  const int layers = share.layers.count, moe = share.moe_layers;
+  const int recomputed = share.recomputed_layers;
+  const int forward_passes = layers + recomputed;
+  double tp_s = 0;
+  if (comm_.tp_overlap) {
+    const double per_fwd =
+        SumLayers(share, [&](const sim::LayerCost& c) { return BeyondGemms(c, 1); }) / layers;
+    tp_s = forward_passes * per_fwd +
+           SumLayers(share, [&](const sim::LayerCost& c) { return BeyondGemms(c, 2); });
+  } else if (s_.parallel.tp > 1) {  // two blocks (attention, MLP) per pass
+    const double per_layer =
+        SumLayers(share,
+                  [&](const sim::LayerCost& c) {
+                    return comm_.tp_block +
+                           (c.moe_tp_bytes > 0 ? comm_.moe_mlp_tp : comm_.tp_block);
+                  }) /
+        layers;
+    tp_s = (forward_passes + layers) * per_layer;
+  }
+  // EP: two all-to-alls per MoE layer and pass, forward and backward; recomputed
+  // layers exchange their tokens again, in proportion.
+  tp_s += 2 * comm_.ep_one * moe * (2.0 + static_cast<double>(recomputed) / layers);
+  // CP: each forward pass's K/V ring beyond the core it is pipelined with; the
+  // backward's, and the gradients' way back.
+  tp_s += forward_passes * comm_.cp_fwd + layers * comm_.cp_bwd;
+  return tp_s;
+}
+
+double StepModel::PipelineBubble(const StageMicrobatch& worst) const {
+  const int pp = s_.parallel.pp;
+  if (pp <= 1) return 0;
+  const double v = s_.parallel.schedule == Schedule::kInterleaved ? s_.parallel.virtual_stages : 1;
+  // Neighbouring stages sit tp * dp ranks apart: on another node once that
+  // fills a node, and then all the node's GPUs send at once.
+  const bool across = s_.parallel.tp * s_.replicas() >= gpn_;
+  const double p2p_Bps = across ? links_.node_net_Bps / gpn_ : links_.intra_Bps;
+  const double p2p_s =
+      (across ? links_.cross.inter_s : links_.local.intra_s) + f_.p2p_bytes / p2p_Bps;
+  // Fill and drain, and in the steady state about one message per microbatch on the
+  // critical path: sends run beside the sender's next pass (the simulator's send
+  // stream), but the receiver waits for them. Checked against the simulator per family
+  // (BENCHMARKS.md); it matters where the messages are slow (whole activations over
+  // one NIC per node: parallel.pp_scatter_gather false).
+  return (pp - 1) * (worst.total() / v + 2 * p2p_s) + m_ * p2p_s;
+}
+
+// Members sit tp ranks apart, g / tp of them per node.
+DpTraffic StepModel::MakeDpTraffic(const sim::StageShare& share) const {
+  const double eb = sim::ActivationBytesPerElem(s_.training.precision);
+  // With expert parallelism the routed experts' part goes over the expert-data-parallel
+  // group (sim/workload.cc): dp / ep members, ep x tp local ranks apart.
+  const double experts = s_.parallel.ep > 1 ? share.expert_params : 0;
+  DpTraffic t;
+  t.weight_bytes = (share.params - experts) * eb;
+  t.grad_bytes = t.weight_bytes * sim::GradReduceScale(s_.training);
+  t.expert_weight_bytes = experts * eb;
+  t.expert_grad_bytes = t.expert_weight_bytes * sim::GradReduceScale(s_.training);
+  t.expert_data = GroupOf(s_, sim::GroupKind::kExpertData, gpn_);
+  t.dp = GroupOf(s_, sim::GroupKind::kDp, gpn_);
+  // ZeRO's collectives span a shard group (the DP group unless hybrid sharding
+  // cuts it into groups of consecutive DP ranks); with hybrid sharding each
+  // reduced shard is then all-reduced across the groups, whose members sit
+  // shards x tp ranks apart (sim/workload.cc ReduceShardedGradients).
+  t.shards = s_.shard_degree();
+  t.replicas = s_.shard_replicas();
+  t.zero = s_.parallel.zero_stage >= 1 ? GroupOf(s_, sim::GroupKind::kShard, gpn_) : t.dp;
+  t.across = GroupOf(s_, sim::GroupKind::kAcrossShards, gpn_);
+  return t;
+}
+
+double StepModel::AcrossReduce(const DpTraffic& t, double reduced_bytes) const {
+  return t.replicas > 1 ? AllReduceSeconds(links_, t.across, gpn_, reduced_bytes / t.shards) : 0.0;
+}
+
+// Gradient reduction and ZeRO's gathers of the slowest stage `share`, and what of them
+// its compute does not hide.
+void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageShare& share,
+                                StepEstimate* e) const {
+  if (s_.replicas() <= 1) return;
+  const ParallelConfig& par = s_.parallel;
+  const DpTraffic t = MakeDpTraffic(share);
+  const Links& links = links_;
+  const int gpn = gpn_;
+  const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
+  const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(t.grad_bytes, 1.0));
+  // A collective running beside `hidden_by` of compute slows it by `slowed` (the one overlap
+  // rule, sim::StretchedComputeSeconds), which hides that much more of the collective.
+  // Gradient reduction runs beside compute only with overlap_dp; ZeRO-3's gathers always do.
+  auto slowed = [&](double comm, double hidden_by) {
+    return sim::StretchedComputeSeconds(comm, hidden_by, params_.comm_compute_share);
+  };
+  auto reduce_slowed = [&](double comm, double hidden_by) {
+    return par.overlap_dp ? slowed(comm, hidden_by) : 0.0;
+  };
+  auto exposed = [&](double comm, double hidden_by) {
+    if (!par.overlap_dp) return comm;
+    return std::max(comm * bucket_share, comm - hidden_by - slowed(comm, hidden_by));
+  };
+  const double gather = RingSeconds(links, t.zero, gpn, t.weight_bytes, false) +  // ZeRO-1/2
+                        RingSeconds(links, t.expert_data, gpn, t.expert_weight_bytes, false);
+  const double scatter = (t.grad_bytes == t.weight_bytes  // reduced in the weights' dtype
+                              ? RingSeconds(links, t.zero, gpn, t.weight_bytes, false)
+                              : RingSeconds(links, t.zero, gpn, t.grad_bytes, false)) +
+                         RingSeconds(links, t.expert_data, gpn, t.expert_grad_bytes, false) +
+                         AcrossReduce(t, t.grad_bytes);
+  switch (par.zero_stage) {
+    case 0: {
+      const double reduce = AllReduceSeconds(links, t.dp, gpn, t.grad_bytes) +
+                            AllReduceSeconds(links, t.expert_data, gpn, t.expert_grad_bytes);
+      e->dp_exposed_s = exposed(reduce, overlap);
+      e->compute_s += reduce_slowed(reduce, overlap);
+      break;
+    }
+    case 1:
+      e->dp_exposed_s = exposed(scatter, overlap) + gather;
+      e->compute_s += reduce_slowed(scatter, overlap);
+      break;
+    case 2:
+      e->dp_exposed_s = m_ * exposed(scatter, overlap) + gather;
+      e->compute_s += m_ * reduce_slowed(scatter, overlap);
+      break;
+    default: {  // 3: each layer's weights gathered for its forward and its backward
+                // (prefetched one layer ahead), its gradients scattered after it
+      const int layers = std::max(1, share.layers.count);
+      const double per_layer = 2 * RingSeconds(links, t.zero, gpn, t.weight_bytes / layers, false) +
+                               RingSeconds(links, t.zero, gpn, t.grad_bytes / layers, false) +
+                               AcrossReduce(t, t.grad_bytes / layers);
+      const double compute_per_layer = worst.total() / layers;
+      const double layer_slowed = slowed(per_layer, compute_per_layer);
+      e->dp_exposed_s = m_ * (layers * std::max(0.0, per_layer - compute_per_layer - layer_slowed) +
+                              per_layer / 3);
+      e->compute_s += m_ * layers * layer_slowed;
+    }
+  }
+}
+
+// The optimizer step of the slowest stage `share` (sim::OptimizerStepSeconds) and, with
+// offload, the copies its compute does not hide.
+void StepModel::AddOptimizer(const sim::StageShare& share, StepEstimate* e) const {
+  const double opt_params = share.optimizer_params;
+  const sim::OptimizerSeconds optimizer = sim::OptimizerStepSeconds(s_, cm_, opt_params);
+  e->optimizer_s = optimizer.gpu_s;
+  if (!s_.training.offload_optimizer) return;
+  // As sim/workload.cc: the node's CPU sweeps every GPU's state; the GPUs
+  // behind one PCIe switch copy through its root link at once.
+  e->optimizer_s = optimizer.host_s;
+  const double pcie = s_.instance.pcie_GBps_per_dir > 0 ? s_.instance.pcie_GBps_per_dir
+                                                        : params_.unknown_pcie_GBps_per_dir;
+  const double copy_Bps = pcie * 1e9 * sim::PcieSwitchCount(s_.instance) / gpn_;
+  if (s_.training.offload_params) {
+    // The shards of the first unit of every pass (its gather cannot start
+    // before them) and the last unit's gradients before the CPU step; the
+    // rest overlaps compute. Unit and copy sizes as in workload.cc.
+    const int layers = std::max(1, share.layers.count);
+    const double shard = share.params / layers * sim::kHostShardBytesPerParam / s_.shard_degree();
+    e->offload_s = (2 * m_ + 1) * shard / copy_Bps;
+  } else {  // gradients out and weights back, the GPU's optimizer shard each way
+    e->offload_s = 2 * opt_params * sim::ActivationBytesPerElem(s_.training.precision) / copy_Bps;
+  }
+}
+
+StepEstimate StepModel::Step() const {
+  // The slowest stage: the first (embedding) or the last (logits), or with MoE layers
+  // any stage, whose mix of dense and MoE layers differs.
+  const int pp = s_.parallel.pp;
+  int worst_stage = 0;
+  StageMicrobatch worst = StageCompute(sim::StageLayerShare(s_, 0));
+  for (int stage = 1; stage < pp; ++stage) {
+    if (stage != pp - 1 && s_.model.experts == 0) continue;
+    const StageMicrobatch mb = StageCompute(sim::StageLayerShare(s_, stage));
+    if (mb.total() > worst.total()) worst = mb, worst_stage = stage;
+  }
+  const sim::StageShare worst_share = sim::MakeStageShare(s_, worst_stage);
+
+  StepEstimate e;
+  e.compute_s = m_ * (worst.fwd_s + worst.bwd_s + worst.recompute_s);
+  e.tp_comm_s = m_ * worst.tp_s;
+  e.pp_bubble_s = PipelineBubble(worst);
+  AddDataParallel(worst, worst_share, &e);
+  AddOptimizer(worst_share, &e);
+  e.step_s =
+      e.compute_s + e.tp_comm_s + e.pp_bubble_s + e.dp_exposed_s + e.optimizer_s + e.offload_s;
+  if (s_.training.input_samples_per_s_per_node > 0) {
+    const double input_s =
+        s_.training.global_batch / (s_.cluster.nodes * s_.training.input_samples_per_s_per_node);
+    e.step_s = std::max(e.step_s, input_s);
+  }
+  return e;
+}
+
+}  // namespace
+
+Expected<Estimator> Estimator::Create(const Scenario& s, const sim::ModelParams& params) {
+  Expected<sim::ComputeModel> cm = sim::MakeComputeModel(s, params);
+  if (!cm.ok()) return cm.status();
+  return Estimator(std::move(*cm), params);
+}
+
+sim::PieceCosts Estimator::Figures(const Scenario& s) const { return sim::MakePieceCosts(s, cm_); }
+
+StepEstimate Estimator::Step(const Scenario& s, const sim::PieceCosts& f) const {
+  // Every per-token figure depends on cp (the planner remakes them where it changes; a
+  // caller with figures of another cp gets them made here).
+  if (s.model.kind == ModelKind::kTransformer && f.cp != s.parallel.cp) return Step(s, Figures(s));
+  return StepModel(s, f, cm_, params_).Step();
+}
+
+}  // namespace trainsim::planner
