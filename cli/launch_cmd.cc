@@ -60,84 +60,72 @@ struct LaunchArgs {
   std::string plan, out = "launch-out", catalog, hosts, backend = "bundle";
   launch::LaunchOptions options;
   launch::LocalOptions local;
-  bool submit = false, yes = false;
+  bool submit = false, yes = false, help = false;
   bool local_option = false;  // a --backend local option was given
 };
 
-// Counts of the local backend's options: --ranks, --steps, --checkpoint-every.
-int* CountOption(LaunchArgs& a, const std::string& arg) {
-  if (arg == "--ranks") return &a.local.ranks;
-  if (arg == "--steps") return &a.local.steps;
-  if (arg == "--checkpoint-every") return &a.local.checkpoint_every;
-  return nullptr;
+// The options that take a string, and where each goes.
+std::vector<std::pair<const char*, std::string*>> StringOptions(LaunchArgs& a) {
+  return {{"--out", &a.out},
+          {"--catalog", &a.catalog},
+          {"--hosts", &a.hosts},
+          {"--backend", &a.backend},
+          {"--job-name", &a.options.job_name},
+          {"--s3", &a.options.s3_uri},
+          {"--role", &a.options.role_arn},
+          {"--image", &a.options.image_uri},
+          {"--entry-point", &a.options.entry_point},
+          {"--training-plan-arn", &a.options.training_plan_arn},
+          {"--capacity-reservation-id", &a.options.capacity_reservation_id},
+          {"--profile", &a.local.profile},
+          {"--device", &a.local.device}};
 }
 
-// The option's string field in `a`, or null for an unknown option.
-std::string* StringOption(LaunchArgs& a, const std::string& arg) {
-  if (arg == "--out") return &a.out;
-  if (arg == "--catalog") return &a.catalog;
-  if (arg == "--hosts") return &a.hosts;
-  if (arg == "--backend") return &a.backend;
-  if (arg == "--job-name") return &a.options.job_name;
-  if (arg == "--s3") return &a.options.s3_uri;
-  if (arg == "--role") return &a.options.role_arn;
-  if (arg == "--image") return &a.options.image_uri;
-  if (arg == "--entry-point") return &a.options.entry_point;
-  if (arg == "--training-plan-arn") return &a.options.training_plan_arn;
-  if (arg == "--capacity-reservation-id") return &a.options.capacity_reservation_id;
-  if (arg == "--profile") return &a.local.profile;
-  if (arg == "--device") return &a.local.device;
-  return nullptr;
+const std::vector<OptionSpec>& LaunchOptions() {
+  static const std::vector<OptionSpec> options = [] {
+    std::vector<OptionSpec> o = {{"--submit"},
+                                 {"--yes"},
+                                 {"--resume"},
+                                 {"--target", "a value"},
+                                 {"--volume-gb", "a value"},
+                                 {"--ranks", "a value"},
+                                 {"--steps", "a value"},
+                                 {"--checkpoint-every", "a value"}};
+    LaunchArgs any;
+    for (const auto& [name, field] : StringOptions(any)) o.push_back({name, "a value"});
+    return o;
+  }();
+  return options;
 }
 
-Status ParseOne(LaunchArgs& a, const std::string& arg, const char* value, bool* used_value) {
-  *used_value = false;
-  if (arg == "--submit" || arg == "--yes") {
-    (arg == "--submit" ? a.submit : a.yes) = true;
-    return Status::Ok();
-  }
-  if (arg == "--resume") {
-    a.local.resume = a.local_option = true;
-    return Status::Ok();
-  }
-  const bool takes_value =
-      StringOption(a, arg) || CountOption(a, arg) || arg == "--target" || arg == "--volume-gb";
-  if (!takes_value) {
-    if (arg.rfind("-", 0) == 0) return Status::InvalidInput("unknown option " + arg);
-    if (!a.plan.empty()) return Status::InvalidInput("launch takes one plan file");
-    a.plan = arg;
-    return Status::Ok();
-  }
-  if (!value) return Status::InvalidInput(arg + " needs a value");
-  *used_value = true;
-  if (arg == "--volume-gb") {
-    if (const std::optional<int> gb = ParseIntInRange(value, 1, 16384)) {
-      a.options.volume_gb = *gb;
-      return Status::Ok();
-    }
-    return Status::InvalidInput(std::string("--volume-gb: expected a size in GB from 1 to 16384, "
-                                            "got \"") +
-                                value + "\"");
-  }
-  if (int* count = CountOption(a, arg)) {
-    const int min = arg == "--checkpoint-every" ? 0 : 1;
-    const std::optional<int> v = ParseIntInRange(value, min, 1000000);
-    if (!v) {
-      return Status::InvalidInput(arg + ": expected a whole number from " + std::to_string(min) +
-                                  " to 1000000, got \"" + value + "\"");
-    }
+// Reads the parsed options into `a`.
+Status ReadOptions(const ParsedArgs& args, LaunchArgs& a) {
+  if (args.positional().size() > 1) return Status::InvalidInput("launch takes one plan file");
+  if (!args.positional().empty()) a.plan = args.positional()[0];
+  a.submit = args.Has("--submit");
+  a.yes = args.Has("--yes");
+  a.local.resume = args.Has("--resume");
+  for (const auto& [name, field] : StringOptions(a)) *field = args.Value(name, *field);
+  Expected<int> gb = args.Int("--volume-gb", 1, 16384, "a size in GB", a.options.volume_gb);
+  if (!gb.ok()) return gb.status();
+  a.options.volume_gb = *gb;
+  for (auto [name, count] : {std::pair{"--ranks", &a.local.ranks},
+                             {"--steps", &a.local.steps},
+                             {"--checkpoint-every", &a.local.checkpoint_every}}) {
+    const int min = std::string_view(name) == "--checkpoint-every" ? 0 : 1;
+    Expected<int> v = args.Int(name, min, 1000000, "a whole number", *count);
+    if (!v.ok()) return v.status();
     *count = *v;
-    a.local_option = true;
-    return Status::Ok();
   }
-  if (arg == "--profile" || arg == "--device") a.local_option = true;
-  if (arg == "--target") {
-    Expected<std::vector<Target>> t = launch::ParseTargets(value);
+  for (const char* local :
+       {"--ranks", "--steps", "--checkpoint-every", "--resume", "--profile", "--device"}) {
+    a.local_option = a.local_option || args.Has(local);
+  }
+  if (args.Has("--target")) {
+    Expected<std::vector<Target>> t = launch::ParseTargets(args.Value("--target"));
     if (!t.ok()) return t.status();
     a.options.targets = *t;
-    return Status::Ok();
   }
-  *StringOption(a, arg) = value;
   return Status::Ok();
 }
 
@@ -167,15 +155,14 @@ Status CheckCombination(const LaunchArgs& a) {
   return Status::Ok();
 }
 
-Expected<LaunchArgs> ParseLaunchArgs(int argc, char** argv) {
+Expected<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& words) {
+  Expected<ParsedArgs> args = ParseArgs(words, LaunchOptions());
+  if (!args.ok()) return args.status();
   LaunchArgs a;
+  a.help = args->help();
+  if (a.help) return a;
   a.local.ranks = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  for (int i = 1; i < argc; ++i) {
-    bool used_value = false;
-    Status st = ParseOne(a, argv[i], i + 1 < argc ? argv[i + 1] : nullptr, &used_value);
-    if (!st.ok()) return st;
-    if (used_value) ++i;
-  }
+  if (Status st = ReadOptions(*args, a); !st.ok()) return st;
   if (Status st = CheckCombination(a); !st.ok()) return st;
   return a;
 }
@@ -258,19 +245,17 @@ int WriteAndSubmit(LaunchArgs& a, const launch::LaunchPlan& plan) {
 
 }  // namespace
 
-int LaunchCommand(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-      std::cout << kLaunchUsage;
-      return 0;
-    }
-  }
-  Expected<LaunchArgs> args = ParseLaunchArgs(argc, argv);
+int LaunchCommand(const std::vector<std::string>& words) {
+  Expected<LaunchArgs> args = ParseLaunchArgs(words);
   if (!args.ok()) {
     std::cerr << "trainsim: " << args.status().message() << "\n" << kLaunchUsage;
     return 1;
   }
   LaunchArgs& a = *args;
+  if (a.help) {
+    std::cout << kLaunchUsage;
+    return 0;
+  }
   if (Status st = ReadHosts(a); !st.ok()) return Fail(st);
   Expected<launch::LaunchPlan> plan = LoadPlan(a);
   if (!plan.ok()) return Fail(plan.status());

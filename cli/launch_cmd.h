@@ -4,10 +4,13 @@
 // --submit it submits one target, for real only with --yes.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace trainsim {
 
-// argv[0] is "launch". Returns the process exit code (0 ok, 1 bad input or a
-// failed submission, 2 internal).
-int LaunchCommand(int argc, char** argv);
+// `words`: the arguments after "launch". Returns the process exit code (0 ok, 1 bad input or
+// a failed submission, 2 internal).
+int LaunchCommand(const std::vector<std::string>& words);
 
 }  // namespace trainsim

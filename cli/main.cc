@@ -68,41 +68,38 @@ int Usage(const std::string& why) {
   return kBadInput;
 }
 
+int Help(const std::vector<std::string>&) {
+  std::cout << kUsage;
+  return kOk;
+}
+
+// simulate's options, and catalog's (--catalog alone).
+const std::vector<OptionSpec> kSimulateOptions = {{"--json"},
+                                                  {"--full"},
+                                                  {"--estimate"},
+                                                  {"--trace", "a file name"},
+                                                  {"--catalog", "a file name"},
+                                                  {"--profile", "a file name"}};
+
 struct Args {
-  std::vector<std::string> positional;
-  bool json = false, full = false, estimate = false;
+  std::vector<std::string> positional;  // the words after the subcommand's name
+  bool json = false, full = false, estimate = false, help = false;
   std::string trace, catalog, profile;
 };
 
-Expected<Args> ParseArgs(int argc, char** argv) {
+Expected<Args> ReadArgs(const std::vector<std::string>& words,
+                        const std::vector<OptionSpec>& options) {
+  Expected<ParsedArgs> parsed = ParseArgs(words, options);
+  if (!parsed.ok()) return parsed.status();
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](std::string* out) -> bool {
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
-    if (arg == "--help" || arg == "-h") {
-      a.positional.insert(a.positional.begin(), "help");
-    } else if (arg == "--json") {
-      a.json = true;
-    } else if (arg == "--full") {
-      a.full = true;
-    } else if (arg == "--estimate") {
-      a.estimate = true;
-    } else if (arg == "--trace") {
-      if (!value(&a.trace)) return Status::InvalidInput("--trace needs a file name");
-    } else if (arg == "--catalog") {
-      if (!value(&a.catalog)) return Status::InvalidInput("--catalog needs a file name");
-    } else if (arg == "--profile") {
-      if (!value(&a.profile)) return Status::InvalidInput("--profile needs a file name");
-    } else if (arg.rfind("--", 0) == 0) {
-      return Status::InvalidInput("unknown option " + arg);
-    } else {
-      a.positional.push_back(arg);
-    }
-  }
+  a.positional = parsed->positional();
+  a.help = parsed->help();
+  a.json = parsed->Has("--json");
+  a.full = parsed->Has("--full");
+  a.estimate = parsed->Has("--estimate");
+  a.trace = parsed->Value("--trace");
+  a.catalog = parsed->Value("--catalog");
+  a.profile = parsed->Value("--profile");
   return a;
 }
 
@@ -220,15 +217,11 @@ class SimulateProgress {
 // `simulate --estimate`: the planner's closed form of the step (no simulation,
 // so no size limit), its parts, and the memory check.
 int Estimate(const Args& a, const Scenario& s) {
-  const sim::MemoryBreakdown memory = sim::ComputeMemory(s);
-  if (!memory.fits) {
-    std::cerr << "trainsim: " << a.positional[1]
-              << ": the configuration does not fit: " << sim::DescribeShortfall(memory, s) << "\n";
-    return kBadInput;
+  Expected<planner::StepEstimate> estimate = planner::EstimateScenarioStep(s);
+  if (!estimate.ok()) {
+    return Fail(Status::InvalidInput(a.positional[0] + ": " + estimate.status().message()));
   }
-  Expected<planner::Estimator> est = planner::Estimator::Create(s, sim::ModelParams{});
-  if (!est.ok()) return Fail(est.status());
-  const planner::StepEstimate e = est->Step(s, est->Figures(s));
+  const planner::StepEstimate& e = *estimate;
   const std::pair<const char*, double> parts[] = {
       {"compute", e.compute_s},     {"tp_comm", e.tp_comm_s},
       {"pp_bubble", e.pp_bubble_s}, {"dp_exposed", e.dp_exposed_s},
@@ -253,12 +246,16 @@ int Estimate(const Args& a, const Scenario& s) {
   return kOk;
 }
 
-int Simulate(const Args& a) {
-  if (a.positional.size() != 2) return Usage("simulate needs exactly one scenario file");
+int Simulate(const std::vector<std::string>& words) {
+  Expected<Args> args = ReadArgs(words, kSimulateOptions);
+  if (!args.ok()) return Usage(args.status().message());
+  const Args& a = *args;
+  if (a.help) return Help({});
+  if (a.positional.size() != 1) return Usage("simulate needs exactly one scenario file");
   if (a.full && a.estimate) return Usage("--full and --estimate exclude each other");
   Expected<Catalog> catalog = LoadCatalog(a);
   if (!catalog.ok()) return Fail(catalog.status());
-  Expected<Scenario> s = LoadScenarioFile(a.positional[1], *catalog, a.profile);
+  Expected<Scenario> s = LoadScenarioFile(a.positional[0], *catalog, a.profile);
   if (!s.ok()) return Fail(s.status());
   if (a.estimate) return Estimate(a, *s);
   if (!a.trace.empty()) {  // fail before a long simulation, not after it
@@ -273,7 +270,7 @@ int Simulate(const Args& a) {
   const std::optional<Band> band = ScenarioBand(*s);
   if (a.json) std::cout << sim::ToJson(*s, *r, band ? &*band : nullptr).dump(2) << "\n";
   if (!r->simulated) {
-    std::cerr << "trainsim: " << a.positional[1]
+    std::cerr << "trainsim: " << a.positional[0]
               << ": the configuration does not fit: " << sim::DescribeShortfall(r->memory, *s)
               << "\n";
     return kBadInput;
@@ -379,17 +376,21 @@ void CatalogShow(const Catalog& catalog, const InstanceType& t) {
   if (!t.notes.empty()) std::cout << "  notes            " << t.notes << "\n";
 }
 
-int CatalogCommand(const Args& a) {
+int CatalogCommand(const std::vector<std::string>& words) {
+  Expected<Args> args = ReadArgs(words, {{"--catalog", "a file name"}});
+  if (!args.ok()) return Usage(args.status().message());
+  const Args& a = *args;
+  if (a.help) return Help({});
   Expected<Catalog> catalog = LoadCatalog(a);
   if (!catalog.ok()) return Fail(catalog.status());
-  if (a.positional.size() == 2 && a.positional[1] == "list") {
+  if (a.positional.size() == 1 && a.positional[0] == "list") {
     CatalogList(*catalog);
     return kOk;
   }
-  if (a.positional.size() == 3 && a.positional[1] == "show") {
-    const InstanceType* t = catalog->Find(a.positional[2]);
+  if (a.positional.size() == 2 && a.positional[0] == "show") {
+    const InstanceType* t = catalog->Find(a.positional[1]);
     if (!t)
-      return Fail(Status::InvalidInput("unknown instance type \"" + a.positional[2] +
+      return Fail(Status::InvalidInput("unknown instance type \"" + a.positional[1] +
                                        "\"; see `trainsim catalog list`"));
     CatalogShow(*catalog, *t);
     return kOk;
@@ -397,7 +398,11 @@ int CatalogCommand(const Args& a) {
   return Usage("catalog needs `list` or `show TYPE`");
 }
 
-int Models() {
+int Models(const std::vector<std::string>& words) {
+  Expected<Args> args = ReadArgs(words, {});
+  if (!args.ok()) return Usage(args.status().message());
+  if (args->help) return Help({});
+  if (!args->positional.empty()) return Usage("models takes no arguments");
   std::printf("%-16s %-11s %6s %7s %6s %6s %7s %7s %9s %16s %16s\n", "name", "kind", "layers",
               "hidden", "heads", "kv", "seq", "vocab", "experts", "parameters", "active");
   for (const ModelSpec& m : ModelZoo()) {
@@ -419,28 +424,25 @@ int Models() {
   return kOk;
 }
 
+// The subcommands: each parses its arguments (cli/args.h), calls the library and prints.
+struct Subcommand {
+  std::string_view name;
+  int (*run)(const std::vector<std::string>& words);  // the words after the name
+};
+
+const Subcommand kSubcommands[] = {{"simulate", Simulate},       {"plan", PlanCommand},
+                                   {"sweep", cli::SweepCommand}, {"launch", LaunchCommand},
+                                   {"observe", ObserveCommand},  {"catalog", CatalogCommand},
+                                   {"models", Models},           {"help", Help}};
+
 int Main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "plan") return PlanCommand(argc - 1, argv + 1);
-  if (argc >= 2 && std::string(argv[1]) == "launch") return LaunchCommand(argc - 1, argv + 1);
-  if (argc >= 2 && std::string(argv[1]) == "observe") return ObserveCommand(argc - 1, argv + 1);
-  // sweep has options of its own (and may run under mpirun).
-  if (argc >= 2 && std::string(argv[1]) == "sweep") {
-    return cli::SweepCommand(std::vector<std::string>(argv + 2, argv + argc), kUsage);
+  if (argc < 2) return Usage("no command given");
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h") return Help({});
+  for (const Subcommand& c : kSubcommands) {
+    if (c.name == command) return c.run(std::vector<std::string>(argv + 2, argv + argc));
   }
-  Expected<Args> args = ParseArgs(argc, argv);
-  if (!args.ok()) return Usage(args.status().message());
-  const Args& a = *args;
-  if (a.positional.empty()) return Usage("no command given");
-  const std::string& cmd = a.positional[0];
-  if (cmd == "simulate") return Simulate(a);
-  if (cmd == "catalog") return CatalogCommand(a);
-  if (cmd == "models")
-    return a.positional.size() == 1 ? Models() : Usage("models takes no arguments");
-  if (cmd == "help") {
-    std::cout << kUsage;
-    return kOk;
-  }
-  return Usage("unknown command \"" + cmd + "\"");
+  return Usage("unknown command \"" + command + "\"");
 }
 
 }  // namespace

@@ -44,42 +44,28 @@ const char kUsage[] =
     "  --log-stream S  a CloudWatch Logs export of several streams: the one to read\n"
     "  --json          one JSON object on stdout (docs/observe.md)\n";
 
-Expected<ObserveArgs> Parse(int argc, char** argv) {
+// The options that take a string, and where each goes.
+std::vector<std::pair<const char*, std::string*>> StringOptions(ObserveArgs& a) {
+  return {{"--format", &a.format},     {"--op", &a.op},           {"--scenario", &a.scenario},
+          {"--plan", &a.plan},         {"--profile", &a.profile}, {"--catalog", &a.catalog},
+          {"--instance", &a.instance}, {"--refit", &a.refit},     {"--log-stream", &a.log_stream}};
+}
+
+// *help: --help was given (nothing else is read then).
+Expected<ObserveArgs> Parse(const std::vector<std::string>& words, bool* help) {
   ObserveArgs a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string* out) -> Status {
-      if (i + 1 >= argc) return Status::InvalidInput(arg + " needs a value");
-      *out = argv[++i];
-      return Status::Ok();
-    };
-    Status st = Status::Ok();
-    const std::pair<const char*, std::string*> kValues[] = {
-        {"--format", &a.format},     {"--op", &a.op},           {"--scenario", &a.scenario},
-        {"--plan", &a.plan},         {"--profile", &a.profile}, {"--catalog", &a.catalog},
-        {"--instance", &a.instance}, {"--refit", &a.refit},     {"--log-stream", &a.log_stream}};
-    const auto named = std::find_if(std::begin(kValues), std::end(kValues),
-                                    [&](const auto& v) { return arg == v.first; });
-    if (arg == "--json") {
-      a.json = true;
-    } else if (named != std::end(kValues)) {
-      st = value(named->second);
-    } else if (arg == "--warmup") {
-      std::string v;
-      st = value(&v);
-      const std::optional<int> n = st.ok() ? ParseIntInRange(v, 0, 1000000) : std::nullopt;
-      if (st.ok() && !n) {
-        st = Status::InvalidInput("--warmup: expected a whole number from 0 to 1000000, got \"" +
-                                  v + "\"");
-      }
-      a.warmup = n.value_or(a.warmup);
-    } else if (arg.rfind("--", 0) == 0) {
-      st = Status::InvalidInput("unknown option " + arg);
-    } else {
-      a.files.push_back(arg);
-    }
-    if (!st.ok()) return st;
-  }
+  std::vector<OptionSpec> options = {{"--json"}, {"--warmup", "a value"}};
+  for (const auto& [name, field] : StringOptions(a)) options.push_back({name, "a value"});
+  Expected<ParsedArgs> args = ParseArgs(words, options);
+  if (!args.ok()) return args.status();
+  *help = args->help();
+  if (*help) return a;
+  a.files = args->positional();
+  a.json = args->Has("--json");
+  for (const auto& [name, field] : StringOptions(a)) *field = args->Value(name);
+  Expected<int> warmup = args->Int("--warmup", 0, 1000000, "a whole number", a.warmup);
+  if (!warmup.ok()) return warmup.status();
+  a.warmup = *warmup;
   if (a.files.empty()) return Status::InvalidInput("observe needs at least one file");
   if (!a.scenario.empty() && !a.plan.empty()) {
     return Status::InvalidInput("--scenario and --plan: give one configuration to compare with");
@@ -112,17 +98,16 @@ bool LooksLikeNcclTests(const std::string& file) {
 
 }  // namespace
 
-int ObserveCommand(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
-  }
-  Expected<ObserveArgs> a = Parse(argc, argv);
+int ObserveCommand(const std::vector<std::string>& words) {
+  bool help = false;
+  Expected<ObserveArgs> a = Parse(words, &help);
   if (!a.ok()) {
     std::cerr << "trainsim: " << a.status().message() << "\n" << kUsage;
     return 1;
+  }
+  if (help) {
+    std::cout << kUsage;
+    return 0;
   }
   if (a->format == "nccl-tests" || (a->format.empty() && LooksLikeNcclTests(a->files[0]))) {
     return ObserveNccl(*a);

@@ -2,9 +2,12 @@
 // simulator's prediction (docs/observe.md).
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace trainsim {
 
-// argv[0] is "observe". Exit codes: 0 ok, 1 bad input, 2 internal error.
-int ObserveCommand(int argc, char** argv);
+// `words`: the arguments after "observe". Exit codes: 0 ok, 1 bad input, 2 internal error.
+int ObserveCommand(const std::vector<std::string>& words);
 
 }  // namespace trainsim

@@ -34,43 +34,33 @@ const char kPlanUsage[] =
 struct PlanArgs {
   std::string scenario, out, catalog, profile;
   int top = 0, jobs = 0;
-  bool json = false;
+  bool json = false, help = false;
 };
 
-Expected<PlanArgs> ParsePlanArgs(int argc, char** argv) {
+Expected<PlanArgs> ParsePlanArgs(const std::vector<std::string>& words) {
+  static const std::vector<OptionSpec> kOptions = {{"--json"},
+                                                   {"--top", "a count from 1 to 100000"},
+                                                   {"--jobs", "a count from 1 to 100000"},
+                                                   {"--out", "a file name"},
+                                                   {"--catalog", "a file name"},
+                                                   {"--profile", "a file name"}};
+  Expected<ParsedArgs> args = ParseArgs(words, kOptions);
+  if (!args.ok()) return args.status();
   PlanArgs a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    auto need = [&](const char* what) -> Status {
-      if (!value) return Status::InvalidInput(arg + " needs " + what);
-      ++i;
-      return Status::Ok();
-    };
-    Status st;
-    if (arg == "--json") {
-      a.json = true;
-    } else if (arg == "--top" || arg == "--jobs") {
-      if (!(st = need("a count from 1 to 100000")).ok()) return st;
-      const std::optional<int> count = ParseIntInRange(value, 1, 100000);
-      if (!count) {
-        return Status::InvalidInput(arg + ": expected a count from 1 to 100000, got \"" + value +
-                                    "\"");
-      }
-      (arg == "--top" ? a.top : a.jobs) = *count;
-    } else if (arg == "--out" || arg == "--catalog" || arg == "--profile") {
-      if (!(st = need("a file name")).ok()) return st;
-      (arg == "--out" ? a.out : arg == "--catalog" ? a.catalog : a.profile) = value;
-    } else if (arg.rfind("--", 0) == 0) {
-      return Status::InvalidInput("unknown option " + arg);
-    } else if (a.scenario.empty()) {
-      a.scenario = arg;
-    } else {
-      return Status::InvalidInput("plan takes one scenario file");
-    }
+  a.help = args->help();
+  if (a.help) return a;
+  if (args->positional().size() > 1) return Status::InvalidInput("plan takes one scenario file");
+  if (args->positional().empty()) return Status::InvalidInput("plan needs a scenario file");
+  a.scenario = args->positional()[0];
+  for (auto [name, count] : {std::pair{"--top", &a.top}, std::pair{"--jobs", &a.jobs}}) {
+    Expected<int> v = args->Int(name, 1, 100000, "a count", 0);
+    if (!v.ok()) return v.status();
+    *count = *v;
   }
-  if (a.scenario.empty()) return Status::InvalidInput("plan needs a scenario file");
-  if (a.out.empty()) a.out = std::filesystem::path(a.scenario).stem().string() + ".plan.json";
+  a.json = args->Has("--json");
+  a.catalog = args->Value("--catalog");
+  a.profile = args->Value("--profile");
+  a.out = args->Value("--out", std::filesystem::path(a.scenario).stem().string() + ".plan.json");
   return a;
 }
 
@@ -207,13 +197,17 @@ void PrintTable(const Scenario& s, const planner::Plan& p) {
 
 }  // namespace
 
-int PlanCommand(int argc, char** argv) {
-  Expected<PlanArgs> args = ParsePlanArgs(argc, argv);
+int PlanCommand(const std::vector<std::string>& words) {
+  Expected<PlanArgs> args = ParsePlanArgs(words);
   if (!args.ok()) {
     std::cerr << "trainsim: " << args.status().message() << "\n" << kPlanUsage;
     return 1;
   }
   const PlanArgs& a = *args;
+  if (a.help) {
+    std::cout << kPlanUsage;
+    return 0;
+  }
   Expected<Catalog> catalog = Catalog::LoadDefault(a.catalog);
   if (!catalog.ok()) return Fail(catalog.status());
   Expected<PlanningScenario> s = LoadPlanningScenario(a.scenario, *catalog, a.profile);
@@ -231,10 +225,7 @@ int PlanCommand(int argc, char** argv) {
   if (!options.bands) std::cerr << "trainsim: no error bands: " << no_bands << "\n";
   Expected<planner::Plan> plan = planner::MakePlan(*s, *catalog, options);
   if (!plan.ok()) return Fail(plan.status());
-  std::ifstream scenario_in(a.scenario);
-  const nlohmann::json doc = nlohmann::json::parse(scenario_in, nullptr, false);
-  const std::string text =
-      planner::ToJson(*s, *plan, doc.is_discarded() ? nlohmann::json() : doc).dump(2) + "\n";
+  const std::string text = planner::ToJson(*s, *plan, s->document).dump(2) + "\n";
   if (Status st = WriteFileDurably(a.out, text); !st.ok()) return Fail(st);
   if (a.json) {
     std::cout << text;

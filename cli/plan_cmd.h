@@ -2,9 +2,13 @@
 // section, printed as a table with the recommendation and written as JSON.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace trainsim {
 
-// argv[0] is "plan". Returns the process exit code (0 ok, 1 bad input, 2 internal).
-int PlanCommand(int argc, char** argv);
+// `words`: the arguments after "plan". Returns the process exit code (0 ok, 1 bad input,
+// 2 internal).
+int PlanCommand(const std::vector<std::string>& words);
 
 }  // namespace trainsim

@@ -29,6 +29,16 @@ using planner::SweepRow;
 
 constexpr int kOk = 0, kBadInput = 1, kInternal = 2, kInterruptedExit = 130;
 
+const char kSweepUsage[] =
+    "usage: trainsim sweep SCENARIO... [--out DIR] [--jobs N] [--simulate] [--catalog FILE]\n"
+    "  SCENARIO        scenario files; one with a \"sweep\" grid stands for its points\n"
+    "  --out DIR       where the journal and results.csv/.json go (default sweep-out);\n"
+    "                  a sweep run again with the same DIR resumes\n"
+    "  --jobs N        points evaluated at once (default: every core; docs/sweep.md)\n"
+    "  --simulate      simulate each file's own configuration instead of planning it\n"
+    "                  (grids are simulated either way)\n"
+    "  --catalog FILE  add instance types from an extra catalog file\n";
+
 struct SweepArgs {
   std::vector<std::string> scenarios;
   std::string out = "sweep-out";
@@ -38,34 +48,23 @@ struct SweepArgs {
   bool help = false;
 };
 
-Expected<SweepArgs> ParseSweepArgs(const std::vector<std::string>& args) {
+Expected<SweepArgs> ParseSweepArgs(const std::vector<std::string>& words) {
+  static const std::vector<OptionSpec> kOptions = {{"--simulate"},
+                                                   {"--out", "a directory"},
+                                                   {"--catalog", "a file name"},
+                                                   {"--jobs", "a whole number of threads"}};
+  Expected<ParsedArgs> args = ParseArgs(words, kOptions);
+  if (!args.ok()) return args.status();
   SweepArgs a;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-    } else if (arg == "--simulate") {
-      a.simulate = true;
-    } else if (arg == "--out" || arg == "--catalog") {
-      if (!has_value)
-        return Status::InvalidInput(arg + " needs a " +
-                                    (arg == "--out" ? "directory" : "file name"));
-      (arg == "--out" ? a.out : a.catalog) = args[++i];
-    } else if (arg == "--jobs") {
-      const std::string v = has_value ? args[++i] : "";
-      const std::optional<int> jobs = ParseIntInRange(v, 1, std::numeric_limits<int>::max());
-      if (!jobs) {
-        return Status::InvalidInput("--jobs needs a whole number of threads >= 1, got \"" + v +
-                                    "\"");
-      }
-      a.jobs = *jobs;
-    } else if (arg.rfind("--", 0) == 0) {
-      return Status::InvalidInput("unknown option " + arg);
-    } else {
-      a.scenarios.push_back(arg);
-    }
-  }
+  a.help = args->help();
+  a.scenarios = args->positional();
+  a.simulate = args->Has("--simulate");
+  a.out = args->Value("--out", a.out);
+  a.catalog = args->Value("--catalog");
+  Expected<int> jobs =
+      args->Int("--jobs", 1, std::numeric_limits<int>::max(), "a whole number of threads", 0);
+  if (!jobs.ok()) return jobs.status();
+  a.jobs = *jobs;
   if (a.scenarios.empty() && !a.help) return Status::InvalidInput("sweep needs scenario files");
   return a;
 }
@@ -257,14 +256,14 @@ int Sweep(const SweepArgs& a, planner::SweepWorld* world) {
 
 }  // namespace
 
-int SweepCommand(const std::vector<std::string>& args, const std::string& usage) {
+int SweepCommand(const std::vector<std::string>& args) {
   Expected<SweepArgs> a = ParseSweepArgs(args);
   if (!a.ok()) {
-    std::fprintf(stderr, "trainsim: %s\n%s", a.status().message().c_str(), usage.c_str());
+    std::fprintf(stderr, "trainsim: %s\n%s", a.status().message().c_str(), kSweepUsage);
     return kBadInput;
   }
   if (a->help) {
-    std::printf("%s", usage.c_str());
+    std::printf("%s", kSweepUsage);
     return kOk;
   }
   // Under mpirun every rank gets here; MPI is initialised only then.

@@ -9,7 +9,7 @@ namespace trainsim::cli {
 // `trainsim sweep SCENARIO... [--out DIR] [--jobs N] [--catalog FILE]`, with
 // `args` the words after "sweep". Returns the exit code: 0 when every point
 // ran (rows with status error included), 1 bad input, 2 internal error, 130
-// interrupted. `usage` is printed after an argument error.
-int SweepCommand(const std::vector<std::string>& args, const std::string& usage);
+// interrupted.
+int SweepCommand(const std::vector<std::string>& args);
 
 }  // namespace trainsim::cli

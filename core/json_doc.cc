@@ -386,7 +386,7 @@ Expected<JsonValue> ParseJson(std::string_view text, std::string_view filename) 
   return Parser(text, filename).ParseDocument();
 }
 
-Expected<JsonValue> ParseJsonFile(const std::string& path) {
+Expected<std::string> ReadJsonText(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return Status::InvalidInput(path + ": is a directory, not a file");
@@ -395,7 +395,13 @@ Expected<JsonValue> ParseJsonFile(const std::string& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad()) return Status::InvalidInput(path + ": read error");
-  return ParseJson(buf.str(), path);
+  return buf.str();
+}
+
+Expected<JsonValue> ParseJsonFile(const std::string& path) {
+  Expected<std::string> text = ReadJsonText(path);
+  if (!text.ok()) return text.status();
+  return ParseJson(*text, path);
 }
 
 ObjectReader::ObjectReader(const JsonValue& value, std::string path, std::string file)
@@ -476,8 +482,8 @@ ObjectReader& ObjectReader::Double(std::string_view key, double* out, double min
   if (!v || !ok()) return *this;
   if (!v->is_number() || v->number < min || v->number > max || (above_min && v->number == min)) {
     std::string range = std::isinf(max) ? (above_min ? "> " : ">= ") + FormatNumber(min)
-                                        : (above_min ? "in (" : "in [") + FormatNumber(min) +
-                                              ", " + FormatNumber(max) + "]";
+                                        : (above_min ? "in (" : "in [") + FormatNumber(min) + ", " +
+                                              FormatNumber(max) + "]";
     Fail(ErrorAt(*v, key, "expected a number " + range + ", got " + Describe(*v)));
     return *this;
   }

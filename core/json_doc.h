@@ -67,6 +67,8 @@ std::string Located(std::string_view file, SourcePos pos, std::string_view messa
 // column of the offending character.
 Expected<JsonValue> ParseJson(std::string_view text, std::string_view filename);
 Expected<JsonValue> ParseJsonFile(const std::string& path);
+// The file's bytes, or an error naming it (a folder, a file that cannot be opened or read).
+Expected<std::string> ReadJsonText(const std::string& path);
 
 // Reads one JSON object field by field. Every getter marks its key as known;
 // Finish() reports the first key that no getter asked for. Field paths in

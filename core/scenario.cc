@@ -883,6 +883,13 @@ void ResolveProfilePath(const std::string& scenario_path, std::string* profile) 
   *profile = (dir / p).lexically_normal().string();
 }
 
+// PlanningScenario::document: nlohmann's reading of a text the parser accepted (null in the
+// unlikely case that nlohmann refuses what it took).
+nlohmann::json Document(std::string_view text) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return doc.is_discarded() ? nlohmann::json() : doc;
+}
+
 }  // namespace
 
 std::string Join(const std::vector<std::string>& items) {
@@ -904,14 +911,26 @@ Expected<PlanningScenario> ParsePlanningScenario(std::string_view text, std::str
                                                  const Catalog& catalog) {
   Expected<JsonValue> root = ParseJson(text, filename);
   if (!root.ok()) return root.status();
-  return ParsePlanningRoot(*root, filename, catalog);
+  Expected<PlanningScenario> s = ParsePlanningRoot(*root, filename, catalog);
+  if (s.ok()) s->document = Document(text);
+  return s;
 }
 
 Expected<PlanningScenario> LoadPlanningScenario(const std::string& path, const Catalog& catalog,
                                                 const std::string& profile_path) {
-  Expected<JsonValue> root = ParseJsonFile(path);
+  Expected<std::string> text = ReadJsonText(path);
+  if (!text.ok()) return text.status();
+  return LoadPlanningText(*text, path, catalog, profile_path);
+}
+
+Expected<PlanningScenario> LoadPlanningText(std::string_view text, const std::string& path,
+                                            const Catalog& catalog,
+                                            const std::string& profile_path) {
+  Expected<JsonValue> root = ParseJson(text, path);
   if (!root.ok()) return root.status();
-  return LoadPlanningRoot(*root, path, catalog, profile_path);
+  Expected<PlanningScenario> s = LoadPlanningRoot(*root, path, catalog, profile_path);
+  if (s.ok()) s->document = Document(text);
+  return s;
 }
 
 Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename,

@@ -171,13 +171,12 @@ std::vector<ScenarioField> MakeTable() {
       Numbers(Field<kT, &T::tokens>("training.tokens", "Tokens", "none"), 1),
       Numbers(Field<kT, &T::samples>("training.samples", "Samples", "none"), 1),
       Positive(Field<kT, &T::epochs>("training.epochs", "Epochs", "none")),
-      Numbers(Field<kT, &T::dataset_samples>("training.dataset_samples", "Dataset samples",
-                                             "none"),
+      Numbers(Field<kT, &T::dataset_samples>("training.dataset_samples", "Dataset samples", "none"),
               1),
-      Numbers(Field<kT, &T::input_samples_per_s_per_node>("training.input_samples_per_s_per_node",
-                                                          "Input samples/s per node",
-                                                          "0 (unlimited)"),
-              0),
+      Numbers(
+          Field<kT, &T::input_samples_per_s_per_node>("training.input_samples_per_s_per_node",
+                                                      "Input samples/s per node", "0 (unlimited)"),
+          0),
       Ints(Field<kT, &T::input_prefetch_microbatches>("training.input_prefetch_microbatches",
                                                       "Input prefetch (microbatches)", "2"),
            0, kMaxInt),
@@ -224,12 +223,12 @@ std::vector<ScenarioField> MakeTable() {
            kMaxParallel),
       Choices(Field<kP, &P::schedule>("parallel.schedule", "Schedule", "`\"1f1b\"`"),
               EnumNames<Schedule>(3)),
-      Ints(Field<kP, &P::virtual_stages>("parallel.virtual_stages",
-                                         "Chunks per GPU (interleaved)", "1"),
+      Ints(Field<kP, &P::virtual_stages>("parallel.virtual_stages", "Chunks per GPU (interleaved)",
+                                         "1"),
            1, kMaxParallel),
-      Choices(Field<kP, &P::dp_algorithm>("parallel.dp_algorithm", "Gradient all-reduce",
-                                          "`\"auto\"`"),
-              EnumNames<DpAlgorithm>(5)),
+      Choices(
+          Field<kP, &P::dp_algorithm>("parallel.dp_algorithm", "Gradient all-reduce", "`\"auto\"`"),
+          EnumNames<DpAlgorithm>(5)),
       Ints(Field<kP, &P::parameter_servers>("parallel.parameter_servers", "Parameter servers",
                                             "nodes"),
            1, kMaxNodes),
@@ -241,8 +240,8 @@ std::vector<ScenarioField> MakeTable() {
       Positive(Field<kP, &P::cycle_s>("parallel.cycle_ms", "Horovod cycle (ms)", "1"), 1e-3),
       Field<kP, &P::overlap_dp>("parallel.overlap_dp", "Overlap gradient reduction", "`true`"),
       Field<kP, &P::tp_overlap>("parallel.tp_overlap", "Overlap TP communication", "`false`"),
-      Field<kP, &P::pp_scatter_gather>("parallel.pp_scatter_gather",
-                                       "Pipeline sends split over TP", "`true`"),
+      Field<kP, &P::pp_scatter_gather>("parallel.pp_scatter_gather", "Pipeline sends split over TP",
+                                       "`true`"),
   };
 }
 
@@ -303,7 +302,8 @@ std::string DocType(const ScenarioField& f) {
       return "boolean";
     case FieldType::kChoice: {
       std::string out;
-      for (const std::string& c : f.choices) out += Cat(out.empty() ? "" : " \\| ", "`\"", c, "\"`");
+      for (const std::string& c : f.choices)
+        out += Cat(out.empty() ? "" : " \\| ", "`\"", c, "\"`");
       return out;
     }
     case FieldType::kString:

@@ -146,6 +146,9 @@ struct PlanningScenario {
   // Sweeps (`trainsim sweep`): the grid's axes; empty = no grid. ExpandSweepGrid
   // (core/sweep_grid.h) makes the grid's points.
   std::vector<SweepAxis> sweep;
+  // The document as read, for a plan to embed (nlohmann's reading of the same bytes); null for
+  // a sweep's grid point, which no file holds.
+  nlohmann::json document;
 };
 
 // ParseScenario and LoadScenarioFile (core/scenario.h) with the planning
@@ -154,6 +157,11 @@ Expected<PlanningScenario> ParsePlanningScenario(std::string_view text, std::str
                                                  const Catalog& catalog);
 Expected<PlanningScenario> LoadPlanningScenario(const std::string& path, const Catalog& catalog,
                                                 const std::string& profile_path = "");
+// LoadPlanningScenario on the text of the file at `path` (an editor's unsaved text): the
+// profile is found and loaded, and errors named, as for that file.
+Expected<PlanningScenario> LoadPlanningText(std::string_view text, const std::string& path,
+                                            const Catalog& catalog,
+                                            const std::string& profile_path = "");
 
 const char* ToString(Objective o);
 

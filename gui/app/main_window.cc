@@ -269,7 +269,6 @@ void MainWindow::onFinished(std::shared_ptr<const planner::Plan> plan) {
   planned->path = document_->path();
   planned->scenario = std::move(*planning_scenario_);
   planning_scenario_.reset();
-  planned->document = EmbeddedScenarioJson(document_->text());
   planned->catalog = catalog_;
   planned->plan = std::move(plan);
   setPlanned(std::move(planned));

@@ -91,7 +91,6 @@ int RunExport(const AppOptions& options) {
   PlannedScenario planned;
   planned.path = document.path();
   planned.scenario = *document.scenario();
-  planned.document = EmbeddedScenarioJson(document.text());
   planned.catalog = *catalog;
   planned.plan = plan;
   if (Status st = SavePlanJson(planned, options.export_path); !st.ok()) return fail(st.message());

@@ -6,7 +6,7 @@ namespace trainsim::gui {
 
 Expected<launch::LaunchPlan> ChosenLaunchPlan(const PlannedScenario& planned, int confirmed) {
   if (!planned.plan || !planned.catalog) return Status::InvalidInput("no plan");
-  if (!planned.document.is_object()) {
+  if (!planned.scenario.document.is_object()) {
     return Status::InvalidInput(planned.path.toStdString() +
                                 ": the scenario file is not JSON; save it and plan again");
   }
@@ -15,7 +15,7 @@ Expected<launch::LaunchPlan> ChosenLaunchPlan(const PlannedScenario& planned, in
                          ? plan.confirmed[confirmed].best_priced
                          : 0;
   Expected<nlohmann::json> json =
-      planner::ToJsonChoosing(planned.scenario, plan, planned.document, confirmed, priced);
+      planner::ToJsonChoosing(planned.scenario, plan, planned.scenario.document, confirmed, priced);
   if (!json.ok()) return json.status();
   // Named as `trainsim plan --out` would name it, for the messages.
   const QFileInfo scenario(planned.path);

@@ -4,14 +4,8 @@
 
 namespace trainsim::gui {
 
-nlohmann::json EmbeddedScenarioJson(const QString& text) {
-  nlohmann::json doc =
-      nlohmann::json::parse(text.toStdString(), nullptr, /*allow_exceptions=*/false);
-  return doc.is_discarded() ? nlohmann::json() : doc;
-}
-
 std::string PlanJsonText(const PlannedScenario& planned) {
-  return planner::ToJson(planned.scenario, *planned.plan, planned.document).dump(2) + "\n";
+  return planner::ToJson(planned.scenario, *planned.plan, planned.scenario.document).dump(2) + "\n";
 }
 
 Status SavePlanJson(const PlannedScenario& planned, const QString& path) {

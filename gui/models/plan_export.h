@@ -13,10 +13,6 @@
 
 namespace trainsim::gui {
 
-// The scenario text as JSON, to embed in the plan; null when it is not JSON
-// (the plan is then written without it, as `trainsim plan` does).
-nlohmann::json EmbeddedScenarioJson(const QString& text);
-
 // The plan JSON text, ending in a newline (byte-identical to the CLI's file).
 std::string PlanJsonText(const PlannedScenario& planned);
 

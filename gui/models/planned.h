@@ -15,9 +15,10 @@
 namespace trainsim::gui {
 
 struct PlannedScenario {
-  QString path;                            // the scenario file
-  PlanningScenario scenario;               // as planned (before any candidate is applied)
-  nlohmann::json document;                 // the file's JSON, embedded in the plan JSON
+  QString path;  // the scenario file
+  // As planned (before any candidate is applied); its document is the text planned, embedded
+  // in the plan JSON.
+  PlanningScenario scenario;
   std::shared_ptr<const Catalog> catalog;  // the plan's search space points into it
   std::shared_ptr<const planner::Plan> plan;
 };

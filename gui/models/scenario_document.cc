@@ -91,10 +91,7 @@ void ScenarioDocument::setText(const QString& text) {
 bool ScenarioDocument::parse(const Catalog& catalog) {
   const std::string name = path_.isEmpty() ? std::string("untitled.json") : path_.toStdString();
   const std::string text = text_.toStdString();
-  Expected<JsonValue> root = ParseJson(text, name);
-  Expected<PlanningScenario> s =
-      root.ok() ? LoadPlanningRoot(*root, name, catalog, profile_.toStdString())
-                : Expected<PlanningScenario>(root.status());
+  Expected<PlanningScenario> s = LoadPlanningText(text, name, catalog, profile_.toStdString());
   if (!s.ok()) {
     scenario_.reset();
     error_ = ParseScenarioError(QString::fromStdString(s.status().message()));

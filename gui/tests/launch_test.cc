@@ -59,10 +59,7 @@ int QuickCpuProfile(const QString& path) {
 std::shared_ptr<const PlannedScenario> SmallPlanned() {
   auto p = std::make_shared<PlannedScenario>();
   p->path = SmallScenarioPath();
-  p->scenario = SmallScenario();
-  QFile f(SmallScenarioPath());
-  if (!f.open(QIODevice::ReadOnly)) std::abort();
-  p->document = nlohmann::json::parse(f.readAll().toStdString());
+  p->scenario = SmallScenario();  // with the file's document
   p->catalog = TheCatalog();
   p->plan = SmallPlan();
   return p;
@@ -100,10 +97,9 @@ std::shared_ptr<const PlannedScenario> TinyPlanned() {
   static const std::shared_ptr<const PlannedScenario> planned = [] {
     auto p = std::make_shared<PlannedScenario>();
     p->path = QStringLiteral("tiny-transformer.json");
-    p->document = TinyDocument();
     p->catalog = TheCatalog();
     Expected<PlanningScenario> s =
-        ParsePlanningScenario(p->document.dump(), "tiny-transformer.json", *p->catalog);
+        ParsePlanningScenario(TinyDocument().dump(), "tiny-transformer.json", *p->catalog);
     if (!s.ok()) std::abort();
     p->scenario = *s;
     planner::PlanOptions options;
@@ -190,7 +186,8 @@ class LaunchTest : public QObject {
     const planner::Plan& plan = *planned->plan;
     Expected<launch::LaunchPlan> best = ChosenLaunchPlan(*planned, plan.best);
     QVERIFY2(best.ok(), best.status().message().c_str());
-    QCOMPARE(best->plan.dump(), planner::ToJson(planned->scenario, plan, planned->document).dump());
+    QCOMPARE(best->plan.dump(),
+             planner::ToJson(planned->scenario, plan, planned->scenario.document).dump());
 
     const int other = OtherCandidate(plan);
     QVERIFY2(other >= 0, "the small plan's candidates all share the recommendation's instance");

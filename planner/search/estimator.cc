@@ -493,4 +493,15 @@ StepEstimate Estimator::Step(const Scenario& s, const sim::PieceCosts& f) const 
   return StepModel(s, f, cm_, params_).Step();
 }
 
+Expected<StepEstimate> EstimateScenarioStep(const Scenario& s) {
+  const sim::MemoryBreakdown memory = sim::ComputeMemory(s);
+  if (!memory.fits) {
+    return Status::InvalidInput("the configuration does not fit: " +
+                                sim::DescribeShortfall(memory, s));
+  }
+  Expected<Estimator> est = Estimator::Create(s, sim::ModelParams{});
+  if (!est.ok()) return est.status();
+  return est->Step(s, est->Figures(s));
+}
+
 }  // namespace trainsim::planner

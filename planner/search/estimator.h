@@ -47,4 +47,9 @@ class Estimator {
   sim::ModelParams params_;
 };
 
+// `trainsim simulate --estimate`: the step of `s` as configured, in closed form (no simulation,
+// so any cluster size), after the memory model's check: a configuration that does not fit is
+// InvalidInput "the configuration does not fit: ..." (sim::DescribeShortfall).
+Expected<StepEstimate> EstimateScenarioStep(const Scenario& s);
+
 }  // namespace trainsim::planner

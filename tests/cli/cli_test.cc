@@ -452,6 +452,25 @@ TEST_F(CliTest, UnknownCommandPrintsUsage) {
 
 TEST_F(CliTest, NoArgumentsPrintsUsage) { ExpectUsageError(Run({}), "no command given"); }
 
+// Every subcommand reads its arguments with the one parser (cli/args.h): --help prints its
+// usage on stdout, an option without its value says what it needs.
+TEST_F(CliTest, EverySubcommandAnswersHelpAndMissingValues) {
+  for (const char* command :
+       {"simulate", "plan", "sweep", "launch", "observe", "catalog", "models", "help"}) {
+    SCOPED_TRACE(command);
+    RunResult r = Run({command, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("usage:", 0), 0u) << r.out;
+    EXPECT_EQ(r.err, "");
+  }
+  ExpectUsageError(Run({"simulate", kGpt3Scenario, "--trace"}), "--trace needs a file name");
+  ExpectUsageError(Run({"catalog", "list", "--json"}), "unknown option --json");
+  ExpectUsageError(Run({"models", "extra"}), "models takes no arguments");
+  RunResult top = Run({"plan", kGpt3Scenario, "--top", "0"});
+  EXPECT_EQ(top.exit_code, 1);
+  EXPECT_EQ(Lines(top.err)[0], "trainsim: --top: expected a count from 1 to 100000, got \"0\"");
+}
+
 // ---- trainsim-calibrate, and its profile in trainsim simulate
 
 RunResult RunCalibrate(const std::string& dir, const std::vector<std::string>& args) {

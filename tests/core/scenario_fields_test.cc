@@ -83,7 +83,8 @@ TEST(ScenarioFieldsTest, DocsFieldTablesMatchTheTable) {
       const ScenarioField& f = *fields[i];
       SCOPED_TRACE(f.path);
       EXPECT_EQ(rows[i].key, f.key());
-      EXPECT_EQ(rows[i].type.rfind(DocType(f), 0), 0u) << "docs: " << rows[i].type << "; table: " << DocType(f);
+      EXPECT_EQ(rows[i].type.rfind(DocType(f), 0), 0u)
+          << "docs: " << rows[i].type << "; table: " << DocType(f);
       EXPECT_EQ(rows[i].default_text, f.default_text);
     }
   }
@@ -121,8 +122,8 @@ std::string WithField(const ScenarioField& f, const std::string& value) {
 // value that names the field.
 TEST(ScenarioFieldsTest, TheParserChecksEveryFieldsType) {
   const Catalog& catalog = test::BuiltinCatalog();
-  ASSERT_TRUE(ParseScenario(WithField(*FindScenarioField("parallel.tp"), "1"), "x.json", catalog)
-                  .ok());
+  ASSERT_TRUE(
+      ParseScenario(WithField(*FindScenarioField("parallel.tp"), "1"), "x.json", catalog).ok());
   for (const ScenarioField& f : ScenarioFields()) {
     SCOPED_TRACE(f.path);
     const std::string bad = f.type == FieldType::kString ? "5" : "\"not-a-choice\"";
@@ -140,9 +141,12 @@ TEST(ScenarioFieldsTest, TheParserChecksEveryFieldsType) {
 TEST(ScenarioFieldsTest, ValuesAreInTheFilesUnitAndSpelling) {
   const Catalog& catalog = test::BuiltinCatalog();
   const std::pair<const char*, const char*> cases[] = {
-      {"parallel.bucket_mb", "50"},  {"training.precision", "\"fp16\""},
-      {"cluster.nics", "2"},         {"training.global_batch", "16"},
-      {"training.input_samples_per_s_per_node", "1"}, {"parallel.overlap_dp", "false"}};
+      {"parallel.bucket_mb", "50"},
+      {"training.precision", "\"fp16\""},
+      {"cluster.nics", "2"},
+      {"training.global_batch", "16"},
+      {"training.input_samples_per_s_per_node", "1"},
+      {"parallel.overlap_dp", "false"}};
   for (const auto& [path, value] : cases) {
     SCOPED_TRACE(path);
     const ScenarioField& f = *FindScenarioField(path);

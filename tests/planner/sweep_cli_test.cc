@@ -249,9 +249,9 @@ TEST_F(SweepCliTest, BadInputIsRefusedBeforeAnyWork) {
   } cases[] = {
       {{}, "trainsim: sweep needs scenario files"},
       {{"scenarios/resnet50-p3.json", "--jobs", "0"},
-       "trainsim: --jobs needs a whole number of threads >= 1, got \"0\""},
+       "trainsim: --jobs: expected a whole number of threads >= 1, got \"0\""},
       {{"scenarios/resnet50-p3.json", "--jobs", "2x"},
-       "trainsim: --jobs needs a whole number of threads >= 1, got \"2x\""},
+       "trainsim: --jobs: expected a whole number of threads >= 1, got \"2x\""},
       {{"scenarios/resnet50-p3.json", "--out"}, "trainsim: --out needs a directory"},
       {{"scenarios/resnet50-p3.json", "--fast"}, "trainsim: unknown option --fast"},
       {{"scenarios/nope.json", "--out", Out("x")},
