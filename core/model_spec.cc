@@ -14,6 +14,7 @@
 // LayerParameterCount and EmbeddingParameterCount return 0 for them.
 #include "core/model_spec.h"
 
+#include <array>
 #include <utility>
 #include <vector>
 
@@ -37,21 +38,36 @@ bool Mla(const ModelSpec& m) { return m.kv_lora_rank > 0; }
 // Standard: Q, K, V and the output projection. MLA (DeepSeek-V2 Sec. 2.1): Q's
 // down and up projections (or one from the hidden state), the joint K/V down
 // projection with the shared rotary key, K/V's up projection, the output.
-std::vector<std::pair<double, double>> AttentionMatrices(const ModelSpec& m) {
+// A fixed array, not a vector: the planner counts parameters millions of times.
+struct Matrices {
+  std::array<std::pair<double, double>, 5> items;
+  size_t count = 0;
+  void Add(double in, double out) { items[count++] = {in, out}; }
+  const std::pair<double, double>* begin() const { return items.data(); }
+  const std::pair<double, double>* end() const { return items.data() + count; }
+};
+
+Matrices AttentionMatrices(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden);
-  if (!Mla(m)) return {{h, h}, {h, KvDim(m)}, {h, KvDim(m)}, {h, h}};
-  const double heads = m.heads, qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
-  std::vector<std::pair<double, double>> out;
-  if (m.q_lora_rank > 0) {
-    out.push_back({h, static_cast<double>(m.q_lora_rank)});
-    out.push_back({static_cast<double>(m.q_lora_rank), heads * qk});
-  } else {
-    out.push_back({h, heads * qk});
+  Matrices out;
+  if (!Mla(m)) {
+    out.Add(h, h);
+    out.Add(h, KvDim(m));
+    out.Add(h, KvDim(m));
+    out.Add(h, h);
+    return out;
   }
-  out.push_back({h, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim)});
-  out.push_back({static_cast<double>(m.kv_lora_rank),
-                 heads * (m.qk_nope_head_dim + static_cast<double>(m.v_head_dim))});
-  out.push_back({heads * m.v_head_dim, h});
+  const double heads = m.heads, qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  if (m.q_lora_rank > 0) {
+    out.Add(h, static_cast<double>(m.q_lora_rank));
+    out.Add(static_cast<double>(m.q_lora_rank), heads * qk);
+  } else {
+    out.Add(h, heads * qk);
+  }
+  out.Add(h, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim));
+  out.Add(static_cast<double>(m.kv_lora_rank),
+          heads * (m.qk_nope_head_dim + static_cast<double>(m.v_head_dim)));
+  out.Add(heads * m.v_head_dim, h);
   return out;
 }
 

@@ -24,10 +24,8 @@ namespace trainsim {
 namespace {
 
 constexpr int kMaxInt = std::numeric_limits<int>::max();
-constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMaxDim = 1 << 24;    // model dimensions: keeps 4 * hidden an int
-constexpr int kMaxNodes = 1000000;  // keeps nodes * GPUs per node an int
 constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 constexpr int kFormatVersion = 1;
 
