@@ -1,12 +1,11 @@
 #include "cli/observe_cmd.h"
 
-#include <algorithm>
-#include <fstream>
 #include <iostream>
 
 #include "cli/args.h"
 #include "cli/observe_common.h"
 #include "observe/chakra.h"
+#include "observe/file_kind.h"
 #include "observe/run_log.h"
 #include "observe/sagemaker.h"
 
@@ -73,29 +72,6 @@ Expected<ObserveArgs> Parse(const std::vector<std::string>& words, bool* help) {
   return a;
 }
 
-// A Kineto trace is JSON with a "traceEvents" array near its start.
-bool LooksLikeKineto(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::string head(1 << 16, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  const size_t brace = head.find_first_not_of(" \t\r\n");
-  return brace != std::string::npos && head[brace] == '{' &&
-         head.find("\"traceEvents\"") != std::string::npos;
-}
-
-// An nccl-tests output has its column header ("... time   algbw   busbw #wrong ...").
-bool LooksLikeNcclTests(const std::string& file) {
-  std::ifstream in(file);
-  std::string line;
-  for (int n = 0; n < 2000 && std::getline(in, line); ++n) {
-    if (line.find("algbw") != std::string::npos && line.find("busbw") != std::string::npos) {
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 int ObserveCommand(const std::vector<std::string>& words) {
@@ -109,12 +85,13 @@ int ObserveCommand(const std::vector<std::string>& words) {
     std::cout << kUsage;
     return 0;
   }
-  if (a->format == "nccl-tests" || (a->format.empty() && LooksLikeNcclTests(a->files[0]))) {
+  if (a->format == "nccl-tests" ||
+      (a->format.empty() && observe::LooksLikeNcclTests(a->files[0]))) {
     return ObserveNccl(*a);
   }
   if (a->format == "kineto" || a->format == "chakra" ||
-      (a->format.empty() &&
-       (LooksLikeKineto(a->files[0]) || observe::LooksLikeChakra(Head(a->files[0]))))) {
+      (a->format.empty() && (observe::LooksLikeKineto(observe::FileHead(a->files[0])) ||
+                             observe::LooksLikeChakra(observe::FileHead(a->files[0]))))) {
     return ObserveTraces(*a);
   }
   const std::optional<observe::SageMakerFormat> sagemaker = SageMakerFormatOf(*a, a->files[0]);

@@ -5,6 +5,7 @@
 
 #include "core/catalog.h"
 #include "launch/plan_file.h"
+#include "observe/file_kind.h"
 
 namespace trainsim::observe_cli {
 
@@ -64,15 +65,6 @@ Expected<std::optional<InstanceType>> InstanceArg(const ObserveArgs& a) {
   return std::optional<InstanceType>(*t);
 }
 
-// The first 64 KiB of a file ("" when it cannot be read).
-std::string Head(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::string head(1 << 16, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return head;
-}
-
 // A SageMaker export's format: --format's, else detected from the file's first bytes.
 std::optional<observe::SageMakerFormat> SageMakerFormatOf(const ObserveArgs& a,
                                                           const std::string& file) {
@@ -80,7 +72,7 @@ std::optional<observe::SageMakerFormat> SageMakerFormatOf(const ObserveArgs& a,
     Expected<observe::SageMakerFormat> f = observe::ParseSageMakerFormat(a.format, "--format");
     return f.ok() ? std::optional(*f) : std::nullopt;
   }
-  return observe::DetectSageMakerFormat(Head(file));
+  return observe::DetectSageMakerFormat(observe::FileHead(file));
 }
 
 }  // namespace trainsim::observe_cli

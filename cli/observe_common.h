@@ -42,9 +42,6 @@ Expected<Prediction> Predict(const ObserveArgs& a);
 // --instance's catalog entry (SageMaker's "ml." prefix allowed); nullopt without --instance.
 Expected<std::optional<InstanceType>> InstanceArg(const ObserveArgs& a);
 
-// The first 64 KiB of a file ("" when it cannot be read).
-std::string Head(const std::string& file);
-
 // A SageMaker export's format: --format's, else detected from the file's first bytes.
 std::optional<observe::SageMakerFormat> SageMakerFormatOf(const ObserveArgs& a,
                                                           const std::string& file);

@@ -10,6 +10,7 @@
 #include "core/durable_file.h"
 #include "core/hardware_profile.h"
 #include "observe/chakra.h"
+#include "observe/file_kind.h"
 #include "observe/kineto.h"
 #include "observe/nccl_compare.h"
 #include "observe/trace_comms.h"
@@ -196,8 +197,8 @@ Status CheckOneRun(const std::vector<observe::KinetoTrace>& traces) {
 Status LoadTraces(const ObserveArgs& a, std::vector<observe::KinetoTrace>* traces,
                   std::vector<const char*>* formats) {
   for (const std::string& file : a.files) {
-    const bool chakra =
-        a.format == "chakra" || (a.format.empty() && observe::LooksLikeChakra(Head(file)));
+    const bool chakra = a.format == "chakra" ||
+                        (a.format.empty() && observe::LooksLikeChakra(observe::FileHead(file)));
     Expected<observe::KinetoTrace> t =
         chakra ? observe::LoadChakraTrace(file) : observe::LoadKinetoTrace(file);
     if (!t.ok()) return t.status();
