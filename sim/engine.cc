@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -9,6 +10,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/isolate.h"
+#include "sim/stage_model.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -20,23 +22,58 @@ int kPayload = 0;
 // Work of an execution that only cancel() ends (Occupying).
 constexpr double kNeverDone = 1e30;
 
+// The layout's ranks, rank = (stage x dp + d) x tp + t with d a DP slot (dp = dp x cp,
+// Scenario::replicas), and its groups: ShapeOf's (sim/stage_model.h), here in slots, a group of
+// `members` slots `stride / tp` apart.
 struct Layout {
+  Layout() = default;
+  Layout(const Scenario& s, int measured_slots)
+      : tp(s.parallel.tp),
+        dp(s.replicas()),
+        pp(s.parallel.pp),
+        cp(s.parallel.cp),
+        measured(measured_slots) {
+    for (GroupKind kind : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp, GroupKind::kDp,
+                           GroupKind::kShard, GroupKind::kAcrossShards, GroupKind::kExpertData}) {
+      shapes[static_cast<size_t>(kind)] = ShapeOf(s, kind);
+    }
+  }
+
   int tp = 1, dp = 1, pp = 1;
-  int shard = 1;  // DP ranks per shard group (dp without hybrid sharding)
-  int ep = 1;     // DP ranks per expert-parallel group
-  // DP slots per context-parallel group: with parallel.cp the slots are dp x cp
-  // (Scenario::replicas), a CP group cp consecutive ones.
-  int cp = 1;
-  // DP ranks whose collectives kReduced measures: all, or the fold's (sim/fold.h).
+  int cp = 1;  // the pieces a CP ring is pipelined in
+  // DP slots whose collectives kReduced measures: all, or the fold's (sim/fold.h).
   int measured = 1;
-  // The expert-parallel group of DP rank d: ep consecutive DP ranks.
-  // The expert- or context-parallel group (`kind` kEpColl or kCpColl) of DP slot
-  // d of TP rank t: its size in consecutive slots.
-  int GroupSize(OpKind kind) const { return kind == OpKind::kEpColl ? ep : cp; }
-  std::vector<int> SlotGroup(OpKind kind, int stage, int d, int t) const {
-    const int size = GroupSize(kind);
+  std::array<GroupShape, 7> shapes;
+
+  // A slot group's members and the slots between them (`kind` not kTp).
+  int Members(GroupKind kind) const { return shapes[static_cast<size_t>(kind)].members; }
+  int Stride(GroupKind kind) const { return shapes[static_cast<size_t>(kind)].stride / tp; }
+  // The slots of the group of `kind` that slot d belongs to, in member order.
+  std::vector<int> Slots(GroupKind kind, int d) const {
+    const int members = Members(kind), stride = Stride(kind), span = members * stride;
+    const int first = d - d % span + d % stride;
+    std::vector<int> slots;
+    for (int k = 0; k < members; ++k) slots.push_back(first + k * stride);
+    return slots;
+  }
+  // d's place in that group (its member index in the collective).
+  int Member(GroupKind kind, int d) const { return (d / Stride(kind)) % Members(kind); }
+  // One slot of every group of `kind` (the groups of one TP rank run concurrently) among the
+  // measured slots: groups of consecutive slots start every `members`, strided groups at each
+  // of the first `stride` slots.
+  std::vector<int> Leads(GroupKind kind) const {
+    std::vector<int> leads;
+    if (Stride(kind) == 1) {
+      for (int d = 0; d < measured; d += Members(kind)) leads.push_back(d);
+    } else {
+      for (int d = 0; d < Stride(kind); ++d) leads.push_back(d);
+    }
+    return leads;
+  }
+  // The GPU ranks of that group on TP rank t of `stage`.
+  std::vector<int> Ranks(GroupKind kind, int stage, int d, int t) const {
     std::vector<int> g;
-    for (int k = d - d % size; k < d - d % size + size; ++k) g.push_back(Rank(stage, k, t));
+    for (int k : Slots(kind, d)) g.push_back(Rank(stage, k, t));
     return g;
   }
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
@@ -48,45 +85,23 @@ struct Layout {
     for (int t = 0; t < tp; ++t) g.push_back(Rank(stage, d, t));
     return g;
   }
-  // The DP ranks of `group` that DP rank d belongs to (sim/workload.h DpGroup):
-  // all of them, its shard group (consecutive ranks), or the ranks that hold
-  // the same shard as d, one in each shard group.
-  std::vector<int> DpRanks(DpGroup group, int d) const {
-    std::vector<int> ranks;
-    if (group == DpGroup::kWhole) {
-      for (int k = 0; k < dp; ++k) ranks.push_back(k);
-    } else if (group == DpGroup::kShard) {
-      for (int k = d - d % shard; k < d - d % shard + shard; ++k) ranks.push_back(k);
-    } else {
-      const int stride = group == DpGroup::kExpertData ? ep : shard;
-      for (int k = d % stride; k < dp; k += stride) ranks.push_back(k);
-    }
-    return ranks;
-  }
-  // d's place in that group (its member index in the collective).
-  int DpMember(DpGroup group, int d) const {
-    if (group == DpGroup::kExpertData) return d / ep;
-    return group == DpGroup::kWhole ? d : group == DpGroup::kShard ? d % shard : d / shard;
-  }
-  // One DP rank of every group of `group`'s kind (the groups of one TP rank
-  // run concurrently) among the measured ranks.
-  std::vector<int> DpGroupLeads(DpGroup group) const {
-    std::vector<int> leads;
-    if (group == DpGroup::kWhole) return {0};
-    if (group == DpGroup::kShard) {
-      for (int d = 0; d < measured; d += shard) leads.push_back(d);
-    } else {
-      const int stride = group == DpGroup::kExpertData ? ep : shard;
-      for (int d = 0; d < stride; ++d) leads.push_back(d);
-    }
-    return leads;
-  }
-  std::vector<int> DpGroupRanks(int stage, int t, DpGroup group, int d) const {
-    std::vector<int> g;
-    for (int k : DpRanks(group, d)) g.push_back(Rank(stage, k, t));
-    return g;
-  }
 };
+
+// The group of an expert- or context-parallel collective, and of a DP item.
+GroupKind GroupOf(OpKind kind) { return kind == OpKind::kEpColl ? GroupKind::kEp : GroupKind::kCp; }
+GroupKind GroupOf(DpGroup group) {
+  switch (group) {
+    case DpGroup::kWhole:
+      return GroupKind::kDp;
+    case DpGroup::kShard:
+      return GroupKind::kShard;
+    case DpGroup::kAcrossShards:
+      return GroupKind::kAcrossShards;
+    case DpGroup::kExpertData:
+      return GroupKind::kExpertData;
+  }
+  return GroupKind::kDp;
+}
 
 // The algorithm a scenario fixes for a DP collective (kAuto: chosen later).
 CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
@@ -184,10 +199,10 @@ CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout&
     name += (c.group == DpGroup::kShard        ? "_s"
              : c.group == DpGroup::kExpertData ? "_e"
                                                : "_r") +
-            std::to_string(L.DpRanks(c.group, d)[0]);
+            std::to_string(L.Slots(GroupOf(c.group), d)[0]);
   }
   CollectiveCall call{c.kind, algo, c.bytes, {}, name};
-  const std::vector<int> real = L.DpGroupRanks(stage, t, c.group, d);
+  const std::vector<int> real = L.Ranks(GroupOf(c.group), stage, d, t);
   for (int r : real) {
     if (r < L.Rank(stage, L.measured, 0)) call.group.push_back(r);  // its DP rank < measured
   }
@@ -250,7 +265,7 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
       if (cache.HasAlgo(key)) continue;
       std::vector<CollectiveCall> calls;  // every group of the kind at once
       for (int t = 0; t < L.tp; ++t) {
-        for (int d : L.DpGroupLeads(c.group)) {
+        for (int d : L.Leads(GroupOf(c.group))) {
           calls.push_back(DpCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t, d));
         }
       }
@@ -301,9 +316,10 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
         const CollKey key = SlotKey(stage, op);
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
-        for (int d = 0; d < L.measured; d += L.GroupSize(op.kind)) {
+        for (int d : L.Leads(GroupOf(op.kind))) {
           for (int t = 0; t < L.tp; ++t) {
-            calls.push_back({op.coll, CollAlgo::kRing, op.bytes, L.SlotGroup(op.kind, stage, d, t),
+            calls.push_back({op.coll, CollAlgo::kRing, op.bytes,
+                             L.Ranks(GroupOf(op.kind), stage, d, t),
                              "slots" + std::to_string(d) + "_" + std::to_string(t)});
           }
         }
@@ -370,13 +386,7 @@ class StepRun {
           const ModelParams& params, SimMode mode, bool trace, int fold_replicas)
       : s_(s), prog_(prog), platform_(platform), params_(params), mode_(mode), trace_(trace) {
     const bool folded = mode == SimMode::kReduced && fold_replicas > 0;
-    L_ = Layout{s.parallel.tp,
-                s.replicas(),
-                s.parallel.pp,
-                s.shard_degree(),
-                s.parallel.ep,
-                s.parallel.cp,
-                folded ? fold_replicas : s.replicas()};
+    L_ = Layout(s, folded ? fold_replicas : s.replicas());
   }
 
   StepResult Run() {
@@ -648,11 +658,11 @@ class StepRun {
   void SlotCollective(Gpu& g, const Op& op) {
     if (mode_ == SimMode::kReduced)
       return sg4::this_actor::sleep_for(cache_.Get(SlotKey(g.stage, op)));
-    const std::vector<int> group = L_.SlotGroup(op.kind, g.stage, g.d, g.t);
+    const std::vector<int> group = L_.Ranks(GroupOf(op.kind), g.stage, g.d, g.t);
     CollectiveCall call{op.coll, CollAlgo::kRing, op.bytes, group,
                         (op.kind == OpKind::kEpColl ? "ep" : "cp") + std::to_string(g.stage) + "_" +
                             std::to_string(group[0]) + ToString(op.coll)};
-    RunCollectiveMember(platform_, params_, call, g.d % L_.GroupSize(op.kind));
+    RunCollectiveMember(platform_, params_, call, L_.Member(GroupOf(op.kind), g.d));
   }
 
   void Receive(Gpu& g, const Op& op) {
@@ -786,7 +796,7 @@ class StepRun {
       } else {
         RunCollectiveMember(platform_, params_,
                             DpCall(s_, platform_, L_, c, algo, g.stage, g.t, g.d),
-                            L_.DpMember(c.group, g.d));
+                            L_.Member(GroupOf(c.group), g.d));
       }
     });
     const bool gather = c.kind == CollKind::kAllGather;
