@@ -165,6 +165,111 @@ GroupShape ShapeOf(const Scenario& s, GroupKind kind) {
   return {};
 }
 
+namespace {
+
+PassStep Collective(PassStep::Kind kind, CollKind coll, double bytes, double window_s = 0,
+                    const char* what = "") {
+  PassStep step;
+  step.kind = kind;
+  step.coll = coll;
+  step.bytes = bytes;
+  step.seconds = window_s;
+  step.what = what;
+  return step;
+}
+
+void Compute(LayerPass* pass, double seconds) {
+  PassStep step;
+  step.seconds = seconds;
+  pass->Add(step);
+}
+
+// One block and its TP exchange: an all-reduce after it, or with sequence parallelism an
+// all-gather before and a reduce-scatter after. Under parallel.tp_overlap the all-gather is
+// pipelined with the block's first GEMM (`in_gemm_s`) and the reduce-scatter with its last
+// (`out_gemm_s`); those seconds move from the block's compute into the collectives'.
+void Block(const Scenario& s, LayerPass* pass, double seconds, double tp_bytes,
+           double in_gemm_s = 0, double out_gemm_s = 0) {
+  const bool tp = s.parallel.tp > 1, sp = s.training.sequence_parallel;
+  const bool overlap = tp && s.parallel.tp_overlap;
+  if (!overlap) in_gemm_s = out_gemm_s = 0;
+  if (tp && sp)
+    pass->Add(Collective(PassStep::Kind::kTp, CollKind::kAllGather, tp_bytes, in_gemm_s));
+  Compute(pass, seconds - in_gemm_s - out_gemm_s);
+  if (tp) {
+    pass->Add(Collective(PassStep::Kind::kTp, sp ? CollKind::kReduceScatter : CollKind::kAllReduce,
+                         tp_bytes, out_gemm_s));
+  }
+}
+
+// An MoE layer's two all-to-alls (dispatch and combine) around its experts; they block the
+// compute stream as Megatron-Core's token dispatcher does.
+void ExpertExchanges(LayerPass* pass, const LayerCost& c) {
+  if (c.ep_bytes <= 0) return;
+  pass->Add(Collective(PassStep::Kind::kEp, CollKind::kAllToAll, c.ep_bytes, 0, "dispatch"));
+  pass->Add(Collective(PassStep::Kind::kEp, CollKind::kAllToAll, c.ep_bytes, 0, "combine"));
+}
+
+// An MoE layer's MLP under tensor parallelism (LayerCost::moe_tp_bytes): the dispatch, the
+// routed rows all-gathered over TP, the experts (and any shared experts, which exchange like a
+// dense MLP), the reduce-scatter and the combine; not pipelined with GEMMs.
+void MoeMlpBlock(const Scenario& s, LayerPass* pass, double seconds, const LayerCost& c) {
+  if (c.ep_bytes > 0) {
+    pass->Add(Collective(PassStep::Kind::kEp, CollKind::kAllToAll, c.ep_bytes, 0, "dispatch"));
+  }
+  pass->Add(Collective(PassStep::Kind::kTp, CollKind::kAllGather, c.moe_tp_bytes));
+  if (s.model.shared_experts > 0) {
+    Block(s, pass, seconds, c.tp_bytes);
+  } else {
+    Compute(pass, seconds);
+  }
+  pass->Add(Collective(PassStep::Kind::kTp, CollKind::kReduceScatter, c.moe_tp_bytes));
+  if (c.ep_bytes > 0) {
+    pass->Add(Collective(PassStep::Kind::kEp, CollKind::kAllToAll, c.ep_bytes, 0, "combine"));
+  }
+}
+
+}  // namespace
+
+// Context parallelism: the attention core runs on each key/value chunk as the ring brings it
+// (an all-gather of K and V over the CP group pipelined with the core, cp pieces); the
+// backward also sends the chunks' dK and dV back (a reduce-scatter, after the core).
+LayerPass ForwardPass(const Scenario& s, const LayerCost& c) {
+  LayerPass pass;
+  if (c.cp_bytes > 0) {
+    Block(s, &pass, c.attn_fwd_s - c.core_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
+    pass.Add(Collective(PassStep::Kind::kCp, CollKind::kAllGather, c.cp_bytes, c.core_fwd_s));
+  } else {
+    Block(s, &pass, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
+  }
+  if (c.moe_tp_bytes > 0) {
+    MoeMlpBlock(s, &pass, c.mlp_fwd_s, c);
+    return pass;
+  }
+  Block(s, &pass, c.mlp_fwd_s, c.tp_bytes, c.mlp_in_gemm_s, c.mlp_out_gemm_s);
+  ExpertExchanges(&pass, c);
+  return pass;
+}
+
+LayerPass BackwardPass(const Scenario& s, const LayerCost& c) {
+  LayerPass pass;
+  if (c.moe_tp_bytes > 0) {
+    MoeMlpBlock(s, &pass, c.mlp_bwd_s, c);
+  } else {
+    ExpertExchanges(&pass, c);
+    Block(s, &pass, c.mlp_bwd_s, c.tp_bytes, 2 * c.mlp_out_gemm_s, 2 * c.mlp_in_gemm_s);
+  }
+  if (c.cp_bytes > 0) {
+    pass.Add(Collective(PassStep::Kind::kCp, CollKind::kAllGather, c.cp_bytes, c.core_bwd_s));
+    pass.Add(Collective(PassStep::Kind::kCp, CollKind::kReduceScatter, c.cp_bytes, 0));
+    Block(s, &pass, c.attn_bwd_s - c.core_bwd_s, c.tp_bytes, 2 * c.attn_out_gemm_s,
+          2 * c.attn_in_gemm_s);
+  } else {
+    Block(s, &pass, c.attn_bwd_s, c.tp_bytes, 2 * c.attn_out_gemm_s, 2 * c.attn_in_gemm_s);
+  }
+  return pass;
+}
+
 double StretchedComputeSeconds(double comm_s, double compute_s, double share) {
   return share * std::min(comm_s, compute_s / (1 - share));
 }

@@ -17,12 +17,16 @@
 //    hybrid shard group and the groups across it, the expert-data-parallel group) as its
 //    members and their distance in GPU ranks, from which a closed form reads how many
 //    members share a node.
+//  - LayerPass: a transformer layer's pass on the compute stream, forward or backward: its
+//    compute and its TP, CP and EP collectives in order, each collective with the compute
+//    it is pipelined with (its window).
 // And the one overlap rule both models use: what a collective in flight beside compute
 // costs that compute (StretchedComputeSeconds).
 //
 // Pure functions of their arguments; thread-safe.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "core/scenario.h"
@@ -120,6 +124,41 @@ struct GroupShape {
   int PerNode(int gpus_per_node) const;
 };
 GroupShape ShapeOf(const Scenario& s, GroupKind kind);
+
+// One step of a layer's pass on the compute stream: compute, or a collective of the TP, CP or
+// EP group. A collective's window is the compute it is pipelined with: under
+// parallel.tp_overlap a TP collective's GEMM (moved out of the block's compute), the CP ring's
+// attention core (kept in the compute; the ring runs in cp pieces beside it); 0 = it blocks.
+struct PassStep {
+  enum class Kind { kCompute, kTp, kCp, kEp };
+  Kind kind = Kind::kCompute;
+  double seconds = 0;  // kCompute: its seconds; a collective: its window
+  CollKind coll = CollKind::kAllReduce;
+  double bytes = 0;
+  const char* what = "";  // kEp: "dispatch" or "combine"
+};
+
+// A layer's pass: its steps in order (a fixed array: the planner builds passes for every
+// candidate it estimates).
+class LayerPass {
+ public:
+  void Add(const PassStep& step) { steps_[count_++] = step; }
+  const PassStep* begin() const { return steps_.data(); }
+  const PassStep* end() const { return steps_.data() + count_; }
+  int size() const { return count_; }
+
+ private:
+  std::array<PassStep, 16> steps_;
+  int count_ = 0;
+};
+
+// The forward pass (and a full recompute's) of a transformer layer of cost `c`, and its
+// backward, which runs the blocks in reverse with each GEMM twice (input and weight
+// gradients): each block's TP exchange (an all-reduce after it, or with sequence parallelism
+// an all-gather before and a reduce-scatter after), the CP ring around the attention core, and
+// an MoE layer's dispatch and combine (docs/model.md section 2).
+LayerPass ForwardPass(const Scenario& s, const LayerCost& c);
+LayerPass BackwardPass(const Scenario& s, const LayerCost& c);
 
 // A collective running beside `compute_s` of compute takes ModelParams::comm_compute_share
 // of the GPU while it is in flight (the simulator's Occupying, sim/engine.cc): the compute

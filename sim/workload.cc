@@ -372,82 +372,23 @@ class Emitter {
   StageProgram* out_;
 };
 
-// One transformer block's TP exchange: an all-reduce, or with sequence
-// parallelism an all-gather before and a reduce-scatter after the block. With
-// parallel.tp_overlap, the all-gather is pipelined with the block's first GEMM
-// (`in_gemm_s`) and the reduce-scatter with its last (`out_gemm_s`); those
-// seconds move from the compute op into the collectives'.
-void Block(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds, double tp_bytes,
-           double in_gemm_s = 0, double out_gemm_s = 0) {
-  const bool tp = s.parallel.tp > 1, sp = s.training.sequence_parallel;
-  const bool overlap = tp && s.parallel.tp_overlap;
-  if (!overlap) in_gemm_s = out_gemm_s = 0;
-  if (tp && sp) em.Tp(phase, mb, CollKind::kAllGather, tp_bytes, in_gemm_s);
-  em.Compute(phase, mb, seconds - in_gemm_s - out_gemm_s);
-  if (tp) {
-    em.Tp(phase, mb, sp ? CollKind::kReduceScatter : CollKind::kAllReduce, tp_bytes, out_gemm_s);
-  }
-}
-
-// Forward (and recompute) and backward blocks of a layer. Backward runs each GEMM twice
-// (input and weight gradients) in reverse: the all-gather of the output gradient comes
-// before the last GEMM's backward, the reduce-scatter after the first's.
-// An MoE layer's two all-to-alls (dispatch and combine) around its experts, each way;
-// they block the compute stream as Megatron-Core's token dispatcher does.
-void ExpertExchanges(Emitter& em, OpPhase phase, int mb, const LayerCost& c) {
-  if (c.ep_bytes <= 0) return;
-  em.Ep(phase, mb, c.ep_bytes, "dispatch");
-  em.Ep(phase, mb, c.ep_bytes, "combine");
-}
-// Context parallelism: the attention core runs on each key/value chunk as the ring brings it
-// (an all-gather of K and V over the CP group pipelined with the core, cp pieces); the
-// backward also sends the chunks' dK and dV back (a reduce-scatter, after the core).
-// An MoE layer's MLP under tensor parallelism (LayerCost::moe_tp_bytes): the dispatch, the
-// routed rows all-gathered over TP, the experts (and any shared experts, which exchange
-// like a dense MLP), the reduce-scatter and the combine; not pipelined with GEMMs.
-void MoeMlpBlock(Emitter& em, const Scenario& s, OpPhase phase, int mb, double seconds,
-                 const LayerCost& c) {
-  if (c.ep_bytes > 0) em.Ep(phase, mb, c.ep_bytes, "dispatch");
-  em.Tp(phase, mb, CollKind::kAllGather, c.moe_tp_bytes);
-  if (s.model.shared_experts > 0) {
-    Block(em, s, phase, mb, seconds, c.tp_bytes);
-  } else {
-    em.Compute(phase, mb, seconds);
-  }
-  em.Tp(phase, mb, CollKind::kReduceScatter, c.moe_tp_bytes);
-  if (c.ep_bytes > 0) em.Ep(phase, mb, c.ep_bytes, "combine");
-}
-void ForwardBlocks(Emitter& em, const Scenario& s, OpPhase phase, int mb, const LayerCost& c) {
-  if (c.cp_bytes > 0) {
-    Block(em, s, phase, mb, c.attn_fwd_s - c.core_fwd_s, c.tp_bytes, c.attn_in_gemm_s,
-          c.attn_out_gemm_s);
-    em.Cp(phase, mb, CollKind::kAllGather, c.cp_bytes, c.core_fwd_s);
-  } else {
-    Block(em, s, phase, mb, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
-  }
-  if (c.moe_tp_bytes > 0) {
-    MoeMlpBlock(em, s, phase, mb, c.mlp_fwd_s, c);
-    return;
-  }
-  Block(em, s, phase, mb, c.mlp_fwd_s, c.tp_bytes, c.mlp_in_gemm_s, c.mlp_out_gemm_s);
-  ExpertExchanges(em, phase, mb, c);
-}
-void BackwardBlocks(Emitter& em, const Scenario& s, int mb, const LayerCost& c) {
-  if (c.moe_tp_bytes > 0) {
-    MoeMlpBlock(em, s, OpPhase::kBackward, mb, c.mlp_bwd_s, c);
-  } else {
-    ExpertExchanges(em, OpPhase::kBackward, mb, c);
-    Block(em, s, OpPhase::kBackward, mb, c.mlp_bwd_s, c.tp_bytes, 2 * c.mlp_out_gemm_s,
-          2 * c.mlp_in_gemm_s);
-  }
-  if (c.cp_bytes > 0) {
-    em.Cp(OpPhase::kBackward, mb, CollKind::kAllGather, c.cp_bytes, c.core_bwd_s);
-    em.Cp(OpPhase::kBackward, mb, CollKind::kReduceScatter, c.cp_bytes, 0);
-    Block(em, s, OpPhase::kBackward, mb, c.attn_bwd_s - c.core_bwd_s, c.tp_bytes,
-          2 * c.attn_out_gemm_s, 2 * c.attn_in_gemm_s);
-  } else {
-    Block(em, s, OpPhase::kBackward, mb, c.attn_bwd_s, c.tp_bytes, 2 * c.attn_out_gemm_s,
-          2 * c.attn_in_gemm_s);
+// A layer's pass (sim/stage_model.h ForwardPass / BackwardPass) as operations of `phase`.
+void EmitPass(Emitter& em, OpPhase phase, int mb, const LayerPass& pass) {
+  for (const PassStep& step : pass) {
+    switch (step.kind) {
+      case PassStep::Kind::kCompute:
+        em.Compute(phase, mb, step.seconds);
+        break;
+      case PassStep::Kind::kTp:
+        em.Tp(phase, mb, step.coll, step.bytes, step.seconds);
+        break;
+      case PassStep::Kind::kCp:
+        em.Cp(phase, mb, step.coll, step.bytes, step.seconds);
+        break;
+      case PassStep::Kind::kEp:
+        em.Ep(phase, mb, step.bytes, step.what);
+        break;
+    }
   }
 }
 
@@ -727,7 +668,7 @@ void Forward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p,
   for (int l = first; l < last; ++l) {
     traffic.BeforeForward(l, first, last);
     if (sm.transformer) {
-      ForwardBlocks(em, s, OpPhase::kForward, mb, sm.Cost(l));
+      EmitPass(em, OpPhase::kForward, mb, ForwardPass(s, sm.Cost(l)));
     } else {
       em.Compute(OpPhase::kForward, mb, sm.fwd_s[l]);
     }
@@ -758,13 +699,13 @@ void Backward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p
     if (sm.transformer) {
       const LayerCost& c = sm.Cost(l);
       if (RecomputesLayer(s.training, l)) {
-        ForwardBlocks(em, s, OpPhase::kRecompute, mb, c);
+        EmitPass(em, OpPhase::kRecompute, mb, ForwardPass(s, c));
       } else if (s.training.recompute == Recompute::kSelective) {
         em.Compute(OpPhase::kRecompute, mb, c.selective_recompute_s);
       } else if (s.training.recompute == Recompute::kSelectiveOp) {
         em.Compute(OpPhase::kRecompute, mb, c.op_recompute_s);
       }
-      BackwardBlocks(em, s, mb, c);
+      EmitPass(em, OpPhase::kBackward, mb, BackwardPass(s, c));
     } else {
       em.Compute(OpPhase::kBackward, mb, sm.bwd_s[l]);
     }

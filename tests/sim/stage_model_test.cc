@@ -166,5 +166,73 @@ TEST(StretchedComputeSeconds, IsTheShareOfTheCollectiveOrOfTheStretchedCompute) 
   EXPECT_DOUBLE_EQ(PipelinedSeconds(1.0, 10.0, 1, 0.2), 10.0 + 1.25);
 }
 
+
+// A pass as "kind:collective" words: "C" for compute, "tp:ag", "cp:rs", "ep:a2a".
+std::string Shape(const LayerPass& pass) {
+  std::string out;
+  for (const PassStep& st : pass) {
+    if (!out.empty()) out += " ";
+    if (st.kind == PassStep::Kind::kCompute) {
+      out += "C";
+      continue;
+    }
+    out += st.kind == PassStep::Kind::kTp ? "tp:" : st.kind == PassStep::Kind::kCp ? "cp:" : "ep:";
+    out += st.coll == CollKind::kAllGather       ? "ag"
+           : st.coll == CollKind::kReduceScatter ? "rs"
+           : st.coll == CollKind::kAllReduce     ? "ar"
+                                                 : "a2a";
+  }
+  return out;
+}
+
+PieceCosts Costs(const Scenario& s) {
+  Expected<ComputeModel> cm = MakeComputeModel(s, ModelParams{});
+  EXPECT_TRUE(cm.ok()) << cm.status().message();
+  return MakePieceCosts(s, *cm);
+}
+
+TEST(LayerPass, TensorParallelBlocksAndTheirOverlapWindows) {
+  const Scenario plain = On(R"("gpt-1.7b")", 1, R"("tp": 8)");
+  const LayerCost c = Costs(plain).layer;
+  EXPECT_EQ(Shape(ForwardPass(plain, c)), "C tp:ar C tp:ar");
+  EXPECT_EQ(Shape(BackwardPass(plain, c)), "C tp:ar C tp:ar");
+
+  const Scenario sp =
+      On(R"("gpt-1.7b")", 1, R"("tp": 8, "tp_overlap": true)", R"(, "sequence_parallel": true)");
+  const LayerCost k = Costs(sp).layer;
+  const LayerPass fwd = ForwardPass(sp, k);
+  ASSERT_EQ(Shape(fwd), "tp:ag C tp:rs tp:ag C tp:rs");
+  // Forward: each collective beside its block's first or last GEMM, moved out of the compute.
+  const PassStep* f = fwd.begin();
+  EXPECT_EQ(f[0].seconds, k.attn_in_gemm_s);
+  EXPECT_EQ(f[1].seconds, k.attn_fwd_s - k.attn_in_gemm_s - k.attn_out_gemm_s);
+  EXPECT_EQ(f[2].seconds, k.attn_out_gemm_s);
+  EXPECT_EQ(f[5].seconds, k.mlp_out_gemm_s);
+  // Backward: the blocks in reverse, each GEMM twice.
+  const LayerPass bwd = BackwardPass(sp, k);
+  ASSERT_EQ(Shape(bwd), "tp:ag C tp:rs tp:ag C tp:rs");
+  const PassStep* b = bwd.begin();
+  EXPECT_EQ(b[0].seconds, 2 * k.mlp_out_gemm_s);
+  EXPECT_EQ(b[2].seconds, 2 * k.mlp_in_gemm_s);
+  EXPECT_EQ(b[5].seconds, 2 * k.attn_in_gemm_s);
+  EXPECT_EQ(b[0].bytes, k.tp_bytes);
+}
+
+TEST(LayerPass, ContextRingAroundTheCoreAndExpertExchanges) {
+  const Scenario cp = On(R"("llama3-8b")", 1, R"("cp": 4)");
+  const LayerCost c = Costs(cp).layer;
+  const LayerPass fwd = ForwardPass(cp, c);
+  ASSERT_EQ(Shape(fwd), "C cp:ag C");
+  EXPECT_EQ(fwd.begin()[1].seconds, c.core_fwd_s);  // pipelined with the core
+  EXPECT_EQ(fwd.begin()[1].bytes, c.cp_bytes);
+  EXPECT_EQ(Shape(BackwardPass(cp, c)), "C cp:ag cp:rs C");
+
+  const Scenario moe = On(R"("mixtral-8x7b")", 2, R"("tp": 2, "ep": 8)");
+  const PieceCosts pc = Costs(moe);
+  EXPECT_EQ(Shape(ForwardPass(moe, pc.moe_layer)), "C tp:ar ep:a2a tp:ag C tp:rs ep:a2a");
+  EXPECT_EQ(Shape(BackwardPass(moe, pc.moe_layer)), "ep:a2a tp:ag C tp:rs ep:a2a C tp:ar");
+  EXPECT_STREQ(ForwardPass(moe, pc.moe_layer).begin()[2].what, "dispatch");
+}
+
 }  // namespace
 }  // namespace trainsim::sim
