@@ -145,7 +145,7 @@ struct LayerComm {
   double tp_one = 0;              // one TP collective: an all-reduce, or with SP a ring pass
   double tp_block = 0;            // a block's exchange: the all-reduce, or SP's gather and scatter
   double moe_mlp_tp = 0;          // an MoE MLP's exchange under TP
-  double ep_one = 0;              // one all-to-all of an MoE layer
+  double ep_pass = 0;             // an MoE layer's all-to-alls of one pass
   double cp_fwd = 0, cp_bwd = 0;  // the K/V ring beyond the attention core, per pass
   bool tp_overlap = false;
 };
@@ -214,26 +214,38 @@ LayerComm StepModel::MakeLayerComm() const {
   c.tp_one = sp ? RingSeconds(links_, tp_group, gpn_, f_.layer.tp_bytes, false)
                 : AllReduceSeconds(links_, tp_group, gpn_, f_.layer.tp_bytes);
   c.tp_block = sp ? 2 * c.tp_one : c.tp_one;
-  // EP: groups of ep consecutive DP ranks, tp ranks apart; two all-to-alls per MoE
-  // layer and pass (dispatch and combine).
+  // EP: the all-to-alls of an MoE layer's pass (sim::ForwardPass: dispatch and combine, over
+  // groups of ep consecutive DP ranks tp ranks apart); the backward's are the same.
   const Group ep_group = GroupOf(s_, sim::GroupKind::kEp, gpn_);
-  c.ep_one = AllToAllSeconds(links_, ep_group, gpn_, moe_layer_.ep_bytes);
+  for (const sim::PassStep& step : sim::ForwardPass(s_, moe_layer_)) {
+    if (step.kind == sim::PassStep::Kind::kEp) {
+      c.ep_pass += AllToAllSeconds(links_, ep_group, gpn_, step.bytes);
+    }
+  }
   // An MoE layer's MLP under TP (sim/workload.cc MoeMlpBlock): the routed rows all-gathered
   // and reduce-scattered over the TP group, and shared experts' dense exchange; no overlap.
   c.moe_mlp_tp = moe_layer_.moe_tp_bytes > 0
                      ? 2 * RingSeconds(links_, tp_group, gpn_, moe_layer_.moe_tp_bytes, false) +
                            (s_.model.shared_experts > 0 ? c.tp_block : 0)
                      : c.tp_block;
-  // CP: the K/V all-gather over cp ranks tp apart, pipelined in cp pieces with the
-  // attention core (sim/workload.cc ForwardBlocks), and the dK/dV reduce-scatter after the
-  // backward core. Dense layers' figures (MoE with CP is not modelled).
+  // CP: the ring's collectives of a dense layer's pass (sim::ForwardPass / BackwardPass: the
+  // K/V all-gather over cp ranks tp apart, pipelined in cp pieces with the attention core; the
+  // backward's dK/dV reduce-scatter after it), each beyond the compute it hides behind. MoE
+  // with CP is not modelled.
   if (par.cp > 1) {
     const Group cp_group = GroupOf(s_, sim::GroupKind::kCp, gpn_);
-    const sim::LayerCost& l = f_.layer;
-    const double ring = RingSeconds(links_, cp_group, gpn_, l.cp_bytes, false);
-    const double share = params_.comm_compute_share;
-    c.cp_fwd = sim::PipelinedSeconds(l.core_fwd_s, ring, par.cp, share) - l.core_fwd_s;
-    c.cp_bwd = sim::PipelinedSeconds(l.core_bwd_s, ring, par.cp, share) - l.core_bwd_s + ring;
+    auto beyond = [&](const sim::LayerPass& pass) {
+      double seconds = 0;
+      for (const sim::PassStep& step : pass) {
+        if (step.kind != sim::PassStep::Kind::kCp) continue;
+        const double ring = RingSeconds(links_, cp_group, gpn_, step.bytes, false);
+        seconds += sim::PipelinedSeconds(step.seconds, ring, par.cp, params_.comm_compute_share) -
+                   step.seconds;
+      }
+      return seconds;
+    };
+    c.cp_fwd = beyond(sim::ForwardPass(s_, f_.layer));
+    c.cp_bwd = beyond(sim::BackwardPass(s_, f_.layer));
   }
   c.tp_overlap = par.tp > 1 && par.tp_overlap;
   return c;
@@ -305,9 +317,9 @@ double StepModel::StageComm(const sim::StageShare& share) const {
         layers;
     tp_s = (forward_passes + layers) * per_layer;
   }
-  // EP: two all-to-alls per MoE layer and pass, forward and backward; recomputed
-  // layers exchange their tokens again, in proportion.
-  tp_s += 2 * comm_.ep_one * moe * (2.0 + static_cast<double>(recomputed) / layers);
+  // EP: each MoE layer's pass exchanges, forward and backward; recomputed layers exchange
+  // their tokens again, in proportion.
+  tp_s += comm_.ep_pass * moe * (2.0 + static_cast<double>(recomputed) / layers);
   // CP: each forward pass's K/V ring beyond the core it is pipelined with; the
   // backward's, and the gradients' way back.
   tp_s += forward_passes * comm_.cp_fwd + layers * comm_.cp_bwd;
