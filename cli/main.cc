@@ -73,7 +73,7 @@ int Help(const std::vector<std::string>&) {
   return kOk;
 }
 
-// simulate's options, and catalog's (--catalog alone).
+// simulate's options (catalog takes --catalog alone, models none).
 const std::vector<OptionSpec> kSimulateOptions = {{"--json"},
                                                   {"--full"},
                                                   {"--estimate"},
