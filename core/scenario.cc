@@ -25,7 +25,7 @@ namespace {
 
 constexpr int kMaxInt = std::numeric_limits<int>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int kMaxDim = 1 << 24;    // model dimensions: keeps 4 * hidden an int
+constexpr int kMaxDim = 1 << 24;  // model dimensions: keeps 4 * hidden an int
 constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 constexpr int kFormatVersion = 1;
 

@@ -45,8 +45,8 @@ FormField FromTable(const ScenarioField& f) {
   }
   QString hint = QString::fromStdString(f.default_text);
   hint.remove(QLatin1Char('`')).remove(QLatin1Char('"'));
-  return FormField{path, section, QString::fromStdString(f.label), kind, Strings(f.choices), hint,
-                   {}};
+  return FormField{path, section, QString::fromStdString(f.label), kind, Strings(f.choices),
+                   hint, {}};
 }
 
 std::vector<FormField> MakeFields() {

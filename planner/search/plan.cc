@@ -11,8 +11,8 @@
 
 #include "core/units.h"
 #include "planner/job/interruptions.h"
-#include "planner/search/pareto.h"
 #include "planner/job/pricing.h"
+#include "planner/search/pareto.h"
 #include "planner/search/reasons.h"
 #include "planner/search/scaling.h"
 #include "sim/isolate.h"

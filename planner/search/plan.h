@@ -21,8 +21,8 @@
 #include "core/scenario.h"
 #include "core/search.h"
 #include "planner/job/commitment.h"
-#include "planner/search/estimator.h"
 #include "planner/job/job.h"
+#include "planner/search/estimator.h"
 #include "planner/search/space.h"
 #include "sim/simulate.h"
 

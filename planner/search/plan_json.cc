@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "core/units.h"
-#include "planner/search/plan.h"
 #include "planner/job/pricing.h"
+#include "planner/search/plan.h"
 #include "planner/search/reasons.h"
 
 namespace trainsim::planner {

@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "core/units.h"
-#include "planner/search/estimator.h"
 #include "planner/job/pricing.h"
+#include "planner/search/estimator.h"
 #include "sim/isolate.h"
 #include "sim/memory_model.h"
 #include "sim/simulate.h"

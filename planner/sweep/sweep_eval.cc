@@ -10,8 +10,8 @@
 
 #include "core/sweep_grid.h"
 #include "core/units.h"
-#include "planner/search/plan.h"
 #include "planner/job/pricing.h"
+#include "planner/search/plan.h"
 #include "planner/search/reasons.h"
 #include "sim/simulate.h"
 

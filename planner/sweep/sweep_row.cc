@@ -12,10 +12,11 @@ namespace {
 // The scenario columns (SweepScenarioColumns) as paths of the scenario's field table; "gpus" is
 // the row's own.
 constexpr std::string_view kScenarioColumns[] = {
-    "cluster.instance",  "cluster.nodes",       "gpus",          "parallel.tp",
-    "parallel.pp",       "parallel.dp",         "parallel.ep",   "parallel.cp",
-    "parallel.zero_stage", "parallel.shard_group", "training.micro_batch", "training.recompute",
-    "parallel.schedule", "cluster.pricing"};
+    "cluster.instance",     "cluster.nodes",        "gpus",
+    "parallel.tp",          "parallel.pp",          "parallel.dp",
+    "parallel.ep",          "parallel.cp",          "parallel.zero_stage",
+    "parallel.shard_group", "training.micro_batch", "training.recompute",
+    "parallel.schedule",    "cluster.pricing"};
 
 // A scenario column's table field, or null for gpus.
 const ScenarioField* ColumnField(size_t i) { return FindScenarioField(kScenarioColumns[i]); }

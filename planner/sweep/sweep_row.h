@@ -57,7 +57,8 @@ struct SweepRow {
 void SetScenarioColumns(const Scenario& s, SweepRow* row);
 
 // The column names, in order: point, id, scenario, status, message, the scenario
-// columns (instance, nodes, ...), pricing_terms, step_time_s, ..., cost_p90_usd (results.csv's header; results.json's keys, then detail).
+// columns (instance, nodes, ...), pricing_terms, step_time_s, ..., cost_p90_usd (results.csv's
+// header; results.json's keys, then detail).
 const std::vector<std::string>& SweepColumns();
 
 // The row as one JSON object: the columns in order, then "detail".

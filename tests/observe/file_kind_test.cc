@@ -17,8 +17,8 @@ const std::string kData = TRAINSIM_SOURCE_DIR "/tests/observe/data/";
 TEST(FileKindTest, EachFixtureIsTakenForWhatItIs) {
   EXPECT_TRUE(LooksLikeKineto(FileHead(kData + "kineto-synthetic.json")));
   EXPECT_TRUE(LooksLikeNcclTests(kData + "nccl-tests-p5-2node.txt"));
-  for (const char* other : {"megatron-synthetic.log", "cloudwatch-get-metric-data.json",
-                            "trainsim-local.jsonl"}) {
+  for (const char* other :
+       {"megatron-synthetic.log", "cloudwatch-get-metric-data.json", "trainsim-local.jsonl"}) {
     SCOPED_TRACE(other);
     EXPECT_FALSE(LooksLikeKineto(FileHead(kData + other)));
     EXPECT_FALSE(LooksLikeNcclTests(kData + other));

@@ -166,7 +166,6 @@ TEST(StretchedComputeSeconds, IsTheShareOfTheCollectiveOrOfTheStretchedCompute) 
   EXPECT_DOUBLE_EQ(PipelinedSeconds(1.0, 10.0, 1, 0.2), 10.0 + 1.25);
 }
 
-
 // A pass as "kind:collective" words: "C" for compute, "tp:ag", "cp:rs", "ep:a2a".
 std::string Shape(const LayerPass& pass) {
   std::string out;
