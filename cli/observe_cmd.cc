@@ -89,9 +89,9 @@ int ObserveCommand(const std::vector<std::string>& words) {
       (a->format.empty() && observe::LooksLikeNcclTests(a->files[0]))) {
     return ObserveNccl(*a);
   }
+  const std::string head = a->format.empty() ? observe::FileHead(a->files[0]) : std::string();
   if (a->format == "kineto" || a->format == "chakra" ||
-      (a->format.empty() && (observe::LooksLikeKineto(observe::FileHead(a->files[0])) ||
-                             observe::LooksLikeChakra(observe::FileHead(a->files[0]))))) {
+      (a->format.empty() && (observe::LooksLikeKineto(head) || observe::LooksLikeChakra(head)))) {
     return ObserveTraces(*a);
   }
   const std::optional<observe::SageMakerFormat> sagemaker = SageMakerFormatOf(*a, a->files[0]);

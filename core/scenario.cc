@@ -931,16 +931,21 @@ Expected<PlanningScenario> LoadPlanningText(std::string_view text, const std::st
   return s;
 }
 
+// The Scenario alone: the planning sections are checked, and no document is kept.
 Expected<Scenario> ParseScenario(std::string_view text, std::string_view filename,
                                  const Catalog& catalog) {
-  Expected<PlanningScenario> s = ParsePlanningScenario(text, filename, catalog);
+  Expected<JsonValue> root = ParseJson(text, filename);
+  if (!root.ok()) return root.status();
+  Expected<PlanningScenario> s = ParsePlanningRoot(*root, filename, catalog);
   if (!s.ok()) return s.status();
   return std::move(s->scenario);
 }
 
 Expected<Scenario> LoadScenarioFile(const std::string& path, const Catalog& catalog,
                                     const std::string& profile_path) {
-  Expected<PlanningScenario> s = LoadPlanningScenario(path, catalog, profile_path);
+  Expected<JsonValue> root = ParseJsonFile(path);
+  if (!root.ok()) return root.status();
+  Expected<PlanningScenario> s = LoadPlanningRoot(*root, path, catalog, profile_path);
   if (!s.ok()) return s.status();
   return std::move(s->scenario);
 }

@@ -33,17 +33,14 @@ struct Layout {
         pp(s.parallel.pp),
         cp(s.parallel.cp),
         measured(measured_slots) {
-    for (GroupKind kind : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp, GroupKind::kDp,
-                           GroupKind::kShard, GroupKind::kAcrossShards, GroupKind::kExpertData}) {
-      shapes[static_cast<size_t>(kind)] = ShapeOf(s, kind);
-    }
+    for (int k = 0; k < kGroupKinds; ++k) shapes[k] = ShapeOf(s, static_cast<GroupKind>(k));
   }
 
   int tp = 1, dp = 1, pp = 1;
   int cp = 1;  // the pieces a CP ring is pipelined in
   // DP slots whose collectives kReduced measures: all, or the fold's (sim/fold.h).
   int measured = 1;
-  std::array<GroupShape, 7> shapes;
+  std::array<GroupShape, kGroupKinds> shapes;
 
   // A slot group's members and the slots between them (`kind` not kTp).
   int Members(GroupKind kind) const { return shapes[static_cast<size_t>(kind)].members; }

@@ -169,20 +169,10 @@ namespace {
 
 PassStep Collective(PassStep::Kind kind, CollKind coll, double bytes, double window_s = 0,
                     const char* what = "") {
-  PassStep step;
-  step.kind = kind;
-  step.coll = coll;
-  step.bytes = bytes;
-  step.seconds = window_s;
-  step.what = what;
-  return step;
+  return {.kind = kind, .seconds = window_s, .coll = coll, .bytes = bytes, .what = what};
 }
 
-void Compute(LayerPass* pass, double seconds) {
-  PassStep step;
-  step.seconds = seconds;
-  pass->Add(step);
-}
+void Compute(LayerPass* pass, double seconds) { pass->Add({.seconds = seconds}); }
 
 // One block and its TP exchange: an all-reduce after it, or with sequence parallelism an
 // all-gather before and a reduce-scatter after. Under parallel.tp_overlap the all-gather is

@@ -116,6 +116,8 @@ enum class GroupKind {
   kAcrossShards,  // the slots that hold the same shard, one in each shard group
   kExpertData,    // the slots that hold the same experts, one in each EP group
 };
+inline constexpr int kGroupKinds = 7;
+static_assert(static_cast<int>(GroupKind::kExpertData) + 1 == kGroupKinds);
 // A group's members and the distance between consecutive members in GPU ranks.
 struct GroupShape {
   int members = 1;
