@@ -25,6 +25,7 @@
 #include "core/model_zoo.h"
 #include "core/sanitizer_mpi.h"
 #include "core/scenario.h"
+#include "core/strategy.h"
 #include "core/units.h"
 #include "planner/search/estimator.h"
 #include "sim/simulate.h"
@@ -138,8 +139,7 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
   const sim::MemoryBreakdown& m = r.memory;
   std::cout << s.name << ": " << s.model.name << " on " << s.cluster.nodes << " x "
             << s.instance.name << " (" << s.total_gpus() << " GPUs), tp " << s.parallel.tp << " pp "
-            << s.parallel.pp << " dp " << s.parallel.dp
-            << (s.parallel.cp > 1 ? " cp " + std::to_string(s.parallel.cp) : "")
+            << s.parallel.pp << " dp " << s.parallel.dp << DegreesText(s.parallel)
             << (s.parallel.ep > 1 ? " ep " + std::to_string(s.parallel.ep) : "") << ", "
             << ToString(s.parallel.schedule) << ", " << s.microbatches_per_pipeline()
             << " microbatches per pipeline\n";

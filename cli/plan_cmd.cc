@@ -14,6 +14,7 @@
 #include "core/error_bands.h"
 #include "core/scenario.h"
 #include "core/search.h"
+#include "core/strategy.h"
 #include "core/units.h"
 #include "planner/search/plan.h"
 #include "planner/search/reasons.h"
@@ -98,10 +99,12 @@ void PrintCandidate(const planner::Plan& p, size_t i) {
   // ZeRO stage, and "/g" with a hybrid shard group of g.
   std::string zero = std::to_string(k.zero_stage);
   if (k.shard_group > 0) zero += "/" + std::to_string(k.shard_group);
-  // dp, and "eN" with expert parallelism N.
+  // dp, "eN" with expert parallelism N, then each strategy's tag and degree ("c2").
   std::string dp = std::to_string(k.dp);
   if (k.ep > 1) dp += "e" + std::to_string(k.ep);
-  if (k.cp > 1) dp += "c" + std::to_string(k.cp);
+  for (int i = 0; i < kStrategyCount; ++i) {
+    if (k.degrees[i] > 1) dp += std::string(kStrategies[i]->tag) + std::to_string(k.degrees[i]);
+  }
   // The step time's 80% band (docs/validation.md section 0.7); "*" where it was widened.
   std::string band = "-";
   if (Judged(c.band)) {
@@ -174,14 +177,20 @@ void PrintScaling(const planner::Plan& p) {
 void PrintTable(const Scenario& s, const planner::Plan& p) {
   PrintCandidates(s, p);
   PrintPricingOptions(p);
+  // "dp deN / dcN = expert / context parallel N": expert parallelism, then each strategy's tag.
+  std::string tags = "deN", meanings = "expert";
+  for (const Strategy* st : kStrategies) {
+    tags += " / d" + std::string(st->tag) + "N";
+    meanings += " / " + std::string(st->title);
+  }
   std::printf(
       "\n(* recommended; each candidate with its best pricing option; zero s/g = ZeRO-s sharded "
-      "over hybrid groups of g; dp deN / dcN = expert / context parallel N; 80%% band: where the "
-      "step time of 80%% "
-      "of published runs like "
-      "it fell against the prediction, * = widened beyond what was measured (docs/validation.md "
-      "section 0.7); est %% = estimator against simulator; hours and cost are expected values "
-      "of the whole job, P90 with the model's error and interruptions)\n\nRecommendation%s:\n",
+      "over hybrid groups of g; dp %s = %s N; 80%% band: where the step time of 80%% of "
+      "published runs like it fell against the prediction, * = widened beyond what was measured "
+      "(docs/validation.md section 0.7); est %% = estimator against simulator; hours and cost "
+      "are expected values of the whole job, P90 with the model's error and "
+      "interruptions)\n\nRecommendation%s:\n",
+      tags.c_str(), meanings.c_str(),
       p.meets_constraints ? "" : " (no plan meets the constraints)");
   for (const std::string& r : p.reasons) std::printf("  - %s\n", r.c_str());
   std::printf("\nPareto front (time against cost):");

@@ -19,6 +19,7 @@
 #include "core/model_zoo.h"
 #include "core/scenario_fields.h"
 #include "core/scenario_sections.h"
+#include "core/strategy.h"
 
 namespace trainsim {
 namespace {
@@ -320,7 +321,7 @@ class ScenarioParser {
           &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
           &ScenarioParser::CheckInterleaving, &ScenarioParser::CheckDataParallel,
           &ScenarioParser::CheckShardGroup, &ScenarioParser::CheckExperts,
-          &ScenarioParser::CheckContext, &ScenarioParser::CheckOffload,
+          &ScenarioParser::CheckStrategies, &ScenarioParser::CheckOffload,
           &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
@@ -583,21 +584,27 @@ class ScenarioParser {
     ParallelConfig& p = out_.parallel;
     const InstanceType& type = out_.instance;
     const int64_t gpus = static_cast<int64_t>(out_.cluster.nodes) * type.gpus;
-    // With context parallelism its degree joins the product (named only then).
-    const int64_t tp_pp = static_cast<int64_t>(p.tp) * p.pp * p.cp;
-    const std::string cp_name = p.cp > 1 ? " * parallel.cp" : "";
-    const std::string cp_value = p.cp > 1 ? Cat(" * ", p.cp) : "";
+    // The strategies that split a data-parallel slot join the product (named only then).
+    int64_t tp_pp = static_cast<int64_t>(p.tp) * p.pp;
+    std::string split_names, split_values;
+    for (const Strategy* st : kStrategies) {
+      const int degree = p.*st->degree;
+      if (!st->splits_slots || degree == 1) continue;
+      tp_pp *= degree;
+      split_names += Cat(" * parallel.", st->name);
+      split_values += Cat(" * ", degree);
+    }
     if (const JsonValue* dp = parallel_->Find("dp")) {
       if (tp_pp * p.dp == gpus) return Status::Ok();
-      return ErrorAt(
-          file_, dp->pos,
-          Cat("parallel.tp * parallel.pp", cp_name, " * parallel.dp = ", p.tp, " * ", p.pp,
-              cp_value, " * ", p.dp, " = ", tp_pp * p.dp, " does not equal the cluster's ", gpus,
-              " GPUs (", out_.cluster.nodes, " x ", type.name, " with ", type.gpus, " GPUs)"));
+      return ErrorAt(file_, dp->pos,
+                     Cat("parallel.tp * parallel.pp", split_names, " * parallel.dp = ", p.tp, " * ",
+                         p.pp, split_values, " * ", p.dp, " = ", tp_pp * p.dp,
+                         " does not equal the cluster's ", gpus, " GPUs (", out_.cluster.nodes,
+                         " x ", type.name, " with ", type.gpus, " GPUs)"));
     }
     if (gpus % tp_pp != 0) {
       return ErrorAt(file_, PosOfFirst(*parallel_, {"pp", "tp"}),
-                     Cat("parallel.tp * parallel.pp", cp_name, " = ", tp_pp,
+                     Cat("parallel.tp * parallel.pp", split_names, " = ", tp_pp,
                          " does not divide the cluster's ", gpus, " GPUs"));
     }
     p.dp = static_cast<int>(gpus / tp_pp);
@@ -752,37 +759,15 @@ class ScenarioParser {
     return Status::Ok();
   }
 
-  // Context parallelism: the sequence splits into 2 cp chunks (Megatron-Core's
-  // causal load balancing), with flash attention (ring attention's kernels); the
-  // combinations not modelled yet are refused.
-  Status CheckContext() {
-    const ParallelConfig& p = out_.parallel;
-    const JsonValue* given = parallel_->Find("cp");
-    if (!given || p.cp == 1) return Status::Ok();
-    const ModelSpec& m = out_.model;
-    if (m.kind != ModelKind::kTransformer) {
-      return ErrorAt(
-          file_, given->pos,
-          Cat("parallel.cp = ", p.cp, " needs a transformer model (it splits sequences)"));
-    }
-    if (m.seq_len % (2 * p.cp) != 0) {
-      return ErrorAt(file_, given->pos,
-                     Cat("parallel.cp = ", p.cp, " does not split model.seq_len = ", m.seq_len,
-                         " into 2 * cp = ", 2 * p.cp,
-                         " equal chunks (the causal load balancing of ring attention)"));
-    }
-    if (!out_.training.flash_attention) {
-      return ErrorAt(file_, given->pos,
-                     Cat("parallel.cp = ", p.cp,
-                         " needs training.flash_attention (ring attention runs the flash kernels "
-                         "on each key/value chunk)"));
-    }
-    if (p.ep > 1 || p.shard_group > 0 || p.dp_algorithm == DpAlgorithm::kParameterServer ||
-        out_.training.offload_params || out_.training.offload_activations) {
-      return ErrorAt(file_, given->pos,
-                     Cat("parallel.cp = ", p.cp,
-                         " is not modelled with parallel.ep, parallel.shard_group, parameter "
-                         "servers or offload"));
+  // Each strategy (core/strategy.h) given above 1 must fit the rest of the scenario.
+  Status CheckStrategies() {
+    for (const Strategy* st : kStrategies) {
+      const JsonValue* given = parallel_->Find(st->name);
+      const int degree = out_.parallel.*st->degree;
+      if (!given || degree == 1) continue;
+      if (const std::string why = st->unfit(out_); !why.empty()) {
+        return ErrorAt(file_, given->pos, Cat("parallel.", st->name, " = ", degree, " ", why));
+      }
     }
     return Status::Ok();
   }

@@ -213,6 +213,10 @@ inline int64_t MicrobatchesPerPipeline(int64_t global_batch, int dp, int micro_b
   return global_batch / (static_cast<int64_t>(std::max(1, dp)) * std::max(1, micro_batch));
 }
 
+// The product of the strategies' degrees that split a data-parallel slot (core/strategy.h;
+// 1 with none above 1).
+int SlotSplit(const ParallelConfig& p);
+
 struct Scenario {
   int version = 1;
   std::string name;  // file stem or "scenario"
@@ -229,9 +233,10 @@ struct Scenario {
   int total_gpus() const { return cluster.nodes * instance.gpus; }
   // DP ranks that share one copy of the sharded state: parallel.shard_group
   // (dp when not hybrid), and how many such copies the DP group holds.
-  // GPUs of a stage's TP rank that hold the same weights: dp x cp (the
-  // simulator's data-parallel slots; gradients and ZeRO span them).
-  int replicas() const { return parallel.dp * parallel.cp; }
+  // GPUs of a stage's TP rank that hold the same weights: dp x the strategies that split a
+  // data-parallel slot (core/strategy.h; cp): the simulator's data-parallel slots, which
+  // gradients and ZeRO span.
+  int replicas() const { return parallel.dp * SlotSplit(parallel); }
   int shard_degree() const { return parallel.shard_group > 0 ? parallel.shard_group : replicas(); }
   int shard_replicas() const { return replicas() / shard_degree(); }
   // How much slower GPU `rank` computes (the largest straggler factor that

@@ -82,6 +82,10 @@ struct IntListField {
   int min;
   int max;
   std::vector<int> SearchConfig::*list;
+  int strategy = -1;  // or the index in kStrategies of search.<strategy name>
+  std::vector<int>& In(SearchConfig& c) const {
+    return strategy < 0 ? c.*list : c.strategies[strategy];
+  }
 };
 
 constexpr IntListField kIntLists[] = {
@@ -91,8 +95,23 @@ constexpr IntListField kIntLists[] = {
     {"zero_stages", 0, 3, &SearchConfig::zero_stages},
     {"shard_groups", 2, kMaxParallel, &SearchConfig::shard_groups},
     {"ep", 1, kMaxParallel, &SearchConfig::ep},
-    {"cp", 1, kMaxParallel, &SearchConfig::cp},
     {"virtual_stages", 2, kMaxParallel, &SearchConfig::virtual_stages}};
+
+// The integer lists in docs/formats.md's order: each strategy's degrees after ep.
+const std::vector<IntListField>& IntLists() {
+  static const std::vector<IntListField> lists = [] {
+    std::vector<IntListField> out;
+    for (const IntListField& f : kIntLists) {
+      out.push_back(f);
+      if (f.key != "ep") continue;
+      for (int i = 0; i < kStrategyCount; ++i) {
+        out.push_back({kStrategies[i]->name, 1, kMaxParallel, nullptr, i});
+      }
+    }
+    return out;
+  }();
+  return lists;
+}
 
 std::string IntRangeText(int min, int max) {
   return max == kMaxInt ? Cat(">= ", min) : Cat("in [", min, ", ", max, "]");
@@ -124,7 +143,7 @@ class SearchReader {
     int64_t seed = static_cast<int64_t>(out_.seed);
     for (std::string_view key : {"instances", "nodes", "pricing"}) r.Child(key);
     r.Bool("spot_allowed", &out_.spot_allowed);
-    for (const IntListField& f : kIntLists) r.Child(f.key);
+    for (const IntListField& f : IntLists()) r.Child(f.key);
     r.Int("max_pp", &out_.max_pp, 1, kMaxParallel);
     r.Child("recompute");
     r.Child("schedules");
@@ -226,7 +245,7 @@ class SearchReader {
   }
 
   Status ReadIntLists() {
-    for (const IntListField& f : kIntLists) {
+    for (const IntListField& f : IntLists()) {
       auto read_item = [this, &f](const JsonValue& item, const std::string& path) -> Expected<int> {
         const bool ok = item.is_number() && item.number >= f.min && item.number <= f.max &&
                         item.number == std::floor(item.number);
@@ -237,7 +256,7 @@ class SearchReader {
         }
         return static_cast<int>(item.number);
       };
-      if (Status s = ReadList<int>(f.key, read_item, &(out_.*f.list)); !s.ok()) return s;
+      if (Status s = ReadList<int>(f.key, read_item, &f.In(out_)); !s.ok()) return s;
     }
     return Status::Ok();
   }

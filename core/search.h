@@ -8,6 +8,7 @@
 // documented default of the job model).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "core/catalog.h"
 #include "core/scenario.h"
 #include "core/status.h"
+#include "core/strategy.h"
 
 namespace trainsim {
 
@@ -75,8 +77,9 @@ struct SearchConfig {
   // Expert-parallel degrees (parallel.ep) tried by a mixture-of-experts model's
   // ZeRO-0/1 layouts; empty = 1 and the powers of two dividing the experts and dp.
   std::vector<int> ep;
-  // Context-parallel degrees (parallel.cp) tried; empty = the scenario's.
-  std::vector<int> cp;
+  // Each strategy's degrees tried (search.<name>, in kStrategies' order, core/strategy.h);
+  // empty = the strategy's default axis.
+  std::array<std::vector<int>, kStrategyCount> strategies;
   std::vector<Recompute> recompute;  // empty = none, selective, full
   std::vector<Schedule> schedules;   // empty = 1f1b, interleaved
   std::vector<int> virtual_stages;   // for interleaved; empty = 2, 4

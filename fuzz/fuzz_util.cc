@@ -170,7 +170,7 @@ ojson SearchDigest(const SearchConfig& s) {
           {"pricing", Enums(s.pricing)},
           {"spot_allowed", s.spot_allowed},
           {"degrees",
-           {s.tp, s.pp, s.max_pp, s.micro_batch, s.zero_stages, s.shard_groups, s.ep, s.cp,
+           {s.tp, s.pp, s.max_pp, s.micro_batch, s.zero_stages, s.shard_groups, s.ep, s.strategies,
             s.virtual_stages}},
           {"recompute", Enums(s.recompute)},
           {"schedules", Enums(s.schedules)},

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/scenario_sections.h"
+#include "core/strategy.h"
 #include "core/units.h"
 #include "launch/bundle_parts.h"
 #include "launch/names.h"
@@ -156,10 +158,13 @@ std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts&
       {"steps", std::to_string(f.steps)},
       {"checkpoint_interval_s", std::to_string(std::llround(f.plan->checkpoint_interval_s))},
   };
-  // After dp: the expert and context parallel degrees, where the plan has them.
+  // After dp: the expert parallel degree and each strategy's, where the plan has them.
   auto at = out.begin() + 3;
   if (s.parallel.ep > 1) at = out.insert(at, {"ep", std::to_string(s.parallel.ep)}) + 1;
-  if (s.parallel.cp > 1) at = out.insert(at, {"cp", std::to_string(s.parallel.cp)}) + 1;
+  for (const Strategy* st : kStrategies) {
+    const int degree = s.parallel.*st->degree;
+    if (degree > 1) at = out.insert(at, {std::string(st->name), std::to_string(degree)}) + 1;
+  }
   // After zero_stage: with hybrid sharding the group (the script builds its (replicate,
   // shard) device mesh from it), then for ZeRO-2/3 FSDP's sharding strategy.
   ++at;
@@ -212,9 +217,11 @@ std::vector<std::string> LauncherWarnings(const JobFacts& f) {
   const ParallelConfig& p = f.s->parallel;
   std::vector<std::string> out;
   const bool smp_v2 = !SmpV2Parameters(*f.s).empty();
-  if ((p.ep > 1 || p.cp > 1) && !smp_v2 && f.Has(Target::kSagemaker)) {
-    const std::string what = p.ep > 1 ? "parallel.ep " + std::to_string(p.ep) + " (--ep)"
-                                      : "parallel.cp " + std::to_string(p.cp) + " (--cp)";
+  const Strategy* st = FirstStrategy(p);
+  if ((p.ep > 1 || st) && !smp_v2 && f.Has(Target::kSagemaker)) {
+    const std::string what =
+        p.ep > 1 ? "parallel.ep " + std::to_string(p.ep) + " (--ep)"
+                 : Cat("parallel.", st->name, " ", p.*st->degree, " (--", st->name, ")");
     out.push_back(what + ": SMP v2, which has expert and context parallelism, does not run " +
                   (p.pp > 1 ? std::string("pipeline stages") : "on " + f.s->instance.name) +
                   ", so sagemaker/launch.py's distribution does not set it: the training script "

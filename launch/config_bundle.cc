@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/strategy.h"
 #include "launch/bundle_parts.h"
 #include "launch/names.h"
 #include "sim/memory_model.h"
@@ -94,7 +95,10 @@ std::vector<std::string> ParallelArgs(const JobFacts& f) {
                        std::to_string(s.model.layers / (p.pp * p.virtual_stages))});
   }
   if (p.ep > 1) a.insert(a.end(), {"--expert-model-parallel-size", std::to_string(p.ep)});
-  if (p.cp > 1) a.insert(a.end(), {"--context-parallel-size", std::to_string(p.cp)});
+  for (const Strategy* st : kStrategies) {
+    const int degree = p.*st->degree;
+    if (degree > 1) a.insert(a.end(), {std::string(st->megatron_flag), std::to_string(degree)});
+  }
   if (s.training.sequence_parallel) a.push_back("--sequence-parallel");
   if (p.zero_stage == 1 || p.zero_stage == 2) a.push_back("--use-distributed-optimizer");
   if (p.zero_stage == 3) a.push_back("--use-torch-fsdp2");
@@ -143,9 +147,10 @@ std::optional<std::string> DeepSpeedGap(const Scenario& s) {
     return "parallel.shard_group with zero_stage " + std::to_string(s.parallel.zero_stage) +
            ": DeepSpeed shards in groups only at stage 3 (MiCS, mics_shard_size)";
   }
-  if (s.parallel.cp > 1) {
-    return "parallel.cp (context parallelism) has no DeepSpeed config field (DeepSpeed-Ulysses "
-           "sequence parallelism is a different scheme, set in code)";
+  for (const Strategy* st : kStrategies) {
+    if (s.parallel.*st->degree > 1 && !st->deepspeed_gap.empty()) {
+      return std::string(st->deepspeed_gap);
+    }
   }
   return std::nullopt;
 }

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/strategy.h"
+
 namespace trainsim::launch {
 namespace {
 
@@ -89,8 +91,10 @@ Expected<LaunchPlan> ReadPlan(const std::string& text, const std::string& file,
   } else {
     parallel.erase("shard_group");
   }
-  // Expert and context parallelism (plans written before them have neither: 1).
-  for (const char* k : {"ep", "cp"}) {
+  // Expert parallelism and each strategy (plans written before them have none: 1).
+  std::vector<std::string> degrees = {"ep"};
+  for (const Strategy* st : kStrategies) degrees.emplace_back(st->name);
+  for (const std::string& k : degrees) {
     if (config.value(k, 1) > 1) {
       parallel[k] = config.at(k);
     } else {

@@ -12,6 +12,7 @@
 // (instance-catalog/aws.json, with their sources).
 #include <nlohmann/json.hpp>
 
+#include "core/strategy.h"
 #include "launch/bundle_parts.h"
 
 namespace trainsim::launch {
@@ -174,7 +175,10 @@ ojson SmpV2Parameters(const Scenario& s) {
   if (!SmpV2Supports(s.instance) || p.pp > 1) return params;
   if (p.shard_group > 0) params["hybrid_shard_degree"] = p.shard_group;
   if (p.tp > 1) params["tensor_parallel_degree"] = p.tp;
-  if (p.cp > 1) params["context_parallel_degree"] = p.cp;
+  for (const Strategy* st : kStrategies) {
+    const int degree = p.*st->degree;
+    if (degree > 1 && !st->smp_v2_key.empty()) params[std::string(st->smp_v2_key)] = degree;
+  }
   if (p.ep > 1) params["expert_parallel_degree"] = p.ep;
   if (s.training.offload_activations && !params.empty()) params["sm_activation_offloading"] = true;
   return params;

@@ -82,8 +82,6 @@ QVariant CandidateTableModel::raw(const planner::ConfirmedCandidate& c, int colu
       return k.shard_group;
     case kEp:
       return k.ep;
-    case kCp:
-      return k.cp;
     case kMicroBatch:
       return k.micro_batch;
     case kRecompute:
@@ -108,6 +106,8 @@ QVariant CandidateTableModel::raw(const planner::ConfirmedCandidate& c, int colu
       // Without a price the cost sorts last (an invalid QVariant sorts first).
       return pj.job.cost_usd ? pj.job.cost_usd->mean : std::numeric_limits<double>::infinity();
     default:
+      if (column >= kFirstStrategy && column < kMicroBatch)
+        return k.degrees[column - kFirstStrategy];
       return {};
   }
 }
@@ -195,12 +195,16 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
 QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
-  static const char* const kNames[kColumnCount] = {
-      "rank",        "instance", "nodes",   "tp",          "pp",        "dp",       "ZeRO",
-      "shard group", "EP",       "CP",      "micro batch", "recompute", "schedule", "step s",
-      "80% band s",  "MFU %",    "GiB/GPU", "fits",        "pricing",   "hours",    "cost $"};
+  static const char* const kNames[kColumnCount - kStrategyCount] = {
+      "rank",        "instance", "nodes",       "tp",        "pp",       "dp",     "ZeRO",
+      "shard group", "EP",       "micro batch", "recompute", "schedule", "step s", "80% band s",
+      "MFU %",       "GiB/GPU",  "fits",        "pricing",   "hours",    "cost $"};
   if (section < 0 || section >= kColumnCount) return {};
-  return QString::fromLatin1(kNames[section]);
+  if (section >= kFirstStrategy && section < kMicroBatch) {  // "CP"
+    const std::string_view name = kStrategies[section - kFirstStrategy]->name;
+    return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size())).toUpper();
+  }
+  return QString::fromLatin1(kNames[section < kFirstStrategy ? section : section - kStrategyCount]);
 }
 
 }  // namespace trainsim::gui

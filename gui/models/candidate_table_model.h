@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/strategy.h"
 #include "planner/search/plan.h"
 
 namespace trainsim::gui {
@@ -31,8 +32,10 @@ class CandidateTableModel : public QAbstractTableModel {
     kZero,
     kShardGroup,  // hybrid sharding group; 0 (shown "all") = the whole DP group
     kEp,          // expert parallelism (parallel.ep); 1 without
-    kCp,          // context parallelism (parallel.cp); 1 without
-    kMicroBatch,
+    // kStrategyCount columns: each strategy's degree (parallel.<name>, core/strategy.h: cp);
+    // 1 without.
+    kFirstStrategy,
+    kMicroBatch = kFirstStrategy + kStrategyCount,
     kRecompute,
     kSchedule,
     kStepSeconds,

@@ -68,9 +68,9 @@ class ModelTest : public QObject {
     QCOMPARE(model.headerData(CandidateTableModel::kEp, Qt::Horizontal).toString(),
              QStringLiteral("EP"));
     QCOMPARE(model.data(model.index(0, CandidateTableModel::kEp)).toInt(), 1);
-    QCOMPARE(model.headerData(CandidateTableModel::kCp, Qt::Horizontal).toString(),
-             QStringLiteral("CP"));
-    QCOMPARE(model.data(model.index(0, CandidateTableModel::kCp)).toInt(), 1);
+    const int cp = CandidateTableModel::kFirstStrategy + StrategyIndex(kContextParallel);
+    QCOMPARE(model.headerData(cp, Qt::Horizontal).toString(), QStringLiteral("CP"));
+    QCOMPARE(model.data(model.index(0, cp)).toInt(), 1);
 
     // Sorting by cost goes by the number, not the text.
     proxy.sort(CandidateTableModel::kCost, Qt::AscendingOrder);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/json_doc.h"
+#include "core/strategy.h"
 #include "core/units.h"
 #include "planner/job/commitment.h"
 #include "planner/job/interruptions.h"
@@ -41,7 +42,7 @@ double NamedStorageBps(const StorageConfig& c, bool write) {
 int ElasticGroups(const Scenario& s) {
   const ParallelConfig& par = s.parallel;
   const int gpus = s.instance.gpus, dp = par.dp, tp = par.tp;
-  if (par.zero_stage != 0 || par.ep != 1 || par.cp != 1 || gpus < 1) return 0;
+  if (par.zero_stage != 0 || par.ep != 1 || !NoStrategy(par) || gpus < 1) return 0;
   int groups = 0;
   if (tp >= gpus && tp % gpus == 0) {
     groups = dp;

@@ -2,6 +2,7 @@
 // `trainsim launch` reads.
 #include <cmath>
 
+#include "core/strategy.h"
 #include "core/units.h"
 #include "planner/job/pricing.h"
 #include "planner/search/plan.h"
@@ -15,20 +16,21 @@ using nlohmann::json;
 json OrNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json CandidateJson(const SearchSpace& space, const Candidate& c) {
-  return json{{"instance", space.instances[c.instance]->name},
-              {"nodes", c.nodes},
-              {"gpus", c.nodes * space.instances[c.instance]->gpus},
-              {"tp", c.tp},
-              {"pp", c.pp},
-              {"dp", c.dp},
-              {"zero_stage", c.zero_stage},
-              {"shard_group", c.shard_group},
-              {"ep", c.ep},
-              {"cp", c.cp},
-              {"micro_batch", c.micro_batch},
-              {"recompute", ToString(c.recompute)},
-              {"schedule", ToString(c.schedule)},
-              {"virtual_stages", c.virtual_stages}};
+  json out{{"instance", space.instances[c.instance]->name},
+           {"nodes", c.nodes},
+           {"gpus", c.nodes * space.instances[c.instance]->gpus},
+           {"tp", c.tp},
+           {"pp", c.pp},
+           {"dp", c.dp},
+           {"zero_stage", c.zero_stage},
+           {"shard_group", c.shard_group},
+           {"ep", c.ep},
+           {"micro_batch", c.micro_batch},
+           {"recompute", ToString(c.recompute)},
+           {"schedule", ToString(c.schedule)},
+           {"virtual_stages", c.virtual_stages}};
+  for (int i = 0; i < kStrategyCount; ++i) out[std::string(kStrategies[i]->name)] = c.degrees[i];
+  return out;
 }
 
 json SpreadJson(const Spread& s) {

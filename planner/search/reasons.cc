@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/strategy.h"
 #include "core/units.h"
 #include "planner/job/pricing.h"
 #include "planner/job/spot_capacity.h"
@@ -60,12 +61,12 @@ std::string Name(const Shape& s) {
 std::optional<Shape> PracticeShape(const Scenario& chosen, const SearchSpace& space) {
   Scenario s = chosen;
   const int gpus = s.total_gpus();
-  // The chosen sequence split (cp) stays; experts on every GPU (ep 1), as the usual practice.
-  const int cp = s.parallel.cp;
+  // The chosen strategies (cp) stay; experts on every GPU (ep 1), as the usual practice.
+  const int split = SlotSplit(s.parallel);
   s.parallel.ep = 1;
   auto fits = [&](int tp, int pp, int zero) {
-    if (gpus % (tp * pp * cp)) return false;
-    s.parallel.tp = tp, s.parallel.pp = pp, s.parallel.dp = gpus / (tp * pp * cp);
+    if (gpus % (tp * pp * split)) return false;
+    s.parallel.tp = tp, s.parallel.pp = pp, s.parallel.dp = gpus / (tp * pp * split);
     s.parallel.zero_stage = zero;
     s.parallel.schedule = Schedule::k1F1B, s.parallel.virtual_stages = 1;
     if (zero > 0 && s.replicas() == 1) return false;
@@ -488,8 +489,8 @@ std::string ElasticReason(const Plan& plan, const Scenario& chosen, const Confir
             " shards the state over the replicas, so a reclaim loses part of it";
     } else if (par.ep > 1) {
       why = "its experts are split over the data-parallel ranks";
-    } else if (par.cp > 1) {
-      why = "context parallelism splits each sequence over the data-parallel slots";
+    } else if (const Strategy* st = FirstStrategy(par)) {
+      why = st->not_elastic;
     } else if (par.dp < 2) {
       why = "it has one data-parallel replica";
     }

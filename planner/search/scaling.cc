@@ -4,6 +4,7 @@
 #include <cmath>
 #include <thread>
 
+#include "core/strategy.h"
 #include "core/units.h"
 #include "planner/job/pricing.h"
 #include "planner/search/estimator.h"
@@ -60,9 +61,10 @@ void EstimatePoints(Scenario s, const Candidate& c, const Plan& plan, const Esti
                     const PlanOptions& options, std::vector<ScalingPoint>* out, CurvePoints* cp) {
   for (int n = plan.space.min_nodes; n <= plan.space.max_nodes; ++n) {
     const int gpus = n * s.instance.gpus;
-    if (gpus % (c.tp * c.pp * c.cp)) continue;
-    const int dp = gpus / (c.tp * c.pp * c.cp);  // the same sequence split (cp)
-    if (c.zero_stage > 0 && dp * c.cp == 1) continue;
+    const int split = SlotSplit(c.degrees);  // the same strategies (cp)
+    if (gpus % (c.tp * c.pp * split)) continue;
+    const int dp = gpus / (c.tp * c.pp * split);
+    if (c.zero_stage > 0 && dp * split == 1) continue;
     // The same hybrid shard group, where it still divides dp and is below it.
     if (c.shard_group > 0 && (dp % c.shard_group != 0 || dp <= c.shard_group)) continue;
     s.cluster.nodes = n;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/scenario_sections.h"
 #include "planner/job/pricing.h"
 #include "sim/fold.h"
 #include "sim/simulate.h"
@@ -208,42 +209,41 @@ class Walker {
       });
     }
     if (visit_.on_figures) visit_.on_figures(s_);
-    figures_cp_ = s_.parallel.cp;
+    figures_degrees_ = DegreesOf(s_.parallel);
     for (int n = space_.min_nodes; n <= space_.max_nodes; ++n) Nodes(n);
   }
 
   void Nodes(int n) {
     c_.nodes = s_.cluster.nodes = n;
-    const int gpus = n * s_.instance.gpus, layers = LayerCount(s_.model);
-    for (int cp : space_.cp) {
-      if (!ContextFits(cp)) continue;
-      c_.cp = s_.parallel.cp = cp;
-      // The per-token figures depend on cp: made again where it changes.
-      if (visit_.on_figures && cp != figures_cp_) {
-        visit_.on_figures(s_);
-        figures_cp_ = cp;
-      }
-      Pipelines(n, gpus, layers);
-    }
+    // Chosen below each strategy's degree.
+    s_.parallel.ep = 1;
+    s_.parallel.shard_group = 0;
+    Strategies(n, 0);
   }
 
-  // Whether the scenario can split its sequences cp ways (as the parser checks
-  // parallel.cp); pruned with the reason where not.
-  bool ContextFits(int cp) {
-    if (cp == 1) return true;
-    std::string why;
-    const ModelSpec& m = s_.model;
-    if (m.kind != ModelKind::kTransformer || m.seq_len % (2 * cp) != 0) {
-      why = "does not split the sequence into 2 cp equal chunks";
-    } else if (!s_.training.flash_attention) {
-      why = "needs flash attention";
-    } else if (s_.training.offload_params || s_.training.offload_activations) {
-      why = "is not modelled with offload";
+  // The degrees of strategy `i` and those after it (core/strategy.h), each one its check
+  // (Strategy::unfit) allows; pruned with the reason where not.
+  void Strategies(int n, int i) {
+    if (i == kStrategyCount) {
+      // The per-token figures depend on the degrees: made again where they change.
+      if (visit_.on_figures && DegreesOf(s_.parallel) != figures_degrees_) {
+        visit_.on_figures(s_);
+        figures_degrees_ = DegreesOf(s_.parallel);
+      }
+      return Pipelines(n, n * s_.instance.gpus, LayerCount(s_.model));
     }
-    if (why.empty()) return true;
-    Prune(tally_, "cp", static_cast<int64_t>(space_.pp.size()) * PerLayout(),
-          [&] { return "context parallel " + std::to_string(cp) + " " + why; });
-    return false;
+    const Strategy& st = *kStrategies[i];
+    for (int degree : space_.strategies[i]) {
+      c_.degrees[i] = s_.parallel.*st.degree = degree;
+      if (degree > 1) {
+        if (const std::string why = st.unfit(s_); !why.empty()) {
+          Prune(tally_, std::string(st.name), static_cast<int64_t>(space_.pp.size()) * PerLayout(),
+                [&] { return Cat(st.title, " ", degree, " ", why); });
+          continue;
+        }
+      }
+      Strategies(n, i + 1);
+    }
   }
 
   void Pipelines(int n, int gpus, int layers) {
@@ -255,16 +255,19 @@ class Walker {
         });
         continue;
       }
-      const int cp = c_.cp;  // GPUs per sequence
-      if (gpus % (c_.tp * pp * cp)) {
+      const int split = SlotSplit(s_.parallel);  // GPUs per data-parallel slot
+      if (gpus % (c_.tp * pp * split)) {
         Prune(tally_, "gpus", PerLayout(), [&] {
-          return (cp > 1 ? "tp * pp * cp = " : "tp * pp = ") + std::to_string(c_.tp * pp * cp) +
-                 " does not divide the " + std::to_string(gpus) + " GPUs of " + std::to_string(n) +
-                 " x " + s_.instance.name;
+          std::string names = "tp * pp";
+          for (const Strategy* st : kStrategies) {
+            if (st->splits_slots && s_.parallel.*st->degree > 1) names += Cat(" * ", st->name);
+          }
+          return names + " = " + std::to_string(c_.tp * pp * split) + " does not divide the " +
+                 std::to_string(gpus) + " GPUs of " + std::to_string(n) + " x " + s_.instance.name;
         });
         continue;
       }
-      const int dp = gpus / (c_.tp * pp * cp);
+      const int dp = gpus / (c_.tp * pp * split);
       if (s_.training.global_batch % (static_cast<int64_t>(dp) * c_.micro_batch)) {
         Prune(tally_, "batch", PerLayout(), [&] {
           return "the global batch " + std::to_string(s_.training.global_batch) +
@@ -328,7 +331,8 @@ class Walker {
   // measurement supports (HybridUnvalidated).
   void ShardGroupChoices() {
     std::vector<int> groups = {0};
-    if (c_.zero_stage >= 2 && c_.cp == 1) {  // hybrid groups with CP are not modelled
+    // Hybrid groups with a strategy above 1 are not modelled (context parallelism refuses them).
+    if (c_.zero_stage >= 2 && c_.degrees == kNoStrategies) {
       const int64_t per_group = static_cast<int64_t>(space_.recompute.size() * picks_.size());
       for (int g : ShardGroups(space_, c_.dp, c_.tp, s_.instance.gpus)) {
         if (space_.shard_groups.empty() && HybridUnvalidated(g)) {
@@ -364,7 +368,8 @@ class Walker {
   // Expert-parallel degrees of a mixture-of-experts model (EpDegrees); listed ones that do
   // not fit the layout are pruned. Dense models and ZeRO-2/3 or hybrid layouts: 1.
   std::vector<int> EpChoices() {
-    if (s_.model.experts == 0 || c_.cp > 1) return {1};  // EP with CP is not modelled
+    // EP with a strategy above 1 is not modelled (context parallelism refuses it).
+    if (s_.model.experts == 0 || c_.degrees != kNoStrategies) return {1};
     const std::vector<int> fit = EpDegrees(space_, s_.model.experts, c_.dp);
     const bool takes_ep = c_.zero_stage <= 1 && c_.shard_group == 0;
     for (int e : space_.ep) {
@@ -484,7 +489,7 @@ class Walker {
   const SearchSpace& space_;
   const SpaceVisitor& visit_;
   PruneTally* tally_;
-  int figures_cp_ = 1;  // the cp the last on_figures call was made with
+  StrategyDegrees figures_degrees_ = kNoStrategies;  // of the last on_figures call
   std::vector<SchedulePick> picks_;
   Candidate c_;
 };
@@ -516,7 +521,9 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const SearchConfig& q,
   space.zero_stages = Or(q.zero_stages, {0, 1, 2, 3});
   space.shard_groups = q.shard_groups;
   space.ep = q.ep;
-  space.cp = Or(q.cp, DefaultCp(s));
+  for (int i = 0; i < kStrategyCount; ++i) {
+    space.strategies[i] = Or(q.strategies[i], kStrategies[i]->default_axis(s));
+  }
   space.recompute = Or(q.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
   space.schedules = Or(q.schedules, {Schedule::k1F1B, Schedule::kInterleaved});
   space.virtual_stages = Or(q.virtual_stages, {2, 4});
@@ -525,20 +532,6 @@ Expected<SearchSpace> ResolveSpace(const Scenario& s, const SearchConfig& q,
   space.max_nodes = q.max_nodes;
   space.time_only = q.objective == Objective::kMinTime;
   return space;
-}
-
-std::vector<int> DefaultCp(const Scenario& s) {
-  std::vector<int> out = {s.parallel.cp};
-  const ModelSpec& m = s.model;
-  if (m.kind != ModelKind::kTransformer || !s.training.flash_attention ||
-      m.seq_len < kLongContextTokens) {
-    return out;
-  }
-  for (int cp = 1; cp <= 8; cp *= 2) {
-    if (cp != s.parallel.cp) out.push_back(cp);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp) {
@@ -579,12 +572,25 @@ void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s) {
   s->parallel.zero_stage = c.zero_stage;
   s->parallel.shard_group = c.shard_group;
   s->parallel.ep = c.ep;
-  s->parallel.cp = c.cp;
+  for (int i = 0; i < kStrategyCount; ++i) s->parallel.*kStrategies[i]->degree = c.degrees[i];
   s->parallel.schedule = c.schedule;
   s->parallel.virtual_stages = c.virtual_stages;
   s->training.micro_batch = c.micro_batch;
   s->training.recompute = c.recompute;
 }
+
+namespace {
+
+// ", context parallel 2" for each strategy above 1.
+std::string StrategiesText(const Candidate& c) {
+  std::string out;
+  for (int i = 0; i < kStrategyCount; ++i) {
+    if (c.degrees[i] > 1) out += Cat(", ", kStrategies[i]->title, " ", c.degrees[i]);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string Describe(const SearchSpace& space, const Candidate& c) {
   std::string out = space.instances[c.instance]->name + " x " + std::to_string(c.nodes) + ": tp " +
@@ -592,8 +598,7 @@ std::string Describe(const SearchSpace& space, const Candidate& c) {
                     std::to_string(c.dp) + ", ZeRO-" + std::to_string(c.zero_stage) +
                     (c.shard_group > 0 ? ", hybrid shard " + std::to_string(c.shard_group) : "") +
                     (c.ep > 1 ? ", expert parallel " + std::to_string(c.ep) : "") +
-                    (c.cp > 1 ? ", context parallel " + std::to_string(c.cp) : "") +
-                    ", micro batch " + std::to_string(c.micro_batch) + ", " +
+                    StrategiesText(c) + ", micro batch " + std::to_string(c.micro_batch) + ", " +
                     ToString(c.recompute) + " recompute";
   if (c.pp > 1) {
     out += std::string(", ") + ToString(c.schedule);

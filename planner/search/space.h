@@ -16,6 +16,7 @@
 #include "core/catalog.h"
 #include "core/scenario.h"
 #include "core/search.h"
+#include "core/strategy.h"
 #include "sim/memory_model.h"
 
 namespace trainsim::planner {
@@ -27,7 +28,7 @@ struct Candidate {
   int zero_stage = 0;
   int shard_group = 0;  // hybrid sharding group (parallel.shard_group); 0 = the whole DP group
   int ep = 1;           // expert parallelism (parallel.ep)
-  int cp = 1;           // context parallelism (parallel.cp): the scenario's
+  StrategyDegrees degrees = kNoStrategies;  // each strategy's (core/strategy.h)
   int micro_batch = 1;
   Recompute recompute = Recompute::kNone;
   Schedule schedule = Schedule::k1F1B;
@@ -49,7 +50,8 @@ struct SearchSpace {
   std::vector<int> tp, pp, micro_batch, zero_stages, virtual_stages;
   std::vector<int> shard_groups;  // as given; empty = the default per layout (ShardGroups)
   std::vector<int> ep;            // as given; empty = the default per layout (EpDegrees)
-  std::vector<int> cp;            // search.cp, or the scenario's
+  // Per strategy: search.<name>, or the strategy's default axis (Strategy::default_axis).
+  std::array<std::vector<int>, kStrategyCount> strategies;
   std::vector<Recompute> recompute;
   std::vector<Schedule> schedules;
   std::vector<Pricing> pricing;
@@ -77,14 +79,6 @@ void ApplyCandidate(const SearchSpace& space, const Candidate& c, Scenario* s);
 // 2, 4, ... while below dp and dividing it.
 std::vector<int> ShardGroups(const SearchSpace& space, int dp, int tp, int gpus_per_node);
 
-// Sequences from this length on are "long context": the planner tries context parallelism on
-// them by default. A choice of the search space (where a single GPU's share of attention and
-// activations starts to dominate), not a measured figure.
-inline constexpr int kLongContextTokens = 32768;
-// search.cp's default: the scenario's parallel.cp, and for a long-context transformer with
-// flash attention (seq_len >= kLongContextTokens) also 1, 2, 4 and 8, ascending.
-std::vector<int> DefaultCp(const Scenario& s);
-
 // The expert-parallel degrees a layout of `dp` tries for `experts` experts: the
 // listed ones that divide both (and 1), or 1 and every power of two that does.
 std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp);
@@ -94,7 +88,7 @@ std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp);
 std::string Describe(const SearchSpace& space, const Candidate& c);
 
 // Walks the space in a fixed order. For each instance type and (tp, micro
-// batch), and again where search.cp changes the context parallelism,
+// batch), and again where a strategy's degree changes (its figures depend on it),
 // `on_figures` is called with the scenario set to them (the
 // estimator caches its per-layer figures there); then `on_candidate` for
 // every candidate that survives pruning, with the scenario set to it and its

@@ -5,21 +5,31 @@
 #include <type_traits>
 
 #include "core/scenario_fields.h"
+#include "core/scenario_sections.h"
+#include "core/strategy.h"
 
 namespace trainsim::planner {
 namespace {
 
 // The scenario columns (SweepScenarioColumns) as paths of the scenario's field table; "gpus" is
-// the row's own.
-constexpr std::string_view kScenarioColumns[] = {
-    "cluster.instance",     "cluster.nodes",        "gpus",
-    "parallel.tp",          "parallel.pp",          "parallel.dp",
-    "parallel.ep",          "parallel.cp",          "parallel.zero_stage",
-    "parallel.shard_group", "training.micro_batch", "training.recompute",
-    "parallel.schedule",    "cluster.pricing"};
+// the row's own. Each strategy's degree (core/strategy.h) follows parallel.ep.
+const std::vector<std::string>& ColumnPaths() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> out = {"cluster.instance", "cluster.nodes", "gpus",
+                                    "parallel.tp",      "parallel.pp",   "parallel.dp",
+                                    "parallel.ep"};
+    for (const Strategy* st : kStrategies) out.push_back(Cat("parallel.", st->name));
+    for (const char* path : {"parallel.zero_stage", "parallel.shard_group", "training.micro_batch",
+                             "training.recompute", "parallel.schedule", "cluster.pricing"}) {
+      out.emplace_back(path);
+    }
+    return out;
+  }();
+  return paths;
+}
 
 // A scenario column's table field, or null for gpus.
-const ScenarioField* ColumnField(size_t i) { return FindScenarioField(kScenarioColumns[i]); }
+const ScenarioField* ColumnField(size_t i) { return FindScenarioField(ColumnPaths()[i]); }
 
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -81,7 +91,7 @@ bool FromJson(const json& j, SweepStatus* v) {
 // A scenario column `name`: null, or a value of its field's type (an integer for gpus).
 bool ColumnFromJson(std::string_view name, const json& j, json* v) {
   const ScenarioField* f = nullptr;
-  for (size_t i = 0; i < std::size(kScenarioColumns); ++i) {
+  for (size_t i = 0; i < ColumnPaths().size(); ++i) {
     if (SweepScenarioColumns()[i] == name) f = ColumnField(i);
   }
   bool ok = j.is_null();
@@ -119,7 +129,10 @@ bool FromJson(const json& j, std::optional<T>* v) {
 // Columns added after sweep journals were first written (issues 17, 21): a row without them
 // reads as null there, so that an older sweep resumes.
 bool IsLaterColumn(std::string_view name) {
-  return name == "ep" || name == "cp" || name == "pricing_terms";
+  for (const Strategy* st : kStrategies) {
+    if (name == st->name) return true;
+  }
+  return name == "ep" || name == "pricing_terms";
 }
 
 std::string CsvText(const std::string& s) {
@@ -159,9 +172,9 @@ const char* ToString(SweepStatus s) {
 const std::vector<std::string>& SweepScenarioColumns() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (size_t i = 0; i < std::size(kScenarioColumns); ++i) {
+    for (size_t i = 0; i < ColumnPaths().size(); ++i) {
       const ScenarioField* f = ColumnField(i);
-      out.emplace_back(f ? f->key() : kScenarioColumns[i]);
+      out.emplace_back(f ? f->key() : ColumnPaths()[i]);
     }
     return out;
   }();
@@ -179,7 +192,7 @@ const json& SweepRow::column(std::string_view name) const {
 }
 
 void SetScenarioColumns(const Scenario& s, SweepRow* row) {
-  for (size_t i = 0; i < std::size(kScenarioColumns); ++i) {
+  for (size_t i = 0; i < ColumnPaths().size(); ++i) {
     const ScenarioField* f = ColumnField(i);
     row->layout[i] = f ? f->value(s, *f) : json(s.total_gpus());
   }

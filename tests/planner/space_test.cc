@@ -343,24 +343,27 @@ TEST(WalkSpace, ContextParallelDegreesSplitTheGpusBeforeDp) {
   s.search.zero_stages = {0};
   s.search.pp = {1};
   s.search.micro_batch = {1};
-  s.search.cp = {1, 2, 4, 128};
+  s.search.strategies[StrategyIndex(kContextParallel)] = {1, 2, 4, 128};
   std::set<std::pair<int, int>> cp_dp;
   const Walked w = Walk(s);
   for (const Candidate& c : w.candidates) {
-    cp_dp.insert({c.cp, c.dp});
-    EXPECT_EQ(c.tp * c.pp * c.cp * c.dp, c.nodes * 8);
+    const int cp = c.degrees[StrategyIndex(kContextParallel)];
+    cp_dp.insert({cp, c.dp});
+    EXPECT_EQ(c.tp * c.pp * cp * c.dp, c.nodes * 8);
   }
   EXPECT_TRUE(cp_dp.count({2, 4}));  // 1 node, tp 1
   EXPECT_TRUE(cp_dp.count({4, 2}));
   ASSERT_TRUE(w.tally.count("cp"));  // seq 128 does not split into 256 chunks
   EXPECT_EQ(w.tally.at("cp").example,
-            "context parallel 128 does not split the sequence into 2 cp equal chunks");
+            "context parallel 128 does not split model.seq_len = 128 into 2 * cp = 256 equal "
+            "chunks (the causal load balancing of ring attention)");
   s.scenario.training.flash_attention = false;
   const Walked without = Walk(s);
-  EXPECT_EQ(without.tally.at("cp").example.rfind("context parallel 2 needs flash attention", 0),
-            0u);
-  s.search.cp = {};
-  for (const Candidate& c : Walk(s).candidates) EXPECT_EQ(c.cp, 1);
+  EXPECT_EQ(
+      without.tally.at("cp").example.rfind("context parallel 2 needs training.flash_attention", 0),
+      0u);
+  s.search.strategies[StrategyIndex(kContextParallel)] = {};
+  for (const Candidate& c : Walk(s).candidates) EXPECT_EQ(c.degrees, kNoStrategies);
 }
 
 // Without search.cp, a long-context transformer with flash attention also tries cp 1, 2, 4, 8;
@@ -368,15 +371,15 @@ TEST(WalkSpace, ContextParallelDegreesSplitTheGpusBeforeDp) {
 TEST(ResolveSpace, LongContextTriesContextParallelism) {
   Scenario s = Tiny().scenario;
   s.training.flash_attention = true;
-  EXPECT_EQ(DefaultCp(s), std::vector<int>{1});
-  s.model.seq_len = kLongContextTokens;
-  EXPECT_EQ(DefaultCp(s), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(kContextParallel.default_axis(s), std::vector<int>{1});
+  s.model.seq_len = 32768;  // long context (core/strategies/context_parallel.cc)
+  EXPECT_EQ(kContextParallel.default_axis(s), (std::vector<int>{1, 2, 4, 8}));
   s.parallel.cp = 4;
-  EXPECT_EQ(DefaultCp(s), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(kContextParallel.default_axis(s), (std::vector<int>{1, 2, 4, 8}));
   s.parallel.cp = 16;
-  EXPECT_EQ(DefaultCp(s), (std::vector<int>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(kContextParallel.default_axis(s), (std::vector<int>{1, 2, 4, 8, 16}));
   s.training.flash_attention = false;
-  EXPECT_EQ(DefaultCp(s), std::vector<int>{16});
+  EXPECT_EQ(kContextParallel.default_axis(s), std::vector<int>{16});
 }
 
 TEST(ResolveSpace, DefaultsAndRestrictions) {

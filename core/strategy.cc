@@ -1,0 +1,17 @@
+#include "core/strategy.h"
+
+#include "core/scenario_sections.h"
+
+namespace trainsim {
+
+int SlotSplit(const ParallelConfig& p) { return SlotSplit(DegreesOf(p)); }
+
+std::string DegreesText(const ParallelConfig& p) {
+  std::string out;
+  for (const Strategy* st : kStrategies) {
+    if (p.*st->degree > 1) out += Cat(" ", st->name, " ", p.*st->degree);
+  }
+  return out;
+}
+
+}  // namespace trainsim
