@@ -84,21 +84,8 @@ struct Layout {
   }
 };
 
-// The group of an expert- or context-parallel collective, and of a DP item.
+// The group of an expert- or context-parallel collective.
 GroupKind GroupOf(OpKind kind) { return kind == OpKind::kEpColl ? GroupKind::kEp : GroupKind::kCp; }
-GroupKind GroupOf(DpGroup group) {
-  switch (group) {
-    case DpGroup::kWhole:
-      return GroupKind::kDp;
-    case DpGroup::kShard:
-      return GroupKind::kShard;
-    case DpGroup::kAcrossShards:
-      return GroupKind::kAcrossShards;
-    case DpGroup::kExpertData:
-      return GroupKind::kExpertData;
-  }
-  return GroupKind::kDp;
-}
 
 // The algorithm a scenario fixes for a DP collective (kAuto: chosen later).
 CollAlgo FixedDpAlgo(const Scenario& s, CollKind kind) {
@@ -130,7 +117,7 @@ struct CollKey {
   Channel channel = Channel::kTp;
   int kind = 0;  // the CollKind; kPipe: the message's direction
   double bytes = 0;
-  DpGroup group = DpGroup::kWhole;  // kDp
+  GroupKind group = GroupKind::kDp;  // kDp
   auto operator<=>(const CollKey&) const = default;
 };
 
@@ -192,14 +179,14 @@ std::vector<int> Servers(const Scenario& s, const Platform& platform) {
 CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout& L,
                       const AsyncItem& c, CollAlgo algo, int stage, int t, int d) {
   std::string name = "dp" + std::to_string(stage) + "_" + std::to_string(t);
-  if (c.group != DpGroup::kWhole) {
-    name += (c.group == DpGroup::kShard        ? "_s"
-             : c.group == DpGroup::kExpertData ? "_e"
-                                               : "_r") +
-            std::to_string(L.Slots(GroupOf(c.group), d)[0]);
+  if (c.group != GroupKind::kDp) {
+    name += (c.group == GroupKind::kShard        ? "_s"
+             : c.group == GroupKind::kExpertData ? "_e"
+                                                 : "_r") +
+            std::to_string(L.Slots(c.group, d)[0]);
   }
   CollectiveCall call{c.kind, algo, c.bytes, {}, name};
-  const std::vector<int> real = L.Ranks(GroupOf(c.group), stage, d, t);
+  const std::vector<int> real = L.Ranks(c.group, stage, d, t);
   for (int r : real) {
     if (r < L.Rank(stage, L.measured, 0)) call.group.push_back(r);  // its DP rank < measured
   }
@@ -262,7 +249,7 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
       if (cache.HasAlgo(key)) continue;
       std::vector<CollectiveCall> calls;  // every group of the kind at once
       for (int t = 0; t < L.tp; ++t) {
-        for (int d : L.Leads(GroupOf(c.group))) {
+        for (int d : L.Leads(c.group)) {
           calls.push_back(DpCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t, d));
         }
       }
@@ -793,7 +780,7 @@ class StepRun {
       } else {
         RunCollectiveMember(platform_, params_,
                             DpCall(s_, platform_, L_, c, algo, g.stage, g.t, g.d),
-                            L_.Member(GroupOf(c.group), g.d));
+                            L_.Member(c.group, g.d));
       }
     });
     const bool gather = c.kind == CollKind::kAllGather;

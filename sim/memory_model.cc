@@ -57,7 +57,7 @@ double ActivationScale(Precision p) { return IsFp32Training(p) ? 2 : 1; }
 // intermediates are per routed token (and shared-expert visit), at the expert width.
 double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   const ModelSpec& m = s.model;
-  const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch / s.parallel.cp;
+  const double sb = MicrobatchTokens(s);
   const double h = m.hidden, t = TensorParallel(s);
   const double f = moe && m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
   // Rows through the MLP: tokens, or with MoE every routed token (padded to the capacity
@@ -108,7 +108,7 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
 // (FlashAttention-2, Algorithm 1, output L), kept unless the whole layer is recomputed.
 double LayerBytes(const Scenario& s, Recompute mode, bool moe = false) {
   const ModelSpec& m = s.model;
-  const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch / s.parallel.cp;
+  const double sb = MicrobatchTokens(s);
   const bool stats = s.training.flash_attention && mode != Recompute::kFull;
   const double logsumexp = stats ? 4.0 * m.heads * sb / TensorParallel(s) : 0;
   return LayerActivationBytes16(s, mode, moe) * ActivationScale(s.training.precision) + logsumexp;
@@ -139,7 +139,7 @@ double TransformerStageActivations(const Scenario& s, const StageShare& share, d
     const double kv_width = m.kv_lora_rank > 0 ? QkWidth(m) + VWidth(m) : 2 * KvDim(m);
     bytes += 2 * 2.0 * m.seq_len * s.training.micro_batch * kv_width / TensorParallel(s) * scale;
   }
-  const double sb = static_cast<double>(m.seq_len) * s.training.micro_batch / s.parallel.cp;
+  const double sb = MicrobatchTokens(s);
   const double sp_divisor = s.training.sequence_parallel ? TensorParallel(s) : 1;
   if (stage == 0) bytes += 2 * sb * m.hidden / sp_divisor * scale * inflight;  // embedding output
   if (share.last()) {

@@ -140,31 +140,6 @@ OptimizerSeconds OptimizerStepSeconds(const Scenario& s, const ComputeModel& cm,
   return o;
 }
 
-int GroupShape::PerNode(int gpus_per_node) const {
-  return std::max(1, std::min(members, gpus_per_node / stride));
-}
-
-GroupShape ShapeOf(const Scenario& s, GroupKind kind) {
-  const int tp = s.parallel.tp;
-  switch (kind) {
-    case GroupKind::kTp:
-      return {tp, 1};
-    case GroupKind::kCp:
-      return {s.parallel.cp, tp};
-    case GroupKind::kEp:
-      return {s.parallel.ep, tp};
-    case GroupKind::kDp:
-      return {s.replicas(), tp};
-    case GroupKind::kShard:
-      return {s.shard_degree(), tp};
-    case GroupKind::kAcrossShards:
-      return {s.shard_replicas(), s.shard_degree() * tp};
-    case GroupKind::kExpertData:
-      return {s.replicas() / s.parallel.ep, tp * s.parallel.ep};
-  }
-  return {};
-}
-
 namespace {
 
 PassStep Collective(PassStep::Kind kind, CollKind coll, double bytes, double window_s = 0,
@@ -209,7 +184,9 @@ void MoeMlpBlock(const Scenario& s, LayerPass* pass, double seconds, const Layer
   }
   pass->Add(Collective(PassStep::Kind::kTp, CollKind::kAllGather, c.moe_tp_bytes));
   if (s.model.shared_experts > 0) {
+    pass->Open(PassStep::Block::kMlp, true);
     Block(s, pass, seconds, c.tp_bytes);
+    pass->Open(PassStep::Block::kMlp);
   } else {
     Compute(pass, seconds);
   }
@@ -232,6 +209,7 @@ LayerPass ForwardPass(const Scenario& s, const LayerCost& c) {
   } else {
     Block(s, &pass, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
   }
+  pass.Open(PassStep::Block::kMlp);
   if (c.moe_tp_bytes > 0) {
     MoeMlpBlock(s, &pass, c.mlp_fwd_s, c);
     return pass;
@@ -243,12 +221,14 @@ LayerPass ForwardPass(const Scenario& s, const LayerCost& c) {
 
 LayerPass BackwardPass(const Scenario& s, const LayerCost& c) {
   LayerPass pass;
+  pass.Open(PassStep::Block::kMlp);
   if (c.moe_tp_bytes > 0) {
     MoeMlpBlock(s, &pass, c.mlp_bwd_s, c);
   } else {
     ExpertExchanges(&pass, c);
     Block(s, &pass, c.mlp_bwd_s, c.tp_bytes, 2 * c.mlp_out_gemm_s, 2 * c.mlp_in_gemm_s);
   }
+  pass.Open(PassStep::Block::kAttention);
   if (c.cp_bytes > 0) {
     pass.Add(Collective(PassStep::Kind::kCp, CollKind::kAllGather, c.cp_bytes, c.core_bwd_s));
     pass.Add(Collective(PassStep::Kind::kCp, CollKind::kReduceScatter, c.cp_bytes, 0));

@@ -13,9 +13,9 @@
 //  - StageShare: which layers stage `stage` holds (the one layer-to-stage split, core's
 //    SplitLayers), how many of them are MoE layers and how many full recompute re-runs, and
 //    the parameters one of its GPUs keeps and steps.
-//  - GroupShape: every communication group of the layout (TP, CP, EP, the DP group, the
-//    hybrid shard group and the groups across it, the expert-data-parallel group) as its
-//    members and their distance in GPU ranks, from which a closed form reads how many
+//  - GroupShape (sim/groups.h): every communication group of the layout (TP, CP, EP, the DP
+//    group, the hybrid shard group and the groups across it, the expert-data-parallel group)
+//    as its members and their distance in GPU ranks, from which a closed form reads how many
 //    members share a node.
 //  - LayerPass: a transformer layer's pass on the compute stream, forward or backward: its
 //    compute and its TP, CP and EP collectives in order, each collective with the compute
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/scenario.h"
+#include "sim/groups.h"
 #include "sim/workload.h"
 
 namespace trainsim::sim {
@@ -105,28 +106,6 @@ struct OptimizerSeconds {
 };
 OptimizerSeconds OptimizerStepSeconds(const Scenario& s, const ComputeModel& cm, double params);
 
-// The communication groups of a layout. GPU ranks are laid out (stage, DP slot, TP rank), TP
-// fastest: rank = (stage x slots + d) x tp + t with slots = dp x cp (Scenario::replicas).
-enum class GroupKind {
-  kTp,            // the tp ranks of one slot
-  kCp,            // cp consecutive slots
-  kEp,            // ep consecutive slots
-  kDp,            // every slot of a TP rank (gradient all-reduce, ZeRO without hybrid groups)
-  kShard,         // ZeRO's shard group: shard_degree consecutive slots
-  kAcrossShards,  // the slots that hold the same shard, one in each shard group
-  kExpertData,    // the slots that hold the same experts, one in each EP group
-};
-inline constexpr int kGroupKinds = 7;
-static_assert(static_cast<int>(GroupKind::kExpertData) + 1 == kGroupKinds);
-// A group's members and the distance between consecutive members in GPU ranks.
-struct GroupShape {
-  int members = 1;
-  int stride = 1;
-  // Members on one node of `gpus_per_node` GPUs (at least 1).
-  int PerNode(int gpus_per_node) const;
-};
-GroupShape ShapeOf(const Scenario& s, GroupKind kind);
-
 // One step of a layer's pass on the compute stream: compute, or a collective of the TP, CP or
 // EP group. A collective's window is the compute it is pipelined with: under
 // parallel.tp_overlap a TP collective's GEMM (moved out of the block's compute), the CP ring's
@@ -138,13 +117,23 @@ struct PassStep {
   CollKind coll = CollKind::kAllReduce;
   double bytes = 0;
   const char* what = "";  // kEp: "dispatch" or "combine"
+  // The block it belongs to (the attention or the MLP), and whether it is the shared experts'
+  // block nested in an MoE MLP: what a sum by block (the estimator's) groups by.
+  enum class Block { kAttention, kMlp };
+  Block block = Block::kAttention;
+  bool inner = false;
 };
 
 // A layer's pass: its steps in order (a fixed array: the planner builds passes for every
 // candidate it estimates).
 class LayerPass {
  public:
-  void Add(const PassStep& step) { steps_[count_++] = step; }
+  // Steps added from here on belong to `block` (PassStep::block, PassStep::inner).
+  void Open(PassStep::Block block, bool inner = false) { block_ = block, inner_ = inner; }
+  void Add(PassStep step) {
+    step.block = block_, step.inner = inner_;
+    steps_[count_++] = step;
+  }
   const PassStep* begin() const { return steps_.data(); }
   const PassStep* end() const { return steps_.data() + count_; }
   int size() const { return count_; }
@@ -152,6 +141,8 @@ class LayerPass {
  private:
   std::array<PassStep, 16> steps_;
   int count_ = 0;
+  PassStep::Block block_ = PassStep::Block::kAttention;
+  bool inner_ = false;
 };
 
 // The forward pass (and a full recompute's) of a transformer layer of cost `c`, and its

@@ -91,7 +91,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   const double e = ActivationBytesPerElem(s.training.precision);
   // Context parallelism: this GPU's 1 / cp of each sequence, its queries against every key.
   const double cp = s.parallel.cp;
-  const double tokens = b * seq / cp;
+  const double tokens = MicrobatchTokens(s);
   const std::vector<GemmDims> attn_in = AttentionInGemms(m, tokens, t);
   const GemmDims attn_out{tokens, h, VWidth(m) / t};
   const MlpShape mlp_shape = MlpGemms(s, tokens, moe);
@@ -216,8 +216,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
 }
 
 double TransformerP2pBytes(const Scenario& s) {
-  const double tokens =
-      static_cast<double>(s.training.micro_batch) * s.model.seq_len / s.parallel.cp;
+  const double tokens = MicrobatchTokens(s);
   const double bytes = tokens * s.model.hidden * ActivationBytesPerElem(s.training.precision);
   // Scatter/gather optimisation: each TP rank sends 1/tp of the activation.
   return s.parallel.pp_scatter_gather ? bytes / s.parallel.tp : bytes;
@@ -330,10 +329,10 @@ class Emitter {
     out_->ops.push_back(std::move(op));
     return static_cast<int>(queue.size());
   }
-  int DpLaunch(CollKind kind, double bytes, DpGroup group = DpGroup::kWhole) {
+  int DpLaunch(CollKind kind, double bytes, GroupKind group = GroupKind::kDp) {
     std::string label = std::string("dp ") + ToString(kind);
-    if (group == DpGroup::kShard) label += " in shard group";
-    if (group == DpGroup::kAcrossShards) label += " across shard groups";
+    if (group == GroupKind::kShard) label += " in shard group";
+    if (group == GroupKind::kAcrossShards) label += " across shard groups";
     return Launch(kDpStream, AsyncItem{kind, bytes, std::move(label), group});
   }
   // Waits until the first `upto` items of `stream` are done (all launched so
@@ -405,7 +404,7 @@ struct StageWork {
   // layers, the embedding (first stage) and the head (last stage).
   std::vector<double> layer_grad_bytes;
   // With expert parallelism, the routed experts' part of each layer's, which
-  // the expert-data-parallel group reduces (DpGroup::kExpertData); all 0 and
+  // the expert-data-parallel group reduces (GroupKind::kExpertData); all 0 and
   // left in layer_grad_bytes without it.
   std::vector<double> layer_expert_grad_bytes;
   double embed_grad_bytes = 0, head_grad_bytes = 0;
@@ -471,8 +470,8 @@ std::pair<int, int> ChunkLayers(const StageWork& sm, int chunk) {
 
 // The group ZeRO's gathers and reduce-scatters span: the whole DP group, or
 // with hybrid sharding one shard group.
-DpGroup ShardSpan(const Scenario& s) {
-  return s.shard_replicas() > 1 ? DpGroup::kShard : DpGroup::kWhole;
+GroupKind ShardSpan(const Scenario& s) {
+  return s.shard_replicas() > 1 ? GroupKind::kShard : GroupKind::kDp;
 }
 
 // ZeRO's reduction of `bytes` of gradients (as reduced): a reduce-scatter over
@@ -481,7 +480,7 @@ DpGroup ShardSpan(const Scenario& s) {
 int ReduceShardedGradients(Emitter& em, const Scenario& s, double bytes) {
   const int last = em.DpLaunch(CollKind::kReduceScatter, bytes, ShardSpan(s));
   if (s.shard_replicas() == 1) return last;
-  return em.DpLaunch(CollKind::kAllReduce, bytes / s.shard_degree(), DpGroup::kAcrossShards);
+  return em.DpLaunch(CollKind::kAllReduce, bytes / s.shard_degree(), GroupKind::kAcrossShards);
 }
 
 class BucketFiller {
@@ -520,7 +519,7 @@ class BucketFiller {
   void FlushExperts() {
     if (experts_ > 0 && s_.parallel.dp / s_.parallel.ep > 1) {
       em_.DpLaunch(s_.parallel.zero_stage >= 1 ? CollKind::kReduceScatter : CollKind::kAllReduce,
-                   experts_, DpGroup::kExpertData);
+                   experts_, GroupKind::kExpertData);
     }
     experts_ = 0;
   }
@@ -852,7 +851,7 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageWork& sm, BucketFi
     em.DpLaunch(CollKind::kAllGather, (StageParameterCount(s, sm.stage) - experts) * e,
                 ShardSpan(s));
     if (experts > 0 && par.dp / par.ep > 1) {
-      em.DpLaunch(CollKind::kAllGather, experts * e, DpGroup::kExpertData);
+      em.DpLaunch(CollKind::kAllGather, experts * e, GroupKind::kExpertData);
     }
     em.Wait(kDpStream);
   }

@@ -13,6 +13,7 @@
 
 #include "core/scenario.h"
 #include "sim/collectives.h"
+#include "sim/groups.h"
 #include "sim/model_params.h"
 
 namespace trainsim::sim {
@@ -93,6 +94,12 @@ double GradReduceScale(const TrainingConfig& t);
 // gradient shard is cast to fp32 before _offload_grad copies it out
 // (torch/distributed/fsdp/_runtime_utils.py).
 inline constexpr double kHostShardBytesPerParam = 4;
+
+// The tokens of one micro batch on one GPU: its sequences, of which context parallelism
+// leaves each GPU 1 / cp (the attention's queries, the activations it stores, its messages).
+inline double MicrobatchTokens(const Scenario& s) {
+  return static_cast<double>(s.training.micro_batch) * s.model.seq_len / s.parallel.cp;
+}
 
 // Costs of one transformer layer for one microbatch on one GPU (tp and
 // sequence parallelism of `s` applied). The step program is built from these;
@@ -197,23 +204,17 @@ struct Op {
   int upto = 0;            // kWait
 };
 
-// The ranks a DP-stream collective spans. With hybrid sharding
-// (parallel.shard_group) the DP group is cut into shard groups of consecutive
-// DP ranks; ZeRO's gathers and reduce-scatters run inside one, and the
-// gradient shards are all-reduced across them (between the ranks that hold
-// the same shard). Without it every DP collective spans the whole group.
-// With expert parallelism (parallel.ep) the routed experts' gradients are
-// reduced over kExpertData: the dp / ep ranks that hold the same experts, one
-// in each group of ep consecutive DP ranks.
-enum class DpGroup { kWhole, kShard, kAcrossShards, kExpertData };
-
 // An item of an async stream: a DP collective, or (host streams, kind
 // kSendRecv) a copy of `bytes` between the GPU and its node's host memory.
 struct AsyncItem {
   CollKind kind = CollKind::kAllReduce;
   double bytes = 0;
   std::string label;
-  DpGroup group = DpGroup::kWhole;  // DP collectives
+  // The ranks a DP collective spans (sim/groups.h): kDp, or with hybrid sharding
+  // (parallel.shard_group) kShard for ZeRO's gathers and reduce-scatters and kAcrossShards for
+  // the gradient shards' all-reduce, or with expert parallelism kExpertData for the routed
+  // experts' gradients.
+  GroupKind group = GroupKind::kDp;
 };
 
 struct StageProgram {

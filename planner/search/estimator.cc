@@ -140,14 +140,20 @@ struct DpTraffic {
   int shards = 1, replicas = 1;  // shard group size, and shard groups
 };
 
+// The TP collectives of one kind of layer (dense or MoE) on the layout's links, read from its
+// pass (sim::ForwardPass / BackwardPass).
+struct LayerTp {
+  double blocking = 0;  // the collectives that block the compute, one pass
+  // With tp_overlap: what the blocking ones and those pipelined with a GEMM add beyond the
+  // GEMMs, per forward and per backward pass.
+  double beyond_fwd = 0, beyond_bwd = 0;
+};
+
 // What one layer's TP, EP and CP collectives cost per pass on the layout's links.
 struct LayerComm {
-  double tp_one = 0;              // one TP collective: an all-reduce, or with SP a ring pass
-  double tp_block = 0;            // a block's exchange: the all-reduce, or SP's gather and scatter
-  double moe_mlp_tp = 0;          // an MoE MLP's exchange under TP
+  LayerTp dense_tp, moe_tp;
   double ep_pass = 0;             // an MoE layer's all-to-alls of one pass
   double cp_fwd = 0, cp_bwd = 0;  // the K/V ring beyond the attention core, per pass
-  bool tp_overlap = false;
 };
 
 // The estimator's closed forms over one scenario's stage model (sim/stage_model.h).
@@ -172,10 +178,14 @@ class StepModel {
   StepEstimate Step() const;
 
  private:
+  bool TpOverlap() const { return s_.parallel.tp > 1 && s_.parallel.tp_overlap; }
   LayerComm MakeLayerComm() const;
-  // With tp_overlap, what a layer's collectives add beyond the GEMMs they are pipelined
-  // with, per forward (`passes` 1) and per backward (2) pass.
-  double BeyondGemms(const sim::LayerCost& c, double passes) const;
+  double TpSeconds(const sim::PassStep& step) const;
+  double BlockingTp(const sim::LayerPass& pass) const;
+  // With tp_overlap, what a pass's TP collectives add beyond the GEMMs they are pipelined with
+  // (the blocking ones in full); `reverse` reads a backward pass in forward order.
+  double BeyondGemms(const sim::LayerPass& pass, bool reverse) const;
+  LayerTp MakeLayerTp(const sim::LayerCost& c) const;
   StageMicrobatch StageCompute(const sim::StageShare& share) const;
   double StageComm(const sim::StageShare& share) const;
   double PipelineBubble(const StageMicrobatch& worst) const;
@@ -203,17 +213,67 @@ class StepModel {
   LayerComm comm_;
 };
 
+// One TP collective of a pass: an all-reduce, or with sequence parallelism a ring pass (the
+// all-gather before a block, the reduce-scatter after it), inside one node (or over the network
+// when the group is wider than a node).
+double StepModel::TpSeconds(const sim::PassStep& step) const {
+  const Group tp_group = GroupOf(s_, sim::GroupKind::kTp, gpn_);
+  return step.coll == sim::CollKind::kAllReduce
+             ? AllReduceSeconds(links_, tp_group, gpn_, step.bytes)
+             : RingSeconds(links_, tp_group, gpn_, step.bytes, false);
+}
+
+// A pass's blocking TP collectives, summed per block (its own, then the block nested in it: an
+// MoE MLP's shared experts) and over the blocks in order.
+double StepModel::BlockingTp(const sim::LayerPass& pass) const {
+  double total = 0;
+  for (sim::PassStep::Block block :
+       {sim::PassStep::Block::kAttention, sim::PassStep::Block::kMlp}) {
+    double own = 0, inner = 0;
+    for (const sim::PassStep& step : pass) {
+      if (step.kind != sim::PassStep::Kind::kTp || step.seconds > 0 || step.block != block)
+        continue;
+      (step.inner ? inner : own) += TpSeconds(step);
+    }
+    total += own + inner;
+  }
+  return total;
+}
+
+// The GEMMs stay in compute; a collective pipelined with one (its window) adds what
+// sim::PipelinedSeconds gives beyond it.
+double StepModel::BeyondGemms(const sim::LayerPass& pass, bool reverse) const {
+  double s = BlockingTp(pass);
+  const int n = pass.size();
+  for (int i = 0; i < n; ++i) {
+    const sim::PassStep& step = *(pass.begin() + (reverse ? n - 1 - i : i));
+    if (step.kind != sim::PassStep::Kind::kTp || step.seconds <= 0) continue;
+    s += sim::PipelinedSeconds(step.seconds, TpSeconds(step), s_.parallel.tp,
+                               params_.comm_compute_share) -
+         step.seconds;
+  }
+  return s;
+}
+
+LayerTp StepModel::MakeLayerTp(const sim::LayerCost& c) const {
+  LayerTp tp;
+  const sim::LayerPass forward = sim::ForwardPass(s_, c);
+  tp.blocking = BlockingTp(forward);
+  if (TpOverlap()) {
+    tp.beyond_fwd = BeyondGemms(forward, false);
+    tp.beyond_bwd = BeyondGemms(sim::BackwardPass(s_, c), true);
+  }
+  return tp;
+}
+
 LayerComm StepModel::MakeLayerComm() const {
   const ParallelConfig& par = s_.parallel;
   LayerComm c;
-  // TP: two blocks per layer per pass, each an all-reduce or (sequence
-  // parallel) an all-gather plus a reduce-scatter, inside one node (or over
-  // the network when the group is wider than a node).
-  const Group tp_group = GroupOf(s_, sim::GroupKind::kTp, gpn_);
-  const bool sp = s_.training.sequence_parallel;
-  c.tp_one = sp ? RingSeconds(links_, tp_group, gpn_, f_.layer.tp_bytes, false)
-                : AllReduceSeconds(links_, tp_group, gpn_, f_.layer.tp_bytes);
-  c.tp_block = sp ? 2 * c.tp_one : c.tp_one;
+  // TP: each block's exchange, per pass, as the pass has it.
+  if (par.tp > 1) {
+    c.dense_tp = MakeLayerTp(f_.layer);
+    if (s_.model.experts > 0) c.moe_tp = MakeLayerTp(moe_layer_);
+  }
   // EP: the all-to-alls of an MoE layer's pass (sim::ForwardPass: dispatch and combine, over
   // groups of ep consecutive DP ranks tp ranks apart); the backward's are the same.
   const Group ep_group = GroupOf(s_, sim::GroupKind::kEp, gpn_);
@@ -222,12 +282,6 @@ LayerComm StepModel::MakeLayerComm() const {
       c.ep_pass += AllToAllSeconds(links_, ep_group, gpn_, step.bytes);
     }
   }
-  // An MoE layer's MLP under TP (sim/workload.cc MoeMlpBlock): the routed rows all-gathered
-  // and reduce-scattered over the TP group, and shared experts' dense exchange; no overlap.
-  c.moe_mlp_tp = moe_layer_.moe_tp_bytes > 0
-                     ? 2 * RingSeconds(links_, tp_group, gpn_, moe_layer_.moe_tp_bytes, false) +
-                           (s_.model.shared_experts > 0 ? c.tp_block : 0)
-                     : c.tp_block;
   // CP: the ring's collectives of a dense layer's pass (sim::ForwardPass / BackwardPass: the
   // K/V all-gather over cp ranks tp apart, pipelined in cp pieces with the attention core; the
   // backward's dK/dV reduce-scatter after it), each beyond the compute it hides behind. MoE
@@ -247,23 +301,7 @@ LayerComm StepModel::MakeLayerComm() const {
     c.cp_fwd = beyond(sim::ForwardPass(s_, f_.layer));
     c.cp_bwd = beyond(sim::BackwardPass(s_, f_.layer));
   }
-  c.tp_overlap = par.tp > 1 && par.tp_overlap;
   return c;
-}
-
-// The GEMMs stay in compute (sim/workload.cc Block); backward pairs each collective with
-// both gradient GEMMs.
-double StepModel::BeyondGemms(const sim::LayerCost& c, double passes) const {
-  const bool moe = c.moe_tp_bytes > 0;  // its MLP's exchange is not pipelined
-  double s = moe ? comm_.moe_mlp_tp : 0;
-  for (double g : {c.attn_in_gemm_s, c.attn_out_gemm_s, moe ? -1 : c.mlp_in_gemm_s,
-                   moe ? -1 : c.mlp_out_gemm_s}) {
-    if (g < 0) continue;
-    s += sim::PipelinedSeconds(passes * g, comm_.tp_one, s_.parallel.tp,
-                               params_.comm_compute_share) -
-         passes * g;
-  }
-  return s;
 }
 
 StageMicrobatch StepModel::StageCompute(const sim::StageShare& share) const {
@@ -302,20 +340,14 @@ double StepModel::StageComm(const sim::StageShare& share) const {
   const int recomputed = share.recomputed_layers;
   const int forward_passes = layers + recomputed;
   double tp_s = 0;
-  if (comm_.tp_overlap) {
-    const double per_fwd =
-        SumLayers(share, [&](const sim::LayerCost& c) { return BeyondGemms(c, 1); }) / layers;
-    tp_s = forward_passes * per_fwd +
-           SumLayers(share, [&](const sim::LayerCost& c) { return BeyondGemms(c, 2); });
-  } else if (s_.parallel.tp > 1) {  // two blocks (attention, MLP) per pass
-    const double per_layer =
-        SumLayers(share,
-                  [&](const sim::LayerCost& c) {
-                    return comm_.tp_block +
-                           (c.moe_tp_bytes > 0 ? comm_.moe_mlp_tp : comm_.tp_block);
-                  }) /
-        layers;
-    tp_s = (forward_passes + layers) * per_layer;
+  // The stage's dense and MoE layers' sum of one kind of TP figure.
+  auto sum = [&](double LayerTp::*part) {
+    return (layers - moe) * (comm_.dense_tp.*part) + moe * (comm_.moe_tp.*part);
+  };
+  if (TpOverlap()) {
+    tp_s = forward_passes * (sum(&LayerTp::beyond_fwd) / layers) + sum(&LayerTp::beyond_bwd);
+  } else if (s_.parallel.tp > 1) {  // each pass's blocks (attention, MLP)
+    tp_s = (forward_passes + layers) * (sum(&LayerTp::blocking) / layers);
   }
   // EP: each MoE layer's pass exchanges, forward and backward; recomputed layers exchange
   // their tokens again, in proportion.

@@ -612,13 +612,13 @@ TEST(EngineTest, HybridShardingGathersInsideTheShardGroup) {
   for (size_t i = 0; i < items.size(); ++i) {
     const AsyncItem& c = items[i];
     if (c.kind == CollKind::kAllGather) {
-      EXPECT_EQ(c.group, DpGroup::kShard);
+      EXPECT_EQ(c.group, GroupKind::kShard);
       ++gathers;
     } else if (c.kind == CollKind::kReduceScatter) {
-      EXPECT_EQ(c.group, DpGroup::kShard);
+      EXPECT_EQ(c.group, GroupKind::kShard);
       ASSERT_LT(i + 1, items.size());  // each reduce-scatter is followed by its all-reduce
       EXPECT_EQ(items[i + 1].kind, CollKind::kAllReduce);
-      EXPECT_EQ(items[i + 1].group, DpGroup::kAcrossShards);
+      EXPECT_EQ(items[i + 1].group, GroupKind::kAcrossShards);
       EXPECT_DOUBLE_EQ(items[i + 1].bytes, c.bytes / 8);
       ++scatters;
     } else if (c.kind == CollKind::kAllReduce) {

@@ -233,5 +233,28 @@ TEST(LayerPass, ContextRingAroundTheCoreAndExpertExchanges) {
   EXPECT_STREQ(ForwardPass(moe, pc.moe_layer).begin()[2].what, "dispatch");
 }
 
+// Each step names its block, so that a reader can sum a pass block by block (the estimator's
+// TP sums): "a" attention, "m" MLP, "s" the shared experts' block nested in an MoE MLP.
+std::string Blocks(const LayerPass& pass) {
+  std::string out;
+  for (const PassStep& st : pass) {
+    out += st.inner ? 's' : st.block == PassStep::Block::kAttention ? 'a' : 'm';
+  }
+  return out;
+}
+
+TEST(LayerPass, StepsNameTheirBlock) {
+  const Scenario moe =
+      On(R"("deepseek-v3")", 2, R"("tp": 8, "pp": 2)", R"(, "sequence_parallel": true)");
+  const LayerCost c = Costs(moe).moe_layer;
+  const LayerPass fwd = ForwardPass(moe, c);
+  ASSERT_EQ(Shape(fwd), "tp:ag C tp:rs tp:ag tp:ag C tp:rs tp:rs");
+  EXPECT_EQ(Blocks(fwd), "aaamsssm");
+  const LayerPass bwd = BackwardPass(moe, c);
+  EXPECT_EQ(Blocks(bwd), "msssmaaa");
+  const Scenario cp = On(R"("llama3-8b")", 1, R"("cp": 4)");
+  EXPECT_EQ(Blocks(ForwardPass(cp, Costs(cp).layer)), "aam");
+}
+
 }  // namespace
 }  // namespace trainsim::sim

@@ -262,16 +262,16 @@ TEST(WorkloadTest, ExpertParallelismSplitsTheExpertsAndTheirGradients) {
   EXPECT_DOUBLE_EQ(StageExpertParameterCount(two, 0), experts / 2);
   EXPECT_NEAR(StageParameterCount(one, 0) - StageParameterCount(two, 0), experts / 2,
               1e-6 * experts);
-  auto reduced = [](const StepProgram& p, DpGroup group) {
+  auto reduced = [](const StepProgram& p, GroupKind group) {
     double bytes = 0;
     for (const AsyncItem& c : p.stages[0].async[kDpStream]) bytes += c.group == group ? c.bytes : 0;
     return bytes;
   };
   const StepProgram p = Build(two);
-  const double expert = reduced(p, DpGroup::kExpertData), whole = reduced(p, DpGroup::kWhole);
+  const double expert = reduced(p, GroupKind::kExpertData), whole = reduced(p, GroupKind::kDp);
   EXPECT_NEAR(expert, experts / 2 * 2, 1e-6 * expert);  // 16-bit gradients
   EXPECT_NEAR(whole + expert, StageParameterCount(two, 0) * 2, 1e-6 * whole);
-  EXPECT_EQ(reduced(Build(Moe("", R"("tp": 2, "dp": 4, "ep": 4)")), DpGroup::kExpertData), 0);
+  EXPECT_EQ(reduced(Build(Moe("", R"("tp": 2, "dp": 4, "ep": 4)")), GroupKind::kExpertData), 0);
   int exchanges = 0;
   for (const Op& op : p.stages[0].ops) exchanges += op.kind == OpKind::kEpColl;
   // 3 MoE layers, forward and backward, 2 each, for each of the 4 microbatches.
