@@ -240,6 +240,37 @@ LayerPass BackwardPass(const Scenario& s, const LayerCost& c) {
   return pass;
 }
 
+GroupKind ShardSpan(const Scenario& s) {
+  return s.shard_replicas() > 1 ? GroupKind::kShard : GroupKind::kDp;
+}
+
+GradientCalls GradientReduction(const Scenario& s, double bytes) {
+  GradientCalls out;
+  if (s.parallel.zero_stage == 0) {
+    out.calls[out.count++] = {CollKind::kAllReduce, GroupKind::kDp, bytes};
+    return out;
+  }
+  out.calls[out.count++] = {CollKind::kReduceScatter, ShardSpan(s), bytes};
+  if (s.shard_replicas() > 1) {
+    out.calls[out.count++] = {CollKind::kAllReduce, GroupKind::kAcrossShards,
+                              bytes / s.shard_degree()};
+  }
+  return out;
+}
+
+DpCall ExpertGradientReduction(const Scenario& s, double bytes) {
+  return {s.parallel.zero_stage >= 1 ? CollKind::kReduceScatter : CollKind::kAllReduce,
+          GroupKind::kExpertData, bytes};
+}
+
+DpCall WeightGather(const Scenario& s, double bytes) {
+  return {CollKind::kAllGather, ShardSpan(s), bytes};
+}
+
+DpCall ExpertWeightGather(const Scenario&, double bytes) {
+  return {CollKind::kAllGather, GroupKind::kExpertData, bytes};
+}
+
 double StretchedComputeSeconds(double comm_s, double compute_s, double share) {
   return share * std::min(comm_s, compute_s / (1 - share));
 }

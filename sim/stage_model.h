@@ -106,6 +106,35 @@ struct OptimizerSeconds {
 };
 OptimizerSeconds OptimizerStepSeconds(const Scenario& s, const ComputeModel& cm, double params);
 
+// The data-parallel collectives of the stage model: which collective, over which group, moves
+// which bytes. The step program launches them per bucket, per layer or after the optimizer
+// (sim/workload.cc); the estimator prices the same calls over a stage's bytes.
+struct DpCall {
+  CollKind kind = CollKind::kAllReduce;
+  GroupKind group = GroupKind::kDp;
+  double bytes = 0;
+};
+// The group ZeRO's gathers and reduce-scatters span: the DP group, or with hybrid sharding
+// (parallel.shard_group) one shard group.
+GroupKind ShardSpan(const Scenario& s);
+// The reduction of `bytes` of gradients (as reduced): ZeRO-0 an all-reduce over the DP group;
+// ZeRO >= 1 a reduce-scatter over the shard span and, with hybrid sharding, an all-reduce of the
+// shard across the shard groups (FSDP HYBRID_SHARD, MiCS). One or two calls, in order.
+struct GradientCalls {
+  std::array<DpCall, 2> calls;
+  int count = 0;
+  const DpCall* begin() const { return calls.data(); }
+  const DpCall* end() const { return calls.data() + count; }
+};
+GradientCalls GradientReduction(const Scenario& s, double bytes);
+// The routed experts' gradients (expert parallelism), over the ranks that hold the same experts:
+// reduce-scattered under ZeRO >= 1, else all-reduced.
+DpCall ExpertGradientReduction(const Scenario& s, double bytes);
+// ZeRO's all-gather of `bytes` of weights over the shard span (ZeRO-3 before each use, ZeRO-1/2
+// after the optimizer step), and of the routed experts' over the ranks that hold them.
+DpCall WeightGather(const Scenario& s, double bytes);
+DpCall ExpertWeightGather(const Scenario& s, double bytes);
+
 // One step of a layer's pass on the compute stream: compute, or a collective of the TP, CP or
 // EP group. A collective's window is the compute it is pipelined with: under
 // parallel.tp_overlap a TP collective's GEMM (moved out of the block's compute), the CP ring's

@@ -329,11 +329,11 @@ class Emitter {
     out_->ops.push_back(std::move(op));
     return static_cast<int>(queue.size());
   }
-  int DpLaunch(CollKind kind, double bytes, GroupKind group = GroupKind::kDp) {
-    std::string label = std::string("dp ") + ToString(kind);
-    if (group == GroupKind::kShard) label += " in shard group";
-    if (group == GroupKind::kAcrossShards) label += " across shard groups";
-    return Launch(kDpStream, AsyncItem{kind, bytes, std::move(label), group});
+  int DpLaunch(const DpCall& call) {
+    std::string label = std::string("dp ") + ToString(call.kind);
+    if (call.group == GroupKind::kShard) label += " in shard group";
+    if (call.group == GroupKind::kAcrossShards) label += " across shard groups";
+    return Launch(kDpStream, AsyncItem{call.kind, call.bytes, std::move(label), call.group});
   }
   // Waits until the first `upto` items of `stream` are done (all launched so
   // far when upto < 0).
@@ -468,19 +468,12 @@ std::pair<int, int> ChunkLayers(const StageWork& sm, int chunk) {
   return {first, first + size(chunk)};
 }
 
-// The group ZeRO's gathers and reduce-scatters span: the whole DP group, or
-// with hybrid sharding one shard group.
-GroupKind ShardSpan(const Scenario& s) {
-  return s.shard_replicas() > 1 ? GroupKind::kShard : GroupKind::kDp;
-}
-
-// ZeRO's reduction of `bytes` of gradients (as reduced): a reduce-scatter over
-// the shard group and, with hybrid sharding, an all-reduce of the shard across
-// the shard groups (FSDP HYBRID_SHARD, MiCS). Returns its last item's Wait() count.
-int ReduceShardedGradients(Emitter& em, const Scenario& s, double bytes) {
-  const int last = em.DpLaunch(CollKind::kReduceScatter, bytes, ShardSpan(s));
-  if (s.shard_replicas() == 1) return last;
-  return em.DpLaunch(CollKind::kAllReduce, bytes / s.shard_degree(), GroupKind::kAcrossShards);
+// The reduction of `bytes` of gradients (as reduced), GradientReduction's calls; returns the
+// last one's Wait() count.
+int ReduceGradients(Emitter& em, const Scenario& s, double bytes) {
+  int last = 0;
+  for (const DpCall& call : GradientReduction(s, bytes)) last = em.DpLaunch(call);
+  return last;
 }
 
 class BucketFiller {
@@ -507,19 +500,14 @@ class BucketFiller {
   void Flush() {
     FlushExperts();
     if (pending_ <= 0 || s_.replicas() <= 1) return;
-    if (s_.parallel.zero_stage >= 1) {
-      ReduceShardedGradients(em_, s_, pending_);
-    } else {
-      em_.DpLaunch(CollKind::kAllReduce, pending_);
-    }
+    ReduceGradients(em_, s_, pending_);
     pending_ = 0;
   }
 
  private:
   void FlushExperts() {
     if (experts_ > 0 && s_.parallel.dp / s_.parallel.ep > 1) {
-      em_.DpLaunch(s_.parallel.zero_stage >= 1 ? CollKind::kReduceScatter : CollKind::kAllReduce,
-                   experts_, GroupKind::kExpertData);
+      em_.DpLaunch(ExpertGradientReduction(s_, experts_));
     }
     experts_ = 0;
   }
@@ -595,7 +583,7 @@ class LayerTraffic {
   }
   void AfterBackward(int l) {
     if (gather_) {
-      const int reduced = ReduceShardedGradients(em_, s_, sm_.UnitBytes(l) * reduce_scale_);
+      const int reduced = ReduceGradients(em_, s_, sm_.UnitBytes(l) * reduce_scale_);
       if (params_) grads_out_.push_back({reduced, sm_.HostShardBytes(l)});
     } else if (params_) {  // dp 1: the whole gradient is ready after the backward
       CopyGradientOut(sm_.HostShardBytes(l));
@@ -607,7 +595,7 @@ class LayerTraffic {
   bool reduces_per_layer() const { return gather_; }
 
  private:
-  int Gather(int l) { return em_.DpLaunch(CollKind::kAllGather, sm_.UnitBytes(l), ShardSpan(s_)); }
+  int Gather(int l) { return em_.DpLaunch(WeightGather(s_, sm_.UnitBytes(l))); }
   // How many layers ahead a shard is fetched: two when a gather (one layer
   // ahead) follows the copy, one when the copy is the whole unit (dp 1).
   int Ahead() const { return gather_ ? 2 : 1; }
@@ -848,11 +836,8 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageWork& sm, BucketFi
     // of its shard group, with hybrid sharding).
     // With expert parallelism the routed experts' among the ranks that hold them.
     const double experts = StageExpertParameterCount(s, sm.stage);
-    em.DpLaunch(CollKind::kAllGather, (StageParameterCount(s, sm.stage) - experts) * e,
-                ShardSpan(s));
-    if (experts > 0 && par.dp / par.ep > 1) {
-      em.DpLaunch(CollKind::kAllGather, experts * e, GroupKind::kExpertData);
-    }
+    em.DpLaunch(WeightGather(s, (StageParameterCount(s, sm.stage) - experts) * e));
+    if (experts > 0 && par.dp / par.ep > 1) em.DpLaunch(ExpertWeightGather(s, experts * e));
     em.Wait(kDpStream);
   }
 }

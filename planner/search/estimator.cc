@@ -132,12 +132,10 @@ struct StageMicrobatch {
 };
 
 // The data-parallel traffic of a stage: bytes of weights and of gradients (as reduced) of
-// the dense part and of the routed experts, and the groups that carry them.
+// the dense part and of the routed experts.
 struct DpTraffic {
   double weight_bytes = 0, grad_bytes = 0;
   double expert_weight_bytes = 0, expert_grad_bytes = 0;
-  Group dp, zero, expert_data, across;
-  int shards = 1, replicas = 1;  // shard group size, and shard groups
 };
 
 // The TP collectives of one kind of layer (dense or MoE) on the layout's links, read from its
@@ -190,8 +188,11 @@ class StepModel {
   double StageComm(const sim::StageShare& share) const;
   double PipelineBubble(const StageMicrobatch& worst) const;
   DpTraffic MakeDpTraffic(const sim::StageShare& share) const;
-  // Hybrid sharding's all-reduce of each reduced shard across the shard groups.
-  double AcrossReduce(const DpTraffic& t, double reduced_bytes) const;
+  // A data-parallel collective of the stage model on the layout's links.
+  double Seconds(const sim::DpCall& call) const;
+  // The reduction of `bytes` of gradients (sim::GradientReduction): its reduce-scatter or
+  // all-reduce, and with hybrid sharding the all-reduce across the shard groups (0 without).
+  double Reduce(double bytes, double* across) const;
   void AddDataParallel(const StageMicrobatch& worst, const sim::StageShare& share,
                        StepEstimate* e) const;
   void AddOptimizer(const sim::StageShare& share, StepEstimate* e) const;
@@ -376,32 +377,31 @@ double StepModel::PipelineBubble(const StageMicrobatch& worst) const {
   return (pp - 1) * (worst.total() / v + 2 * p2p_s) + m_ * p2p_s;
 }
 
-// Members sit tp ranks apart, g / tp of them per node.
 DpTraffic StepModel::MakeDpTraffic(const sim::StageShare& share) const {
   const double eb = sim::ActivationBytesPerElem(s_.training.precision);
   // With expert parallelism the routed experts' part goes over the expert-data-parallel
-  // group (sim/workload.cc): dp / ep members, ep x tp local ranks apart.
+  // group (sim::ExpertGradientReduction).
   const double experts = s_.parallel.ep > 1 ? share.expert_params : 0;
   DpTraffic t;
   t.weight_bytes = (share.params - experts) * eb;
   t.grad_bytes = t.weight_bytes * sim::GradReduceScale(s_.training);
   t.expert_weight_bytes = experts * eb;
   t.expert_grad_bytes = t.expert_weight_bytes * sim::GradReduceScale(s_.training);
-  t.expert_data = GroupOf(s_, sim::GroupKind::kExpertData, gpn_);
-  t.dp = GroupOf(s_, sim::GroupKind::kDp, gpn_);
-  // ZeRO's collectives span a shard group (the DP group unless hybrid sharding
-  // cuts it into groups of consecutive DP ranks); with hybrid sharding each
-  // reduced shard is then all-reduced across the groups, whose members sit
-  // shards x tp ranks apart (sim/workload.cc ReduceShardedGradients).
-  t.shards = s_.shard_degree();
-  t.replicas = s_.shard_replicas();
-  t.zero = s_.parallel.zero_stage >= 1 ? GroupOf(s_, sim::GroupKind::kShard, gpn_) : t.dp;
-  t.across = GroupOf(s_, sim::GroupKind::kAcrossShards, gpn_);
   return t;
 }
 
-double StepModel::AcrossReduce(const DpTraffic& t, double reduced_bytes) const {
-  return t.replicas > 1 ? AllReduceSeconds(links_, t.across, gpn_, reduced_bytes / t.shards) : 0.0;
+// Members sit tp ranks apart (sim::ShapeOf), g / tp of them per node.
+double StepModel::Seconds(const sim::DpCall& call) const {
+  const Group group = GroupOf(s_, call.group, gpn_);
+  return call.kind == sim::CollKind::kAllReduce
+             ? AllReduceSeconds(links_, group, gpn_, call.bytes)
+             : RingSeconds(links_, group, gpn_, call.bytes, false);
+}
+
+double StepModel::Reduce(double bytes, double* across) const {
+  const sim::GradientCalls calls = sim::GradientReduction(s_, bytes);
+  *across = calls.count > 1 ? Seconds(calls.calls[1]) : 0.0;
+  return Seconds(calls.calls[0]);
 }
 
 // Gradient reduction and ZeRO's gathers of the slowest stage `share`, and what of them
@@ -411,8 +411,6 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
   if (s_.replicas() <= 1) return;
   const ParallelConfig& par = s_.parallel;
   const DpTraffic t = MakeDpTraffic(share);
-  const Links& links = links_;
-  const int gpn = gpn_;
   const double overlap = worst.bwd_s + worst.recompute_s;  // the last backward pass
   const double bucket_share = std::min(1.0, par.bucket_bytes / std::max(t.grad_bytes, 1.0));
   // A collective running beside `hidden_by` of compute slows it by `slowed` (the one overlap
@@ -428,17 +426,15 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
     if (!par.overlap_dp) return comm;
     return std::max(comm * bucket_share, comm - hidden_by - slowed(comm, hidden_by));
   };
-  const double gather = RingSeconds(links, t.zero, gpn, t.weight_bytes, false) +  // ZeRO-1/2
-                        RingSeconds(links, t.expert_data, gpn, t.expert_weight_bytes, false);
-  const double scatter = (t.grad_bytes == t.weight_bytes  // reduced in the weights' dtype
-                              ? RingSeconds(links, t.zero, gpn, t.weight_bytes, false)
-                              : RingSeconds(links, t.zero, gpn, t.grad_bytes, false)) +
-                         RingSeconds(links, t.expert_data, gpn, t.expert_grad_bytes, false) +
-                         AcrossReduce(t, t.grad_bytes);
+  double across = 0;
+  const double reduced = Reduce(t.grad_bytes, &across);
+  const double expert_reduced = Seconds(sim::ExpertGradientReduction(s_, t.expert_grad_bytes));
+  const double gather = Seconds(sim::WeightGather(s_, t.weight_bytes)) +  // ZeRO-1/2
+                        Seconds(sim::ExpertWeightGather(s_, t.expert_weight_bytes));
+  const double scatter = reduced + expert_reduced + across;
   switch (par.zero_stage) {
     case 0: {
-      const double reduce = AllReduceSeconds(links, t.dp, gpn, t.grad_bytes) +
-                            AllReduceSeconds(links, t.expert_data, gpn, t.expert_grad_bytes);
+      const double reduce = reduced + expert_reduced;
       e->dp_exposed_s = exposed(reduce, overlap);
       e->compute_s += reduce_slowed(reduce, overlap);
       break;
@@ -454,9 +450,10 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
     default: {  // 3: each layer's weights gathered for its forward and its backward
                 // (prefetched one layer ahead), its gradients scattered after it
       const int layers = std::max(1, share.layers.count);
-      const double per_layer = 2 * RingSeconds(links, t.zero, gpn, t.weight_bytes / layers, false) +
-                               RingSeconds(links, t.zero, gpn, t.grad_bytes / layers, false) +
-                               AcrossReduce(t, t.grad_bytes / layers);
+      double layer_across = 0;
+      const double layer_reduced = Reduce(t.grad_bytes / layers, &layer_across);
+      const double per_layer = 2 * Seconds(sim::WeightGather(s_, t.weight_bytes / layers)) +
+                               layer_reduced + layer_across;
       const double compute_per_layer = worst.total() / layers;
       const double layer_slowed = slowed(per_layer, compute_per_layer);
       e->dp_exposed_s = m_ * (layers * std::max(0.0, per_layer - compute_per_layer - layer_slowed) +

@@ -244,6 +244,7 @@ class Walker {
       }
       Strategies(n, i + 1);
     }
+    c_.degrees[i] = s_.parallel.*st.degree = 1;  // not a pruned degree for the figures above
   }
 
   void Pipelines(int n, int gpus, int layers) {

@@ -233,6 +233,37 @@ TEST(LayerPass, ContextRingAroundTheCoreAndExpertExchanges) {
   EXPECT_STREQ(ForwardPass(moe, pc.moe_layer).begin()[2].what, "dispatch");
 }
 
+// The data-parallel collectives both readers take from the stage model: which collective over
+// which group, for plain, sharded and hybrid-sharded layouts and the routed experts.
+TEST(DpCalls, GradientsAndWeightsByZeroStageAndHybridGroups) {
+  const Scenario plain = On(R"("gpt-1.7b")", 2, R"("tp": 1)");
+  GradientCalls r = GradientReduction(plain, 100);
+  ASSERT_EQ(r.count, 1);
+  EXPECT_EQ(r.calls[0].kind, CollKind::kAllReduce);
+  EXPECT_EQ(r.calls[0].group, GroupKind::kDp);
+  EXPECT_EQ(ExpertGradientReduction(plain, 8).kind, CollKind::kAllReduce);
+
+  const Scenario zero3 = On(R"("gpt-1.7b")", 2, R"("zero_stage": 3)");
+  r = GradientReduction(zero3, 100);
+  ASSERT_EQ(r.count, 1);
+  EXPECT_EQ(r.calls[0].kind, CollKind::kReduceScatter);
+  EXPECT_EQ(r.calls[0].group, GroupKind::kDp);  // no hybrid groups: the whole DP group
+  EXPECT_EQ(WeightGather(zero3, 5).group, GroupKind::kDp);
+  EXPECT_EQ(ExpertGradientReduction(zero3, 8).kind, CollKind::kReduceScatter);
+
+  // Hybrid: shard groups of 8 over 16 ranks; the reduced shard, 1/8, across the two groups.
+  const Scenario hybrid = On(R"("gpt-1.7b")", 2, R"("zero_stage": 3, "shard_group": 8)");
+  r = GradientReduction(hybrid, 100);
+  ASSERT_EQ(r.count, 2);
+  EXPECT_EQ(r.calls[0].group, GroupKind::kShard);
+  EXPECT_EQ(r.calls[0].bytes, 100);
+  EXPECT_EQ(r.calls[1].kind, CollKind::kAllReduce);
+  EXPECT_EQ(r.calls[1].group, GroupKind::kAcrossShards);
+  EXPECT_EQ(r.calls[1].bytes, 12.5);
+  EXPECT_EQ(WeightGather(hybrid, 5).group, GroupKind::kShard);
+  EXPECT_EQ(ExpertWeightGather(hybrid, 5).group, GroupKind::kExpertData);
+}
+
 // Each step names its block, so that a reader can sum a pass block by block (the estimator's
 // TP sums): "a" attention, "m" MLP, "s" the shared experts' block nested in an MoE MLP.
 std::string Blocks(const LayerPass& pass) {
