@@ -178,7 +178,11 @@ void PrintHuman(const Scenario& s, const sim::SimulationResult& r,
   row("optimizer", b.optimizer_s);
   row("tensor-parallel comm", b.tp_comm_s);  // blocking: all of it is exposed
   if (b.ep_comm_s > 0) row("expert-parallel all-to-all", b.ep_comm_s);  // blocking too
-  if (b.cp_comm_s > 0) row("context-parallel K/V (exp.)", b.cp_comm_s);
+  for (int i = 0; i < kStrategyCount; ++i) {                            // "CP K/V ring (exposed)"
+    const std::string name =
+        UpperName(*kStrategies[i]) + " " + std::string(kStrategies[i]->exchange) + " (exposed)";
+    if (b.strategy_comm_s[i] > 0) row(name.c_str(), b.strategy_comm_s[i]);
+  }
   row("data-parallel comm (exp.)", b.dp_comm_exposed_s);
   row("weight gather (exposed)", b.weight_gather_exposed_s);
   row("offload copies (exposed)", b.offload_exposed_s);

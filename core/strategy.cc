@@ -1,10 +1,18 @@
 #include "core/strategy.h"
 
+#include <cctype>
+
 #include "core/scenario_sections.h"
 
 namespace trainsim {
 
 int SlotSplit(const ParallelConfig& p) { return SlotSplit(DegreesOf(p)); }
+
+std::string UpperName(const Strategy& st) {
+  std::string out(st.name);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
 
 std::string DegreesText(const ParallelConfig& p) {
   std::string out;

@@ -30,6 +30,9 @@ struct Strategy {
   std::string (*unfit)(const Scenario& s) = nullptr;
   // The degrees the search tries when search.<name> is not given.
   std::vector<int> (*default_axis)(const Scenario& s) = nullptr;
+  // What its collectives are, in trace and breakdown labels: "K/V ring" gives the trace's
+  // "context parallel (K/V ring)" and the GUI's "CP K/V ring".
+  std::string_view exchange;
   // Why spot-elastic training (on the replicas left after a reclaim) cannot run it.
   std::string_view not_elastic;
   // Launch: Megatron-LM / NeMo's argument; SMP v2's parameter (SageMaker's model parallel
@@ -73,6 +76,9 @@ inline const Strategy* FirstStrategy(const ParallelConfig& p) {
   }
   return nullptr;
 }
+
+// "CP": the name in capitals, for short labels.
+std::string UpperName(const Strategy& st);
 
 // " cp 2" for each strategy above 1, in kStrategies' order.
 std::string DegreesText(const ParallelConfig& p);

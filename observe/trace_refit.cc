@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/strategy.h"
 #include "observe/gemm_refit.h"
 #include "observe/run_log.h"
 #include "sim/model_params.h"
@@ -59,7 +60,9 @@ Expected<SteadySteps> Steady(const std::vector<KinetoTrace>& traces, int warmup)
 StepParts PartsOf(const sim::Breakdown& b) {
   StepParts p;
   p.compute_s = b.compute_s + b.recompute_s + b.optimizer_s;
-  p.exposed_comm_s = b.tp_comm_s + b.ep_comm_s + b.cp_comm_s + b.dp_comm_exposed_s +
+  double strategies = 0;
+  for (double s : b.strategy_comm_s) strategies += s;
+  p.exposed_comm_s = b.tp_comm_s + b.ep_comm_s + strategies + b.dp_comm_exposed_s +
                      b.weight_gather_exposed_s + b.pp_comm_exposed_s;
   p.idle_s = b.pipeline_bubble_s + b.data_wait_s + b.offload_exposed_s;
   return p;

@@ -473,7 +473,7 @@ class StepRun {
       case OpKind::kEpColl:
         return kTrackEp;
       case OpKind::kCpColl:
-        return kTrackCp;
+        return kTrackFirstStrategy + StrategyIndex(kContextParallel);
       case OpKind::kRecv:
       case OpKind::kWait:
       case OpKind::kInputWait:
@@ -555,7 +555,7 @@ class StepRun {
           sg4::this_actor::sleep_for(
               PipelinedSeconds(core, comm, L_.cp, params_.comm_compute_share) - comm);
           Account(g, op, core);
-          g.spent.cp_comm_s += Now() - t0 - core;
+          g.spent.strategy_comm_s[StrategyIndex(kContextParallel)] += Now() - t0 - core;
           break;
         }
         case OpKind::kTpColl: {

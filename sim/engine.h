@@ -16,10 +16,12 @@
 //    agree on small cases. Parameter-server scenarios always run kFull.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
 #include "core/scenario.h"
+#include "core/strategy.h"
 #include "sim/model_params.h"
 #include "sim/platform.h"
 #include "sim/workload.h"
@@ -39,8 +41,10 @@ enum TraceTrack {
   kTrackWeightGather = 6,  // ZeRO / FSDP all-gathers of weights
   kTrackHostCopy = 7,      // offload copies between GPU and host memory
   kTrackEp = 8,            // expert-parallel all-to-alls (MoE token dispatch and combine)
-  kTrackCp = 9,            // context-parallel key/value exchange (ring attention)
-  kTrackCount = 10
+  // One track per strategy (core/strategy.h) from here: its exchanges (context parallelism's
+  // key/value ring).
+  kTrackFirstStrategy = 9,
+  kTrackCount = kTrackFirstStrategy + kStrategyCount
 };
 
 struct TraceEvent {
@@ -57,7 +61,9 @@ struct Breakdown {
   double optimizer_s = 0;
   double tp_comm_s = 0;  // TP collectives (blocking: always exposed)
   double ep_comm_s = 0;  // expert-parallel all-to-alls (blocking as well)
-  double cp_comm_s = 0;  // context-parallel K/V exchange beyond the attention core it overlaps
+  // Each strategy's exchanges beyond the compute they are pipelined with, in kStrategies'
+  // order (context parallelism's K/V ring beyond the attention core).
+  std::array<double, kStrategyCount> strategy_comm_s{};
   double dp_comm_exposed_s = 0;        // waiting for gradient reduction (buckets, ZeRO RS)
   double weight_gather_exposed_s = 0;  // waiting for ZeRO / FSDP weight all-gathers
   double offload_exposed_s = 0;        // waiting for copies to / from host memory

@@ -1,6 +1,9 @@
 #include "sim/fold.h"
 
 #include <algorithm>
+#include <string>
+
+#include "core/strategy.h"
 
 namespace trainsim::sim {
 
@@ -106,9 +109,13 @@ Fold PlanFold(const Scenario& s, SimMode mode, const ModelParams& params,
     f.why_not = "a shard group (parallel.shard_group) crosses a leaf boundary";
     return f;
   }
-  if (s.parallel.cp > 1 && replicas_per_leaf % s.parallel.cp != 0) {
-    f.why_not = "a context-parallel group (parallel.cp) crosses a leaf boundary";
-    return f;
+  for (const Strategy* st : kStrategies) {  // each splits slots into groups of its degree
+    const int degree = s.parallel.*st->degree;
+    if (degree > 1 && st->splits_slots && replicas_per_leaf % degree != 0) {
+      f.why_not = "a " + std::string(st->title) + " group (parallel." + std::string(st->name) +
+                  ") crosses a leaf boundary";
+      return f;
+    }
   }
   if (s.parallel.ep > 1 && replicas_per_leaf % s.parallel.ep != 0) {
     f.why_not = "an expert-parallel group (parallel.ep) crosses a leaf boundary";

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/strategy.h"
 #include "core/units.h"
 #include "sim/fold.h"
 #include "sim/isolate.h"
@@ -14,19 +15,25 @@ namespace {
 
 using nlohmann::json;
 
+// "cp_comm_exposed_s": a strategy's exchanges in the breakdown.
+std::string StrategyCommKey(const Strategy& st) { return std::string(st.name) + "_comm_exposed_s"; }
+
 json BreakdownJson(const Breakdown& b) {
-  return json{{"compute_s", b.compute_s},
-              {"recompute_s", b.recompute_s},
-              {"optimizer_s", b.optimizer_s},
-              {"tp_comm_exposed_s", b.tp_comm_s},
-              {"ep_comm_exposed_s", b.ep_comm_s},
-              {"cp_comm_exposed_s", b.cp_comm_s},
-              {"dp_comm_exposed_s", b.dp_comm_exposed_s},
-              {"weight_gather_exposed_s", b.weight_gather_exposed_s},
-              {"offload_exposed_s", b.offload_exposed_s},
-              {"pp_comm_exposed_s", b.pp_comm_exposed_s},
-              {"pipeline_bubble_s", b.pipeline_bubble_s},
-              {"data_loading_exposed_s", b.data_wait_s}};
+  json out{{"compute_s", b.compute_s},
+           {"recompute_s", b.recompute_s},
+           {"optimizer_s", b.optimizer_s},
+           {"tp_comm_exposed_s", b.tp_comm_s},
+           {"ep_comm_exposed_s", b.ep_comm_s},
+           {"dp_comm_exposed_s", b.dp_comm_exposed_s},
+           {"weight_gather_exposed_s", b.weight_gather_exposed_s},
+           {"offload_exposed_s", b.offload_exposed_s},
+           {"pp_comm_exposed_s", b.pp_comm_exposed_s},
+           {"pipeline_bubble_s", b.pipeline_bubble_s},
+           {"data_loading_exposed_s", b.data_wait_s}};
+  for (int i = 0; i < kStrategyCount; ++i) {
+    out[StrategyCommKey(*kStrategies[i])] = b.strategy_comm_s[i];
+  }
+  return out;
 }
 
 Breakdown BreakdownFromJson(const json& j) {
@@ -36,7 +43,9 @@ Breakdown BreakdownFromJson(const json& j) {
   b.optimizer_s = j.at("optimizer_s");
   b.tp_comm_s = j.at("tp_comm_exposed_s");
   b.ep_comm_s = j.at("ep_comm_exposed_s");
-  b.cp_comm_s = j.at("cp_comm_exposed_s");
+  for (int i = 0; i < kStrategyCount; ++i) {
+    b.strategy_comm_s[i] = j.at(StrategyCommKey(*kStrategies[i]));
+  }
   b.dp_comm_exposed_s = j.at("dp_comm_exposed_s");
   b.weight_gather_exposed_s = j.at("weight_gather_exposed_s");
   b.offload_exposed_s = j.at("offload_exposed_s");
@@ -118,12 +127,16 @@ std::optional<StepResult> OnTheLine(const std::vector<StepResult>& runs,
   bool ok = extend(a.step_time_s, b.step_time_s, c.step_time_s, &r.step_time_s);
   const Breakdown &p = a.breakdown, &q = b.breakdown, &t = c.breakdown;
   Breakdown& o = r.breakdown;
-  for (auto field : {&Breakdown::compute_s, &Breakdown::recompute_s, &Breakdown::optimizer_s,
-                     &Breakdown::tp_comm_s, &Breakdown::ep_comm_s, &Breakdown::cp_comm_s,
-                     &Breakdown::dp_comm_exposed_s, &Breakdown::weight_gather_exposed_s,
-                     &Breakdown::offload_exposed_s, &Breakdown::pp_comm_exposed_s,
-                     &Breakdown::pipeline_bubble_s, &Breakdown::data_wait_s}) {
+  for (auto field :
+       {&Breakdown::compute_s, &Breakdown::recompute_s, &Breakdown::optimizer_s,
+        &Breakdown::tp_comm_s, &Breakdown::ep_comm_s, &Breakdown::dp_comm_exposed_s,
+        &Breakdown::weight_gather_exposed_s, &Breakdown::offload_exposed_s,
+        &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s, &Breakdown::data_wait_s}) {
     ok = ok && extend(p.*field, q.*field, t.*field, &(o.*field));
+  }
+  for (int i = 0; i < kStrategyCount; ++i) {
+    ok = ok && extend(p.strategy_comm_s[i], q.strategy_comm_s[i], t.strategy_comm_s[i],
+                      &o.strategy_comm_s[i]);
   }
   if (!ok) return {};
   return r;
@@ -263,7 +276,6 @@ json ToJson(const Scenario& s, const SimulationResult& r, const Band* band) {
             {{"tp", s.parallel.tp},
              {"pp", s.parallel.pp},
              {"dp", s.parallel.dp},
-             {"cp", s.parallel.cp},
              {"ep", s.parallel.ep},
              {"zero_stage", s.parallel.zero_stage},
              {"schedule", ToString(s.parallel.schedule)},
@@ -275,6 +287,8 @@ json ToJson(const Scenario& s, const SimulationResult& r, const Band* band) {
                                           : json(nullptr)},
            {"memory", memory},
            {"fits", m.fits}};
+  for (const Strategy* st : kStrategies)
+    out["parallel"][std::string(st->name)] = s.parallel.*st->degree;
   if (s.parallel.shard_group > 0) out["parallel"]["shard_group"] = s.parallel.shard_group;
   if (!r.simulated) {
     for (const char* k : {"step_time_s", "samples_per_s", "tokens_per_s", "model_tflops_per_gpu",
@@ -299,16 +313,19 @@ json ToJson(const Scenario& s, const SimulationResult& r, const Band* band) {
 }
 
 json TraceJson(const SimulationResult& r) {
-  static const char* kStreams[kTrackCount] = {"compute",
-                                              "send activations",
-                                              "send gradients",
-                                              "data parallel",
-                                              "tensor parallel",
-                                              "waiting",
-                                              "weight gather (ZeRO-3)",
-                                              "host memory copies",
-                                              "expert parallel (all-to-all)",
-                                              "context parallel (K/V ring)"};
+  // The fixed tracks, then each strategy's: "context parallel (K/V ring)".
+  std::vector<std::string> streams = {"compute",
+                                      "send activations",
+                                      "send gradients",
+                                      "data parallel",
+                                      "tensor parallel",
+                                      "waiting",
+                                      "weight gather (ZeRO-3)",
+                                      "host memory copies",
+                                      "expert parallel (all-to-all)"};
+  for (const Strategy* st : kStrategies) {
+    streams.push_back(std::string(st->title) + " (" + std::string(st->exchange) + ")");
+  }
   json events = json::array();
   std::map<int, bool> gpus;
   for (const TraceEvent& e : r.step.trace) gpus[e.gpu] = true;
@@ -322,7 +339,7 @@ json TraceJson(const SimulationResult& r) {
                         {"ph", "M"},
                         {"pid", gpu},
                         {"tid", tid},
-                        {"args", {{"name", kStreams[tid]}}}});
+                        {"args", {{"name", streams[tid]}}}});
     }
   }
   for (const TraceEvent& e : r.step.trace) {

@@ -63,6 +63,7 @@ const Strategy kContextParallel = {
     .splits_slots = true,
     .unfit = Unfit,
     .default_axis = DefaultAxis,
+    .exchange = "K/V ring",
     .not_elastic = "context parallelism splits each sequence over the data-parallel slots",
     .megatron_flag = "--context-parallel-size",
     .smp_v2_key = "context_parallel_degree",

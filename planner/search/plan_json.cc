@@ -126,17 +126,20 @@ json PricedJson(const PricedJob& p) {
 }
 
 json BreakdownJson(const sim::Breakdown& b) {
-  return json{{"compute_s", b.compute_s},
-              {"recompute_s", b.recompute_s},
-              {"optimizer_s", b.optimizer_s},
-              {"tp_comm_s", b.tp_comm_s},
-              {"ep_comm_s", b.ep_comm_s},
-              {"cp_comm_s", b.cp_comm_s},
-              {"dp_comm_exposed_s", b.dp_comm_exposed_s},
-              {"weight_gather_exposed_s", b.weight_gather_exposed_s},
-              {"pp_comm_exposed_s", b.pp_comm_exposed_s},
-              {"pipeline_bubble_s", b.pipeline_bubble_s},
-              {"data_loading_exposed_s", b.data_wait_s}};
+  json out{{"compute_s", b.compute_s},
+           {"recompute_s", b.recompute_s},
+           {"optimizer_s", b.optimizer_s},
+           {"tp_comm_s", b.tp_comm_s},
+           {"ep_comm_s", b.ep_comm_s},
+           {"dp_comm_exposed_s", b.dp_comm_exposed_s},
+           {"weight_gather_exposed_s", b.weight_gather_exposed_s},
+           {"pp_comm_exposed_s", b.pp_comm_exposed_s},
+           {"pipeline_bubble_s", b.pipeline_bubble_s},
+           {"data_loading_exposed_s", b.data_wait_s}};
+  for (int i = 0; i < kStrategyCount; ++i) {  // "cp_comm_s"
+    out[std::string(kStrategies[i]->name) + "_comm_s"] = b.strategy_comm_s[i];
+  }
+  return out;
 }
 
 json ConfirmedJson(const SearchSpace& space, const ConfirmedCandidate& c) {

@@ -339,18 +339,21 @@ std::string ParallelReason(const Scenario& s, const ConfirmedCandidate& best) {
                                 : "whole model state") +
            (c.shard_group > 0 ? HybridText(s, c) : " over dp " + std::to_string(c.dp) + ". ");
   }
-  const std::pair<const char*, double> overheads[] = {
-      {"tensor-parallel communication", b.tp_comm_s},
-      {"expert-parallel all-to-alls", b.ep_comm_s},
-      {"exposed context-parallel exchanges", b.cp_comm_s},
-      {"the pipeline bubble", b.pipeline_bubble_s},
-      {"exposed gradient reduction", b.dp_comm_exposed_s},
-      {"exposed weight gathers", b.weight_gather_exposed_s},
-      {"exposed pipeline messages", b.pp_comm_exposed_s},
-      {"recompute", b.recompute_s},
-      {"the optimizer step", b.optimizer_s},
-      {"waiting for input", b.data_wait_s}};
-  auto worst = std::max_element(std::begin(overheads), std::end(overheads),
+  // Each strategy's exchanges after EP's ("exposed context parallel exchanges").
+  std::vector<std::pair<std::string, double>> overheads = {
+      {"tensor-parallel communication", b.tp_comm_s}, {"expert-parallel all-to-alls", b.ep_comm_s}};
+  for (int i = 0; i < kStrategyCount; ++i) {
+    overheads.push_back(
+        {"exposed " + std::string(kStrategies[i]->title) + " exchanges", b.strategy_comm_s[i]});
+  }
+  overheads.insert(overheads.end(), {{"the pipeline bubble", b.pipeline_bubble_s},
+                                     {"exposed gradient reduction", b.dp_comm_exposed_s},
+                                     {"exposed weight gathers", b.weight_gather_exposed_s},
+                                     {"exposed pipeline messages", b.pp_comm_exposed_s},
+                                     {"recompute", b.recompute_s},
+                                     {"the optimizer step", b.optimizer_s},
+                                     {"waiting for input", b.data_wait_s}});
+  auto worst = std::max_element(overheads.begin(), overheads.end(),
                                 [](auto& x, auto& y) { return x.second < y.second; });
   out += "The simulated step is " + Fmt("%.3f s", t) + ", " + Pct(b.compute_s / t) +
          " compute (MFU " + Pct(best.simulated.mfu) + "); the largest overhead is " + worst->first +

@@ -58,7 +58,7 @@ struct CurvePoints {
 // Every node count of the space where the recommended layout's shape (tp, pp, cp, ZeRO, shard
 // group) still divides the GPUs, with the fastest micro batch that works, estimated.
 void EstimatePoints(Scenario s, const Candidate& c, const Plan& plan, const Estimator& est,
-                    const PlanOptions& options, std::vector<ScalingPoint>* out, CurvePoints* cp) {
+                    const PlanOptions& options, std::vector<ScalingPoint>* out, CurvePoints* curve) {
   for (int n = plan.space.min_nodes; n <= plan.space.max_nodes; ++n) {
     const int gpus = n * s.instance.gpus;
     const int split = SlotSplit(c.degrees);  // the same strategies (cp)
@@ -78,15 +78,15 @@ void EstimatePoints(Scenario s, const Candidate& c, const Plan& plan, const Esti
     p.estimated_samples_per_s = s.training.global_batch / fastest.step_s;
     if (options.bands) p.band = BandFor(*options.bands, BandKeyOf(s));
     out->push_back(p);
-    cp->scenarios.push_back(s);
-    cp->step_s.push_back(fastest.step_s);
+    curve->scenarios.push_back(s);
+    curve->step_s.push_back(fastest.step_s);
   }
 }
 
 // Simulates the points ScalingPointsToSimulate picks (the recommendation's own among them),
 // options.jobs at a time; a refused or failed one keeps its estimate.
 void SimulatePoints(int nodes, const PlanOptions& options, std::vector<ScalingPoint>* out,
-                    CurvePoints* cp) {
+                    CurvePoints* curve) {
   int must = -1;
   for (std::size_t i = 0; i < out->size(); ++i) {
     if ((*out)[i].nodes == nodes) must = static_cast<int>(i);
@@ -99,10 +99,10 @@ void SimulatePoints(int nodes, const PlanOptions& options, std::vector<ScalingPo
       sim::SimulateOptions so;
       so.params = options.params;
       so.cancel = options.cancel;
-      Expected<sim::SimulationResult> r = sim::Simulate(cp->scenarios[i], so);
+      Expected<sim::SimulationResult> r = sim::Simulate(curve->scenarios[i], so);
       if (!r.ok() || !r->simulated) continue;  // refused or failed: the estimate stays
       (*out)[i].simulated = true;
-      cp->step_s[i] = r->step.step_time_s;
+      curve->step_s[i] = r->step.step_time_s;
     }
   };
   std::vector<std::thread> threads;
@@ -111,13 +111,13 @@ void SimulatePoints(int nodes, const PlanOptions& options, std::vector<ScalingPo
 }
 
 // Each point's throughput, expected hours and cost under `pricing`.
-void PricePoints(const SearchConfig& q, double steps, Pricing pricing, const CurvePoints& cp,
+void PricePoints(const SearchConfig& q, double steps, Pricing pricing, const CurvePoints& curve,
                  std::vector<ScalingPoint>* out) {
   for (std::size_t i = 0; i < out->size(); ++i) {
     ScalingPoint& p = (*out)[i];
-    p.samples_per_s = cp.scenarios[i].training.global_batch / cp.step_s[i];
+    p.samples_per_s = curve.scenarios[i].training.global_batch / curve.step_s[i];
     std::optional<PricingInputs> in =
-        MakeJobInputs(cp.scenarios[i], q, cp.step_s[i], steps, pricing);
+        MakeJobInputs(curve.scenarios[i], q, curve.step_s[i], steps, pricing);
     if (in) {
       double t, cost;
       ClosedFormJob(in->job, &t, &cost);
@@ -154,10 +154,10 @@ void ScalingCurve(const Scenario& base, const SearchConfig& q, const Plan& plan,
   ApplyCandidate(plan.space, best.candidate, &s);
   Expected<Estimator> est = Estimator::Create(s, options.params);
   if (!est.ok()) return;
-  CurvePoints cp;
-  EstimatePoints(s, best.candidate, plan, *est, options, out, &cp);
-  SimulatePoints(best.candidate.nodes, options, out, &cp);
-  PricePoints(q, steps, priced.pricing, cp, out);
+  CurvePoints curve;
+  EstimatePoints(s, best.candidate, plan, *est, options, out, &curve);
+  SimulatePoints(best.candidate.nodes, options, out, &curve);
+  PricePoints(q, steps, priced.pricing, curve, out);
   Efficiencies(out, stops_paying);
 }
 

@@ -65,10 +65,13 @@ void ExpectSameStep(const Scenario& s, const ModelParams& params, const ModelPar
   EXPECT_NEAR(a->step.step_time_s, step, 0.005 * step) << what;
   const Breakdown &x = a->step.breakdown, &y = b->step.breakdown;
   for (auto f : {&Breakdown::compute_s, &Breakdown::tp_comm_s, &Breakdown::ep_comm_s,
-                 &Breakdown::cp_comm_s, &Breakdown::dp_comm_exposed_s,
-                 &Breakdown::weight_gather_exposed_s, &Breakdown::pp_comm_exposed_s,
-                 &Breakdown::pipeline_bubble_s, &Breakdown::offload_exposed_s}) {
+                 &Breakdown::dp_comm_exposed_s, &Breakdown::weight_gather_exposed_s,
+                 &Breakdown::pp_comm_exposed_s, &Breakdown::pipeline_bubble_s,
+                 &Breakdown::offload_exposed_s}) {
     EXPECT_NEAR(x.*f, y.*f, 0.005 * step) << what;
+  }
+  for (int i = 0; i < kStrategyCount; ++i) {
+    EXPECT_NEAR(x.strategy_comm_s[i], y.strategy_comm_s[i], 0.005 * step) << what;
   }
   EXPECT_EQ(a->step.critical_stage, b->step.critical_stage) << what;
 }
