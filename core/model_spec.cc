@@ -195,6 +195,8 @@ double TokensPerSample(const ModelSpec& m) {
   return m.kind == ModelKind::kTransformer ? m.seq_len : 1;
 }
 
+const char* ToString(MlpKind m) { return m == MlpKind::kSwiGlu ? "swiglu" : "gelu"; }
+
 const char* ToString(Epilogue e) {
   switch (e) {
     case Epilogue::kNone:

@@ -31,6 +31,7 @@ struct LayerSpec {
 };
 
 const char* ToString(Epilogue e);
+const char* ToString(MlpKind m);  // "gelu", "swiglu": model.mlp
 
 struct ModelSpec {
   std::string name;  // preset name ("gpt3-175b") or "custom"

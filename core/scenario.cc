@@ -232,7 +232,7 @@ Expected<ModelSpec> ReadExplicitModel(const JsonValue& v, std::string_view file)
   m.name = "custom";
   ReadDimensions(&r, &m);
   r.String("name", &m.name);
-  ReadEnum(&r, "mlp", {"gelu", "swiglu"}, &m.mlp);
+  ReadEnum(&r, "mlp", 2, &m.mlp);
   r.Bool("bias", &m.bias)
       .Bool("tied_embeddings", &m.tied_embeddings)
       .Bool("learned_positions", &m.learned_positions)

@@ -5,6 +5,7 @@
 
 #include "core/model_zoo.h"
 #include "core/scenario_fields.h"
+#include "core/search.h"
 
 namespace trainsim::gui {
 
@@ -77,7 +78,8 @@ std::vector<FormField> MakeFields() {
       F("model.ffn_hidden", m, "FFN hidden", K::kInteger, {}, "4 × hidden"),
       F("model.seq_len", m, "Sequence length", K::kInteger),
       F("model.vocab", m, "Vocabulary", K::kInteger),
-      F("model.mlp", m, "MLP", K::kChoice, L({"gelu", "swiglu"}), "gelu"),
+      F("model.mlp", m, "MLP", K::kChoice,
+        L({ToString(MlpKind::kGelu), ToString(MlpKind::kSwiGlu)}), ToString(MlpKind::kGelu)),
       F("model.bias", m, "Biases", K::kBool, {}, "true"),
       F("model.experts", m, "Experts (mixture of experts)", K::kInteger, {}, "none: dense"),
       F("model.experts_per_token", m, "Experts per token (top-k)", K::kInteger, {},
@@ -90,8 +92,9 @@ std::vector<FormField> MakeFields() {
   std::vector<FormField> search = {
       F("search.budget_usd", s, "Budget (USD)", K::kNumber, {}, "no limit"),
       F("search.deadline_hours", s, "Deadline (hours)", K::kNumber, {}, "no limit"),
-      F("search.objective", s, "Objective", K::kNumberOrText, L({"min-cost", "min-time"}),
-        "min-cost"),
+      F("search.objective", s, "Objective", K::kNumberOrText,
+        L({ToString(Objective::kMinCost), ToString(Objective::kMinTime)}),
+        ToString(Objective::kMinCost)),
       F("search.spot_allowed", s, "Spot allowed", K::kBool, {}, "true"),
       F("search.instances", s, "Allowed instances", K::kInstanceList, {},
         "none checked: every AWS type"),
@@ -401,7 +404,7 @@ void ScenarioForm::setCustomModel() {
   if (spec->ffn_hidden != 4 * spec->hidden) model["ffn_hidden"] = spec->ffn_hidden;
   model["seq_len"] = spec->seq_len;
   model["vocab"] = spec->vocab;
-  if (spec->mlp == MlpKind::kSwiGlu) model["mlp"] = "swiglu";
+  if (spec->mlp == MlpKind::kSwiGlu) model["mlp"] = ToString(spec->mlp);
   if (!spec->bias) model["bias"] = false;
   if (!spec->tied_embeddings) model["tied_embeddings"] = false;
   if (!spec->learned_positions) model["learned_positions"] = false;
