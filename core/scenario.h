@@ -19,6 +19,7 @@
 #include "core/instance_type.h"
 #include "core/model_spec.h"
 #include "core/status.h"
+#include "core/strategy.h"
 
 namespace trainsim {
 
@@ -213,9 +214,36 @@ inline int64_t MicrobatchesPerPipeline(int64_t global_batch, int dp, int micro_b
   return global_batch / (static_cast<int64_t>(std::max(1, dp)) * std::max(1, micro_batch));
 }
 
-// The product of the strategies' degrees that split a data-parallel slot (core/strategy.h;
-// 1 with none above 1).
-int SlotSplit(const ParallelConfig& p);
+// ---- the strategies' degrees (core/strategy.h) ----
+
+inline StrategyDegrees DegreesOf(const ParallelConfig& p) {
+  StrategyDegrees d;
+  for (int i = 0; i < kStrategyCount; ++i) d[i] = p.*kStrategies[i]->degree;
+  return d;
+}
+
+// The product of the degrees that split a data-parallel slot (1 with none above 1).
+inline int SlotSplit(const ParallelConfig& p) {
+  int split = 1;
+  for (const Strategy* st : kStrategies) {
+    if (st->splits_slots) split *= p.*st->degree;
+  }
+  return split;
+}
+
+// The first strategy above 1, or null.
+inline const Strategy* FirstStrategy(const ParallelConfig& p) {
+  for (const Strategy* st : kStrategies) {
+    if (p.*st->degree > 1) return st;
+  }
+  return nullptr;
+}
+
+// Whether every strategy is at degree 1.
+inline bool NoStrategy(const ParallelConfig& p) { return FirstStrategy(p) == nullptr; }
+
+// " cp 2" for each strategy above 1, in kStrategies' order.
+std::string DegreesText(const ParallelConfig& p);
 
 struct Scenario {
   int version = 1;

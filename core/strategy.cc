@@ -2,11 +2,10 @@
 
 #include <cctype>
 
+#include "core/scenario.h"
 #include "core/scenario_sections.h"
 
 namespace trainsim {
-
-int SlotSplit(const ParallelConfig& p) { return SlotSplit(DegreesOf(p)); }
 
 std::string UpperName(const Strategy& st) {
   std::string out(st.name);

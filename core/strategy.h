@@ -13,9 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/scenario.h"
-
 namespace trainsim {
+
+struct ParallelConfig;  // core/scenario.h, which includes this header
+struct Scenario;
 
 struct Strategy {
   std::string_view name;   // "cp": parallel.<name>, search.<name>, the plan's key and column
@@ -54,13 +55,9 @@ inline constexpr StrategyDegrees kNoStrategies = [] {
   return d;
 }();
 
-inline StrategyDegrees DegreesOf(const ParallelConfig& p) {
-  StrategyDegrees d;
-  for (int i = 0; i < kStrategyCount; ++i) d[i] = p.*kStrategies[i]->degree;
-  return d;
-}
-
-// The product of the degrees that split a data-parallel slot (as SlotSplit of a scenario's).
+// The product of the degrees that split a data-parallel slot. A scenario's degrees and the
+// helpers that read them (DegreesOf, SlotSplit, FirstStrategy, NoStrategy, DegreesText) are in
+// core/scenario.h, beside ParallelConfig.
 inline int SlotSplit(const StrategyDegrees& d) {
   int split = 1;
   for (int i = 0; i < kStrategyCount; ++i) {
@@ -69,19 +66,8 @@ inline int SlotSplit(const StrategyDegrees& d) {
   return split;
 }
 
-// The first strategy above 1, or null.
-inline const Strategy* FirstStrategy(const ParallelConfig& p) {
-  for (const Strategy* st : kStrategies) {
-    if (p.*st->degree > 1) return st;
-  }
-  return nullptr;
-}
-
 // "CP": the name in capitals, for short labels.
 std::string UpperName(const Strategy& st);
-
-// " cp 2" for each strategy above 1, in kStrategies' order.
-std::string DegreesText(const ParallelConfig& p);
 
 // kStrategies' index of `st`.
 constexpr int StrategyIndex(const Strategy& st) {
@@ -89,14 +75,6 @@ constexpr int StrategyIndex(const Strategy& st) {
     if (kStrategies[i] == &st) return i;
   }
   return -1;
-}
-
-// Whether every strategy is at degree 1.
-inline bool NoStrategy(const ParallelConfig& p) {
-  for (const Strategy* st : kStrategies) {
-    if (p.*st->degree != 1) return false;
-  }
-  return true;
 }
 
 }  // namespace trainsim

@@ -5,6 +5,7 @@
 // the tokens (sim/workload.cc TransformerLayerCost, sim/memory_model.cc).
 #include <algorithm>
 
+#include "core/scenario.h"
 #include "core/scenario_sections.h"
 #include "core/strategy.h"
 

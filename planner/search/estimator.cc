@@ -165,6 +165,7 @@ class StepModel {
         params_(params),
         links_(NodeLinks(s, params)),
         gpn_(s.instance.gpus),
+        tp_group_(GroupOf(s, sim::GroupKind::kTp, gpn_)),
         m_(static_cast<double>(s.microbatches_per_pipeline())),
         // The MoE layer's figures depend on ep (its experts' GEMMs, the all-to-all), which
         // the planner varies below the (tp, micro batch) the figures were made for.
@@ -209,6 +210,7 @@ class StepModel {
   const sim::ModelParams& params_;
   Links links_;
   int gpn_;
+  Group tp_group_;
   double m_;  // microbatches per pipeline
   sim::LayerCost moe_layer_;
   LayerComm comm_;
@@ -218,10 +220,9 @@ class StepModel {
 // all-gather before a block, the reduce-scatter after it), inside one node (or over the network
 // when the group is wider than a node).
 double StepModel::TpSeconds(const sim::PassStep& step) const {
-  const Group tp_group = GroupOf(s_, sim::GroupKind::kTp, gpn_);
   return step.coll == sim::CollKind::kAllReduce
-             ? AllReduceSeconds(links_, tp_group, gpn_, step.bytes)
-             : RingSeconds(links_, tp_group, gpn_, step.bytes, false);
+             ? AllReduceSeconds(links_, tp_group_, gpn_, step.bytes)
+             : RingSeconds(links_, tp_group_, gpn_, step.bytes, false);
 }
 
 // A pass's blocking TP collectives, summed per block (its own, then the block nested in it: an
