@@ -92,11 +92,14 @@ Status ResolvePricing(const SearchConfig& q, SearchSpace* space) {
   return Status::Ok();
 }
 
-// Records `count` pruned candidates under `reason`; the first message stays.
-void Prune(PruneTally* tally, const std::string& reason, int64_t count,
-           const std::function<std::string()>& message) {
+// Records `count` pruned candidates under `reason`; the first message stays. (Called for most
+// of the space's candidates: no string or closure is made unless the reason is new.)
+template <typename Message>
+void Prune(PruneTally* tally, std::string_view reason, int64_t count, const Message& message) {
   if (count <= 0) return;
-  PruneEntry& e = (*tally)[reason];
+  auto it = tally->find(reason);
+  if (it == tally->end()) it = tally->emplace(std::string(reason), PruneEntry{}).first;
+  PruneEntry& e = it->second;
   if (e.count == 0) e.example = message();
   e.count += count;
 }
@@ -237,7 +240,7 @@ class Walker {
       c_.degrees[i] = s_.parallel.*st.degree = degree;
       if (degree > 1) {
         if (const std::string why = st.unfit(s_); !why.empty()) {
-          Prune(tally_, std::string(st.name), static_cast<int64_t>(space_.pp.size()) * PerLayout(),
+          Prune(tally_, st.name, static_cast<int64_t>(space_.pp.size()) * PerLayout(),
                 [&] { return Cat(st.title, " ", degree, " ", why); });
           continue;
         }

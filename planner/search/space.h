@@ -42,7 +42,7 @@ struct PruneEntry {
   int64_t count = 0;
   std::string example;
 };
-using PruneTally = std::map<std::string, PruneEntry>;
+using PruneTally = std::map<std::string, PruneEntry, std::less<>>;
 
 // The resolved space of a scenario's `search` section.
 struct SearchSpace {
