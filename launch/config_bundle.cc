@@ -97,7 +97,9 @@ std::vector<std::string> ParallelArgs(const JobFacts& f) {
   if (p.ep > 1) a.insert(a.end(), {"--expert-model-parallel-size", std::to_string(p.ep)});
   for (const Strategy* st : kStrategies) {
     const int degree = p.*st->degree;
-    if (degree > 1) a.insert(a.end(), {std::string(st->megatron_flag), std::to_string(degree)});
+    if (degree > 1 && !st->megatron_flag.empty()) {
+      a.insert(a.end(), {std::string(st->megatron_flag), std::to_string(degree)});
+    }
   }
   if (s.training.sequence_parallel) a.push_back("--sequence-parallel");
   if (p.zero_stage == 1 || p.zero_stage == 2) a.push_back("--use-distributed-optimizer");

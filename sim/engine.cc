@@ -176,8 +176,8 @@ std::vector<int> Servers(const Scenario& s, const Platform& platform) {
 }
 
 // The DP collective `c` of the group that DP rank d of TP rank t of `stage` is in.
-CollectiveCall DpCall(const Scenario& s, const Platform& platform, const Layout& L,
-                      const AsyncItem& c, CollAlgo algo, int stage, int t, int d) {
+CollectiveCall DpCollectiveCall(const Scenario& s, const Platform& platform, const Layout& L,
+                                const AsyncItem& c, CollAlgo algo, int stage, int t, int d) {
   std::string name = "dp" + std::to_string(stage) + "_" + std::to_string(t);
   if (c.group != GroupKind::kDp) {
     name += (c.group == GroupKind::kShard        ? "_s"
@@ -223,7 +223,8 @@ void BuildFusionGrid(const Scenario& s, const StepProgram& prog, const Platform&
       AsyncItem item{CollKind::kAllReduce, bytes, ""};
       std::vector<CollectiveCall> calls;
       for (int t = 0; t < L.tp; ++t) {
-        calls.push_back(DpCall(s, platform, L, item, FixedDpAlgo(s, item.kind), stage, t, 0));
+        calls.push_back(
+            DpCollectiveCall(s, platform, L, item, FixedDpAlgo(s, item.kind), stage, t, 0));
       }
       CollectiveCache::GridPoint point{bytes, 0, calls[0].algo};
       if (s.parallel.dp_algorithm == DpAlgorithm::kAuto) {
@@ -250,7 +251,7 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
       std::vector<CollectiveCall> calls;  // every group of the kind at once
       for (int t = 0; t < L.tp; ++t) {
         for (int d : L.Leads(c.group)) {
-          calls.push_back(DpCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t, d));
+          calls.push_back(DpCollectiveCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t, d));
         }
       }
       CollAlgo algo = calls[0].algo;
@@ -745,9 +746,9 @@ class StepRun {
             sg4::this_actor::sleep_for(fused.seconds);
           } else {
             AsyncItem item{CollKind::kAllReduce, bytes, ""};
-            RunCollectiveMember(platform_, params_,
-                                DpCall(s_, platform_, L_, item, fused.algo, g.stage, g.t, g.d),
-                                g.d);
+            RunCollectiveMember(
+                platform_, params_,
+                DpCollectiveCall(s_, platform_, L_, item, fused.algo, g.stage, g.t, g.d), g.d);
           }
         });
         Record(g, kTrackDp, "dp fused all_reduce (" + std::string(ToString(fused.algo)) + ")", t0);
@@ -779,7 +780,7 @@ class StepRun {
         sg4::this_actor::sleep_for(cache_.Get(key));
       } else {
         RunCollectiveMember(platform_, params_,
-                            DpCall(s_, platform_, L_, c, algo, g.stage, g.t, g.d),
+                            DpCollectiveCall(s_, platform_, L_, c, algo, g.stage, g.t, g.d),
                             L_.Member(c.group, g.d));
       }
     });
