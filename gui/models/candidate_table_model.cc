@@ -201,8 +201,7 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
       "MFU %",       "GiB/GPU",  "fits",        "pricing",   "hours",    "cost $"};
   if (section < 0 || section >= kColumnCount) return {};
   if (section >= kFirstStrategy && section < kMicroBatch) {  // "CP"
-    const std::string_view name = kStrategies[section - kFirstStrategy]->name;
-    return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size())).toUpper();
+    return QString::fromStdString(UpperName(*kStrategies[section - kFirstStrategy]));
   }
   return QString::fromLatin1(kNames[section < kFirstStrategy ? section : section - kStrategyCount]);
 }

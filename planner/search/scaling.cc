@@ -58,7 +58,8 @@ struct CurvePoints {
 // Every node count of the space where the recommended layout's shape (tp, pp, cp, ZeRO, shard
 // group) still divides the GPUs, with the fastest micro batch that works, estimated.
 void EstimatePoints(Scenario s, const Candidate& c, const Plan& plan, const Estimator& est,
-                    const PlanOptions& options, std::vector<ScalingPoint>* out, CurvePoints* curve) {
+                    const PlanOptions& options, std::vector<ScalingPoint>* out,
+                    CurvePoints* curve) {
   for (int n = plan.space.min_nodes; n <= plan.space.max_nodes; ++n) {
     const int gpus = n * s.instance.gpus;
     const int split = SlotSplit(c.degrees);  // the same strategies (cp)
