@@ -831,13 +831,14 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageWork& sm, BucketFi
   } else {
     em.Compute(OpPhase::kOptimizer, -1, sm.optimizer_s);
   }
-  if ((par.zero_stage == 1 || par.zero_stage == 2) && par.dp > 1) {
-    // Every replica gathers the weights the others updated (the other members
-    // of its shard group, with hybrid sharding).
+  if ((par.zero_stage == 1 || par.zero_stage == 2) && s.replicas() > 1) {
+    // Every replica (dp x cp of them: context-parallel ranks hold the same
+    // weights) gathers the weights the others updated (the other members of
+    // its shard group, with hybrid sharding).
     // With expert parallelism the routed experts' among the ranks that hold them.
     const double experts = StageExpertParameterCount(s, sm.stage);
     em.DpLaunch(WeightGather(s, (StageParameterCount(s, sm.stage) - experts) * e));
-    if (experts > 0 && par.dp / par.ep > 1) em.DpLaunch(ExpertWeightGather(s, experts * e));
+    if (experts > 0 && s.replicas() / par.ep > 1) em.DpLaunch(ExpertWeightGather(s, experts * e));
     em.Wait(kDpStream);
   }
 }

@@ -114,6 +114,11 @@ TEST(WorkloadTest, DataParallelBucketsCarryEveryGradientOnce) {
   EXPECT_NEAR(DpBytes(pz, CollKind::kReduceScatter), 2 * ParameterCount(z.model), 1.0);
   EXPECT_NEAR(DpBytes(pz, CollKind::kAllGather), 2 * ParameterCount(z.model), 1.0);
   EXPECT_EQ(DpBytes(pz, CollKind::kAllReduce), 0);
+  // Context-parallel ranks are replicas too: with dp 1 x cp 8 the optimizer state is still
+  // sharded eight ways, so the updated weights are gathered.
+  Scenario cp = Gpt(R"("pp": 1, "cp": 8, "zero_stage": 1)", R"(, "flash_attention": true)");
+  ASSERT_EQ(cp.parallel.dp, 1);
+  EXPECT_NEAR(DpBytes(Build(cp), CollKind::kAllGather), 2 * ParameterCount(cp.model), 1.0);
 }
 
 TEST(WorkloadTest, ShardedDataParallelMovesTheBytesOfItsStage) {
