@@ -313,16 +313,16 @@ class ScenarioParser {
 
   Expected<PlanningScenario> Run() {
     using Step = Status (ScenarioParser::*)();
-    for (Step step :
-         {&ScenarioParser::ReadTop, &ScenarioParser::ReadModelSection,
-          &ScenarioParser::ReadTraining, &ScenarioParser::CheckWork, &ScenarioParser::ReadCluster,
-          &ScenarioParser::CheckPrecision, &ScenarioParser::ReadParallel,
-          &ScenarioParser::CheckTensorParallel, &ScenarioParser::CheckPipeline,
-          &ScenarioParser::CheckGpuCount, &ScenarioParser::CheckBatch,
-          &ScenarioParser::CheckInterleaving, &ScenarioParser::CheckDataParallel,
-          &ScenarioParser::CheckShardGroup, &ScenarioParser::CheckExperts,
-          &ScenarioParser::CheckStrategies, &ScenarioParser::CheckOffload,
-          &ScenarioParser::CheckTpOverlap, &ScenarioParser::ReadPlanning}) {
+    for (Step step : {&ScenarioParser::ReadTop,           &ScenarioParser::ReadModelSection,
+                      &ScenarioParser::ReadTraining,      &ScenarioParser::CheckWork,
+                      &ScenarioParser::ReadCluster,       &ScenarioParser::CheckPrecision,
+                      &ScenarioParser::ReadParallel,      &ScenarioParser::CheckTensorParallel,
+                      &ScenarioParser::CheckPipeline,     &ScenarioParser::CheckGpuCount,
+                      &ScenarioParser::CheckBatch,        &ScenarioParser::CheckInterleaving,
+                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckShardGroup,
+                      &ScenarioParser::CheckExperts,      &ScenarioParser::CheckStrategies,
+                      &ScenarioParser::CheckOffload,      &ScenarioParser::CheckTpOverlap,
+                      &ScenarioParser::CheckParamGather,  &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(result_);
@@ -813,6 +813,21 @@ class ScenarioParser {
       return ErrorAt(file_, at,
                      "parallel.tp_overlap needs training.sequence_parallel = true (the overlapped "
                      "collectives are its all-gathers and reduce-scatters)");
+    }
+    return Status::Ok();
+  }
+
+  // Only ZeRO-1/2 gather the updated weights after the step; ZeRO-3 gathers every layer before
+  // each of its passes anyway, and without ZeRO there is nothing to gather.
+  Status CheckParamGather() {
+    if (!out_.parallel.overlap_param_gather) return Status::Ok();
+    const int zero = out_.parallel.zero_stage;
+    if (zero != 1 && zero != 2) {
+      return ErrorAt(file_, PosOf(*parallel_, "overlap_param_gather"),
+                     "parallel.overlap_param_gather needs parallel.zero_stage 1 or 2 (got " +
+                         std::to_string(zero) +
+                         "): it overlaps the gather of the weights the sharded optimizer "
+                         "updated");
     }
     return Status::Ok();
   }

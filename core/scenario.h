@@ -193,6 +193,12 @@ struct ParallelConfig {
   DpFusion dp_fusion = DpFusion::kDdp;
   double cycle_s = 1e-3;   // Horovod's cycle time (HOROVOD_CYCLE_TIME, 1 ms since 0.21)
   bool overlap_dp = true;  // launch DP buckets during backward
+  // ZeRO-1/2: the weights the optimizer updated are gathered during the next
+  // step's first forward pass, each layer's before it runs and the next one's
+  // beside it (Megatron-Core `--overlap-param-gather`, on by default in NeMo 2
+  // with dp > 1; Apex's distributed Adam `overlap_param_sync`), instead of in
+  // one gather after the optimizer step. docs/model.md section 2.
+  bool overlap_param_gather = false;
   // Tensor-parallel communication pipelined with the GEMMs beside it
   // (Transformer Engine's userbuffers, NeMo `ub_tp_comm_overlap`, Megatron-LM
   // `--tp-comm-overlap`); needs sequence parallelism. docs/model.md section 2.

@@ -239,6 +239,8 @@ std::vector<ScenarioField> MakeTable() {
                kBytesPerMiB),
       Positive(Field<kP, &P::cycle_s>("parallel.cycle_ms", "Horovod cycle (ms)", "1"), 1e-3),
       Field<kP, &P::overlap_dp>("parallel.overlap_dp", "Overlap gradient reduction", "`true`"),
+      Field<kP, &P::overlap_param_gather>("parallel.overlap_param_gather",
+                                          "Overlap the weight gather", "`false`"),
       Field<kP, &P::tp_overlap>("parallel.tp_overlap", "Overlap TP communication", "`false`"),
       Field<kP, &P::pp_scatter_gather>("parallel.pp_scatter_gather", "Pipeline sends split over TP",
                                        "`true`"),

@@ -103,6 +103,9 @@ std::vector<std::string> ParallelArgs(const JobFacts& f) {
   }
   if (s.training.sequence_parallel) a.push_back("--sequence-parallel");
   if (p.zero_stage == 1 || p.zero_stage == 2) a.push_back("--use-distributed-optimizer");
+  // The overlap the plan was simulated with (Megatron-LM's defaults are off).
+  if (s.replicas() > 1 && p.overlap_dp && p.zero_stage < 3) a.push_back("--overlap-grad-reduce");
+  if (s.replicas() > 1 && p.overlap_param_gather) a.push_back("--overlap-param-gather");
   if (p.zero_stage == 3) a.push_back("--use-torch-fsdp2");
   return a;
 }

@@ -271,6 +271,11 @@ DpCall ExpertWeightGather(const Scenario&, double bytes) {
   return {CollKind::kAllGather, GroupKind::kExpertData, bytes};
 }
 
+bool UpdatesGatheredInForward(const Scenario& s) {
+  const int zero = s.parallel.zero_stage;
+  return (zero == 1 || zero == 2) && s.parallel.overlap_param_gather && s.replicas() > 1;
+}
+
 double StretchedComputeSeconds(double comm_s, double compute_s, double share) {
   return share * std::min(comm_s, compute_s / (1 - share));
 }

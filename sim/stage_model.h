@@ -134,6 +134,10 @@ DpCall ExpertGradientReduction(const Scenario& s, double bytes);
 // after the optimizer step), and of the routed experts' over the ranks that hold them.
 DpCall WeightGather(const Scenario& s, double bytes);
 DpCall ExpertWeightGather(const Scenario& s, double bytes);
+// ZeRO-1/2 with parallel.overlap_param_gather (and more than one replica): the weights the
+// optimizer updated are gathered layer by layer during the next step's first forward pass,
+// not after the optimizer step.
+bool UpdatesGatheredInForward(const Scenario& s);
 
 // One step of a layer's pass on the compute stream: compute, or a collective of the TP, CP or
 // EP group. A collective's window is the compute it is pipelined with: under

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <utility>
 
 #include "sim/memory_model.h"
@@ -542,10 +543,17 @@ class LayerTraffic {
         reduce_scale_(GradReduceScale(s.training)),
         gather_(s.parallel.zero_stage == 3 && s.shard_degree() > 1),
         offload_(s.training.offload_activations && sm.activation_bytes > 0),
-        params_(s.training.offload_params) {}
+        params_(s.training.offload_params),
+        updates_(UpdatesGatheredInForward(s)) {}
 
+  // Before a forward pass through the chunk of layers [first, last) (and the embedding, which
+  // belongs to the first layer's unit).
+  void BeforeChunk(int first, int last) {
+    if (updates_ && first < last) GatherUpdate(first, last);
+  }
   // Layers [first, last) of a chunk, walked forward.
   void BeforeForward(int l, int first, int last) {
+    if (updates_) GatherUpdate(l, last);
     if (!gather_ && !params_) return;
     if (l == first) {
       for (int k = l; k < std::min(last, l + Ahead()); ++k) FetchShard(k);
@@ -596,6 +604,48 @@ class LayerTraffic {
 
  private:
   int Gather(int l) { return em_.DpLaunch(WeightGather(s_, sm_.UnitBytes(l))); }
+  // ZeRO-1/2 with overlap_param_gather, as Megatron-Core does it: the updated weights are
+  // gathered in buckets, consecutive layers in forward order; the first forward of a bucket
+  // waits for its gather and launches the next bucket's, the next chunk's first at the end
+  // of a chunk (align_param_gather). Only the first chunk of the first stage is split into
+  // buckets of parallel.bucket_mb; every other chunk is one bucket (its gathers are off the
+  // critical path; distributed_data_parallel.py).
+  void GatherUpdate(int l, int last) {
+    if (!bucket_of_.count(l)) GatherBucket(l, last);  // a chunk's first layer
+    const int bucket = bucket_of_[l];
+    if (!waited_.insert(bucket).second) return;
+    const int next = bucket_end_[bucket];
+    if (next < sm_.layers && !bucket_of_.count(next)) {
+      GatherBucket(next, next < last ? last : ChunkEndingAfter(next));
+    }
+    em_.Wait(kDpStream, updated_[bucket]);
+  }
+  // The end of the chunk whose first layer is `first`.
+  int ChunkEndingAfter(int first) const {
+    for (int c = 0; c < sm_.chunks; ++c) {
+      const auto [begin, end] = ChunkLayers(sm_, c);
+      if (begin == first) return end;
+    }
+    return sm_.layers;
+  }
+  // Launches the gather of the bucket that starts at layer `first` of the chunk ending at
+  // `last` (at least one layer).
+  void GatherBucket(int first, int last) {
+    const bool split = sm_.stage == 0 && first < ChunkLayers(sm_, 0).second;
+    const double cap = split ? s_.parallel.bucket_bytes : std::numeric_limits<double>::infinity();
+    double dense = 0, experts = 0;
+    int end = first;
+    while (end < last && (end == first || dense + sm_.UnitBytes(end) <= cap)) {
+      dense += sm_.UnitBytes(end);
+      experts += sm_.layer_expert_grad_bytes[end];
+      bucket_of_[end++] = first;
+    }
+    bucket_end_[first] = end;
+    updated_[first] = em_.DpLaunch(WeightGather(s_, dense));
+    if (experts > 0 && s_.replicas() / s_.parallel.ep > 1) {
+      updated_[first] = em_.DpLaunch(ExpertWeightGather(s_, experts));
+    }
+  }
   // How many layers ahead a shard is fetched: two when a gather (one layer
   // ahead) follows the copy, one when the copy is the whole unit (dp 1).
   int Ahead() const { return gather_ ? 2 : 1; }
@@ -639,8 +689,13 @@ class LayerTraffic {
   const Scenario& s_;
   const StageWork& sm_;
   double reduce_scale_;
-  bool gather_, offload_, params_;
+  bool gather_, offload_, params_, updates_;
   std::map<int, int> gathered_, copied_out_, fetched_, shards_;  // layer -> Wait() count
+  // overlap_param_gather's buckets, named by their first layer: each layer's bucket, each
+  // bucket's end (one past its last layer) and its gather's Wait() count, and the buckets
+  // the compute stream has waited for.
+  std::map<int, int> bucket_of_, bucket_end_, updated_;
+  std::set<int> waited_;
   std::deque<std::pair<int, double>> grads_out_;  // (reduce-scatter's Wait() count, shard bytes)
 };
 
@@ -650,8 +705,9 @@ void Forward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p,
   const int mb = p.microbatch;
   if (!at.first) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
   if (at.first && s.training.input_samples_per_s_per_node > 0) em.InputWait(mb);
-  if (at.first) em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
   const auto [first, last] = ChunkLayers(sm, p.chunk);
+  traffic.BeforeChunk(first, last);
+  if (at.first) em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
   for (int l = first; l < last; ++l) {
     traffic.BeforeForward(l, first, last);
     if (sm.transformer) {
@@ -831,7 +887,8 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageWork& sm, BucketFi
   } else {
     em.Compute(OpPhase::kOptimizer, -1, sm.optimizer_s);
   }
-  if ((par.zero_stage == 1 || par.zero_stage == 2) && s.replicas() > 1) {
+  if ((par.zero_stage == 1 || par.zero_stage == 2) && s.replicas() > 1 &&
+      !UpdatesGatheredInForward(s)) {
     // Every replica (dp x cp of them: context-parallel ranks hold the same
     // weights) gathers the weights the others updated (the other members of
     // its shard group, with hybrid sharding).

@@ -430,8 +430,23 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
   double across = 0;
   const double reduced = Reduce(t.grad_bytes, &across);
   const double expert_reduced = Seconds(sim::ExpertGradientReduction(s_, t.expert_grad_bytes));
-  const double gather = Seconds(sim::WeightGather(s_, t.weight_bytes)) +  // ZeRO-1/2
-                        Seconds(sim::ExpertWeightGather(s_, t.expert_weight_bytes));
+  // ZeRO-1/2's gather of the updated weights: after the optimizer step, or layer by layer beside
+  // the first microbatch's forward pass (overlap_param_gather), which hides all of it but what
+  // runs ahead of the first layer.
+  double gather = Seconds(sim::WeightGather(s_, t.weight_bytes)) +
+                  Seconds(sim::ExpertWeightGather(s_, t.expert_weight_bytes));
+  if (sim::UpdatesGatheredInForward(s_)) {
+    // In buckets, as sim/workload.cc: the first chunk of the first stage in buckets of
+    // parallel.bucket_mb, every other chunk in one.
+    const double chunks = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
+    const double first_chunk =
+        share.stage == 0 ? std::ceil(t.weight_bytes / chunks / par.bucket_bytes) : 1;
+    const double buckets = first_chunk + chunks - 1;
+    gather = buckets * Seconds(sim::WeightGather(s_, t.weight_bytes / buckets)) +
+             Seconds(sim::ExpertWeightGather(s_, t.expert_weight_bytes));
+    e->compute_s += slowed(gather, worst.fwd_s);
+    gather = std::max(gather / buckets, gather - worst.fwd_s - slowed(gather, worst.fwd_s));
+  }
   const double scatter = reduced + expert_reduced + across;
   switch (par.zero_stage) {
     case 0: {

@@ -595,7 +595,7 @@ std::vector<FailCase> ParallelCases() {
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"sp": 2})"),
        "x.json:4:15: unknown field parallel.sp (known: tp, pp, dp, zero_stage, shard_group, ep, "
        "cp, schedule, virtual_stages, dp_algorithm, parameter_servers, dp_fusion, bucket_mb, "
-       "cycle_ms, overlap_dp, tp_overlap, pp_scatter_gather)"},
+       "cycle_ms, overlap_dp, overlap_param_gather, tp_overlap, pp_scatter_gather)"},
       {"shard group with ZeRO-1",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 1, "shard_group": 4})"),
        "x.json:4:65: parallel.shard_group needs parallel.zero_stage 2 or 3 (got 1): it is the "
@@ -621,6 +621,10 @@ std::vector<FailCase> ParallelCases() {
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "tp_overlap": true})"),
        "x.json:4:47: parallel.tp_overlap needs training.sequence_parallel = true (the overlapped "
        "collectives are its all-gathers and reduce-scatters)"},
+      {"weight gather overlap without a sharded optimizer",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "overlap_param_gather": true})"),
+       "x.json:4:57: parallel.overlap_param_gather needs parallel.zero_stage 1 or 2 (got 0): it "
+       "overlaps the gather of the weights the sharded optimizer updated"},
       {"cycle time without horovod",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "cycle_ms": 2})"),
        "x.json:4:45: parallel.cycle_ms applies only to parallel.dp_fusion = \"horovod\""},

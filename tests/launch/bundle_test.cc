@@ -508,6 +508,14 @@ TEST(Configs, MegatronArguments) {
   const std::string small = File(Make(Load(kSmall)), "megatron_args.sh");
   EXPECT_FALSE(Contains(small, "virtual-pipeline"));
   EXPECT_FALSE(Contains(small, "--recompute"));
+  // The overlap the plan was simulated with: gradient buckets during the backward pass (the
+  // default parallel.overlap_dp), and the weight gather only where the scenario asks for it.
+  EXPECT_TRUE(Contains(small, "  '--overlap-grad-reduce'\n")) << small;
+  EXPECT_FALSE(Contains(small, "--overlap-param-gather"));
+  const std::string overlapped = File(
+      Make(Variant([](json& j) { j["scenario_json"]["parallel"]["overlap_param_gather"] = true; })),
+      "megatron_args.sh");
+  EXPECT_TRUE(Contains(overlapped, "  '--overlap-param-gather'\n")) << overlapped;
 }
 
 // A mixture of experts with expert parallelism: Megatron-Core's MoE arguments (the experts,

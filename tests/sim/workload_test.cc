@@ -121,6 +121,34 @@ TEST(WorkloadTest, DataParallelBucketsCarryEveryGradientOnce) {
   EXPECT_NEAR(DpBytes(Build(cp), CollKind::kAllGather), 2 * ParameterCount(cp.model), 1.0);
 }
 
+// parallel.overlap_param_gather: the same bytes are gathered, in buckets launched before the
+// first forward pass's layers need them, and nothing is gathered after the optimizer step.
+TEST(WorkloadTest, OverlappedWeightGatherRunsBesideTheFirstForwardPass) {
+  const Scenario s = Gpt(R"("pp": 1, "zero_stage": 1, "overlap_param_gather": true)");
+  const StepProgram p = Build(s);
+  EXPECT_NEAR(DpBytes(p, CollKind::kAllGather), 2 * ParameterCount(s.model), 1.0);
+  const std::vector<Op>& ops = p.stages[0].ops;
+  int gathers_before_compute = 0, gathers = 0;
+  bool computed = false;
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kCompute) computed = true;
+    if (op.kind == OpKind::kLaunch && op.coll == CollKind::kAllGather) {
+      ++gathers;
+      gathers_before_compute += !computed;
+    }
+  }
+  EXPECT_EQ(gathers_before_compute, 2);  // the first bucket's and the next one's
+  EXPECT_GT(gathers, 2);
+  // After the optimizer: no launch and no wait.
+  auto optimizer = std::find_if(ops.begin(), ops.end(),
+                                [](const Op& op) { return op.phase == OpPhase::kOptimizer; });
+  ASSERT_NE(optimizer, ops.end());
+  EXPECT_EQ(optimizer + 1, ops.end());
+  // Without the flag the gather follows the optimizer.
+  const StepProgram plain = Build(Gpt(R"("pp": 1, "zero_stage": 1)"));
+  EXPECT_EQ(plain.stages[0].ops.back().kind, OpKind::kWait);
+}
+
 TEST(WorkloadTest, ShardedDataParallelMovesTheBytesOfItsStage) {
   // gpt-1.7b on 8 GPUs (dp 8), 16 samples: 2 microbatches per replica.
   const double grads = 2 * ParameterCount(Gpt(R"("pp": 1)").model);  // bf16
