@@ -381,10 +381,12 @@ class ScenarioParser {
                          ToString(t.recompute), "\")"));
     }
     if (Status s = CheckFlashAttention(); !s.ok()) return s;
-    if (t.recompute == Recompute::kSelectiveOp && !t.flash_attention) {
+    if ((t.recompute == Recompute::kSelectiveOp || KeepsProjections(t.recompute)) &&
+        !t.flash_attention) {
       return ErrorAt(file_, training_->Find("recompute")->pos,
-                     "training.recompute: \"selective_op\" keeps the fused attention's output, "
-                     "so it needs training.flash_attention true");
+                     Cat("training.recompute: \"", ToString(t.recompute),
+                         "\" keeps no attention scores, so it needs training.flash_attention "
+                         "true"));
     }
     if (const JsonValue* kernel = training_->Find("attention_kernel");
         kernel && !t.flash_attention) {
@@ -1082,6 +1084,10 @@ const char* ToString(Recompute r) {
       return "full";
     case Recompute::kSelectiveOp:
       return "selective_op";
+    case Recompute::kSaveDotExceptMlp:
+      return "save_dot_except_mlp";
+    case Recompute::kSaveDotExceptMlpWi:
+      return "save_dot_except_mlpwi";
   }
   return "?";
 }

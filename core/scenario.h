@@ -52,7 +52,22 @@ inline bool IsReserved(Pricing p) {
   return p == Pricing::kCapacityBlock || p == Pricing::kTrainingPlan;
 }
 // kSelectiveOp: torchtitan's op-level selective checkpointing (docs/model.md section 2).
-enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
+// kSaveDotExceptMlp, kSaveDotExceptMlpWi: MaxText's remat policies of those names (Pax's
+// SAVE_QKV_OUT_PROJ is the first): a layer keeps its input and the outputs of its q, k, v and
+// output projections (and of the MLP's down projection), and recomputes the rest.
+enum class Recompute {
+  kNone,
+  kSelective,
+  kFull,
+  kSelectiveOp,
+  kSaveDotExceptMlp,
+  kSaveDotExceptMlpWi
+};
+inline constexpr int kRecomputeModes = 6;
+// The modes that recompute part of every layer from what it kept, with flash attention.
+inline bool KeepsProjections(Recompute r) {
+  return r == Recompute::kSaveDotExceptMlp || r == Recompute::kSaveDotExceptMlpWi;
+}
 enum class Schedule { kGpipe, k1F1B, kInterleaved };
 enum class Optimizer { kSgd, kAdam };
 enum class MemoryFormat { kNhwc, kNchw };

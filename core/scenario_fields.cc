@@ -148,7 +148,7 @@ std::vector<ScenarioField> MakeTable() {
       Choices(Field<kT, &T::optimizer>("training.optimizer", "Optimizer", "`\"adam\"`"),
               EnumNames<Optimizer>(2)),
       Choices(Field<kT, &T::recompute>("training.recompute", "Recompute", "`\"none\"`"),
-              EnumNames<Recompute>(4)),
+              EnumNames<Recompute>(kRecomputeModes)),
       Ints(Field<kT, &T::recompute_every>("training.recompute_every",
                                           "Recompute every k-th layer (full only)", "1"),
            1, kMaxInt),

@@ -262,7 +262,7 @@ class SearchReader {
   }
 
   Status ReadEnumLists() {
-    if (Status s = ReadEnumList("recompute", 4, &out_.recompute); !s.ok()) return s;
+    if (Status s = ReadEnumList("recompute", kRecomputeModes, &out_.recompute); !s.ok()) return s;
     return ReadEnumList("schedules", 3, &out_.schedules);
   }
 

@@ -169,6 +169,10 @@ std::optional<std::string> MegatronGap(const Scenario& s) {
     return "training.recompute \"selective_op\" (torchtitan's op-level checkpointing) has no "
            "Megatron-LM flag";
   }
+  if (KeepsProjections(t.recompute)) {
+    return std::string("training.recompute \"") + ToString(t.recompute) +
+           "\" (MaxText's remat policy) has no Megatron-LM flag";
+  }
   if (t.offload_params) {
     return "training.offload_params (FSDP's parameter offload to the host) has no Megatron-LM flag";
   }

@@ -76,6 +76,15 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
     const double kv = KvDim(m);
     return 2 * sb * h / sp_divisor + 2 * sb * (h + kv + h) / t + 2 * rows * f / t + 2 * sb * h;
   }
+  if (KeepsProjections(mode)) {
+    // MaxText's policies (flash attention only): the layer's input, the outputs of the q, k
+    // and v projections (split by tp) and of the output projection (whole before its
+    // reduction), and with "save_dot_except_mlpwi" of the MLP's down projection, a row of h
+    // per routed token and shared-expert visit.
+    const double qkv = m.kv_lora_rank > 0 ? 2 * QkWidth(m) + VWidth(m) : QkWidth(m) + 2 * KvDim(m);
+    const double down = mode == Recompute::kSaveDotExceptMlpWi ? 2 * rows * h : 0;
+    return 2 * sb * h / sp_divisor + 2 * sb * qkv / t + 2 * sb * h + down;
+  }
 
   // Not split by tp (split by t only with SP): 2 norm inputs (4sbh), QKV input (2sbh),
   // MLP input (2sbh), two dropout masks (2sbh).
@@ -109,7 +118,9 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
 double LayerBytes(const Scenario& s, Recompute mode, bool moe = false) {
   const ModelSpec& m = s.model;
   const double sb = MicrobatchTokens(s);
-  const bool stats = s.training.flash_attention && mode != Recompute::kFull;
+  // MaxText's policies keep no attention output: the kernel runs again in the backward.
+  const bool stats =
+      s.training.flash_attention && mode != Recompute::kFull && !KeepsProjections(mode);
   const double logsumexp = stats ? 4.0 * m.heads * sb / TensorParallel(s) : 0;
   return LayerActivationBytes16(s, mode, moe) * ActivationScale(s.training.precision) + logsumexp;
 }
@@ -127,8 +138,9 @@ double TransformerStageActivations(const Scenario& s, const StageShare& share, d
   double bytes = s.training.offload_activations
                      ? std::min(layers, kOffloadResidentLayers) * per_layer
                      : layers * per_layer * inflight;
+  const Recompute mode = s.training.recompute;
   if (share.recomputed_layers > 0 ||
-      (s.training.recompute == Recompute::kSelectiveOp && layers > 0)) {
+      ((mode == Recompute::kSelectiveOp || KeepsProjections(mode)) && layers > 0)) {
     // The layer being recomputed materialises all of its activations for one microbatch.
     bytes += LayerBytes(s, Recompute::kNone, moe > 0);
   }

@@ -197,6 +197,9 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   const double mlp_kept =
       m.mlp == MlpKind::kSwiGlu ? c.mlp_in_gemm_s / 2 + c.mlp_out_gemm_s : c.mlp_in_gemm_s;
   c.op_recompute_s = c.attn_fwd_s + c.mlp_fwd_s - c.core_fwd_s - qkv_kept - mlp_kept;
+  // MaxText's policies keep the q, k, v and output projections' outputs; the backward needs
+  // the down projection's input, not its output, so it is not run again either.
+  c.proj_recompute_s = c.attn_fwd_s + c.mlp_fwd_s - qkv_s - proj_s - c.mlp_out_gemm_s;
   c.fwd_flops = qkv + scores + av + proj + mlp;
   c.core_flops = scores + av;
   c.tp_bytes = tokens * h * e;
@@ -747,6 +750,8 @@ void Backward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p
         em.Compute(OpPhase::kRecompute, mb, c.selective_recompute_s);
       } else if (s.training.recompute == Recompute::kSelectiveOp) {
         em.Compute(OpPhase::kRecompute, mb, c.op_recompute_s);
+      } else if (KeepsProjections(s.training.recompute)) {
+        em.Compute(OpPhase::kRecompute, mb, c.proj_recompute_s);
       }
       EmitPass(em, OpPhase::kBackward, mb, BackwardPass(s, c));
     } else {
@@ -1124,6 +1129,12 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
     if (s.training.recompute == Recompute::kSelectiveOp) {  // wk, wo and w3 (or w2 with GELU)
       const double kv = KvDim(m);
       recompute = 2 * seq * h * (kv + h + m.ffn_hidden) * m.layers * prog.samples;
+    }
+    if (KeepsProjections(s.training.recompute)) {  // the MLP's up projections (dense count)
+      // and the attention core, whose QK^T the flash backward would compute anyway (below)
+      const double up = m.ffn_hidden * (m.mlp == MlpKind::kSwiGlu ? 2 : 1);
+      const double av = 2 * seq * seq * VWidth(m) * m.layers * prog.samples;
+      recompute = 2 * seq * h * up * m.layers * prog.samples + scores + av;
     }
     if (flash) recompute += scores;  // the flash backward computes QK^T again
   }

@@ -114,6 +114,10 @@ struct LayerCost {
   // What torchtitan's op-level selective checkpointing (recompute "selective_op") re-runs:
   // the layer's forward but the attention core and the saved GEMMs (docs/model.md section 2).
   double op_recompute_s = 0;
+  // What MaxText's policies (recompute "save_dot_except_mlp" / "save_dot_except_mlpwi") re-run:
+  // the layer's forward but its q, k, v, output and down projections, whose outputs are kept
+  // or not needed (docs/model.md section 2).
+  double proj_recompute_s = 0;
   double fwd_flops = 0, core_flops = 0;  // GEMM FLOPs on this GPU
   double tp_bytes = 0;                   // one TP all-reduce (or RS/AG pair)
   // MoE layers with expert parallelism: bytes one GPU sends in one all-to-all

@@ -329,6 +329,8 @@ StageMicrobatch StepModel::StageCompute(const sim::StageShare& share) const {
         SumLayers(share, [](const sim::LayerCost& c) { return c.selective_recompute_s; });
   } else if (s_.training.recompute == Recompute::kSelectiveOp) {
     mb.recompute_s = SumLayers(share, [](const sim::LayerCost& c) { return c.op_recompute_s; });
+  } else if (KeepsProjections(s_.training.recompute)) {
+    mb.recompute_s = SumLayers(share, [](const sim::LayerCost& c) { return c.proj_recompute_s; });
   }
   mb.tp_s = StageComm(share);
   if (share.first()) mb.fwd_s += f_.embed_fwd_s, mb.bwd_s += f_.embed_bwd_s;

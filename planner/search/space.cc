@@ -446,10 +446,11 @@ class Walker {
             "selective recompute with flash attention is the same as none (no stored scores)");
       });
     }
-    if (r == Recompute::kSelectiveOp && !s_.training.flash_attention) {
+    if ((r == Recompute::kSelectiveOp || KeepsProjections(r)) && !s_.training.flash_attention) {
       return Prune(tally_, "recompute-op-flash", static_cast<int64_t>(picks_.size()), [] {
         return std::string(
-            "selective_op recompute keeps the fused attention's output: it needs flash attention");
+            "selective_op and MaxText's recompute policies keep no attention scores: they need "
+            "flash attention");
       });
     }
     c_.recompute = s_.training.recompute = r;

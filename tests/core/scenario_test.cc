@@ -373,8 +373,14 @@ std::vector<FailCase> TrainingCases() {
       {"selective_op without flash attention",
        Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective_op", "flash_attention": false})",
            kP4dX128),
-       "x.json:2:47: training.recompute: \"selective_op\" keeps the fused attention's output, so "
-       "it needs training.flash_attention true"},
+       "x.json:2:47: training.recompute: \"selective_op\" keeps no attention scores, so it needs "
+       "training.flash_attention true"},
+      {"MaxText's remat policy without flash attention",
+       Doc(kGpt3,
+           R"({"global_batch": 8, "recompute": "save_dot_except_mlp", "flash_attention": false})",
+           kP4dX128),
+       "x.json:2:47: training.recompute: \"save_dot_except_mlp\" keeps no attention scores, so it "
+       "needs training.flash_attention true"},
       {"recompute_every below 1",
        Doc(kGpt3, R"({"global_batch": 8, "recompute": "full", "recompute_every": 0})", kP4dX128),
        "x.json:2:74: training.recompute_every: expected an integer >= 1, got 0"},

@@ -276,7 +276,8 @@ std::vector<FailCase> SearchFailCases() {
       {"zero max_pp", R"({"max_pp": 0})",
        "x.json:5:23: search.max_pp: expected an integer in [1, 1048576], got 0"},
       {"unknown recompute", R"({"recompute": ["some"]})",
-       "x.json:5:27: search.recompute[0]: expected one of none, selective, full, selective_op, got "
+       "x.json:5:27: search.recompute[0]: expected one of none, selective, full, selective_op, "
+       "save_dot_except_mlp, save_dot_except_mlpwi, got "
        "\"some\""},
       {"unknown schedule", R"({"schedules": ["1f1b", "zb-h1"]})",
        "x.json:5:35: search.schedules[1]: expected one of gpipe, 1f1b, interleaved, got "

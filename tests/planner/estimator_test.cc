@@ -174,6 +174,13 @@ TEST(Estimator, AgreesWithTheSimulatorOnRecomputeEvery) {
   const double sim_op = op->step.breakdown.recompute_s;
   ASSERT_GT(sim_op, 0);
   EXPECT_NEAR(op->estimate.compute_s - flash->estimate.compute_s, sim_op, 0.03 * sim_op);
+  // And MaxText's policy, which keeps the projections' outputs.
+  const std::optional<EstimateAndStep> proj =
+      run(R"("recompute": "save_dot_except_mlpwi", "flash_attention": true)");
+  ASSERT_TRUE(proj.has_value());
+  const double sim_proj = proj->step.breakdown.recompute_s;
+  ASSERT_GT(sim_proj, 0);
+  EXPECT_NEAR(proj->estimate.compute_s - flash->estimate.compute_s, sim_proj, 0.03 * sim_proj);
 }
 
 // Mixture of experts: dense and MoE layers cost differently, so the slowest stage can be one

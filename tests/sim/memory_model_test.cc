@@ -194,6 +194,21 @@ TEST(MemoryModelTest, OpLevelCheckpointingKeepsEveryOtherMatmulsOutput) {
   EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 2 * 608 + 1120 + 64 + 160);
 }
 
+// MaxText's policies on TinyGpt (s 4, h 8, kv 8, b 1, t 1) with flash attention keep per layer
+// the input 2sbh (64), the q, k and v projections' outputs 2sb(h + 2 kv) (192) and the output
+// projection's 2sbh (64): 320, and no logsumexp (the attention runs again in the backward);
+// "save_dot_except_mlpwi" adds the down projection's output 2sbh (64). The stage adds one
+// layer's working set (1120), as op-level checkpointing does.
+TEST(MemoryModelTest, MaxTextPoliciesKeepTheProjectionsOutputs) {
+  Scenario s = OnOneGpu(TinyGpt());
+  s.training.flash_attention = true;
+  s.training.recompute = Recompute::kSaveDotExceptMlp;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 320);
+  EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 2 * 320 + 1120 + 64 + 160);
+  s.training.recompute = Recompute::kSaveDotExceptMlpWi;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 384);
+}
+
 // training.recompute_every 2 recomputes every second layer of a stage: of TinyGpt's two, the
 // second keeps only its input (64), the first everything (1248), and the second's recompute
 // needs its working set (1248). With 3 no layer is recomputed: both keep everything and there
