@@ -319,10 +319,11 @@ class ScenarioParser {
                       &ScenarioParser::ReadParallel,      &ScenarioParser::CheckTensorParallel,
                       &ScenarioParser::CheckPipeline,     &ScenarioParser::CheckGpuCount,
                       &ScenarioParser::CheckBatch,        &ScenarioParser::CheckInterleaving,
-                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckShardGroup,
-                      &ScenarioParser::CheckExperts,      &ScenarioParser::CheckStrategies,
-                      &ScenarioParser::CheckOffload,      &ScenarioParser::CheckTpOverlap,
-                      &ScenarioParser::CheckParamGather,  &ScenarioParser::ReadPlanning}) {
+                      &ScenarioParser::CheckDataParallel, &ScenarioParser::CheckZeroImpl,
+                      &ScenarioParser::CheckShardGroup,   &ScenarioParser::CheckExperts,
+                      &ScenarioParser::CheckStrategies,   &ScenarioParser::CheckOffload,
+                      &ScenarioParser::CheckTpOverlap,    &ScenarioParser::CheckParamGather,
+                      &ScenarioParser::ReadPlanning}) {
       if (Status s = (this->*step)(); !s.ok()) return s;
     }
     return std::move(result_);
@@ -692,6 +693,17 @@ class ScenarioParser {
     }
     if (p.parameter_servers == 0) p.parameter_servers = out_.cluster.nodes;
     return Status::Ok();
+  }
+
+  // The implementation names ZeRO-3's; ZeRO-1/2 are Megatron-Core's distributed optimizer.
+  Status CheckZeroImpl() {
+    const JsonValue* given = parallel_->Find("zero_impl");
+    if (!given || out_.parallel.zero_stage == 3) return Status::Ok();
+    return ErrorAt(file_, given->pos,
+                   Cat("parallel.zero_impl names the implementation of ZeRO-3: it needs "
+                       "parallel.zero_stage 3 (got ",
+                       out_.parallel.zero_stage,
+                       "; ZeRO-1/2 are modelled as Megatron-Core's distributed optimizer)"));
   }
 
   // A hybrid shard group: a divisor of dp over which ZeRO-2/3 shards (ZeRO-1 has
@@ -1104,6 +1116,20 @@ const char* ToString(DpAlgorithm a) {
       return "hierarchical";
     case DpAlgorithm::kParameterServer:
       return "parameter_server";
+  }
+  return "?";
+}
+
+const char* ToString(ZeroImpl z) {
+  switch (z) {
+    case ZeroImpl::kFsdp1:
+      return "fsdp1";
+    case ZeroImpl::kFsdp2:
+      return "fsdp2";
+    case ZeroImpl::kDeepSpeed:
+      return "deepspeed";
+    case ZeroImpl::kXla:
+      return "xla";
   }
   return "?";
 }

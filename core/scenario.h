@@ -90,6 +90,15 @@ enum class DpAlgorithm { kRing, kTree, kHierarchical, kAuto, kParameterServer };
 // when full), or Horovod's tensor fusion (every cycle, all ready tensors,
 // fused up to the threshold).
 enum class DpFusion { kDdp, kHorovod };
+// Which framework's ZeRO-3 runs (parallel.zero_impl), as it issues a sharding unit's
+// collectives (docs/model.md section 2). kFsdp1: PyTorch FSDP's FlatParameter, one all-gather
+// and one reduce-scatter per wrapped unit; kFsdp2: per-parameter DTensor shards, the same
+// collectives with copies into and out of the flat communication buffer on the GPU;
+// kDeepSpeed: DeepSpeed's partitioned parameters, gathered in coalesced prefetch buckets of
+// 5e7 elements and reduced in buckets of 5e8; kXla: JAX/XLA's SPMD sharding (MaxText, Pax),
+// one all-gather and one reduce-scatter per layer of the scanned stack.
+enum class ZeroImpl { kFsdp1, kFsdp2, kDeepSpeed, kXla };
+inline constexpr int kZeroImpls = 4;
 
 struct TrainingConfig {
   int64_t global_batch = 0;  // samples per optimizer step (required)
@@ -182,6 +191,8 @@ struct ParallelConfig {
   // ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also weights
   // (FSDP's FULL_SHARD is stage 3, SHARD_GRAD_OP stage 2).
   int zero_stage = 0;
+  // Whose ZeRO-3 (stage 3 only; ZeRO-1/2 are modelled as Megatron-Core's distributed optimizer).
+  ZeroImpl zero_impl = ZeroImpl::kFsdp1;
   // Hybrid sharding (FSDP HYBRID_SHARD / _HYBRID_SHARD_ZERO2, SMP v2
   // hybrid_shard_degree, DeepSpeed MiCS): ZeRO-2/3 state is sharded over groups
   // of `shard_group` consecutive DP ranks and replicated across the dp /
@@ -316,6 +327,7 @@ const char* ToString(Schedule s);
 const char* ToString(Recompute r);
 const char* ToString(DpAlgorithm a);
 const char* ToString(DpFusion f);
+const char* ToString(ZeroImpl z);
 const char* ToString(Pricing p);
 const char* ToString(Optimizer o);
 

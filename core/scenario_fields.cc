@@ -215,6 +215,9 @@ std::vector<ScenarioField> MakeTable() {
       Ints(Field<kP, &P::dp>("parallel.dp", "Data parallel (dp)", "GPUs / (tp * pp)"), 1,
            kMaxParallel),
       Ints(Field<kP, &P::zero_stage>("parallel.zero_stage", "ZeRO stage", "0"), 0, 3),
+      Choices(
+          Field<kP, &P::zero_impl>("parallel.zero_impl", "ZeRO-3 implementation", "`\"fsdp1\"`"),
+          EnumNames<ZeroImpl>(kZeroImpls)),
       Ints(Field<kP, &P::shard_group>("parallel.shard_group", "Hybrid shard group (ZeRO-2/3)",
                                       "the whole DP group"),
            1, kMaxParallel),

@@ -148,6 +148,10 @@ BundleFile DeepSpeedConfig(const JobFacts& f) {
 }
 
 std::optional<std::string> DeepSpeedGap(const Scenario& s) {
+  if (s.parallel.zero_stage == 3 && s.parallel.zero_impl != ZeroImpl::kDeepSpeed) {
+    return std::string("parallel.zero_impl \"") + ToString(s.parallel.zero_impl) +
+           "\": the plan's ZeRO-3 collectives are that implementation's, not DeepSpeed's";
+  }
   if (s.parallel.shard_group > 0 && s.parallel.zero_stage != 3) {
     return "parallel.shard_group with zero_stage " + std::to_string(s.parallel.zero_stage) +
            ": DeepSpeed shards in groups only at stage 3 (MiCS, mics_shard_size)";
@@ -188,6 +192,10 @@ std::optional<std::string> MegatronGap(const Scenario& s) {
     return "training.recompute_every " + std::to_string(t.recompute_every) +
            " on pipeline stages of unequal size: Megatron-LM's --recompute-method block "
            "recomputes the same number of layers on every stage";
+  }
+  if (s.parallel.zero_stage == 3 && s.parallel.zero_impl != ZeroImpl::kFsdp2) {
+    return std::string("parallel.zero_impl \"") + ToString(s.parallel.zero_impl) +
+           "\": Megatron-LM's ZeRO-3 is PyTorch FSDP2 (--use-torch-fsdp2)";
   }
   return std::nullopt;
 }

@@ -1,6 +1,7 @@
 #include "sim/stage_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace trainsim::sim {
 
@@ -269,6 +270,31 @@ DpCall WeightGather(const Scenario& s, double bytes) {
 
 DpCall ExpertWeightGather(const Scenario&, double bytes) {
   return {CollKind::kAllGather, GroupKind::kExpertData, bytes};
+}
+
+// DeepSpeed's ZeRO-3 defaults (deepspeed/runtime/zero/config.py and stage3.py): parameters
+// are fetched in coalesced all-gathers of up to stage3_prefetch_bucket_size elements ahead of
+// use, gradients reduce-scattered in buckets of reduce_bucket_size elements, every micro-step.
+constexpr double kDeepSpeedPrefetchElements = 5e7;
+constexpr double kDeepSpeedReduceBucketElements = 5e8;
+
+UnitCalls ShardedUnitCalls(const Scenario& s, double unit_params) {
+  UnitCalls calls;
+  switch (s.parallel.zero_impl) {
+    case ZeroImpl::kDeepSpeed:
+      calls.gathers =
+          static_cast<int>(std::max(1.0, std::ceil(unit_params / kDeepSpeedPrefetchElements)));
+      calls.reductions =
+          static_cast<int>(std::max(1.0, std::ceil(unit_params / kDeepSpeedReduceBucketElements)));
+      break;
+    case ZeroImpl::kFsdp2:
+      calls.copies = true;
+      break;
+    case ZeroImpl::kFsdp1:
+    case ZeroImpl::kXla:
+      break;
+  }
+  return calls;
 }
 
 bool UpdatesGatheredInForward(const Scenario& s) {

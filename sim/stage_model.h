@@ -134,6 +134,16 @@ DpCall ExpertGradientReduction(const Scenario& s, double bytes);
 // after the optimizer step), and of the routed experts' over the ranks that hold them.
 DpCall WeightGather(const Scenario& s, double bytes);
 DpCall ExpertWeightGather(const Scenario& s, double bytes);
+// How ZeRO-3's implementation (parallel.zero_impl) issues one sharding unit of `unit_params`
+// parameters: into how many equal calls its weight gather and its gradient reduction are
+// split (DeepSpeed: its prefetch and reduce buckets; every other implementation: one each),
+// and whether the GPU copies the unit into and out of a flat buffer around them (FSDP2).
+struct UnitCalls {
+  int gathers = 1, reductions = 1;
+  bool copies = false;
+};
+UnitCalls ShardedUnitCalls(const Scenario& s, double unit_params);
+
 // ZeRO-1/2 with parallel.overlap_param_gather (and more than one replica): the weights the
 // optimizer updated are gathered layer by layer during the next step's first forward pass,
 // not after the optimizer step.

@@ -411,6 +411,10 @@ struct StageWork {
   // the expert-data-parallel group reduces (GroupKind::kExpertData); all 0 and
   // left in layer_grad_bytes without it.
   std::vector<double> layer_expert_grad_bytes;
+  // ZeRO-3 with FSDP2 (ShardedUnitCalls' copies): per unit, the GPU's copy of the gathered
+  // flat buffer out into the parameters and of the gradients into the reduce-scatter's
+  // buffer, one read and one write each.
+  std::vector<double> gather_copy_s, reduce_copy_s;
   double embed_grad_bytes = 0, head_grad_bytes = 0;
   double embed_fwd_s = 0, embed_bwd_s = 0;    // first stage: embedding lookup
   double logits_fwd_s = 0, logits_bwd_s = 0;  // last stage: output layer and loss
@@ -547,13 +551,17 @@ class LayerTraffic {
         gather_(s.parallel.zero_stage == 3 && s.shard_degree() > 1),
         offload_(s.training.offload_activations && sm.activation_bytes > 0),
         params_(s.training.offload_params),
-        updates_(UpdatesGatheredInForward(s)) {}
+        updates_(UpdatesGatheredInForward(s)),
+        bytes_per_param_(ActivationBytesPerElem(s.training.precision)) {}
 
   // Before a forward pass through the chunk of layers [first, last) (and the embedding, which
-  // belongs to the first layer's unit).
-  void BeforeChunk(int first, int last) {
+  // belongs to the first layer's unit) of microbatch `mb`.
+  void BeforeChunk(int first, int last, int mb) {
+    phase_ = OpPhase::kForward, mb_ = mb;
     if (updates_ && first < last) GatherUpdate(first, last);
   }
+  // Before a backward pass of microbatch `mb`.
+  void BeforeBackwardPass(int mb) { phase_ = OpPhase::kBackward, mb_ = mb; }
   // Layers [first, last) of a chunk, walked forward.
   void BeforeForward(int l, int first, int last) {
     if (updates_) GatherUpdate(l, last);
@@ -594,7 +602,15 @@ class LayerTraffic {
   }
   void AfterBackward(int l) {
     if (gather_) {
-      const int reduced = ReduceGradients(em_, s_, sm_.UnitBytes(l) * reduce_scale_);
+      // The unit's gradients, in the implementation's calls (copied into a flat buffer first
+      // by FSDP2).
+      const UnitCalls calls = Calls(l);
+      const double bytes = sm_.UnitBytes(l) * reduce_scale_;
+      if (calls.copies) em_.Compute(OpPhase::kBackward, mb_, sm_.reduce_copy_s[l]);
+      int reduced = 0;
+      for (int i = 0; i < calls.reductions; ++i) {
+        reduced = ReduceGradients(em_, s_, bytes / calls.reductions);
+      }
       if (params_) grads_out_.push_back({reduced, sm_.HostShardBytes(l)});
     } else if (params_) {  // dp 1: the whole gradient is ready after the backward
       CopyGradientOut(sm_.HostShardBytes(l));
@@ -606,7 +622,16 @@ class LayerTraffic {
   bool reduces_per_layer() const { return gather_; }
 
  private:
-  int Gather(int l) { return em_.DpLaunch(WeightGather(s_, sm_.UnitBytes(l))); }
+  UnitCalls Calls(int l) const { return ShardedUnitCalls(s_, sm_.UnitBytes(l) / bytes_per_param_); }
+  // ZeRO-3's gather of unit l, in the implementation's calls; the last one's Wait() count.
+  int Gather(int l) {
+    const UnitCalls calls = Calls(l);
+    int done = 0;
+    for (int i = 0; i < calls.gathers; ++i) {
+      done = em_.DpLaunch(WeightGather(s_, sm_.UnitBytes(l) / calls.gathers));
+    }
+    return done;
+  }
   // ZeRO-1/2 with overlap_param_gather, as Megatron-Core does it: the updated weights are
   // gathered in buckets, consecutive layers in forward order; the first forward of a bucket
   // waits for its gather and launches the next bucket's, the next chunk's first at the end
@@ -671,6 +696,8 @@ class LayerTraffic {
       return;
     }
     em_.Wait(kDpStream, gathered_[l]);
+    // FSDP2 copies the gathered flat buffer out into the unit's parameters.
+    if (Calls(l).copies) em_.Compute(phase_, mb_, sm_.gather_copy_s[l]);
     CopyGradientsReducedBy(gathered_[l]);
   }
   void CopyGradientOut(double bytes) {
@@ -693,6 +720,9 @@ class LayerTraffic {
   const StageWork& sm_;
   double reduce_scale_;
   bool gather_, offload_, params_, updates_;
+  double bytes_per_param_;             // of the weights
+  OpPhase phase_ = OpPhase::kForward;  // the pass being emitted, and its microbatch
+  int mb_ = 0;
   std::map<int, int> gathered_, copied_out_, fetched_, shards_;  // layer -> Wait() count
   // overlap_param_gather's buckets, named by their first layer: each layer's bucket, each
   // bucket's end (one past its last layer) and its gather's Wait() count, and the buckets
@@ -709,7 +739,7 @@ void Forward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p,
   if (!at.first) em.P2p(OpKind::kRecv, 0, mb, sm.p2p_bytes);
   if (at.first && s.training.input_samples_per_s_per_node > 0) em.InputWait(mb);
   const auto [first, last] = ChunkLayers(sm, p.chunk);
-  traffic.BeforeChunk(first, last);
+  traffic.BeforeChunk(first, last, mb);
   if (at.first) em.Compute(OpPhase::kForward, mb, sm.embed_fwd_s);
   for (int l = first; l < last; ++l) {
     traffic.BeforeForward(l, first, last);
@@ -733,6 +763,7 @@ void Backward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p
               BucketFiller& buckets, LayerTraffic& traffic) {
   const ChunkPlace at = Place(sm, p.chunk);
   const int mb = p.microbatch;
+  traffic.BeforeBackwardPass(mb);
   const bool fill = grads_ready && s.parallel.overlap_dp && !traffic.reduces_per_layer();
   if (!at.last) em.P2p(OpKind::kRecv, 1, mb, sm.p2p_bytes);
   if (at.last) {
@@ -856,6 +887,13 @@ StageWork MakeStageWork(const Scenario& s, const ComputeModel& cm, const PieceCo
     sm.host_shard_per_unit_byte = kHostShardBytesPerParam / gb / std::max(1, s.shard_degree());
   }
   sm.activation_bytes = LayerActivationBytes(s, sm.layers, share.moe_layers);
+  if (s.parallel.zero_stage == 3 && ShardedUnitCalls(s, 0).copies) {
+    const double reduce_scale = GradReduceScale(s.training);
+    for (int l = 0; l < sm.layers; ++l) {
+      sm.gather_copy_s.push_back(cm.MemorySeconds(2 * sm.UnitBytes(l)));
+      sm.reduce_copy_s.push_back(cm.MemorySeconds(2 * sm.UnitBytes(l) * reduce_scale));
+    }
+  }
   return sm;
 }
 

@@ -466,12 +466,22 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
       e->compute_s += m_ * reduce_slowed(scatter, overlap);
       break;
     default: {  // 3: each layer's weights gathered for its forward and its backward
-                // (prefetched one layer ahead), its gradients scattered after it
+                // (prefetched one layer ahead), its gradients scattered after it, in the
+                // implementation's calls (sim::ShardedUnitCalls)
       const int layers = std::max(1, share.layers.count);
+      const double unit = t.weight_bytes / layers;
+      const sim::UnitCalls calls =
+          sim::ShardedUnitCalls(s_, unit / sim::ActivationBytesPerElem(s_.training.precision));
       double layer_across = 0;
-      const double layer_reduced = Reduce(t.grad_bytes / layers, &layer_across);
-      const double per_layer = 2 * Seconds(sim::WeightGather(s_, t.weight_bytes / layers)) +
-                               layer_reduced + layer_across;
+      const double layer_reduced = Reduce(t.grad_bytes / layers / calls.reductions, &layer_across);
+      const double per_layer =
+          2 * calls.gathers * Seconds(sim::WeightGather(s_, unit / calls.gathers)) +
+          calls.reductions * (layer_reduced + layer_across);
+      if (calls.copies) {  // FSDP2's copies out of two gathers and into one reduction
+        const double reduced_unit = t.grad_bytes / layers;
+        e->compute_s +=
+            m_ * layers * (2 * cm_.MemorySeconds(2 * unit) + cm_.MemorySeconds(2 * reduced_unit));
+      }
       const double compute_per_layer = worst.total() / layers;
       const double layer_slowed = slowed(per_layer, compute_per_layer);
       e->dp_exposed_s = m_ * (layers * std::max(0.0, per_layer - compute_per_layer - layer_slowed) +

@@ -599,7 +599,8 @@ std::vector<FailCase> ParallelCases() {
       {"zero bucket", Doc(kGpt3, kBatch1536, kP4dX128, R"({"bucket_mb": 0})"),
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"sp": 2})"),
-       "x.json:4:15: unknown field parallel.sp (known: tp, pp, dp, zero_stage, shard_group, ep, "
+       "x.json:4:15: unknown field parallel.sp (known: tp, pp, dp, zero_stage, zero_impl, "
+       "shard_group, ep, "
        "cp, schedule, virtual_stages, dp_algorithm, parameter_servers, dp_fusion, bucket_mb, "
        "cycle_ms, overlap_dp, overlap_param_gather, tp_overlap, pp_scatter_gather)"},
       {"shard group with ZeRO-1",
@@ -627,6 +628,17 @@ std::vector<FailCase> ParallelCases() {
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "tp_overlap": true})"),
        "x.json:4:47: parallel.tp_overlap needs training.sequence_parallel = true (the overlapped "
        "collectives are its all-gathers and reduce-scatters)"},
+      {"a ZeRO-3 implementation without ZeRO-3",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 1, "zero_impl": "deepspeed"})"),
+       "x.json:4:63: parallel.zero_impl names the implementation of ZeRO-3: it needs "
+       "parallel.zero_stage 3 (got 1; ZeRO-1/2 are modelled as Megatron-Core's distributed "
+       "optimizer)"},
+      {"an unknown ZeRO-3 implementation",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 3, "zero_impl": "fairscale"})"),
+       "x.json:4:63: parallel.zero_impl: expected one of fsdp1, fsdp2, deepspeed, xla, got "
+       "\"fairscale\""},
       {"weight gather overlap without a sharded optimizer",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "overlap_param_gather": true})"),
        "x.json:4:57: parallel.overlap_param_gather needs parallel.zero_stage 1 or 2 (got 0): it "

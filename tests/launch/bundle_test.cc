@@ -445,7 +445,7 @@ TEST(Configs, DeepSpeedMatchesTheLayout) {
 TEST(Configs, DeepSpeedOffloadsParametersWhenTheScenarioDoes) {
   const LaunchPlan plan = Variant([](json& j) {
     j["scenario_json"]["training"]["offload_params"] = true;
-    j["scenario_json"]["parallel"] = {{"zero_stage", 3}};
+    j["scenario_json"]["parallel"] = {{"zero_stage", 3}, {"zero_impl", "deepspeed"}};
     Config(j)["zero_stage"] = 3;
   });
   const json ds = json::parse(File(Make(plan), "deepspeed_config.json"));
@@ -463,6 +463,7 @@ TEST(Configs, HybridShardingReachesEveryFrameworkThatHasIt) {
   const auto hybrid = [](int stage) {
     return Variant([stage](json& j) {
       j["scenario_json"]["parallel"] = {{"zero_stage", stage}, {"shard_group", 4}};
+      if (stage == 3) j["scenario_json"]["parallel"]["zero_impl"] = "deepspeed";
       Config(j)["zero_stage"] = stage;
       Config(j)["shard_group"] = 4;
     });
@@ -699,6 +700,33 @@ TEST(Configs, FrameworkConfigsCarryTheKernelsOverlapAndReduction) {
       Contains(File(Make(unfused), "megatron_args.sh"), "  '--attention-backend' 'unfused'\n"));
 }
 
+// ZeRO-3 runs as the plan's implementation (parallel.zero_impl): DeepSpeed's config only for
+// DeepSpeed, Megatron-LM's arguments (--use-torch-fsdp2) only for FSDP2; the others are left
+// out with a warning each.
+TEST(Configs, ZeroThreeFilesFollowTheImplementation) {
+  const auto zero3 = [](const char* impl) {
+    return Make(Variant([impl](json& j) {
+      j["scenario_json"]["parallel"] = {{"zero_stage", 3}, {"zero_impl", impl}};
+      Config(j)["zero_stage"] = 3;
+    }));
+  };
+  const Bundle fsdp1 = zero3("fsdp1");
+  EXPECT_EQ(Find(fsdp1, "deepspeed_config.json"), nullptr);
+  EXPECT_EQ(Find(fsdp1, "megatron_args.sh"), nullptr);
+  EXPECT_EQ(fsdp1.warnings,
+            (std::vector<std::string>{
+                "deepspeed_config.json is not written: parallel.zero_impl \"fsdp1\": the plan's "
+                "ZeRO-3 collectives are that implementation's, not DeepSpeed's",
+                "megatron_args.sh is not written: parallel.zero_impl \"fsdp1\": Megatron-LM's "
+                "ZeRO-3 is PyTorch FSDP2 (--use-torch-fsdp2)"}));
+  const Bundle fsdp2 = zero3("fsdp2");
+  EXPECT_TRUE(Contains(File(fsdp2, "megatron_args.sh"), "  '--use-torch-fsdp2'\n"));
+  EXPECT_EQ(Find(fsdp2, "deepspeed_config.json"), nullptr);
+  const Bundle deepspeed = zero3("deepspeed");
+  EXPECT_EQ(json::parse(File(deepspeed, "deepspeed_config.json"))["zero_optimization"]["stage"], 3);
+  EXPECT_EQ(Find(deepspeed, "megatron_args.sh"), nullptr);
+}
+
 // What Megatron-LM has no flag for leaves megatron_args.sh out, with a warning that says why;
 // the rest of the bundle is still made.
 TEST(Configs, NoMegatronArgumentsForWhatMegatronCannotRun) {
@@ -721,7 +749,7 @@ TEST(Configs, NoMegatronArgumentsForWhatMegatronCannotRun) {
        "training.fp8_scaling \"rowwise\" (torchao's recipe) has no Megatron-LM flag"},
       {[](json& j) {
          j["scenario_json"]["training"]["offload_params"] = true;
-         j["scenario_json"]["parallel"] = {{"zero_stage", 3}};
+         j["scenario_json"]["parallel"] = {{"zero_stage", 3}, {"zero_impl", "deepspeed"}};
          Config(j)["zero_stage"] = 3;
        },
        "training.offload_params (FSDP's parameter offload to the host) has no Megatron-LM flag"},
