@@ -20,6 +20,8 @@ namespace {
 const std::vector<std::string> kStrategies = {"dp", "zero3", "tp-pp", "zero3+tp-pp"};
 const std::vector<std::string> kPrecisions = {"fp8", "16-bit", "32-bit"};
 const std::vector<std::string> kModelKinds = {"transformer", "layer list", "mixture-of-experts"};
+// "" (absent: not ZeRO-3), then parallel.zero_impl's names.
+const std::vector<std::string> kImpls = {"", "fsdp1", "fsdp2", "deepspeed", "xla"};
 
 // Scale buckets: one node of 8 GPUs, up to 16 nodes, more.
 std::string ScaleBucket(int gpus) {
@@ -42,7 +44,7 @@ std::string Quoted(const std::string& s) {
 Status ReadEntry(const JsonValue& v, const std::string& path, const std::string& file,
                  bool with_error, BandSample* out) {
   ObjectReader r(v, path, file);
-  int strategy = 0, precision = 0, model = 0;
+  int strategy = 0, precision = 0, model = 0, impl = 0;
   if (with_error) r.Require("id").String("id", &out->id);
   r.Require("source").Require("strategy").Require("gpu").Require("precision").Require("gpus");
   r.String("source", &out->source)
@@ -50,13 +52,20 @@ Status ReadEntry(const JsonValue& v, const std::string& path, const std::string&
       .String("gpu", &out->key.gpu)
       .Enum("precision", kPrecisions, &precision)
       .Int("gpus", &out->key.gpus, 1, kMaxParallel)
-      .Enum("model", kModelKinds, &model);  // optional: "transformer"
+      .Enum("model", kModelKinds, &model)  // optional: "transformer"
+      .Enum("impl", kImpls, &impl);        // optional: ""
   if (with_error) r.Require("log_error").Double("log_error", &out->log_error, -10, 10);
   if (Status s = r.Finish(); !s.ok()) return s;
   out->key.strategy = kStrategies[strategy];
   out->key.precision = kPrecisions[precision];
   out->key.model = kModelKinds[model];
+  out->key.impl = kImpls[impl];
   return Status::Ok();
+}
+
+// `, "impl": "..."` for a ZeRO-3 key, else nothing.
+std::string ImplField(const BandKey& k) {
+  return k.impl.empty() ? "" : ", \"impl\": " + Quoted(k.impl);
 }
 
 // The central `coverage` interval of the errors of `samples`, as throughput multipliers.
@@ -98,6 +107,7 @@ BandKey BandKeyOf(const Scenario& s) {
   k.model = s.model.kind == ModelKind::kLayerList ? "layer list"
             : s.model.experts > 0                 ? "mixture-of-experts"
                                                   : "transformer";
+  if (s.parallel.zero_stage == 3) k.impl = ToString(s.parallel.zero_impl);
   return k;
 }
 
@@ -172,7 +182,7 @@ std::string ErrorBandsText(const ErrorBands& bands) {
            ", \"source\": " + Quoted(s.source) + ", \"strategy\": " + Quoted(s.key.strategy) +
            ", \"gpu\": " + Quoted(s.key.gpu) + ", \"precision\": " + Quoted(s.key.precision) +
            ", \"gpus\": " + std::to_string(s.key.gpus) + ", \"model\": " + Quoted(s.key.model) +
-           ", \"log_error\": " + error + "}";
+           ImplField(s.key) + ", \"log_error\": " + error + "}";
   }
   out += "\n  ]";
   std::vector<CoveredKey> covered = bands.covered;
@@ -186,7 +196,7 @@ std::string ErrorBandsText(const ErrorBands& bands) {
              ", \"strategy\": " + Quoted(c.key.strategy) + ", \"gpu\": " + Quoted(c.key.gpu) +
              ", \"precision\": " + Quoted(c.key.precision) +
              ", \"gpus\": " + std::to_string(c.key.gpus) + ", \"model\": " + Quoted(c.key.model) +
-             "}";
+             ImplField(c.key) + "}";
     }
     out += "\n  ]";
   }
@@ -252,7 +262,8 @@ Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view e
   // Beyond what the configuration's strategy was measured at on its GPU, fit points included.
   int measured_gpus = 0;
   auto measured = [&](const BandKey& k) {
-    if (k.strategy == key.strategy && k.gpu == key.gpu && k.model == key.model) {
+    if (k.strategy == key.strategy && k.gpu == key.gpu && k.model == key.model &&
+        k.impl == key.impl) {
       measured_gpus = std::max(measured_gpus, k.gpus);
     }
   };
@@ -260,7 +271,7 @@ Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view e
   for (const CoveredKey& c : bands.covered) {
     if (c.source != exclude_source) measured(c.key);
   }
-  const std::string what = key.strategy +
+  const std::string what = key.strategy + (key.impl.empty() ? "" : " (" + key.impl + ")") +
                            (key.model == "transformer" ? "" : " of a " + key.model + " model") +
                            " on " + key.gpu;
   if (measured_gpus == 0) {

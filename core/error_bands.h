@@ -35,6 +35,10 @@ struct BandKey {
   // CNNs and the like). Not a family of its own
   // (too few samples); a strategy never measured on the configuration's kind widens the band.
   std::string model = "transformer";
+  // ZeRO-3's implementation (parallel.zero_impl: "fsdp1", "fsdp2", "deepspeed", "xla"), "" for
+  // the other strategies. Not a family of its own either: an implementation never measured at
+  // the configuration's scale on its GPU widens the band.
+  std::string impl = {};
   auto operator<=>(const BandKey&) const = default;
 };
 

@@ -246,6 +246,26 @@ std::string HybridReason(const Scenario& chosen, const Plan& plan, const Confirm
          "A100 and H100 GPUs (fms-fsdp; docs/validation.md).";
 }
 
+// ZeRO-3: whose implementation the figures assume (parallel.zero_impl), and what the corpus
+// measured of it; the band reason widens where it measured nothing at this scale.
+std::string ZeroReason(const Scenario& s, const ConfirmedCandidate& best) {
+  if (best.candidate.zero_stage != 3) return "";
+  const ZeroImpl impl = s.parallel.zero_impl;
+  const char* name = impl == ZeroImpl::kFsdp1       ? "PyTorch FSDP (FSDP1)"
+                     : impl == ZeroImpl::kFsdp2     ? "PyTorch FSDP2"
+                     : impl == ZeroImpl::kDeepSpeed ? "DeepSpeed ZeRO-3"
+                                                    : "JAX/XLA's sharding";
+  std::string out = std::string("Its ZeRO-3 figures assume ") + name +
+                    ", as that framework issues its gathers and reduce-scatters "
+                    "(parallel.zero_impl \"" +
+                    ToString(impl) +
+                    "\"; set it to the framework that will run: fsdp1, fsdp2, deepspeed or xla).";
+  if (best.band && best.band->note.find("no published measurement of zero3") != std::string::npos) {
+    out += " The band above is widened to the whole corpus's: " + best.band->note + ".";
+  }
+  return out;
+}
+
 // A mixture of experts: how the recommendation places its experts, where its all-to-alls
 // run, and what they cost of the step.
 std::string ExpertReason(const Scenario& chosen, const ConfirmedCandidate& best) {
@@ -583,6 +603,7 @@ std::vector<std::string> Reasons(const Scenario& base, const SearchConfig& q, co
                                   ParallelReason(chosen, best),
                                   BandReason(plan, best),
                                   HybridReason(chosen, plan, best, slot, estimated),
+                                  ZeroReason(chosen, best),
                                   ExpertReason(chosen, best),
                                   InstanceReason(plan, best, slot, estimated, total_flops),
                                   PricingReason(q, best, p),

@@ -155,6 +155,28 @@ TEST(ErrorBands, MixturesOfExpertsAreTheirOwnKind) {
             "no published measurement of tp-pp of a mixture-of-experts model on A100");
 }
 
+// ZeRO-3's implementation (parallel.zero_impl) is part of the key: one never measured on the
+// GPU widens the band and says so; the file keeps it.
+TEST(ErrorBands, AZeroThreeImplementationNeverMeasuredWidens) {
+  ErrorBands b = Eleven();
+  for (BandSample& s : b.samples) s.key.impl = "fsdp1";
+  Expected<Scenario> s = ParseScenario(
+      R"({"model": "llama2-13b", "training": {"global_batch": 64},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 8},
+          "parallel": {"zero_stage": 3, "zero_impl": "deepspeed"}})",
+      "x.json", test::BuiltinCatalog());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  BandKey key = BandKeyOf(*s);
+  EXPECT_EQ(key.impl, "deepspeed");
+  EXPECT_EQ(BandFor(b, key).note, "no published measurement of zero3 (deepspeed) on A100");
+  key.impl = "fsdp1";
+  EXPECT_EQ(BandFor(b, key).note, "");
+  Expected<ErrorBands> back = ParseErrorBands(ErrorBandsText(b), "bands.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->samples[0].key.impl, "fsdp1");
+  EXPECT_EQ(ErrorBandsText(*back), ErrorBandsText(b));
+}
+
 TEST(ErrorBands, TheFileRoundTripsByteForByte) {
   ErrorBands b = Eleven();
   b.generated_by = "accuracy --write-bands x";

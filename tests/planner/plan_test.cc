@@ -85,9 +85,38 @@ TEST(MakePlan, HybridShardingWinsAndSaysWhy) {
         "The usual practice would choose sharded data parallelism (ZeRO-3); it takes ",
         " by the simulator than sharded data parallelism (ZeRO-3 in hybrid groups of 8).",
         "Hybrid sharding has measured support: FSDP hybrid sharding within a node on 96-128 "
-        "A100 and H100 GPUs"}) {
+        "A100 and H100 GPUs",
+        // The implementation the figures assume (the default).
+        "Its ZeRO-3 figures assume PyTorch FSDP (FSDP1), as that framework issues its gathers "
+        "and reduce-scatters (parallel.zero_impl \"fsdp1\"; set it to the framework that will "
+        "run: fsdp1, fsdp2, deepspeed or xla)."}) {
     EXPECT_NE(all.find(part), std::string::npos) << part << "\n" << all;
   }
+}
+
+// DeepSpeed's ZeRO-3, which the corpus never measured: the reasons name it and say that the
+// band is widened for it.
+TEST(MakePlan, AnUnmeasuredZeroThreeImplementationIsNamedWithItsWiderBand) {
+  Expected<PlanningScenario> s = ParsePlanningScenario(
+      R"({"model": "llama2-7b", "training": {"global_batch": 512, "tokens": 2e10},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"zero_stage": 3, "zero_impl": "deepspeed"},
+          "search": {"instances": ["p4d.24xlarge"], "nodes": {"min": 2, "max": 2},
+                     "tp": [1], "pp": [1], "micro_batch": [1], "recompute": ["none"],
+                     "zero_stages": [3], "pricing": ["on-demand"], "confirm_top": 2}})",
+      "deepspeed.json", test::BuiltinCatalog());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  PlanOptions options;
+  options.bands = DefaultErrorBands();
+  const Expected<Plan> p = MakePlan(*s, test::BuiltinCatalog(), options);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::string all;
+  for (const std::string& r : p->reasons) all += r + "\n";
+  EXPECT_NE(all.find("Its ZeRO-3 figures assume DeepSpeed ZeRO-3"), std::string::npos) << all;
+  EXPECT_NE(all.find("The band above is widened to the whole corpus's: no published measurement "
+                     "of zero3 (deepspeed) on A100."),
+            std::string::npos)
+      << all;
 }
 
 // With the corpus's error bands every confirmed candidate has its band, the plan JSON carries
