@@ -117,6 +117,32 @@ void PrintPoints(const std::vector<Outcome>& outcomes, const Catalog& catalog) {
   }
 }
 
+// Issue 42's Hopper families: the H100 and H200 training points of the evaluate part, the 16-bit
+// ones by strategy and the FP8 ones together, whatever their strategy.
+void PrintHopper(const std::vector<Outcome>& outcomes, const Catalog& catalog, const char* header) {
+  std::map<std::string, Stats> families;
+  Stats all;
+  for (const Outcome& o : outcomes) {
+    const CorpusPoint& p = *o.point;
+    if (p.split != "evaluate" || p.collective) continue;
+    const std::string family = FamilyOf(p, catalog);
+    if (family.find(" / H100 / ") == std::string::npos &&
+        family.find(" / H200 / ") == std::string::npos) {
+      continue;
+    }
+    const nlohmann::json training = p.scenario.value("training", nlohmann::json::object());
+    const bool fp8 = training.value("precision", std::string()) == "fp8";
+    families[fp8 ? "fp8, every strategy" : family.substr(0, family.find(" / ")) + ", 16-bit"].Add(
+        o);
+    all.Add(o);
+  }
+  std::printf(
+      "\n## Evaluate part, Hopper (H100, H200) training: 16-bit by strategy, FP8 together\n\n");
+  std::printf(header, "family");
+  for (const auto& [family, s] : families) PrintStatsRow(family, s);
+  PrintStatsRow("**all Hopper training points**", all);
+}
+
 void PrintFamilies(const std::vector<Outcome>& outcomes, const Catalog& catalog) {
   std::map<std::string, Stats> evaluate, fit;
   Stats all_evaluate;
@@ -138,6 +164,7 @@ void PrintFamilies(const std::vector<Outcome>& outcomes, const Catalog& catalog)
   std::printf("\n## Fit part, per fitted parameter\n\n");
   std::printf(header, "parameter (file)");
   for (const auto& [name, s] : fit) PrintStatsRow(name, s);
+  PrintHopper(outcomes, catalog, header);
 }
 
 // The planner's estimator against the simulator on every simulated training point (the
