@@ -181,6 +181,34 @@ TEST(WorkloadTest, OverlappedWeightGatherRunsBesideTheFirstForwardPass) {
   EXPECT_EQ(plain.stages[0].ops.back().kind, OpKind::kWait);
 }
 
+// With an interleaved pipeline, as Megatron-Core buckets them: only the first chunk of the first
+// stage is split into buckets (of the default 25 MiB: gpt-1.7b's layers are larger, so one layer
+// each), every other chunk is gathered whole; every stage gathers the bytes of its weights.
+TEST(WorkloadTest, OverlappedWeightGatherBucketsOnlyTheFirstChunkOfTheFirstStage) {
+  const Scenario s = Gpt(R"("pp": 2, "schedule": "interleaved", "virtual_stages": 2,
+      "zero_stage": 1, "overlap_param_gather": true)");
+  const StepProgram p = Build(s);
+  const StepProgram plain = Build(Gpt(R"("pp": 2, "schedule": "interleaved",
+      "virtual_stages": 2, "zero_stage": 1)"));
+  ASSERT_EQ(p.stages.size(), 2u);
+  for (int stage = 0; stage < 2; ++stage) {
+    SCOPED_TRACE(stage);
+    double bytes = 0, plain_bytes = 0;
+    int gathers = 0;
+    for (const AsyncItem& c : p.stages[stage].async[kDpStream]) {
+      if (c.kind != CollKind::kAllGather) continue;
+      bytes += c.bytes;
+      ++gathers;
+    }
+    for (const AsyncItem& c : plain.stages[stage].async[kDpStream]) {
+      if (c.kind == CollKind::kAllGather) plain_bytes += c.bytes;
+    }
+    EXPECT_NEAR(bytes, plain_bytes, 1.0);
+    // 24 layers over 2 stages x 2 chunks: 6 layers a chunk.
+    EXPECT_EQ(gathers, stage == 0 ? 6 + 1 : 2);
+  }
+}
+
 TEST(WorkloadTest, ShardedDataParallelMovesTheBytesOfItsStage) {
   // gpt-1.7b on 8 GPUs (dp 8), 16 samples: 2 microbatches per replica.
   const double grads = 2 * ParameterCount(Gpt(R"("pp": 1)").model);  // bf16
