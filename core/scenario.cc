@@ -1170,6 +1170,18 @@ const char* ToString(Pricing p) {
   return "?";
 }
 
+const char* ToString(OptimizerState o) {
+  switch (o) {
+    case OptimizerState::kFp32:
+      return "fp32";
+    case OptimizerState::kBf16Moments:
+      return "bf16_moments";
+    case OptimizerState::kBf16:
+      return "bf16";
+  }
+  return "?";
+}
+
 const char* ToString(Optimizer o) {
   switch (o) {
     case Optimizer::kSgd:

@@ -70,6 +70,10 @@ inline bool KeepsProjections(Recompute r) {
 }
 enum class Schedule { kGpipe, k1F1B, kInterleaved };
 enum class Optimizer { kSgd, kAdam };
+// The dtype of the optimizer's state: fp32 master weights and moments (the default); fp32 master
+// weights with bf16 moments (DeepSeek-V3, Megatron-Core's precision-aware optimizer); or all of
+// it in bf16 (Apex's distributed Adam with `dtype` bf16, as NeMo 1's Nemotron-4 recipe runs it).
+enum class OptimizerState { kFp32, kBf16Moments, kBf16 };
 enum class MemoryFormat { kNhwc, kNchw };
 // How FP8 training scales its tensors: one scale per tensor (Transformer Engine's delayed and
 // current scaling, torchao's tensorwise) or one per row (torchao's rowwise).
@@ -105,6 +109,7 @@ struct TrainingConfig {
   int micro_batch = 1;       // samples per microbatch per pipeline
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
+  OptimizerState optimizer_state = OptimizerState::kFp32;
   Recompute recompute = Recompute::kNone;
   // With recompute "full": only every k-th layer of a stage is recomputed (the k-th, 2k-th,
   // ...; torchtitan's layer-level selective checkpointing, selective_ac_option "k"); the
@@ -328,6 +333,7 @@ const char* ToString(Recompute r);
 const char* ToString(DpAlgorithm a);
 const char* ToString(DpFusion f);
 const char* ToString(ZeroImpl z);
+const char* ToString(OptimizerState o);
 const char* ToString(Pricing p);
 const char* ToString(Optimizer o);
 

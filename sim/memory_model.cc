@@ -40,11 +40,13 @@ bool IsFp32Training(Precision p) { return p == Precision::kFp32 || p == Precisio
 // Weights (and gradients, same dtype): bf16/fp16 for 16-bit and fp8 training, fp32 otherwise.
 double WeightBytesPerParam(Precision p) { return IsFp32Training(p) ? 4 : 2; }
 
-// Optimizer state per parameter. Mixed precision adds an fp32 master copy of the weights.
-double OptimizerBytesPerParam(Optimizer o, Precision p) {
-  const double master = IsFp32Training(p) ? 0 : 4;
-  const double moments = o == Optimizer::kAdam ? 8 : 4;  // Adam: m and v; SGD: momentum
-  return master + moments;
+// Optimizer state per parameter. Mixed precision adds a master copy of the weights; both it and
+// the moments are fp32 unless training.optimizer_state says bf16.
+double OptimizerBytesPerParam(const TrainingConfig& t) {
+  const OptimizerState state = t.optimizer_state;
+  const double master = IsFp32Training(t.precision) ? 0 : state == OptimizerState::kBf16 ? 2 : 4;
+  const double moment = state == OptimizerState::kFp32 ? 4 : 2;
+  return master + (t.optimizer == Optimizer::kAdam ? 2 : 1) * moment;  // Adam: m, v; SGD: momentum
 }
 
 // Activations are 16-bit in mixed precision and fp8 training, 32-bit in fp32/tf32 training.
@@ -197,7 +199,7 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
   mem.weights_bytes = params * WeightBytesPerParam(p);
   mem.gradients_bytes = params * WeightBytesPerParam(p);
   // ZeRO >= 1 shards the state (the routed experts' over the dp / ep ranks that hold them).
-  mem.optimizer_bytes = share.optimizer_params * OptimizerBytesPerParam(s.training.optimizer, p);
+  mem.optimizer_bytes = share.optimizer_params * OptimizerBytesPerParam(s.training);
   if (zero >= 2) mem.gradients_bytes /= shards;
   if (zero >= 3) {
     // Each GPU keeps its shard; a gathered unit and the prefetched next one
@@ -284,8 +286,7 @@ double InflightMicrobatches(const Scenario& s, int stage) {
 }
 
 double CheckpointBytesPerParam(const Scenario& s) {
-  return WeightBytesPerParam(s.training.precision) +
-         OptimizerBytesPerParam(s.training.optimizer, s.training.precision);
+  return WeightBytesPerParam(s.training.precision) + OptimizerBytesPerParam(s.training);
 }
 
 MemoryBreakdown ComputeMemory(const Scenario& s) {

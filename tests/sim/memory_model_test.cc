@@ -339,6 +339,29 @@ const BytesCase kBytesCases[] = {
     {Precision::kFp32, Optimizer::kSgd, 4, 4, 4},  // momentum
 };
 
+// training.optimizer_state: bf16 moments keep the fp32 master copy (4 + 2 + 2 bytes per
+// parameter with Adam), all-bf16 state halves both (2 + 2 + 2); SGD keeps one moment.
+TEST(MemoryModelTest, Bf16OptimizerStateShrinksMasterAndMoments) {
+  Scenario s = OnOneGpu(LayerList({1000}));
+  s.training.precision = Precision::kBf16;
+  const struct {
+    OptimizerState state;
+    Optimizer optimizer;
+    double bytes;
+  } cases[] = {{OptimizerState::kFp32, Optimizer::kAdam, 12},
+               {OptimizerState::kBf16Moments, Optimizer::kAdam, 8},
+               {OptimizerState::kBf16, Optimizer::kAdam, 6},
+               {OptimizerState::kBf16Moments, Optimizer::kSgd, 6},
+               {OptimizerState::kBf16, Optimizer::kSgd, 4}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(ToString(c.state));
+    s.training.optimizer_state = c.state;
+    s.training.optimizer = c.optimizer;
+    EXPECT_DOUBLE_EQ(ComputeMemory(s).optimizer_bytes, 1000 * c.bytes);
+    EXPECT_DOUBLE_EQ(CheckpointBytesPerParam(s), 2 + c.bytes);
+  }
+}
+
 TEST(MemoryModelTest, BytesPerParameter) {
   for (const BytesCase& c : kBytesCases) {
     Scenario s = OnOneGpu(LayerList({1000}));
