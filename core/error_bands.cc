@@ -13,6 +13,7 @@
 
 #include "core/catalog.h"
 #include "core/json_doc.h"
+#include "core/scenario_sections.h"
 
 namespace trainsim {
 namespace {
@@ -21,7 +22,11 @@ const std::vector<std::string> kStrategies = {"dp", "zero3", "tp-pp", "zero3+tp-
 const std::vector<std::string> kPrecisions = {"fp8", "16-bit", "32-bit"};
 const std::vector<std::string> kModelKinds = {"transformer", "layer list", "mixture-of-experts"};
 // "" (absent: not ZeRO-3), then parallel.zero_impl's names.
-const std::vector<std::string> kImpls = {"", "fsdp1", "fsdp2", "deepspeed", "xla"};
+const std::vector<std::string> kImpls = [] {
+  std::vector<std::string> names = {""};
+  for (std::string& n : EnumNames<ZeroImpl>(kZeroImpls)) names.push_back(std::move(n));
+  return names;
+}();
 
 // Scale buckets: one node of 8 GPUs, up to 16 nodes, more.
 std::string ScaleBucket(int gpus) {

@@ -382,8 +382,7 @@ class ScenarioParser {
                          ToString(t.recompute), "\")"));
     }
     if (Status s = CheckFlashAttention(); !s.ok()) return s;
-    if ((t.recompute == Recompute::kSelectiveOp || KeepsProjections(t.recompute)) &&
-        !t.flash_attention) {
+    if (IsOpLevelPolicy(t.recompute) && !t.flash_attention) {
       return ErrorAt(file_, training_->Find("recompute")->pos,
                      Cat("training.recompute: \"", ToString(t.recompute),
                          "\" keeps no attention scores, so it needs training.flash_attention "

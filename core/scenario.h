@@ -64,9 +64,15 @@ enum class Recompute {
   kSaveDotExceptMlpWi
 };
 inline constexpr int kRecomputeModes = 6;
-// The modes that recompute part of every layer from what it kept, with flash attention.
+// MaxText's policies.
 inline bool KeepsProjections(Recompute r) {
   return r == Recompute::kSaveDotExceptMlp || r == Recompute::kSaveDotExceptMlpWi;
+}
+// Op-level policies (torchtitan's and MaxText's): every layer keeps chosen outputs and
+// recomputes the rest in its backward, holding one layer's working set meanwhile; they keep no
+// attention scores, so they need flash attention.
+inline bool IsOpLevelPolicy(Recompute r) {
+  return r == Recompute::kSelectiveOp || KeepsProjections(r);
 }
 enum class Schedule { kGpipe, k1F1B, kInterleaved };
 enum class Optimizer { kSgd, kAdam };

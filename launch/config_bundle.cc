@@ -150,7 +150,8 @@ BundleFile DeepSpeedConfig(const JobFacts& f) {
 std::optional<std::string> DeepSpeedGap(const Scenario& s) {
   if (s.parallel.zero_stage == 3 && s.parallel.zero_impl != ZeroImpl::kDeepSpeed) {
     return std::string("parallel.zero_impl \"") + ToString(s.parallel.zero_impl) +
-           "\": the plan's ZeRO-3 collectives are that implementation's, not DeepSpeed's";
+           "\": the plan's ZeRO-3 collectives are that implementation's, not DeepSpeed's (plan "
+           "with parallel.zero_impl \"deepspeed\" to run it under DeepSpeed)";
   }
   if (s.parallel.shard_group > 0 && s.parallel.zero_stage != 3) {
     return "parallel.shard_group with zero_stage " + std::to_string(s.parallel.zero_stage) +
@@ -195,7 +196,8 @@ std::optional<std::string> MegatronGap(const Scenario& s) {
   }
   if (s.parallel.zero_stage == 3 && s.parallel.zero_impl != ZeroImpl::kFsdp2) {
     return std::string("parallel.zero_impl \"") + ToString(s.parallel.zero_impl) +
-           "\": Megatron-LM's ZeRO-3 is PyTorch FSDP2 (--use-torch-fsdp2)";
+           "\": Megatron-LM's ZeRO-3 is PyTorch FSDP2 (--use-torch-fsdp2; plan with "
+           "parallel.zero_impl \"fsdp2\" to run it under Megatron-LM)";
   }
   return std::nullopt;
 }

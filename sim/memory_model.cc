@@ -140,9 +140,7 @@ double TransformerStageActivations(const Scenario& s, const StageShare& share, d
   double bytes = s.training.offload_activations
                      ? std::min(layers, kOffloadResidentLayers) * per_layer
                      : layers * per_layer * inflight;
-  const Recompute mode = s.training.recompute;
-  if (share.recomputed_layers > 0 ||
-      ((mode == Recompute::kSelectiveOp || KeepsProjections(mode)) && layers > 0)) {
+  if (share.recomputed_layers > 0 || (IsOpLevelPolicy(s.training.recompute) && layers > 0)) {
     // The layer being recomputed materialises all of its activations for one microbatch.
     bytes += LayerBytes(s, Recompute::kNone, moe > 0);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace trainsim::sim {
 
@@ -278,7 +279,8 @@ DpCall ExpertWeightGather(const Scenario&, double bytes) {
 constexpr double kDeepSpeedPrefetchElements = 5e7;
 constexpr double kDeepSpeedReduceBucketElements = 5e8;
 
-UnitCalls ShardedUnitCalls(const Scenario& s, double unit_params) {
+UnitCalls ShardedUnitCalls(const Scenario& s, double unit_bytes) {
+  const double unit_params = unit_bytes / ActivationBytesPerElem(s.training.precision);
   UnitCalls calls;
   switch (s.parallel.zero_impl) {
     case ZeroImpl::kDeepSpeed:
@@ -300,6 +302,11 @@ UnitCalls ShardedUnitCalls(const Scenario& s, double unit_params) {
 bool UpdatesGatheredInForward(const Scenario& s) {
   const int zero = s.parallel.zero_stage;
   return (zero == 1 || zero == 2) && s.parallel.overlap_param_gather && s.replicas() > 1;
+}
+
+double UpdateGatherBucketBytes(const Scenario& s, int stage, int chunk) {
+  return stage == 0 && chunk == 0 ? s.parallel.bucket_bytes
+                                  : std::numeric_limits<double>::infinity();
 }
 
 double StretchedComputeSeconds(double comm_s, double compute_s, double share) {

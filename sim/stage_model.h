@@ -134,20 +134,25 @@ DpCall ExpertGradientReduction(const Scenario& s, double bytes);
 // after the optimizer step), and of the routed experts' over the ranks that hold them.
 DpCall WeightGather(const Scenario& s, double bytes);
 DpCall ExpertWeightGather(const Scenario& s, double bytes);
-// How ZeRO-3's implementation (parallel.zero_impl) issues one sharding unit of `unit_params`
-// parameters: into how many equal calls its weight gather and its gradient reduction are
+// How ZeRO-3's implementation (parallel.zero_impl) issues one sharding unit of `unit_bytes` of
+// weights: into how many equal calls its weight gather and its gradient reduction are
 // split (DeepSpeed: its prefetch and reduce buckets; every other implementation: one each),
 // and whether the GPU copies the unit into and out of a flat buffer around them (FSDP2).
 struct UnitCalls {
   int gathers = 1, reductions = 1;
   bool copies = false;
 };
-UnitCalls ShardedUnitCalls(const Scenario& s, double unit_params);
+UnitCalls ShardedUnitCalls(const Scenario& s, double unit_bytes);
 
 // ZeRO-1/2 with parallel.overlap_param_gather (and more than one replica): the weights the
 // optimizer updated are gathered layer by layer during the next step's first forward pass,
 // not after the optimizer step.
 bool UpdatesGatheredInForward(const Scenario& s);
+// Its bucket size for model chunk `chunk` of pipeline stage `stage`, as Megatron-Core buckets:
+// parallel.bucket_mb for the first chunk of the first stage, unbounded (the chunk in one
+// bucket) for every other, whose gathers are off the critical path
+// (distributed_data_parallel.py).
+double UpdateGatherBucketBytes(const Scenario& s, int stage, int chunk);
 
 // One step of a layer's pass on the compute stream: compute, or a collective of the TP, CP or
 // EP group. A collective's window is the compute it is pipelined with: under

@@ -551,8 +551,7 @@ class LayerTraffic {
         gather_(s.parallel.zero_stage == 3 && s.shard_degree() > 1),
         offload_(s.training.offload_activations && sm.activation_bytes > 0),
         params_(s.training.offload_params),
-        updates_(UpdatesGatheredInForward(s)),
-        bytes_per_param_(ActivationBytesPerElem(s.training.precision)) {}
+        updates_(UpdatesGatheredInForward(s)) {}
 
   // Before a forward pass through the chunk of layers [first, last) (and the embedding, which
   // belongs to the first layer's unit) of microbatch `mb`.
@@ -622,7 +621,7 @@ class LayerTraffic {
   bool reduces_per_layer() const { return gather_; }
 
  private:
-  UnitCalls Calls(int l) const { return ShardedUnitCalls(s_, sm_.UnitBytes(l) / bytes_per_param_); }
+  UnitCalls Calls(int l) const { return ShardedUnitCalls(s_, sm_.UnitBytes(l)); }
   // ZeRO-3's gather of unit l, in the implementation's calls; the last one's Wait() count.
   int Gather(int l) {
     const UnitCalls calls = Calls(l);
@@ -633,11 +632,9 @@ class LayerTraffic {
     return done;
   }
   // ZeRO-1/2 with overlap_param_gather, as Megatron-Core does it: the updated weights are
-  // gathered in buckets, consecutive layers in forward order; the first forward of a bucket
-  // waits for its gather and launches the next bucket's, the next chunk's first at the end
-  // of a chunk (align_param_gather). Only the first chunk of the first stage is split into
-  // buckets of parallel.bucket_mb; every other chunk is one bucket (its gathers are off the
-  // critical path; distributed_data_parallel.py).
+  // gathered in buckets (UpdateGatherBucketBytes), consecutive layers in forward order; the
+  // first forward of a bucket waits for its gather and launches the next bucket's, the next
+  // chunk's first at the end of a chunk (align_param_gather).
   void GatherUpdate(int l, int last) {
     if (!bucket_of_.count(l)) GatherBucket(l, last);  // a chunk's first layer
     const int bucket = bucket_of_[l];
@@ -659,8 +656,8 @@ class LayerTraffic {
   // Launches the gather of the bucket that starts at layer `first` of the chunk ending at
   // `last` (at least one layer).
   void GatherBucket(int first, int last) {
-    const bool split = sm_.stage == 0 && first < ChunkLayers(sm_, 0).second;
-    const double cap = split ? s_.parallel.bucket_bytes : std::numeric_limits<double>::infinity();
+    const int chunk = first < ChunkLayers(sm_, 0).second ? 0 : 1;  // the first chunk, or not
+    const double cap = UpdateGatherBucketBytes(s_, sm_.stage, chunk);
     double dense = 0, experts = 0;
     int end = first;
     while (end < last && (end == first || dense + sm_.UnitBytes(end) <= cap)) {
@@ -720,7 +717,6 @@ class LayerTraffic {
   const StageWork& sm_;
   double reduce_scale_;
   bool gather_, offload_, params_, updates_;
-  double bytes_per_param_;             // of the weights
   OpPhase phase_ = OpPhase::kForward;  // the pass being emitted, and its microbatch
   int mb_ = 0;
   std::map<int, int> gathered_, copied_out_, fetched_, shards_;  // layer -> Wait() count

@@ -438,12 +438,13 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
   double gather = Seconds(sim::WeightGather(s_, t.weight_bytes)) +
                   Seconds(sim::ExpertWeightGather(s_, t.expert_weight_bytes));
   if (sim::UpdatesGatheredInForward(s_)) {
-    // In buckets, as sim/workload.cc: the first chunk of the first stage in buckets of
-    // parallel.bucket_mb, every other chunk in one.
-    const double chunks = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
-    const double first_chunk =
-        share.stage == 0 ? std::ceil(t.weight_bytes / chunks / par.bucket_bytes) : 1;
-    const double buckets = first_chunk + chunks - 1;
+    // In the simulator's buckets (sim::UpdateGatherBucketBytes), each chunk its share.
+    const int chunks = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
+    double buckets = 0;
+    for (int c = 0; c < chunks; ++c) {
+      const double cap = sim::UpdateGatherBucketBytes(s_, share.stage, c);
+      buckets += std::max(1.0, std::ceil(t.weight_bytes / chunks / cap));
+    }
     gather = buckets * Seconds(sim::WeightGather(s_, t.weight_bytes / buckets)) +
              Seconds(sim::ExpertWeightGather(s_, t.expert_weight_bytes));
     e->compute_s += slowed(gather, worst.fwd_s);
@@ -470,8 +471,7 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
                 // implementation's calls (sim::ShardedUnitCalls)
       const int layers = std::max(1, share.layers.count);
       const double unit = t.weight_bytes / layers;
-      const sim::UnitCalls calls =
-          sim::ShardedUnitCalls(s_, unit / sim::ActivationBytesPerElem(s_.training.precision));
+      const sim::UnitCalls calls = sim::ShardedUnitCalls(s_, unit);
       double layer_across = 0;
       const double layer_reduced = Reduce(t.grad_bytes / layers / calls.reductions, &layer_across);
       const double per_layer =

@@ -246,8 +246,8 @@ std::string HybridReason(const Scenario& chosen, const Plan& plan, const Confirm
          "A100 and H100 GPUs (fms-fsdp; docs/validation.md).";
 }
 
-// ZeRO-3: whose implementation the figures assume (parallel.zero_impl), and what the corpus
-// measured of it; the band reason widens where it measured nothing at this scale.
+// ZeRO-3: whose implementation the figures assume (parallel.zero_impl). Where the corpus never
+// measured it at this scale, the band reason says so (the band key carries the implementation).
 std::string ZeroReason(const Scenario& s, const ConfirmedCandidate& best) {
   if (best.candidate.zero_stage != 3) return "";
   const ZeroImpl impl = s.parallel.zero_impl;
@@ -255,15 +255,10 @@ std::string ZeroReason(const Scenario& s, const ConfirmedCandidate& best) {
                      : impl == ZeroImpl::kFsdp2     ? "PyTorch FSDP2"
                      : impl == ZeroImpl::kDeepSpeed ? "DeepSpeed ZeRO-3"
                                                     : "JAX/XLA's sharding";
-  std::string out = std::string("Its ZeRO-3 figures assume ") + name +
-                    ", as that framework issues its gathers and reduce-scatters "
-                    "(parallel.zero_impl \"" +
-                    ToString(impl) +
-                    "\"; set it to the framework that will run: fsdp1, fsdp2, deepspeed or xla).";
-  if (best.band && best.band->note.find("no published measurement of zero3") != std::string::npos) {
-    out += " The band above is widened to the whole corpus's: " + best.band->note + ".";
-  }
-  return out;
+  return std::string("Its ZeRO-3 figures assume ") + name +
+         ", as that framework issues its gathers and reduce-scatters (parallel.zero_impl \"" +
+         ToString(impl) +
+         "\"; set it to the framework that will run: fsdp1, fsdp2, deepspeed or xla).";
 }
 
 // A mixture of experts: how the recommendation places its experts, where its all-to-alls

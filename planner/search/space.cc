@@ -446,7 +446,7 @@ class Walker {
             "selective recompute with flash attention is the same as none (no stored scores)");
       });
     }
-    if ((r == Recompute::kSelectiveOp || KeepsProjections(r)) && !s_.training.flash_attention) {
+    if (IsOpLevelPolicy(r) && !s_.training.flash_attention) {
       return Prune(tally_, "recompute-op-flash", static_cast<int64_t>(picks_.size()), [] {
         return std::string(
             "selective_op and MaxText's recompute policies keep no attention scores: they need "

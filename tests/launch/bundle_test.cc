@@ -716,9 +716,11 @@ TEST(Configs, ZeroThreeFilesFollowTheImplementation) {
   EXPECT_EQ(fsdp1.warnings,
             (std::vector<std::string>{
                 "deepspeed_config.json is not written: parallel.zero_impl \"fsdp1\": the plan's "
-                "ZeRO-3 collectives are that implementation's, not DeepSpeed's",
+                "ZeRO-3 collectives are that implementation's, not DeepSpeed's (plan with "
+                "parallel.zero_impl \"deepspeed\" to run it under DeepSpeed)",
                 "megatron_args.sh is not written: parallel.zero_impl \"fsdp1\": Megatron-LM's "
-                "ZeRO-3 is PyTorch FSDP2 (--use-torch-fsdp2)"}));
+                "ZeRO-3 is PyTorch FSDP2 (--use-torch-fsdp2; plan with parallel.zero_impl "
+                "\"fsdp2\" to run it under Megatron-LM)"}));
   const Bundle fsdp2 = zero3("fsdp2");
   EXPECT_TRUE(Contains(File(fsdp2, "megatron_args.sh"), "  '--use-torch-fsdp2'\n"));
   EXPECT_EQ(Find(fsdp2, "deepspeed_config.json"), nullptr);
