@@ -122,6 +122,10 @@ struct TrainingConfig {
   // others keep all their activations. 1 = every layer.
   int recompute_every = 1;
   bool sequence_parallel = false;
+  // The layers apply dropout (hidden and attention dropout above 0): each keeps its 1-byte
+  // masks for the backward. false: dropout probability 0 (MPT, most Llama-style recipes),
+  // no masks kept and no dropout pass over the score matrix (docs/memory.md section 3).
+  bool dropout = true;
   // Fused attention that keeps the score matrix on chip (FlashAttention, Dao et al. 2022;
   // FlashAttention-2, Dao 2023). Not given in the file: the model's
   // flash_attention_default (the parser sets it; false for a layer-list model).

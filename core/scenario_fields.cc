@@ -157,6 +157,7 @@ std::vector<ScenarioField> MakeTable() {
            1, kMaxInt),
       Field<kT, &T::sequence_parallel>("training.sequence_parallel", "Sequence parallel",
                                        "`false`"),
+      Field<kT, &T::dropout>("training.dropout", "Dropout", "`true`"),
       Field<kT, &T::flash_attention>("training.flash_attention", "Flash attention",
                                      "the model's (below)"),
       Choices(Field<kT, &T::attention_kernel>("training.attention_kernel",

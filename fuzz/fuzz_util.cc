@@ -123,8 +123,8 @@ ojson TrainingDigest(const TrainingConfig& t) {
         static_cast<int>(t.memory_format), static_cast<int>(t.fp8_scaling)}},
       {"recompute_every", t.recompute_every},
       {"flags",
-       {t.sequence_parallel, t.flash_attention, t.offload_activations, t.offload_optimizer,
-        t.offload_params}},
+       {t.sequence_parallel, t.dropout, t.flash_attention, t.offload_activations,
+        t.offload_optimizer, t.offload_params}},
       {"work", {t.tokens, t.samples, t.epochs, t.dataset_samples}},
       {"input", {t.input_samples_per_s_per_node, t.input_prefetch_microbatches}},
       {"moe_imbalance", t.moe_imbalance}};

@@ -89,8 +89,9 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   }
 
   // Not split by tp (split by t only with SP): 2 norm inputs (4sbh), QKV input (2sbh),
-  // MLP input (2sbh), two dropout masks (2sbh).
-  const double replicated = 10 * sb * h;
+  // MLP input (2sbh), two dropout masks (2sbh; none without dropout).
+  const bool dropout = s.training.dropout;
+  const double replicated = (dropout ? 10 : 8) * sb * h;
   // Split by tp: Q, K, V and the output projection input (8sbh); MLP intermediates:
   // GELU input + fc2 input (4sbf), or SwiGLU's fused gate/up input + fc2 input (6sbf).
   // Flash attention takes K and V at their own width (grouped-query attention is not
@@ -109,8 +110,11 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   const double moe_inputs = moe ? 2 * routed * h + 4 * sb * m.experts : 0;
   const double split = attention + mlp_inner;
   // Attention scores: softmax output (2as^2b), its dropout mask (as^2b), dropout output
-  // (2as^2b). Dropped by selective recompute; never stored with flash attention.
-  const double scores = mode == Recompute::kNone && !flash ? 5.0 * m.heads * m.seq_len * sb : 0;
+  // (2as^2b); without dropout the softmax output alone. Dropped by selective recompute; never
+  // stored with flash attention.
+  const double score_bytes = dropout ? 5.0 : 2.0;
+  const double scores =
+      mode == Recompute::kNone && !flash ? score_bytes * m.heads * m.seq_len * sb : 0;
   return (replicated + latents + moe_inputs) / sp_divisor + (split + scores) / t;
 }
 

@@ -103,14 +103,14 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   const double proj = Flops({attn_out});
   const double mlp = Flops(mlp_shape.gemms);
   // Memory-bound kernels, bytes read + written: norm (r+w of b*s*h), softmax
-  // and dropout over the score matrix (2 passes, r+w; none with flash
-  // attention), dropout + residual (3 tensors), activation function over the
+  // and dropout over the score matrix (2 passes, r+w, 1 without dropout; none
+  // with flash attention), dropout + residual (3 tensors), activation function over the
   // FFN width (r+w). Sequence parallelism runs the norms, dropouts and
   // residual adds on this rank's 1/t of the sequence (that is what it is
   // for: without it every TP rank repeats them on the whole sequence).
   const double sequence_share = s.training.sequence_parallel ? 1 / t : 1;
   const double norm = 2 * tokens * h * e * sequence_share;
-  const double softmax = 4 * b * (a / t) * seq * seq * e;
+  const double softmax = (s.training.dropout ? 4 : 2) * b * (a / t) * seq * seq * e;
   const double residual = 3 * tokens * h * e * sequence_share;
   const double act = 2 * mlp_shape.rows * f / t * e;
   // MoE: tokens are permuted into expert order before the experts and back

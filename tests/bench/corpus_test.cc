@@ -78,8 +78,6 @@ const std::map<std::string, std::string> kRefusedThoughTheyRan = {
     {"moe-deepseek-v3/pretraining-2048-h800",
      "122.3 GiB: DualPipe, recomputed norms and MLA up-projections and FP8-cached activations "
      "are not expressible"},
-    {"h100-llm-foundry-a100/a100-40gb-mpt-1b-s2048-g32-mb10-bf16",
-     "40.2 of 40 GiB; suspected: MPT's dropout-free layers keep no masks"},
     {"dgxc-v24-paxml/gpt3-175b-fp8-128gpu",
      "86.6 GiB; suspected: XLA plans its memory statically, without a caching allocator's "
      "fragmentation"},

@@ -397,7 +397,7 @@ std::vector<FailCase> TrainingCases() {
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
        "precision, optimizer, optimizer_state, recompute, recompute_every, sequence_parallel, "
-       "flash_attention, "
+       "dropout, flash_attention, "
        "attention_kernel, grad_reduce_dtype, fp8_scaling, memory_format, tokens, samples, epochs, "
        "dataset_samples, input_samples_per_s_per_node, "
        "input_prefetch_microbatches, "

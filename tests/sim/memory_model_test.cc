@@ -182,6 +182,21 @@ TEST(MemoryModelTest, FlashAttentionDropsExactlyTheScoreTermOfTinyGpt) {
   EXPECT_DOUBLE_EQ(ComputeMemory(on).activations_bytes, 2 * 64 + 1120 + 64 + 160);
 }
 
+// training.dropout false (MPT, most Llama recipes): TinyGpt as above keeps no dropout masks,
+// neither the two after attention and MLP (2sbh = 64) nor, without flash attention, the score
+// matrix's mask and output (3as^2b = 96): 1248 - 160 = 1088 and 1120 - 64 = 1056.
+TEST(MemoryModelTest, DropoutFreeLayersKeepNoMasks) {
+  Scenario off = OnOneGpu(TinyGpt());
+  off.training.dropout = false;
+  Scenario on = off;
+  on.training.flash_attention = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(off, 1), 1088);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(on, 1), 1056);
+  // Full recompute keeps the layer input only, masks or not.
+  off.training.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(off, 1), 64);
+}
+
 // torchtitan's op-level policy (recompute "selective_op") on TinyGpt (s 4, h 8, kv 8, f 32,
 // b 1, t 1) with flash attention keeps per layer the input 2sbh (64), the outputs of wq, wv,
 // the attention and w1, 2sb(h + kv + h + f) (448), of w2, 2sbh (64), and the logsumexp

@@ -577,6 +577,26 @@ TEST(WorkloadTest, FlashAttentionCoreIsOneFusedKernelEachWay) {
   }
 }
 
+// Without dropout (training.dropout false) the unfused core's softmax is one pass over the
+// score matrix, not softmax and dropout: half the bytes, forward and backward.
+TEST(WorkloadTest, DropoutFreeSoftmaxIsOnePass) {
+  const ComputeModel cm(1e15, 1e12, ModelParams());
+  auto memory = [](double bytes) { return 4e-6 + bytes / 0.8e12; };
+  const double s = 1024, a = 8, e = 2;
+  Scenario off = FlashLayer(1024, false);
+  off.training.dropout = false;
+  const LayerCost with = TransformerLayerCost(FlashLayer(1024, false), cm);
+  const LayerCost without = TransformerLayerCost(off, cm);
+  EXPECT_NEAR(with.core_fwd_s - without.core_fwd_s,
+              memory(4 * a * s * s * e) - memory(2 * a * s * s * e), 1e-12);
+  EXPECT_GT(with.attn_bwd_s, without.attn_bwd_s);
+  // Flash attention never stored the scores: nothing changes.
+  Scenario flash = FlashLayer(1024, true);
+  const double flash_fwd = TransformerLayerCost(flash, cm).attn_fwd_s;
+  flash.training.dropout = false;
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(flash, cm).attn_fwd_s, flash_fwd);
+}
+
 // With an attention efficiency (a GPU's fitted figure), the two flash kernels run their
 // FLOPs at it instead of the GEMM efficiency; the weight GEMMs and unfused cores do not change.
 TEST(WorkloadTest, FlashKernelsRunAtTheAttentionEfficiency) {
