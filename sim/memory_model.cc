@@ -216,6 +216,13 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
     }
     mem.weights_bytes = weight_shard + 2 * unit;
     mem.gradients_bytes = grad_shard + unit;
+    if (KeepsStageUnsharded(s)) {
+      // FSDP2 under a pipeline keeps the whole stage gathered for the step and accumulates its
+      // gradients unsharded, in the reduce dtype, until the chunk's last backward.
+      mem.weights_bytes = weight_shard + params * WeightBytesPerParam(p);
+      mem.gradients_bytes =
+          grad_shard + params * WeightBytesPerParam(p) * GradReduceScale(s.training);
+    }
   }
   if (s.training.offload_optimizer) {
     mem.host_bytes += mem.optimizer_bytes;

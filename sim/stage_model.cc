@@ -299,6 +299,11 @@ UnitCalls ShardedUnitCalls(const Scenario& s, double unit_bytes) {
   return calls;
 }
 
+bool KeepsStageUnsharded(const Scenario& s) {
+  return s.parallel.zero_stage == 3 && s.parallel.zero_impl == ZeroImpl::kFsdp2 &&
+         s.parallel.pp > 1 && s.shard_degree() > 1;
+}
+
 bool UpdatesGatheredInForward(const Scenario& s) {
   const int zero = s.parallel.zero_stage;
   return (zero == 1 || zero == 2) && s.parallel.overlap_param_gather && s.replicas() > 1;

@@ -143,6 +143,14 @@ struct UnitCalls {
   bool copies = false;
 };
 UnitCalls ShardedUnitCalls(const Scenario& s, double unit_bytes);
+// FSDP2 under a pipeline (zero_impl fsdp2, pp > 1, ZeRO-3 over more than one rank), as
+// torch.distributed.pipelining and torchtitan run it: each unit is gathered once per step, at
+// its first forward (torchtitan sets reshard_after_forward false under PP, and
+// PipelineStage.backward_maybe_with_nosync disables resharding after backward), its gradients
+// accumulate unsharded in the reduce dtype (gradient sync off), and the units of a model chunk
+// are reduce-scattered together after the chunk's last backward (docs/framework-facts.md
+// section 3).
+bool KeepsStageUnsharded(const Scenario& s);
 
 // ZeRO-1/2 with parallel.overlap_param_gather (and more than one replica): the weights the
 // optimizer updated are gathered layer by layer during the next step's first forward pass,

@@ -530,7 +530,9 @@ class BucketFiller {
 //  - ZeRO-3 / FSDP: the layer's weights are all-gathered before its forward
 //    and again before its backward, the next layer's gather launched one
 //    layer ahead (prefetch), and its gradients reduce-scattered right after
-//    its backward.
+//    its backward. FSDP2 under a pipeline (KeepsStageUnsharded) gathers each
+//    layer once per step, at its first forward, and reduce-scatters a chunk's
+//    layers together after the chunk's last backward.
 //  - Activation offload: the layer's stored activations go to host memory
 //    after its forward (at most two layers' copies in flight) and come back
 //    before its backward (the next layer's fetched one layer ahead).
@@ -549,6 +551,7 @@ class LayerTraffic {
         sm_(sm),
         reduce_scale_(GradReduceScale(s.training)),
         gather_(s.parallel.zero_stage == 3 && s.shard_degree() > 1),
+        once_(KeepsStageUnsharded(s)),
         offload_(s.training.offload_activations && sm.activation_bytes > 0),
         params_(s.training.offload_params),
         updates_(UpdatesGatheredInForward(s)) {}
@@ -589,7 +592,7 @@ class LayerTraffic {
       if (l - 1 >= first) fetched_[l - 1] = Fetch();
       em_.Wait(kFromHostStream, fetched_[l]);
     }
-    if (gather_ || params_) {
+    if ((gather_ || params_) && !once_) {
       if (l == last - 1) {
         for (int k = l; k > std::max(first - 1, l - Ahead()); --k) FetchShard(k);
         Unshard(l);
@@ -601,19 +604,16 @@ class LayerTraffic {
   }
   void AfterBackward(int l) {
     if (gather_) {
-      // The unit's gradients, in the implementation's calls (copied into a flat buffer first
-      // by FSDP2).
-      const UnitCalls calls = Calls(l);
-      const double bytes = sm_.UnitBytes(l) * reduce_scale_;
-      if (calls.copies) em_.Compute(OpPhase::kBackward, mb_, sm_.reduce_copy_s[l]);
-      int reduced = 0;
-      for (int i = 0; i < calls.reductions; ++i) {
-        reduced = ReduceGradients(em_, s_, bytes / calls.reductions);
-      }
-      if (params_) grads_out_.push_back({reduced, sm_.HostShardBytes(l)});
+      if (!once_) ReduceUnit(l);
     } else if (params_) {  // dp 1: the whole gradient is ready after the backward
       CopyGradientOut(sm_.HostShardBytes(l));
     }
+  }
+  // After a backward pass through the chunk of layers [first, last); `last_pass`: the chunk's
+  // last of the step. FSDP2 under a pipeline reduces the chunk's units then, in forward order.
+  void AfterBackwardPass(int first, int last, bool last_pass) {
+    if (!once_ || !last_pass) return;
+    for (int l = first; l < last; ++l) ReduceUnit(l);
   }
   // After the compute stream has waited for every DP item: the last gradient
   // shards go to host memory.
@@ -622,6 +622,18 @@ class LayerTraffic {
 
  private:
   UnitCalls Calls(int l) const { return ShardedUnitCalls(s_, sm_.UnitBytes(l)); }
+  // ZeRO-3's gradient reduction of unit l, in the implementation's calls (copied into a flat
+  // buffer first by FSDP2).
+  void ReduceUnit(int l) {
+    const UnitCalls calls = Calls(l);
+    const double bytes = sm_.UnitBytes(l) * reduce_scale_;
+    if (calls.copies) em_.Compute(OpPhase::kBackward, mb_, sm_.reduce_copy_s[l]);
+    int reduced = 0;
+    for (int i = 0; i < calls.reductions; ++i) {
+      reduced = ReduceGradients(em_, s_, bytes / calls.reductions);
+    }
+    if (params_) grads_out_.push_back({reduced, sm_.HostShardBytes(l)});
+  }
   // ZeRO-3's gather of unit l, in the implementation's calls; the last one's Wait() count.
   int Gather(int l) {
     const UnitCalls calls = Calls(l);
@@ -675,14 +687,14 @@ class LayerTraffic {
   // ahead) follows the copy, one when the copy is the whole unit (dp 1).
   int Ahead() const { return gather_ ? 2 : 1; }
   void FetchShard(int l) {
-    if (params_) {
+    if (params_ && !(once_ && gathered_.count(l))) {
       shards_[l] = em_.Launch(kFromHostStream, AsyncItem{CollKind::kSendRecv, sm_.HostShardBytes(l),
                                                          "weight shard from host"});
     }
   }
   // Unit l's gather, once its shard is on the GPU (offloaded parameters).
   void Unshard(int l) {
-    if (!gather_) return;
+    if (!gather_ || (once_ && gathered_.count(l))) return;
     if (params_) em_.Wait(kFromHostStream, shards_[l]);
     gathered_[l] = Gather(l);
   }
@@ -692,6 +704,7 @@ class LayerTraffic {
       em_.Wait(kFromHostStream, shards_[l]);
       return;
     }
+    if (once_ && !whole_.insert(l).second) return;  // gathered and copied out this step
     em_.Wait(kDpStream, gathered_[l]);
     // FSDP2 copies the gathered flat buffer out into the unit's parameters.
     if (Calls(l).copies) em_.Compute(phase_, mb_, sm_.gather_copy_s[l]);
@@ -716,7 +729,7 @@ class LayerTraffic {
   const Scenario& s_;
   const StageWork& sm_;
   double reduce_scale_;
-  bool gather_, offload_, params_, updates_;
+  bool gather_, once_, offload_, params_, updates_;
   OpPhase phase_ = OpPhase::kForward;  // the pass being emitted, and its microbatch
   int mb_ = 0;
   std::map<int, int> gathered_, copied_out_, fetched_, shards_;  // layer -> Wait() count
@@ -725,6 +738,7 @@ class LayerTraffic {
   // the compute stream has waited for.
   std::map<int, int> bucket_of_, bucket_end_, updated_;
   std::set<int> waited_;
+  std::set<int> whole_;  // once_: the units whose gather the compute stream has waited for
   std::deque<std::pair<int, double>> grads_out_;  // (reduce-scatter's Wait() count, shard bytes)
 };
 
@@ -754,7 +768,8 @@ void Forward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p,
 // `grads_ready`: after this pass the chunk's gradients go to DP buckets (its
 // last backward pass; every pass with ZeRO-2, whose gradients are sharded
 // and so reduced every microbatch); only when overlapping. ZeRO-3 reduces
-// each layer instead (LayerTraffic).
+// each layer instead (LayerTraffic), or with FSDP2 under a pipeline the
+// chunk's layers after its last backward pass.
 void Backward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p, bool grads_ready,
               BucketFiller& buckets, LayerTraffic& traffic) {
   const ChunkPlace at = Place(sm, p.chunk);
@@ -792,6 +807,7 @@ void Backward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p
     em.Compute(OpPhase::kBackward, mb, sm.embed_bwd_s);
     if (fill) buckets.Add(sm.embed_grad_bytes);
   }
+  traffic.AfterBackwardPass(first, last, grads_ready);
   if (!at.first) em.P2p(OpKind::kSend, 1, mb, sm.p2p_bytes);
 }
 

@@ -472,6 +472,25 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
       const int layers = std::max(1, share.layers.count);
       const double unit = t.weight_bytes / layers;
       const sim::UnitCalls calls = sim::ShardedUnitCalls(s_, unit);
+      if (sim::KeepsStageUnsharded(s_)) {
+        // FSDP2 under a pipeline: every unit gathered once, beside the first microbatch's
+        // forward; each chunk's units reduced after its last backward, the first chunk's (the
+        // last to finish) with nothing left to hide them (v chunks: 1/v of the stage).
+        const int chunks = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
+        const double gathers = layers * Seconds(sim::WeightGather(s_, unit));
+        double unit_across = 0;
+        const double unit_reduced = Reduce(t.grad_bytes / layers, &unit_across);
+        const double scatters = layers * (unit_reduced + unit_across);
+        if (calls.copies) {
+          e->compute_s +=
+              layers * (cm_.MemorySeconds(2 * unit) + cm_.MemorySeconds(2 * t.grad_bytes / layers));
+        }
+        e->compute_s += slowed(gathers, worst.fwd_s);
+        e->dp_exposed_s =
+            std::max(gathers / layers, gathers - worst.fwd_s - slowed(gathers, worst.fwd_s)) +
+            scatters / chunks;
+        break;
+      }
       double layer_across = 0;
       const double layer_reduced = Reduce(t.grad_bytes / layers / calls.reductions, &layer_across);
       const double per_layer =

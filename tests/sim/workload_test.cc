@@ -153,6 +153,67 @@ TEST(WorkloadTest, ZeroThreeImplementationsIssueTheirOwnCollectives) {
   EXPECT_DOUBLE_EQ(compute_s(ds), compute_s(fsdp1));
 }
 
+// FSDP2 under a pipeline (torch.distributed.pipelining, torchtitan): every unit of a stage is
+// gathered once per step and reduce-scattered once, after the stage's last backward pass; FSDP1
+// gathers twice per layer and microbatch. gpt-1.7b, pp 2 x dp 4, 16 samples: 4 microbatches,
+// 12 layers per stage.
+TEST(WorkloadTest, Fsdp2UnderAPipelineGathersOncePerStep) {
+  auto build = [](const char* impl) {
+    return Build(
+        Gpt(std::string(R"("pp": 2, "dp": 4, "zero_stage": 3, "zero_impl": ")") + impl + "\""));
+  };
+  const StepProgram fsdp1 = build("fsdp1"), fsdp2 = build("fsdp2");
+  const int layers = 12, m = 4;
+  for (int stage = 0; stage < 2; ++stage) {
+    SCOPED_TRACE(stage);
+    auto count = [&](const StepProgram& p, CollKind kind) {
+      int n = 0;
+      double bytes = 0;
+      for (const AsyncItem& c : p.stages[stage].async[kDpStream]) {
+        n += c.kind == kind, bytes += c.kind == kind ? c.bytes : 0;
+      }
+      return std::make_pair(n, bytes);
+    };
+    const auto [gathers1, gathered1] = count(fsdp1, CollKind::kAllGather);
+    const auto [gathers2, gathered2] = count(fsdp2, CollKind::kAllGather);
+    const auto [scatters1, scattered1] = count(fsdp1, CollKind::kReduceScatter);
+    const auto [scatters2, scattered2] = count(fsdp2, CollKind::kReduceScatter);
+    EXPECT_EQ(gathers1, 2 * m * layers);
+    EXPECT_EQ(gathers2, layers);
+    EXPECT_NEAR(gathered2, gathered1 / (2 * m), 1.0);
+    EXPECT_EQ(scatters1, m * layers);
+    EXPECT_EQ(scatters2, layers);
+    EXPECT_NEAR(scattered2, scattered1 / m, 1.0);
+    // Every reduce-scatter is launched after the backward passes of the earlier microbatches.
+    const std::vector<Op>& ops = fsdp2.stages[stage].ops;
+    size_t first_scatter = ops.size(), last_early_backward = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (op.kind == OpKind::kLaunch && op.coll == CollKind::kReduceScatter) {
+        first_scatter = std::min(first_scatter, i);
+      }
+      if (op.kind == OpKind::kCompute && op.phase == OpPhase::kBackward && op.microbatch < m - 1) {
+        last_early_backward = i;
+      }
+    }
+    EXPECT_GT(first_scatter, last_early_backward);
+    EXPECT_LT(first_scatter, ops.size());
+  }
+  // Memory: the whole stage's weights stay gathered and its gradients accumulate unsharded (in
+  // the reduce dtype: fp32 doubles them), against FSDP1's two gathered units and one gradient.
+  const Scenario s2 = Gpt(R"("pp": 2, "dp": 4, "zero_stage": 3, "zero_impl": "fsdp2")");
+  Scenario fp32 = s2;
+  fp32.training.grad_reduce_dtype = GradReduceDtype::kFp32;
+  const MemoryBreakdown a = ComputeMemory(s2), b = ComputeMemory(fp32);
+  const double stage_params = MakeStageShare(s2, a.worst_stage).params;
+  EXPECT_NEAR(a.weights_bytes, 2 * stage_params / 4 + 2 * stage_params, 1.0);
+  EXPECT_NEAR(a.gradients_bytes, 2 * stage_params / 4 + 2 * stage_params, 1.0);
+  EXPECT_NEAR(b.gradients_bytes - a.gradients_bytes, 2 * stage_params, 1.0);
+  EXPECT_GT(a.weights_bytes,
+            ComputeMemory(Gpt(R"("pp": 2, "dp": 4, "zero_stage": 3, "zero_impl": "fsdp1")"))
+                .weights_bytes);
+}
+
 // parallel.overlap_param_gather: the same bytes are gathered, in buckets launched before the
 // first forward pass's layers need them, and nothing is gathered after the optimizer step.
 TEST(WorkloadTest, OverlappedWeightGatherRunsBesideTheFirstForwardPass) {
