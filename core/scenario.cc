@@ -697,12 +697,48 @@ class ScenarioParser {
   // The implementation names ZeRO-3's; ZeRO-1/2 are Megatron-Core's distributed optimizer.
   Status CheckZeroImpl() {
     const JsonValue* given = parallel_->Find("zero_impl");
-    if (!given || out_.parallel.zero_stage == 3) return Status::Ok();
-    return ErrorAt(file_, given->pos,
-                   Cat("parallel.zero_impl names the implementation of ZeRO-3: it needs "
-                       "parallel.zero_stage 3 (got ",
-                       out_.parallel.zero_stage,
-                       "; ZeRO-1/2 are modelled as Megatron-Core's distributed optimizer)"));
+    if (given && out_.parallel.zero_stage != 3) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.zero_impl names the implementation of ZeRO-3: it needs "
+                         "parallel.zero_stage 3 (got ",
+                         out_.parallel.zero_stage,
+                         "; ZeRO-1/2 are modelled as Megatron-Core's distributed optimizer)"));
+    }
+    return CheckReshard();
+  }
+
+  // FSDP's choice whether to free a layer's gathered weights after its forward. Under a pipeline
+  // FSDP2 runs as torch.distributed.pipelining and torchtitan run it, which keep them
+  // (sim::KeepsStageUnsharded): resharding there is not modelled.
+  Status CheckReshard() {
+    ParallelConfig& p = out_.parallel;
+    const bool pipelined_fsdp2 = p.zero_stage == 3 && p.zero_impl == ZeroImpl::kFsdp2 && p.pp > 1;
+    const JsonValue* given = parallel_->Find("reshard_after_forward");
+    if (!given) {
+      p.reshard_after_forward = !pipelined_fsdp2;
+      return Status::Ok();
+    }
+    if (p.reshard_after_forward && !pipelined_fsdp2) return Status::Ok();
+    if (p.zero_stage != 3) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.reshard_after_forward = false needs parallel.zero_stage 3 "
+                         "(got ",
+                         p.zero_stage, "): it keeps ZeRO-3's gathered weights"));
+    }
+    if (p.zero_impl != ZeroImpl::kFsdp1 && p.zero_impl != ZeroImpl::kFsdp2) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.reshard_after_forward = false is PyTorch FSDP's "
+                         "(parallel.zero_impl fsdp1 or fsdp2; got ",
+                         ToString(p.zero_impl), ")"));
+    }
+    if (pipelined_fsdp2) {
+      return ErrorAt(file_, given->pos,
+                     "parallel.reshard_after_forward = true with parallel.zero_impl fsdp2 and "
+                     "parallel.pp > 1 is not modelled: FSDP2 under a pipeline is modelled as "
+                     "torch.distributed.pipelining and torchtitan run it, keeping each layer "
+                     "gathered for the step (leave the field out or set it false)");
+    }
+    return Status::Ok();
   }
 
   // A hybrid shard group: a divisor of dp over which ZeRO-2/3 shards (ZeRO-1 has

@@ -208,6 +208,11 @@ struct ParallelConfig {
   int zero_stage = 0;
   // Whose ZeRO-3 (stage 3 only; ZeRO-1/2 are modelled as Megatron-Core's distributed optimizer).
   ZeroImpl zero_impl = ZeroImpl::kFsdp1;
+  // ZeRO-3 under FSDP: each layer's gathered weights are freed after its forward and gathered
+  // again for its backward (FULL_SHARD). false: kept from the forward to the backward (FSDP1's
+  // SHARD_GRAD_OP, FSDP2 reshard_after_forward=False). Not given: true, but false for fsdp2
+  // with pp > 1 (torchtitan's default under a pipeline; the parser sets it).
+  bool reshard_after_forward = true;
   // Hybrid sharding (FSDP HYBRID_SHARD / _HYBRID_SHARD_ZERO2, SMP v2
   // hybrid_shard_degree, DeepSpeed MiCS): ZeRO-2/3 state is sharded over groups
   // of `shard_group` consecutive DP ranks and replicated across the dp /

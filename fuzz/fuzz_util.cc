@@ -150,6 +150,8 @@ ojson ParallelDigest(const ParallelConfig& p) {
           {"dp",
            {static_cast<int>(p.dp_algorithm), p.bucket_bytes, static_cast<int>(p.dp_fusion),
             p.cycle_s, p.overlap_dp, p.parameter_servers}},
+          {"zero3", {static_cast<int>(p.zero_impl), p.reshard_after_forward}},
+          {"overlap_param_gather", p.overlap_param_gather},
           {"tp_overlap", p.tp_overlap},
           {"pp_scatter_gather", p.pp_scatter_gather}};
 }

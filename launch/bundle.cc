@@ -268,8 +268,10 @@ std::vector<std::string> LauncherWarnings(const JobFacts& f) {
 
 std::string FsdpShardingStrategy(const ParallelConfig& p) {
   const bool hybrid = p.shard_group > 0;
-  if (p.zero_stage == 3) return hybrid ? "HYBRID_SHARD" : "FULL_SHARD";
-  if (p.zero_stage == 2) return hybrid ? "_HYBRID_SHARD_ZERO2" : "SHARD_GRAD_OP";
+  // ZeRO-3 without resharding after forward is FSDP's SHARD_GRAD_OP.
+  const bool keep = p.zero_stage == 2 || (p.zero_stage == 3 && !p.reshard_after_forward);
+  if (p.zero_stage == 3 && !keep) return hybrid ? "HYBRID_SHARD" : "FULL_SHARD";
+  if (keep) return hybrid ? "_HYBRID_SHARD_ZERO2" : "SHARD_GRAD_OP";
   return "";
 }
 

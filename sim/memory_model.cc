@@ -216,10 +216,14 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
     }
     mem.weights_bytes = weight_shard + 2 * unit;
     mem.gradients_bytes = grad_shard + unit;
-    if (KeepsStageUnsharded(s)) {
-      // FSDP2 under a pipeline keeps the whole stage gathered for the step and accumulates its
-      // gradients unsharded, in the reduce dtype, until the chunk's last backward.
+    // Without resharding after forward every layer's gathered weights wait for its backward:
+    // at the turn from forward to backward the whole stage is gathered.
+    if (!s.parallel.reshard_after_forward) {
       mem.weights_bytes = weight_shard + params * WeightBytesPerParam(p);
+    }
+    if (KeepsStageUnsharded(s)) {
+      // FSDP2 under a pipeline also accumulates the stage's gradients unsharded, in the reduce
+      // dtype, until the chunk's last backward.
       mem.gradients_bytes =
           grad_shard + params * WeightBytesPerParam(p) * GradReduceScale(s.training);
     }

@@ -530,9 +530,11 @@ class BucketFiller {
 //  - ZeRO-3 / FSDP: the layer's weights are all-gathered before its forward
 //    and again before its backward, the next layer's gather launched one
 //    layer ahead (prefetch), and its gradients reduce-scattered right after
-//    its backward. FSDP2 under a pipeline (KeepsStageUnsharded) gathers each
-//    layer once per step, at its first forward, and reduce-scatters a chunk's
-//    layers together after the chunk's last backward.
+//    its backward. Without resharding after forward (FSDP SHARD_GRAD_OP) the
+//    forward's gather serves the backward too. FSDP2 under a pipeline
+//    (KeepsStageUnsharded) gathers each layer once per step, at its first
+//    forward, and reduce-scatters a chunk's layers together after the chunk's
+//    last backward.
 //  - Activation offload: the layer's stored activations go to host memory
 //    after its forward (at most two layers' copies in flight) and come back
 //    before its backward (the next layer's fetched one layer ahead).
@@ -592,7 +594,7 @@ class LayerTraffic {
       if (l - 1 >= first) fetched_[l - 1] = Fetch();
       em_.Wait(kFromHostStream, fetched_[l]);
     }
-    if ((gather_ || params_) && !once_) {
+    if ((gather_ || params_) && s_.parallel.reshard_after_forward) {  // else kept from the forward
       if (l == last - 1) {
         for (int k = l; k > std::max(first - 1, l - Ahead()); --k) FetchShard(k);
         Unshard(l);

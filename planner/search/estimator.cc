@@ -466,7 +466,7 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
       e->dp_exposed_s = m_ * exposed(scatter, overlap) + gather;
       e->compute_s += m_ * reduce_slowed(scatter, overlap);
       break;
-    default: {  // 3: each layer's weights gathered for its forward and its backward
+    default: {  // 3: each layer's weights gathered for its forward and (resharded) its backward
                 // (prefetched one layer ahead), its gradients scattered after it, in the
                 // implementation's calls (sim::ShardedUnitCalls)
       const int layers = std::max(1, share.layers.count);
@@ -493,13 +493,15 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
       }
       double layer_across = 0;
       const double layer_reduced = Reduce(t.grad_bytes / layers / calls.reductions, &layer_across);
+      const int passes = par.reshard_after_forward ? 2 : 1;  // the gathers of forward, backward
       const double per_layer =
-          2 * calls.gathers * Seconds(sim::WeightGather(s_, unit / calls.gathers)) +
+          passes * calls.gathers * Seconds(sim::WeightGather(s_, unit / calls.gathers)) +
           calls.reductions * (layer_reduced + layer_across);
-      if (calls.copies) {  // FSDP2's copies out of two gathers and into one reduction
+      if (calls.copies) {  // FSDP2's copies out of each gather and into one reduction
         const double reduced_unit = t.grad_bytes / layers;
         e->compute_s +=
-            m_ * layers * (2 * cm_.MemorySeconds(2 * unit) + cm_.MemorySeconds(2 * reduced_unit));
+            m_ * layers *
+            (passes * cm_.MemorySeconds(2 * unit) + cm_.MemorySeconds(2 * reduced_unit));
       }
       const double compute_per_layer = worst.total() / layers;
       const double layer_slowed = slowed(per_layer, compute_per_layer);

@@ -603,7 +603,8 @@ std::vector<FailCase> ParallelCases() {
        "x.json:4:15: unknown field parallel.sp (known: tp, pp, dp, zero_stage, zero_impl, "
        "shard_group, ep, "
        "cp, schedule, virtual_stages, dp_algorithm, parameter_servers, dp_fusion, bucket_mb, "
-       "cycle_ms, overlap_dp, overlap_param_gather, tp_overlap, pp_scatter_gather)"},
+       "cycle_ms, overlap_dp, reshard_after_forward, overlap_param_gather, tp_overlap, "
+       "pp_scatter_gather)"},
       {"shard group with ZeRO-1",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "zero_stage": 1, "shard_group": 4})"),
        "x.json:4:65: parallel.shard_group needs parallel.zero_stage 2 or 3 (got 1): it is the "
@@ -640,6 +641,25 @@ std::vector<FailCase> ParallelCases() {
            R"({"tp": 8, "pp": 8, "zero_stage": 3, "zero_impl": "fairscale"})"),
        "x.json:4:63: parallel.zero_impl: expected one of fsdp1, fsdp2, deepspeed, xla, got "
        "\"fairscale\""},
+      {"keeping gathered weights without ZeRO-3",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 1, "reshard_after_forward": false})"),
+       "x.json:4:75: parallel.reshard_after_forward = false needs parallel.zero_stage 3 (got 1): "
+       "it keeps ZeRO-3's gathered weights"},
+      {"keeping gathered weights in DeepSpeed",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 3, "zero_impl": "deepspeed",)"
+           R"( "reshard_after_forward": false})"),
+       "x.json:4:101: parallel.reshard_after_forward = false is PyTorch FSDP's (parallel.zero_impl "
+       "fsdp1 or fsdp2; got deepspeed)"},
+      {"resharding FSDP2 under a pipeline",
+       Doc(kGpt3, kBatch1536, kP4dX128,
+           R"({"tp": 8, "pp": 8, "zero_stage": 3, "zero_impl": "fsdp2",)"
+           R"( "reshard_after_forward": true})"),
+       "x.json:4:97: parallel.reshard_after_forward = true with parallel.zero_impl fsdp2 and "
+       "parallel.pp > 1 is not modelled: FSDP2 under a pipeline is modelled as "
+       "torch.distributed.pipelining and torchtitan run it, keeping each layer gathered for the "
+       "step (leave the field out or set it false)"},
       {"weight gather overlap without a sharded optimizer",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "pp": 8, "overlap_param_gather": true})"),
        "x.json:4:57: parallel.overlap_param_gather needs parallel.zero_stage 1 or 2 (got 0): it "

@@ -493,6 +493,16 @@ TEST(Configs, HybridShardingReachesEveryFrameworkThatHasIt) {
   EXPECT_FALSE(plain["zero_optimization"].contains("mics_shard_size"));
 }
 
+// ZeRO-3 that keeps the gathered weights from forward to backward is FSDP's SHARD_GRAD_OP.
+TEST(Configs, KeptGatheredWeightsAreShardGradOp) {
+  const Bundle kept = Make(Variant([](json& j) {
+    j["scenario_json"]["parallel"] = {{"zero_stage", 3}, {"reshard_after_forward", false}};
+    Config(j)["zero_stage"] = 3;
+  }));
+  EXPECT_TRUE(Contains(File(kept, "torchrun.sh"), "'--fsdp_sharding_strategy' 'SHARD_GRAD_OP'"))
+      << File(kept, "torchrun.sh");
+}
+
 TEST(Configs, MegatronArguments) {
   const std::string m = File(Make(Load(kTpPpSpot)), "megatron_args.sh");
   for (const char* line :

@@ -160,6 +160,13 @@ TEST(Estimator, AgreesWithTheSimulatorOnEachZeroThreeImplementation) {
 // interleaved schedule, and the step is shorter than FSDP1's per-microbatch traffic. Llama 2
 // 13B on 4 p4d, tp 1 x pp 4 x dp 8, 16 microbatches per pipeline.
 TEST(Estimator, AgreesWithTheSimulatorOnFsdp2UnderAPipeline) {
+  // And without resharding after forward (no pipeline): one gather per layer and microbatch.
+  const std::optional<EstimateAndStep> kept =
+      StepsAgree(R"({"model": "llama2-13b", "training": {"global_batch": 64,
+          "recompute": "full", "flash_attention": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 4},
+          "parallel": {"zero_stage": 3, "reshard_after_forward": false}})");
+  ASSERT_TRUE(kept.has_value());
   for (const char* schedule : {R"("1f1b")", R"("interleaved", "virtual_stages": 2)"}) {
     SCOPED_TRACE(schedule);
     std::map<std::string, double> step;

@@ -153,6 +153,24 @@ TEST(WorkloadTest, ZeroThreeImplementationsIssueTheirOwnCollectives) {
   EXPECT_DOUBLE_EQ(compute_s(ds), compute_s(fsdp1));
 }
 
+// parallel.reshard_after_forward false (FSDP SHARD_GRAD_OP): the forward's gather serves the
+// backward, so one gather per layer and microbatch instead of two, the same reductions, and the
+// whole model gathered at the turn from forward to backward. Not given, it is true, except for
+// FSDP2 under a pipeline.
+TEST(WorkloadTest, KeepingGatheredWeightsHalvesTheGathers) {
+  const Scenario full = Gpt(R"("pp": 1, "zero_stage": 3)");
+  const Scenario kept = Gpt(R"("pp": 1, "zero_stage": 3, "reshard_after_forward": false)");
+  EXPECT_TRUE(full.parallel.reshard_after_forward);
+  EXPECT_FALSE(Gpt(R"("pp": 2, "dp": 4, "zero_stage": 3, "zero_impl": "fsdp2")")
+                   .parallel.reshard_after_forward);
+  const StepProgram a = Build(full), b = Build(kept);
+  EXPECT_NEAR(DpBytes(b, CollKind::kAllGather), DpBytes(a, CollKind::kAllGather) / 2, 1.0);
+  EXPECT_NEAR(DpBytes(b, CollKind::kReduceScatter), DpBytes(a, CollKind::kReduceScatter), 1.0);
+  const double params = ParameterCount(full.model);  // bf16 weights, dp 8
+  EXPECT_NEAR(ComputeMemory(kept).weights_bytes, 2 * params / 8 + 2 * params, 1.0);
+  EXPECT_LT(ComputeMemory(full).weights_bytes, ComputeMemory(kept).weights_bytes);
+}
+
 // FSDP2 under a pipeline (torch.distributed.pipelining, torchtitan): every unit of a stage is
 // gathered once per step and reduce-scattered once, after the stage's last backward pass; FSDP1
 // gathers twice per layer and microbatch. gpt-1.7b, pp 2 x dp 4, 16 samples: 4 microbatches,
