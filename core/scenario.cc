@@ -548,13 +548,14 @@ class ScenarioParser {
                          " needs a transformer model; tensor parallelism "
                          "does not apply to a layer-list model (use tp = 1)"));
     }
-    // Experts are split over the TP group as the dense MLP is (Megatron-Core's
-    // expert tensor parallelism equal to tp).
+    // Experts are split over the TP group as the dense MLP is, unless each is whole on its GPU
+    // (parallel.expert_tp 1, CheckExpertTp).
+    const bool split_experts = m.experts > 0 && out_.parallel.expert_tp != 1;
     const std::pair<const char*, int> divided[] = {
         {"heads", m.heads},
         {"kv_heads", m.kv_heads},
         {"ffn_hidden", m.ffn_hidden},
-        {"expert_ffn_hidden", m.experts > 0 ? m.expert_ffn_hidden : 0}};
+        {"expert_ffn_hidden", split_experts ? m.expert_ffn_hidden : 0}};
     for (const auto& [field, value] : divided) {
       if (value % tp != 0) {
         return ErrorAt(file_, at,
@@ -767,9 +768,42 @@ class ScenarioParser {
     return Status::Ok();
   }
 
-  // Expert parallelism: a divisor of the experts and of dp; with ZeRO 0 or 1
-  // (Megatron-Core's distributed optimizer), the only combinations modelled.
+  // Expert tensor parallelism: tp (the default, stored as 0) or 1 (each expert whole, Megatron-
+  // Core's recommendation for fine-grained MoE); 1 under tensor parallelism needs sequence
+  // parallelism, which gives each TP rank its own tokens to dispatch.
+  Status CheckExpertTp() {
+    ParallelConfig& p = out_.parallel;
+    const JsonValue* given = parallel_->Find("expert_tp");
+    if (!given) return Status::Ok();
+    if (out_.model.experts == 0) {
+      return ErrorAt(file_, given->pos,
+                     "parallel.expert_tp: only for a mixture-of-experts model (model.experts)");
+    }
+    if (p.expert_tp == p.tp && p.tp > 1) {
+      p.expert_tp = 0;  // follows tp (the planner may change it)
+      return Status::Ok();
+    }
+    if (p.expert_tp != 1) {
+      return ErrorAt(file_, given->pos,
+                     Cat("parallel.expert_tp = ", p.expert_tp,
+                         " is not modelled: 1 (each expert "
+                         "whole on its GPU) or parallel.tp = ",
+                         p.tp, " (the default)"));
+    }
+    if (p.tp > 1 && !out_.training.sequence_parallel) {
+      return ErrorAt(file_, given->pos,
+                     "parallel.expert_tp = 1 under tensor parallelism needs "
+                     "training.sequence_parallel = true (each TP rank dispatches its own share "
+                     "of the tokens, as Megatron-Core requires)");
+    }
+    return Status::Ok();
+  }
+
+  // Expert parallelism: a divisor of the experts and of dp (of the stage's GPUs with
+  // expert_tp 1); with ZeRO 0 or 1 (Megatron-Core's distributed optimizer), the only
+  // combinations modelled.
   Status CheckExperts() {
+    if (Status s = CheckExpertTp(); !s.ok()) return s;
     const ParallelConfig& p = out_.parallel;
     const ModelSpec& m = out_.model;
     const JsonValue* imbalance = training_->Find("moe_imbalance");
@@ -789,10 +823,19 @@ class ScenarioParser {
       return ErrorAt(file_, given->pos,
                      Cat("parallel.ep = ", p.ep, " does not divide model.experts = ", m.experts));
     }
-    if (p.dp % p.ep != 0) {
+    if (out_.expert_tp() == 1 && p.tp > 1) {
+      const int stage_gpus = p.tp * out_.replicas();
+      if (stage_gpus % p.ep != 0) {
+        return ErrorAt(file_, given->pos,
+                       Cat("parallel.ep = ", p.ep, " does not divide the ", stage_gpus,
+                           " GPUs of a pipeline stage (tp x dp x cp; with expert_tp 1 the "
+                           "expert-parallel groups are consecutive GPUs)"));
+      }
+    } else if (p.dp % p.ep != 0) {
       return ErrorAt(file_, given->pos,
                      Cat("parallel.ep = ", p.ep, " does not divide parallel.dp = ", p.dp,
-                         " (expert-parallel groups are made of data-parallel ranks)"));
+                         " (expert-parallel groups are made of data-parallel ranks; "
+                         "parallel.expert_tp 1 lets them span the tensor-parallel ranks)"));
     }
     if (p.zero_stage >= 2 || p.shard_group > 0) {
       return ErrorAt(file_, given->pos,

@@ -225,6 +225,12 @@ struct ParallelConfig {
   // over the dp / ep ranks that hold the same experts. 1 = every GPU holds
   // every expert.
   int ep = 1;
+  // Expert tensor parallelism (Megatron-Core's expert_tensor_parallel_size): the routed
+  // experts split over `expert_tp` GPUs. 0 (the default) = tp, the experts split like the
+  // dense MLP over the TP group; 1 = each expert whole on its GPU, the EP group made of
+  // consecutive GPU ranks across TP and DP ("MoE parallel folding"). Read it through
+  // Scenario::expert_tp().
+  int expert_tp = 0;
   // Context parallelism (Megatron-Core's context_parallel_size, SMP v2's
   // context_parallel_degree): each sequence split over `cp` GPUs, which hold
   // the same weights (gradients are reduced over dp x cp) and exchange keys
@@ -319,6 +325,9 @@ struct Scenario {
   int replicas() const { return parallel.dp * SlotSplit(parallel); }
   int shard_degree() const { return parallel.shard_group > 0 ? parallel.shard_group : replicas(); }
   int shard_replicas() const { return replicas() / shard_degree(); }
+  int expert_tp() const { return parallel.expert_tp > 0 ? parallel.expert_tp : parallel.tp; }
+  // GPUs of a stage that hold the same routed experts (the expert-data-parallel group).
+  int expert_replicas() const { return parallel.tp * replicas() / (expert_tp() * parallel.ep); }
   // How much slower GPU `rank` computes (the largest straggler factor that
   // covers it; 1 for none).
   double Slowdown(int rank) const;

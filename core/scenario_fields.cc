@@ -226,6 +226,8 @@ std::vector<ScenarioField> MakeTable() {
                                       "the whole DP group"),
            1, kMaxParallel),
       Ints(Field<kP, &P::ep>("parallel.ep", "Expert parallel (MoE)", "1"), 1, kMaxParallel),
+      Ints(Field<kP, &P::expert_tp>("parallel.expert_tp", "Expert tensor parallel (MoE)", "`tp`"),
+           1, kMaxParallel),
       Ints(Field<kP, &P::cp>("parallel.cp", "Context parallel (long sequences)", "1"), 1,
            kMaxParallel),
       Choices(Field<kP, &P::schedule>("parallel.schedule", "Schedule", "`\"1f1b\"`"),

@@ -145,7 +145,7 @@ ojson ClusterDigest(const ClusterConfig& c) {
 }
 
 ojson ParallelDigest(const ParallelConfig& p) {
-  return {{"degrees", {p.tp, p.pp, p.dp, p.zero_stage, p.shard_group, p.ep, p.cp}},
+  return {{"degrees", {p.tp, p.pp, p.dp, p.zero_stage, p.shard_group, p.ep, p.expert_tp, p.cp}},
           {"schedule", {static_cast<int>(p.schedule), p.virtual_stages}},
           {"dp",
            {static_cast<int>(p.dp_algorithm), p.bucket_bytes, static_cast<int>(p.dp_fusion),

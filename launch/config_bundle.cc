@@ -95,6 +95,8 @@ std::vector<std::string> ParallelArgs(const JobFacts& f) {
                        std::to_string(s.model.layers / (p.pp * p.virtual_stages))});
   }
   if (p.ep > 1) a.insert(a.end(), {"--expert-model-parallel-size", std::to_string(p.ep)});
+  // Megatron-Core's expert tensor parallelism defaults to tp: only whole experts need the flag.
+  if (p.expert_tp == 1) a.insert(a.end(), {"--expert-tensor-parallel-size", "1"});
   for (const Strategy* st : kStrategies) {
     const int degree = p.*st->degree;
     if (degree > 1 && !st->megatron_flag.empty()) {

@@ -23,8 +23,8 @@ int kPayload = 0;
 constexpr double kNeverDone = 1e30;
 
 // The layout's ranks, rank = (stage x dp + d) x tp + t with d a DP slot (dp = dp x cp,
-// Scenario::replicas), and its groups: ShapeOf's (sim/stage_model.h), here in slots, a group of
-// `members` slots `stride / tp` apart.
+// Scenario::replicas), and its groups: ShapeOf's (sim/stage_model.h), a group of `members`
+// GPUs `stride` ranks apart within a stage (stride a multiple of tp: slots on one TP rank).
 struct Layout {
   Layout() = default;
   Layout(const Scenario& s, int measured_slots)
@@ -42,36 +42,29 @@ struct Layout {
   int measured = 1;
   std::array<GroupShape, kGroupKinds> shapes;
 
-  // A slot group's members and the slots between them (`kind` not kTp).
+  // A group's members and the ranks between them (`kind` not kTp).
   int Members(GroupKind kind) const { return shapes[static_cast<size_t>(kind)].members; }
-  int Stride(GroupKind kind) const { return shapes[static_cast<size_t>(kind)].stride / tp; }
-  // The slots of the group of `kind` that slot d belongs to, in member order.
-  std::vector<int> Slots(GroupKind kind, int d) const {
+  int Stride(GroupKind kind) const { return shapes[static_cast<size_t>(kind)].stride; }
+  // The GPU ranks of the group of `kind` that GPU (slot d, TP rank t) of `stage` is in, in
+  // member order.
+  std::vector<int> Ranks(GroupKind kind, int stage, int d, int t) const {
     const int members = Members(kind), stride = Stride(kind), span = members * stride;
-    const int first = d - d % span + d % stride;
-    std::vector<int> slots;
-    for (int k = 0; k < members; ++k) slots.push_back(first + k * stride);
-    return slots;
+    const int r = d * tp + t, first = r - r % span + r % stride;
+    std::vector<int> g;
+    for (int k = 0; k < members; ++k) g.push_back(Rank(stage, 0, 0) + first + k * stride);
+    return g;
   }
-  // d's place in that group (its member index in the collective).
-  int Member(GroupKind kind, int d) const { return (d / Stride(kind)) % Members(kind); }
-  // One slot of every group of `kind` (the groups of one TP rank run concurrently) among the
-  // measured slots: groups of consecutive slots start every `members`, strided groups at each
-  // of the first `stride` slots.
-  std::vector<int> Leads(GroupKind kind) const {
-    std::vector<int> leads;
-    if (Stride(kind) == 1) {
-      for (int d = 0; d < measured; d += Members(kind)) leads.push_back(d);
-    } else {
-      for (int d = 0; d < Stride(kind); ++d) leads.push_back(d);
+  // That GPU's place in the group (its member index in the collective).
+  int Member(GroupKind kind, int d, int t) const {
+    return ((d * tp + t) / Stride(kind)) % Members(kind);
+  }
+  // One GPU (slot, TP rank) of every group of `kind` among the measured slots: its member 0.
+  std::vector<std::pair<int, int>> Leads(GroupKind kind) const {
+    std::vector<std::pair<int, int>> leads;
+    for (int r = 0; r < measured * tp; ++r) {
+      if ((r / Stride(kind)) % Members(kind) == 0) leads.push_back({r / tp, r % tp});
     }
     return leads;
-  }
-  // The GPU ranks of that group on TP rank t of `stage`.
-  std::vector<int> Ranks(GroupKind kind, int stage, int d, int t) const {
-    std::vector<int> g;
-    for (int k : Slots(kind, d)) g.push_back(Rank(stage, k, t));
-    return g;
   }
   int Rank(int stage, int d, int t) const { return (stage * dp + d) * tp + t; }
   // The stage a message in `dir` goes to (0 forward, 1 backward); it wraps
@@ -178,15 +171,19 @@ std::vector<int> Servers(const Scenario& s, const Platform& platform) {
 // The DP collective `c` of the group that DP rank d of TP rank t of `stage` is in.
 CollectiveCall DpCollectiveCall(const Scenario& s, const Platform& platform, const Layout& L,
                                 const AsyncItem& c, CollAlgo algo, int stage, int t, int d) {
-  std::string name = "dp" + std::to_string(stage) + "_" + std::to_string(t);
-  if (c.group != GroupKind::kDp) {
-    name += (c.group == GroupKind::kShard        ? "_s"
-             : c.group == GroupKind::kExpertData ? "_e"
-                                                 : "_r") +
-            std::to_string(L.Slots(c.group, d)[0]);
+  // Named the same by every member: by the group's first GPU (an expert-data group with
+  // expert_tp 1 has members on several TP ranks).
+  const std::vector<int> real = L.Ranks(c.group, stage, d, t);
+  std::string name = "dp" + std::to_string(stage) + "_";
+  if (c.group == GroupKind::kDp) {
+    name += std::to_string(t);
+  } else {
+    name += (c.group == GroupKind::kShard        ? "s"
+             : c.group == GroupKind::kExpertData ? "e"
+                                                 : "r") +
+            std::to_string(real[0]);
   }
   CollectiveCall call{c.kind, algo, c.bytes, {}, name};
-  const std::vector<int> real = L.Ranks(c.group, stage, d, t);
   for (int r : real) {
     if (r < L.Rank(stage, L.measured, 0)) call.group.push_back(r);  // its DP rank < measured
   }
@@ -249,10 +246,8 @@ void ChooseDpAlgorithms(const Scenario& s, const StepProgram& prog, const Platfo
       const CollKey key{stage, Channel::kDp, static_cast<int>(c.kind), c.bytes, c.group};
       if (cache.HasAlgo(key)) continue;
       std::vector<CollectiveCall> calls;  // every group of the kind at once
-      for (int t = 0; t < L.tp; ++t) {
-        for (int d : L.Leads(c.group)) {
-          calls.push_back(DpCollectiveCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t, d));
-        }
+      for (const auto& [d, t] : L.Leads(c.group)) {
+        calls.push_back(DpCollectiveCall(s, platform, L, c, FixedDpAlgo(s, c.kind), stage, t, d));
       }
       CollAlgo algo = calls[0].algo;
       const bool choose = s.parallel.dp_algorithm == DpAlgorithm::kAuto;
@@ -301,12 +296,10 @@ void FillCache(const StepProgram& prog, const Platform& platform, const ModelPar
         const CollKey key = SlotKey(stage, op);
         if (cache.Has(key)) continue;
         std::vector<CollectiveCall> calls;
-        for (int d : L.Leads(GroupOf(op.kind))) {
-          for (int t = 0; t < L.tp; ++t) {
-            calls.push_back({op.coll, CollAlgo::kRing, op.bytes,
-                             L.Ranks(GroupOf(op.kind), stage, d, t),
-                             "slots" + std::to_string(d) + "_" + std::to_string(t)});
-          }
+        for (const auto& [d, t] : L.Leads(GroupOf(op.kind))) {
+          calls.push_back({op.coll, CollAlgo::kRing, op.bytes,
+                           L.Ranks(GroupOf(op.kind), stage, d, t),
+                           "slots" + std::to_string(d) + "_" + std::to_string(t)});
         }
         cache.Put(key, MeasureConcurrent(platform, params, calls));
       } else if (op.kind == OpKind::kSend) {
@@ -647,7 +640,7 @@ class StepRun {
     CollectiveCall call{op.coll, CollAlgo::kRing, op.bytes, group,
                         (op.kind == OpKind::kEpColl ? "ep" : "cp") + std::to_string(g.stage) + "_" +
                             std::to_string(group[0]) + ToString(op.coll)};
-    RunCollectiveMember(platform_, params_, call, L_.Member(GroupOf(op.kind), g.d));
+    RunCollectiveMember(platform_, params_, call, L_.Member(GroupOf(op.kind), g.d, g.t));
   }
 
   void Receive(Gpu& g, const Op& op) {
@@ -781,7 +774,7 @@ class StepRun {
       } else {
         RunCollectiveMember(platform_, params_,
                             DpCollectiveCall(s_, platform_, L_, c, algo, g.stage, g.t, g.d),
-                            L_.Member(c.group, g.d));
+                            L_.Member(c.group, g.d, g.t));
       }
     });
     const bool gather = c.kind == CollKind::kAllGather;

@@ -117,7 +117,7 @@ Fold PlanFold(const Scenario& s, SimMode mode, const ModelParams& params,
       return f;
     }
   }
-  if (s.parallel.ep > 1 && replicas_per_leaf % s.parallel.ep != 0) {
+  if (s.parallel.ep > 1 && per_leaf * gpn % (s.parallel.ep * s.expert_tp()) != 0) {
     f.why_not = "an expert-parallel group (parallel.ep) crosses a leaf boundary";
     return f;
   }

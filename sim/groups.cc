@@ -15,8 +15,8 @@ GroupShape ShapeOf(const Scenario& s, GroupKind kind) {
       return {tp, 1};
     case GroupKind::kCp:
       return {s.parallel.cp, tp};
-    case GroupKind::kEp:
-      return {s.parallel.ep, tp};
+    case GroupKind::kEp:  // expert_tp apart: consecutive slots, or with expert_tp 1 GPUs
+      return {s.parallel.ep, s.expert_tp()};
     case GroupKind::kDp:
       return {s.replicas(), tp};
     case GroupKind::kShard:
@@ -24,7 +24,7 @@ GroupShape ShapeOf(const Scenario& s, GroupKind kind) {
     case GroupKind::kAcrossShards:
       return {s.shard_replicas(), s.shard_degree() * tp};
     case GroupKind::kExpertData:
-      return {s.replicas() / s.parallel.ep, tp * s.parallel.ep};
+      return {s.expert_replicas(), s.expert_tp() * s.parallel.ep};
   }
   return {};
 }

@@ -13,15 +13,16 @@ namespace trainsim::sim {
 enum class GroupKind {
   kTp,            // the tp ranks of one slot
   kCp,            // cp consecutive slots
-  kEp,            // ep consecutive slots
+  kEp,            // ep consecutive slots (with expert_tp 1: ep consecutive GPUs)
   kDp,            // every slot of a TP rank (gradient all-reduce, ZeRO without hybrid groups)
   kShard,         // ZeRO's shard group: shard_degree consecutive slots
   kAcrossShards,  // the slots that hold the same shard, one in each shard group
-  kExpertData,    // the slots that hold the same experts, one in each EP group
+  kExpertData,    // the GPUs that hold the same experts, one in each EP group
 };
 inline constexpr int kGroupKinds = 7;
 static_assert(static_cast<int>(GroupKind::kExpertData) + 1 == kGroupKinds);
-// A group's members and the distance between consecutive members in GPU ranks.
+// A group's members and the distance between consecutive members in GPU ranks (a multiple of
+// tp, the group made of slots on each TP rank, except an EP group with expert_tp 1).
 struct GroupShape {
   int members = 1;
   int stride = 1;

@@ -45,9 +45,11 @@ double TransformerStageParams(const ModelSpec& m, int tp, int stages, int stage,
 // StageParameterCount, given the stage's layers and StageExpertParameterCount.
 double StageParams(const Scenario& s, int stage, const LayerRange& range, double experts) {
   if (s.model.kind == ModelKind::kLayerList) return LayerListStageParams(s.model, range);
-  // Expert parallelism keeps 1 / ep of the routed experts on each GPU.
-  return TransformerStageParams(s.model, TensorParallel(s), PipelineStages(s), stage, range) -
-         experts * (s.parallel.ep - 1);
+  // Expert parallelism keeps 1 / ep of the routed experts on each GPU, each split over
+  // expert_tp GPUs instead of the dense layers' tp.
+  const double tp = TensorParallel(s);
+  return TransformerStageParams(s.model, tp, PipelineStages(s), stage, range) -
+         experts * s.expert_tp() * s.parallel.ep / tp + experts;
 }
 
 }  // namespace
@@ -69,7 +71,7 @@ double StageExpertParameterCount(const Scenario& s, int stage) {
   if (s.model.kind != ModelKind::kTransformer || s.model.experts == 0) return 0;
   const LayerRange range = SplitLayers(s.model.layers, PipelineStages(s), stage);
   return RoutedExpertParameterCount(s.model, range.first, range.first + range.count) /
-         (TensorParallel(s) * s.parallel.ep);
+         (s.expert_tp() * s.parallel.ep);
 }
 
 PieceCosts MakePieceCosts(const Scenario& s, const ComputeModel& cm) {
@@ -118,9 +120,10 @@ StageShare MakeStageShare(const Scenario& s, int stage) {
   if (s.model.experts > 0) sh.expert_params = StageExpertParameterCount(s, stage);
   sh.params = StageParams(s, stage, sh.layers, sh.expert_params);
   sh.optimizer_params = sh.params;
-  if (s.parallel.zero_stage >= 1) {  // routed experts over the dp / ep ranks that hold them
+  if (s.parallel.zero_stage >= 1) {  // routed experts over the GPUs that hold them
+    const int expert_shards = s.parallel.tp * s.parallel.dp / (s.expert_tp() * s.parallel.ep);
     sh.optimizer_params = (sh.params - sh.expert_params) / s.shard_degree() +
-                          sh.expert_params / std::max(1, s.parallel.dp / s.parallel.ep);
+                          sh.expert_params / std::max(1, expert_shards);
   }
   return sh;
 }
@@ -177,14 +180,17 @@ void ExpertExchanges(LayerPass* pass, const LayerCost& c) {
   pass->Add(Collective(PassStep::Kind::kEp, CollKind::kAllToAll, c.ep_bytes, 0, "combine"));
 }
 
-// An MoE layer's MLP under tensor parallelism (LayerCost::moe_tp_bytes): the dispatch, the
-// routed rows all-gathered over TP, the experts (and any shared experts, which exchange like a
-// dense MLP), the reduce-scatter and the combine; not pipelined with GEMMs.
+// An MoE layer's MLP under tensor parallelism: the dispatch, the routed rows all-gathered over
+// TP (LayerCost::moe_tp_bytes; none with expert_tp 1), the experts (and any shared experts,
+// which exchange like a dense MLP), the reduce-scatter and the combine; not pipelined with
+// GEMMs.
 void MoeMlpBlock(const Scenario& s, LayerPass* pass, double seconds, const LayerCost& c) {
   if (c.ep_bytes > 0) {
     pass->Add(Collective(PassStep::Kind::kEp, CollKind::kAllToAll, c.ep_bytes, 0, "dispatch"));
   }
-  pass->Add(Collective(PassStep::Kind::kTp, CollKind::kAllGather, c.moe_tp_bytes));
+  if (c.moe_tp_bytes > 0) {
+    pass->Add(Collective(PassStep::Kind::kTp, CollKind::kAllGather, c.moe_tp_bytes));
+  }
   if (s.model.shared_experts > 0) {
     pass->Open(PassStep::Block::kMlp, true);
     Block(s, pass, seconds, c.tp_bytes);
@@ -192,7 +198,9 @@ void MoeMlpBlock(const Scenario& s, LayerPass* pass, double seconds, const Layer
   } else {
     Compute(pass, seconds);
   }
-  pass->Add(Collective(PassStep::Kind::kTp, CollKind::kReduceScatter, c.moe_tp_bytes));
+  if (c.moe_tp_bytes > 0) {
+    pass->Add(Collective(PassStep::Kind::kTp, CollKind::kReduceScatter, c.moe_tp_bytes));
+  }
   if (c.ep_bytes > 0) {
     pass->Add(Collective(PassStep::Kind::kEp, CollKind::kAllToAll, c.ep_bytes, 0, "combine"));
   }
@@ -212,7 +220,7 @@ LayerPass ForwardPass(const Scenario& s, const LayerCost& c) {
     Block(s, &pass, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
   }
   pass.Open(PassStep::Block::kMlp);
-  if (c.moe_tp_bytes > 0) {
+  if (c.moe && s.parallel.tp > 1) {
     MoeMlpBlock(s, &pass, c.mlp_fwd_s, c);
     return pass;
   }
@@ -224,7 +232,7 @@ LayerPass ForwardPass(const Scenario& s, const LayerCost& c) {
 LayerPass BackwardPass(const Scenario& s, const LayerCost& c) {
   LayerPass pass;
   pass.Open(PassStep::Block::kMlp);
-  if (c.moe_tp_bytes > 0) {
+  if (c.moe && s.parallel.tp > 1) {
     MoeMlpBlock(s, &pass, c.mlp_bwd_s, c);
   } else {
     ExpertExchanges(&pass, c);

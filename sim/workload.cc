@@ -48,7 +48,8 @@ std::vector<GemmDims> AttentionInGemms(const ModelSpec& m, double tokens, double
 // capacity factor where there is one) and the shared experts over every token.
 struct MlpShape {
   std::vector<GemmDims> gemms;
-  double rows = 0;   // tokens through an MLP of width `width` (one per expert visit)
+  double rows = 0;   // rows into this GPU's MLP GEMMs (one per token and expert visit)
+  double elems = 0;  // this GPU's share of their FFN-wide intermediate (rows x width / split)
   double width = 0;  // FFN width of one MLP (dense or expert)
   double router_flops = 0;
 };
@@ -59,7 +60,7 @@ MlpShape MlpGemms(const Scenario& s, double tokens, bool moe) {
   const double h = m.hidden, gated = m.mlp == MlpKind::kSwiGlu ? 2 : 1;
   MlpShape shape;
   if (!moe) {
-    shape.width = m.ffn_hidden, shape.rows = tokens;
+    shape.width = m.ffn_hidden, shape.rows = tokens, shape.elems = tokens * shape.width / t;
     shape.gemms = {{tokens, gated * shape.width / t, h}, {tokens, h, shape.width / t}};
     return shape;
   }
@@ -71,13 +72,17 @@ MlpShape MlpGemms(const Scenario& s, double tokens, bool moe) {
   const double routed =
       tokens * m.experts_per_token * (m.capacity_factor > 0 ? m.capacity_factor : 1) * busiest;
   const int local = m.experts / s.parallel.ep;
-  const double per_expert = routed / local, f = shape.width;
-  shape.rows = routed + tokens * m.shared_experts;
+  // Split over expert_tp GPUs (tp, or 1: each expert whole, and this GPU computes the 1 / tp of
+  // the routed rows its EP group sends it; sequence parallelism gives each TP rank its own).
+  const double etp = s.expert_tp(), routed_here = routed * etp / t;
+  const double per_expert = routed_here / local, f = shape.width;
+  shape.rows = routed_here + tokens * m.shared_experts;
+  shape.elems = routed_here * f / etp + tokens * m.shared_experts * f / t;
   shape.gemms.push_back({tokens, static_cast<double>(m.experts), h});
   shape.router_flops = Flops({shape.gemms.back()});
-  for (int i = 0; i < local; ++i) shape.gemms.push_back({per_expert, gated * f / t, h});
+  for (int i = 0; i < local; ++i) shape.gemms.push_back({per_expert, gated * f / etp, h});
   if (m.shared_experts > 0) shape.gemms.push_back({tokens, m.shared_experts * gated * f / t, h});
-  for (int i = 0; i < local; ++i) shape.gemms.push_back({per_expert, h, f / t});
+  for (int i = 0; i < local; ++i) shape.gemms.push_back({per_expert, h, f / etp});
   if (m.shared_experts > 0) shape.gemms.push_back({tokens, h, m.shared_experts * f / t});
   return shape;
 }
@@ -112,7 +117,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
   const double norm = 2 * tokens * h * e * sequence_share;
   const double softmax = (s.training.dropout ? 4 : 2) * b * (a / t) * seq * seq * e;
   const double residual = 3 * tokens * h * e * sequence_share;
-  const double act = 2 * mlp_shape.rows * f / t * e;
+  const double act = 2 * mlp_shape.elems * e;
   // MoE: tokens are permuted into expert order before the experts and back
   // after (a copy of every routed token's hidden state each way, r+w).
   const double permute = moe ? 2 * tokens * m.experts_per_token * h * e : 0;
@@ -171,9 +176,9 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
     // step (Transformer Engine caches them across microbatches), so not counted here.
     double qkv_in = 0, qkv_out = 0;  // elements per token into and out of the QKV GEMMs
     for (const GemmDims& g : attn_in) qkv_in += g.k, qkv_out += g.n;
-    const double rows = mlp_shape.rows;
-    const double attn_in = tokens * (qkv_in + VWidth(m) / t), mlp_in = rows * (h + f / t);
-    const double attn_out = tokens * (qkv_out + h), mlp_out = rows * (up / t + h);
+    const double rows = mlp_shape.rows, elems = mlp_shape.elems;
+    const double attn_in = tokens * (qkv_in + VWidth(m) / t), mlp_in = rows * h + elems;
+    const double attn_out = tokens * (qkv_out + h), mlp_out = rows * h + elems * up / f;
     c.attn_fwd_s += cm.MemorySeconds(3 * attn_in);
     c.mlp_fwd_s += cm.MemorySeconds(3 * mlp_in);
     c.attn_bwd_s += cm.MemorySeconds(3 * attn_out + 2 * attn_in);
@@ -214,7 +219,8 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
                                 (m.capacity_factor > 0 ? m.capacity_factor : 1) *
                                 (ep > 1 ? s.training.moe_imbalance : 1);
     if (ep > 1) c.ep_bytes = routed_bytes / t;
-    if (t > 1) c.moe_tp_bytes = routed_bytes;
+    if (s.expert_tp() > 1) c.moe_tp_bytes = routed_bytes;  // expert_tp 1: no TP exchange
+    c.moe = true;
   }
   return c;
 }
@@ -514,7 +520,7 @@ class BucketFiller {
 
  private:
   void FlushExperts() {
-    if (experts_ > 0 && s_.parallel.dp / s_.parallel.ep > 1) {
+    if (experts_ > 0 && s_.expert_replicas() > 1) {
       em_.DpLaunch(ExpertGradientReduction(s_, experts_));
     }
     experts_ = 0;
@@ -681,7 +687,7 @@ class LayerTraffic {
     }
     bucket_end_[first] = end;
     updated_[first] = em_.DpLaunch(WeightGather(s_, dense));
-    if (experts > 0 && s_.replicas() / s_.parallel.ep > 1) {
+    if (experts > 0 && s_.expert_replicas() > 1) {
       updated_[first] = em_.DpLaunch(ExpertWeightGather(s_, experts));
     }
   }
@@ -872,7 +878,7 @@ StageWork MakeStageWork(const Scenario& s, const ComputeModel& cm, const PieceCo
       sm.moe.push_back(IsMoeLayer(m, l));
       const double experts = ep > 1 ? RoutedExpertParameterCount(m, l, l + 1) : 0;
       sm.layer_grad_bytes.push_back((LayerParameterCount(m, l) - experts) / t * gb);
-      sm.layer_expert_grad_bytes.push_back(experts / (t * ep) * gb);
+      sm.layer_expert_grad_bytes.push_back(experts / (s.expert_tp() * ep) * gb);
     }
     if (share.first()) sm.embed_fwd_s = costs.embed_fwd_s, sm.embed_bwd_s = costs.embed_bwd_s;
     if (share.last()) sm.logits_fwd_s = costs.logits_fwd_s, sm.logits_bwd_s = costs.logits_bwd_s;
@@ -952,7 +958,7 @@ void OptimizerStep(Emitter& em, const Scenario& s, const StageWork& sm, BucketFi
     // With expert parallelism the routed experts' among the ranks that hold them.
     const double experts = StageExpertParameterCount(s, sm.stage);
     em.DpLaunch(WeightGather(s, (StageParameterCount(s, sm.stage) - experts) * e));
-    if (experts > 0 && s.replicas() / par.ep > 1) em.DpLaunch(ExpertWeightGather(s, experts * e));
+    if (experts > 0 && s.expert_replicas() > 1) em.DpLaunch(ExpertWeightGather(s, experts * e));
     em.Wait(kDpStream);
   }
 }

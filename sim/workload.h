@@ -129,6 +129,7 @@ struct LayerCost {
   // the combine, in place of the dense MLP's TP exchange (Megatron-Core's all-to-all
   // dispatcher); 0 = none.
   double moe_tp_bytes = 0;
+  bool moe = false;  // an MoE layer (its MLP is MoeMlpBlock's under tensor parallelism)
   // Context parallelism: the keys and values of every chunk of the sequence one
   // GPU receives (all-gathered over the CP group, and their gradients sent back
   // in the backward); 0 = none. core_bwd_s: the attention core's backward, in

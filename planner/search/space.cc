@@ -374,15 +374,26 @@ class Walker {
   std::vector<int> EpChoices() {
     // EP with a strategy above 1 is not modelled (context parallelism refuses it).
     if (s_.model.experts == 0 || c_.degrees != kNoStrategies) return {1};
-    const std::vector<int> fit = EpDegrees(space_, s_.model.experts, c_.dp);
+    // Whole experts (parallel.expert_tp 1): EP groups over the stage's tp x dp GPUs, each TP
+    // rank dispatching its sequence-parallel share of the tokens.
+    const bool whole = s_.parallel.expert_tp == 1;
+    if (whole && c_.tp > 1 && !s_.training.sequence_parallel) {
+      Prune(tally_, "ep", static_cast<int64_t>(space_.recompute.size() * picks_.size()), [&] {
+        return "whole experts (parallel.expert_tp 1) with tp " + std::to_string(c_.tp) +
+               ": needs training.sequence_parallel";
+      });
+      return {};
+    }
+    const int span = whole ? c_.tp * c_.dp : c_.dp;
+    const std::vector<int> fit = EpDegrees(space_, s_.model.experts, span);
     const bool takes_ep = c_.zero_stage <= 1 && c_.shard_group == 0;
     for (int e : space_.ep) {
       if (e > 1 && takes_ep && std::find(fit.begin(), fit.end(), e) != fit.end()) continue;
       if (e == 1) continue;
       Prune(tally_, "ep", static_cast<int64_t>(space_.recompute.size() * picks_.size()), [&] {
         return "expert parallel " + std::to_string(e) + " with " +
-               std::to_string(s_.model.experts) + " experts, dp " + std::to_string(c_.dp) +
-               ", ZeRO-" + std::to_string(c_.zero_stage) +
+               std::to_string(s_.model.experts) + " experts, " + (whole ? "tp x dp " : "dp ") +
+               std::to_string(span) + ", ZeRO-" + std::to_string(c_.zero_stage) +
                ": ep must divide both, with ZeRO-0/1 and no hybrid group";
       });
     }

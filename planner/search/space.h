@@ -81,6 +81,7 @@ std::vector<int> ShardGroups(const SearchSpace& space, int dp, int tp, int gpus_
 
 // The expert-parallel degrees a layout of `dp` tries for `experts` experts: the
 // listed ones that divide both (and 1), or 1 and every power of two that does.
+// `dp`: the ranks an EP group is made of (the stage's tp x dp with whole experts).
 std::vector<int> EpDegrees(const SearchSpace& space, int experts, int dp);
 
 // "p4d.24xlarge x 128: tp 8, pp 8, dp 16, ZeRO-1, micro batch 1, full recompute, 1f1b"

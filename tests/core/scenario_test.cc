@@ -546,7 +546,26 @@ std::vector<FailCase> ParallelCases() {
        Doc(kMixtral, kBatch1536, R"({"instance": "p4d.24xlarge", "nodes": 6})",
            R"({"tp": 8, "ep": 4})"),
        "x.json:4:30: parallel.ep = 4 does not divide parallel.dp = 6 (expert-parallel groups are "
-       "made of data-parallel ranks)"},
+       "made of data-parallel ranks; parallel.expert_tp 1 lets them span the tensor-parallel "
+       "ranks)"},
+      {"ep not dividing a stage's GPUs with whole experts",
+       Doc(kMixtral, R"({"global_batch": 1536, "sequence_parallel": true})",
+           R"({"instance": "p4d.24xlarge", "nodes": 3})",
+           R"({"tp": 2, "pp": 4, "ep": 4, "expert_tp": 1})"),
+       "x.json:4:39: parallel.ep = 4 does not divide the 6 GPUs of a pipeline stage (tp x dp x "
+       "cp; with expert_tp 1 the expert-parallel groups are consecutive GPUs)"},
+      {"expert_tp neither 1 nor tp",
+       Doc(kMixtral, kBatch1536, kP4dX128, R"({"tp": 8, "ep": 2, "expert_tp": 4})"),
+       "x.json:4:46: parallel.expert_tp = 4 is not modelled: 1 (each expert whole on its GPU) or "
+       "parallel.tp = 8 (the default)"},
+      {"whole experts under TP without sequence parallelism",
+       Doc(kMixtral, kBatch1536, kP4dX128, R"({"tp": 8, "ep": 16, "expert_tp": 1})"),
+       "x.json:4:47: parallel.expert_tp = 1 under tensor parallelism needs "
+       "training.sequence_parallel = true (each TP rank dispatches its own share of the tokens, "
+       "as Megatron-Core requires)"},
+      {"expert_tp on a dense model",
+       Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "expert_tp": 1})"),
+       "x.json:4:37: parallel.expert_tp: only for a mixture-of-experts model (model.experts)"},
       {"ep with ZeRO-3",
        Doc(kMixtral, kBatch1536, kP4dX128, R"({"tp": 8, "ep": 2, "zero_stage": 3})"),
        "x.json:4:30: parallel.ep = 2 with parallel.zero_stage 3 is not modelled: expert "
@@ -601,7 +620,7 @@ std::vector<FailCase> ParallelCases() {
        "x.json:4:28: parallel.bucket_mb: expected a number > 0, got 0"},
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"sp": 2})"),
        "x.json:4:15: unknown field parallel.sp (known: tp, pp, dp, zero_stage, zero_impl, "
-       "shard_group, ep, "
+       "shard_group, ep, expert_tp, "
        "cp, schedule, virtual_stages, dp_algorithm, parameter_servers, dp_fusion, bucket_mb, "
        "cycle_ms, overlap_dp, reshard_after_forward, overlap_param_gather, tp_overlap, "
        "pp_scatter_gather)"},

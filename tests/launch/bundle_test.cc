@@ -552,6 +552,22 @@ TEST(Configs, MixtureOfExpertsReachesMegatronArguments) {
         "  '--moe-pad-expert-input-to-capacity'\n"}) {
     EXPECT_TRUE(Contains(m, line)) << line << m;
   }
+  EXPECT_FALSE(Contains(m, "--expert-tensor-parallel-size")) << m;  // Megatron's default: tp
+  // Whole experts (parallel.expert_tp 1) are Megatron-Core's expert tensor parallelism of 1.
+  const LaunchPlan whole = Variant([](json& j) {
+    json& m = j["scenario_json"]["model"];
+    m["experts"] = 8;
+    m["experts_per_token"] = 2;
+    j["scenario_json"]["training"]["sequence_parallel"] = true;
+    j["scenario_json"]["parallel"]["expert_tp"] = 1;
+    Config(j)["tp"] = 2;
+    Config(j)["dp"] = 4;
+    Config(j)["micro_batch"] = 1;
+    Config(j)["ep"] = 4;  // 4 consecutive GPUs of the 2 x 4: across the TP ranks
+  });
+  ASSERT_EQ(whole.scenario.expert_tp(), 1);
+  EXPECT_TRUE(
+      Contains(File(Make(whole), "megatron_args.sh"), "  '--expert-tensor-parallel-size' '1'\n"));
   // DeepSpeed: the config holds the batch and ZeRO; DeepSpeed-MoE's ep_size is the model code's.
   const json ds = json::parse(File(b, "deepspeed_config.json"));
   EXPECT_EQ(ds["zero_optimization"]["stage"], 1);

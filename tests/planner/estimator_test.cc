@@ -259,7 +259,13 @@ TEST(Estimator, AgreesWithTheSimulatorOnMixturesOfExperts) {
            R"({"model": {"preset": "mixtral-8x7b", "seq_len": 4096}, "training": {
                "global_batch": 128},
                "cluster": {"instance": "p4de.24xlarge", "nodes": 8},
-               "parallel": {"tp": 1, "ep": 8, "zero_stage": 1}})"}) {
+               "parallel": {"tp": 1, "ep": 8, "zero_stage": 1}})",
+           // Whole experts (expert_tp 1): EP 8 over the TP 4 x DP 2 GPUs of each node, the
+           // expert gradients over the 4 GPUs holding the same experts, one per node.
+           R"({"model": {"preset": "mixtral-8x7b", "seq_len": 4096}, "training": {
+               "global_batch": 64, "recompute": "full", "sequence_parallel": true},
+               "cluster": {"instance": "p4d.24xlarge", "nodes": 4},
+               "parallel": {"tp": 4, "pp": 2, "ep": 8, "expert_tp": 1, "zero_stage": 1}})"}) {
     SCOPED_TRACE(json);
     const std::optional<EstimateAndStep> both = StepsAgree(json);
     if (!both) continue;

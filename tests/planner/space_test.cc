@@ -332,6 +332,21 @@ TEST(WalkSpace, ExpertParallelDegreesOfAMixtureOfExperts) {
   EXPECT_EQ(listed.tally.at("ep").example.rfind("expert parallel 8 with 4 experts", 0), 0u)
       << listed.tally.at("ep").example;
   for (const Candidate& c : listed.candidates) EXPECT_EQ(c.ep, 1);
+  // Whole experts (parallel.expert_tp 1): the EP group spans tp x dp, so tp 4 x dp 2 takes ep
+  // 4 (2 without); without sequence parallelism its tp > 1 layouts are pruned with the reason.
+  s.search.ep.clear();
+  s.scenario.parallel.expert_tp = 1;
+  s.scenario.training.sequence_parallel = true;
+  std::map<std::pair<int, int>, std::set<int>> whole;
+  for (const Candidate& c : Walk(s).candidates) {
+    if (c.zero_stage == 1) whole[{c.tp, c.dp}].insert(c.ep);
+  }
+  EXPECT_EQ(whole.at({4, 2}), (std::set<int>{1, 2, 4}));
+  s.scenario.training.sequence_parallel = false;
+  const Walked no_sp = Walk(s);
+  for (const Candidate& c : no_sp.candidates) EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(no_sp.tally.at("ep").example,
+            "whole experts (parallel.expert_tp 1) with tp 2: needs training.sequence_parallel");
 }
 
 // Context parallelism: search.cp's degrees divide the GPUs before dp (dp = GPUs / (tp pp

@@ -209,6 +209,24 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
           "training": {"global_batch": 16},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"tp": 4, "ep": 4}})",
+      // Whole experts (expert_tp 1): EP groups of consecutive GPUs across the TP ranks, inside
+      // a node (ep 2 and ep 8 of tp 4) and across nodes (ep 16), no TP exchange around them,
+      // their gradients over the GPUs that hold the same experts.
+      R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 32000,
+                    "mlp": "swiglu", "bias": false, "experts": 16, "experts_per_token": 2},
+          "training": {"global_batch": 16, "sequence_parallel": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 4, "ep": 2, "expert_tp": 1, "zero_stage": 1}})",
+      R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 32000,
+                    "mlp": "swiglu", "bias": false, "experts": 16, "experts_per_token": 2},
+          "training": {"global_batch": 16, "sequence_parallel": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 4, "pp": 2, "ep": 8, "expert_tp": 1}})",
+      R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 32000,
+                    "mlp": "swiglu", "bias": false, "experts": 16, "experts_per_token": 2},
+          "training": {"global_batch": 16, "sequence_parallel": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"tp": 2, "ep": 16, "expert_tp": 1, "zero_stage": 1}})",
       // Context parallelism: K/V rings inside a node (cp 2 and cp 4 of tp 2), pipelined with
       // the attention core; gradients over dp x cp across the nodes, ZeRO-1, recompute. (Rings
       // across nodes: the reduced mode is 3.6-6.8% fast, docs/model.md section 2.)
@@ -302,6 +320,13 @@ TEST(EngineTest, FoldedClusterMatchesTheWholeCluster) {
           "training": {"global_batch": 64},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
           "parallel": {"tp": 8, "ep": 4, "zero_stage": 1, "dp_algorithm": "ring"}})",
+      // Whole experts (expert_tp 1): EP groups of 16 consecutive GPUs (2 nodes, within a leaf).
+      R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 32000,
+                    "mlp": "swiglu", "bias": false, "experts": 16, "experts_per_token": 2},
+          "training": {"global_batch": 64, "sequence_parallel": true},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 32, "nodes_per_leaf": 8},
+          "parallel": {"tp": 8, "ep": 16, "expert_tp": 1, "zero_stage": 1,
+                       "dp_algorithm": "ring"}})",
   };
   for (const char* json : cases) {
     Scenario s = Parse(json);

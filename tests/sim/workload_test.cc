@@ -153,6 +153,52 @@ TEST(WorkloadTest, ZeroThreeImplementationsIssueTheirOwnCollectives) {
   EXPECT_DOUBLE_EQ(compute_s(ds), compute_s(fsdp1));
 }
 
+// parallel.expert_tp 1 ("MoE parallel folding"): each expert whole on its GPU and the EP group
+// made of consecutive GPUs across TP ranks, against the default (experts split over tp 4).
+// The same expert FLOPs per GPU in fewer, wider GEMMs on a quarter of the rows; no TP exchange
+// around the routed experts; four times the expert weights per GPU, their gradients reduced
+// over the 4 x 4 / (1 x 4) = 4 GPUs holding the same experts (none by default: dp / ep = 1).
+TEST(WorkloadTest, WholeExpertsSpanTheTensorParallelRanks) {
+  auto make = [](const char* expert_tp) {
+    return Parse(std::string(R"({"model": {"layers": 2, "hidden": 1024, "heads": 16,
+        "seq_len": 1024, "vocab": 32000, "mlp": "swiglu", "bias": false, "experts": 8,
+        "experts_per_token": 2}, "training": {"global_batch": 16, "sequence_parallel": true},
+        "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+        "parallel": {"tp": 4, "dp": 4, "ep": 4, "zero_stage": 1)") +
+                 expert_tp + "}}");
+  };
+  const Scenario split = make(""), whole = make(R"(, "expert_tp": 1)");
+  EXPECT_EQ(ShapeOf(split, GroupKind::kEp).stride, 4);
+  EXPECT_EQ(ShapeOf(whole, GroupKind::kEp).stride, 1);
+  EXPECT_EQ(ShapeOf(whole, GroupKind::kExpertData).members, 4);
+  EXPECT_EQ(ShapeOf(whole, GroupKind::kExpertData).stride, 4);
+  const ComputeModel cm(1e15, 1e12, ModelParams());
+  const LayerCost a = TransformerLayerCost(split, cm, true),
+                  b = TransformerLayerCost(whole, cm, true);
+  EXPECT_DOUBLE_EQ(a.fwd_flops, b.fwd_flops);
+  EXPECT_GT(a.moe_tp_bytes, 0);
+  EXPECT_EQ(b.moe_tp_bytes, 0);
+  EXPECT_DOUBLE_EQ(a.ep_bytes, b.ep_bytes);
+  int tp_split = 0, tp_whole = 0;
+  for (const PassStep& step : ForwardPass(split, a)) tp_split += step.kind == PassStep::Kind::kTp;
+  for (const PassStep& step : ForwardPass(whole, b)) tp_whole += step.kind == PassStep::Kind::kTp;
+  EXPECT_EQ(tp_split, 4);  // the attention's all-gather and reduce-scatter, the routed rows'
+  EXPECT_EQ(tp_whole, 2);  // the attention's only
+  const double experts = RoutedExpertParameterCount(split.model, 0, 2);
+  EXPECT_NEAR(StageExpertParameterCount(split, 0), experts / 16, 1e-6);
+  EXPECT_NEAR(StageExpertParameterCount(whole, 0), experts / 4, 1e-6);
+  EXPECT_NEAR(StageParameterCount(whole, 0) - StageParameterCount(split, 0),
+              experts / 4 - experts / 16, 1e-3);
+  const StepProgram p = Build(whole);
+  double expert_reduced = 0;
+  for (const AsyncItem& c : p.stages[0].async[kDpStream]) {
+    const bool expert_scatter =
+        c.group == GroupKind::kExpertData && c.kind == CollKind::kReduceScatter;
+    expert_reduced += expert_scatter ? c.bytes : 0;
+  }
+  EXPECT_NEAR(expert_reduced, 2 * experts / 4, 1.0);  // bf16 gradients, once (ZeRO-1)
+}
+
 // parallel.reshard_after_forward false (FSDP SHARD_GRAD_OP): the forward's gather serves the
 // backward, so one gather per layer and microbatch instead of two, the same reductions, and the
 // whole model gathered at the turn from forward to backward. Not given, it is true, except for
