@@ -837,12 +837,15 @@ class ScenarioParser {
                          " (expert-parallel groups are made of data-parallel ranks; "
                          "parallel.expert_tp 1 lets them span the tensor-parallel ranks)"));
     }
-    if (p.zero_stage >= 2 || p.shard_group > 0) {
+    const bool fsdp2 = p.zero_stage == 3 && p.zero_impl == ZeroImpl::kFsdp2;
+    if ((p.zero_stage >= 2 && !fsdp2) || p.shard_group > 0) {
       return ErrorAt(file_, given->pos,
                      Cat("parallel.ep = ", p.ep, " with parallel.zero_stage ", p.zero_stage,
                          p.shard_group > 0 ? " and parallel.shard_group" : "",
                          " is not modelled: expert parallelism takes zero_stage 0 or 1 "
-                         "(Megatron-Core's distributed optimizer)"));
+                         "(Megatron-Core's distributed optimizer) or 3 with parallel.zero_impl "
+                         "fsdp2 (torchtitan's FSDP2, the experts sharded over the GPUs that "
+                         "hold them)"));
     }
     if (p.dp_algorithm == DpAlgorithm::kParameterServer) {
       return ErrorAt(file_, given->pos,

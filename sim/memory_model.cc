@@ -185,9 +185,17 @@ double LargestUnitParams(const Scenario& s, const StageShare& share) {
     for (int i = first; i < end; ++i) largest = std::max(largest, m.layer_list[i].params);
     return largest;
   }
-  for (int l = first; l < end; ++l) largest = std::max(largest, LayerParameterCount(m, l));
-  const double tp = TensorParallel(s);
-  return largest / tp + (share.params - LayersParameterCount(m, first, end) / tp);
+  // A layer's share on this GPU: its dense part split by tp, with expert parallelism its
+  // routed experts' by expert_tp x ep.
+  const double tp = TensorParallel(s), ep = s.parallel.ep;
+  double inside = 0;
+  for (int l = first; l < end; ++l) {
+    const double routed = ep > 1 ? RoutedExpertParameterCount(m, l, l + 1) : 0;
+    const double unit = (LayerParameterCount(m, l) - routed) / tp + routed / (s.expert_tp() * ep);
+    largest = std::max(largest, unit);
+    inside += unit;
+  }
+  return largest + (share.params - inside);
 }
 
 StageMemory ComputeStage(const Scenario& s, int stage) {
@@ -209,7 +217,10 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
     // parameter offload the shards of weights and gradients live in host
     // memory (FSDP keeps the sharded flat parameter and its gradient there).
     const double unit = LargestUnitParams(s, share) * WeightBytesPerParam(p);
-    double weight_shard = mem.weights_bytes / shards, grad_shard = mem.gradients_bytes;
+    // The routed experts (expert parallelism) shard over the GPUs that hold them.
+    const double experts = share.expert_params * WeightBytesPerParam(p);
+    double weight_shard = (mem.weights_bytes - experts) / shards + experts / ExpertShards(s);
+    double grad_shard = mem.gradients_bytes - experts / shards + experts / ExpertShards(s);
     if (s.training.offload_params) {
       mem.host_bytes += weight_shard + grad_shard;
       weight_shard = grad_shard = 0;

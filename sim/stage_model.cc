@@ -121,9 +121,8 @@ StageShare MakeStageShare(const Scenario& s, int stage) {
   sh.params = StageParams(s, stage, sh.layers, sh.expert_params);
   sh.optimizer_params = sh.params;
   if (s.parallel.zero_stage >= 1) {  // routed experts over the GPUs that hold them
-    const int expert_shards = s.parallel.tp * s.parallel.dp / (s.expert_tp() * s.parallel.ep);
-    sh.optimizer_params = (sh.params - sh.expert_params) / s.shard_degree() +
-                          sh.expert_params / std::max(1, expert_shards);
+    sh.optimizer_params =
+        (sh.params - sh.expert_params) / s.shard_degree() + sh.expert_params / ExpertShards(s);
   }
   return sh;
 }
@@ -305,6 +304,10 @@ UnitCalls ShardedUnitCalls(const Scenario& s, double unit_bytes) {
       break;
   }
   return calls;
+}
+
+int ExpertShards(const Scenario& s) {
+  return std::max(1, s.parallel.tp * s.parallel.dp / (s.expert_tp() * s.parallel.ep));
 }
 
 bool KeepsStageUnsharded(const Scenario& s) {

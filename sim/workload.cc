@@ -640,6 +640,12 @@ class LayerTraffic {
     for (int i = 0; i < calls.reductions; ++i) {
       reduced = ReduceGradients(em_, s_, bytes / calls.reductions);
     }
+    // With expert parallelism (FSDP2's per-parameter mesh, as torchtitan shards experts) the
+    // routed experts' gradients over the GPUs that hold them.
+    const double experts = sm_.layer_expert_grad_bytes[l];
+    if (experts > 0 && s_.expert_replicas() > 1) {
+      reduced = em_.DpLaunch(ExpertGradientReduction(s_, experts * reduce_scale_));
+    }
     if (params_) grads_out_.push_back({reduced, sm_.HostShardBytes(l)});
   }
   // ZeRO-3's gather of unit l, in the implementation's calls; the last one's Wait() count.
@@ -648,6 +654,10 @@ class LayerTraffic {
     int done = 0;
     for (int i = 0; i < calls.gathers; ++i) {
       done = em_.DpLaunch(WeightGather(s_, sm_.UnitBytes(l) / calls.gathers));
+    }
+    const double experts = sm_.layer_expert_grad_bytes[l];  // the routed experts', as above
+    if (experts > 0 && s_.expert_replicas() > 1) {
+      done = em_.DpLaunch(ExpertWeightGather(s_, experts));
     }
     return done;
   }
@@ -910,8 +920,9 @@ StageWork MakeStageWork(const Scenario& s, const ComputeModel& cm, const PieceCo
   if (s.parallel.zero_stage == 3 && ShardedUnitCalls(s, 0).copies) {
     const double reduce_scale = GradReduceScale(s.training);
     for (int l = 0; l < sm.layers; ++l) {
-      sm.gather_copy_s.push_back(cm.MemorySeconds(2 * sm.UnitBytes(l)));
-      sm.reduce_copy_s.push_back(cm.MemorySeconds(2 * sm.UnitBytes(l) * reduce_scale));
+      const double unit = sm.UnitBytes(l) + sm.layer_expert_grad_bytes[l];
+      sm.gather_copy_s.push_back(cm.MemorySeconds(2 * unit));
+      sm.reduce_copy_s.push_back(cm.MemorySeconds(2 * unit * reduce_scale));
     }
   }
   return sm;

@@ -472,18 +472,28 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
       const int layers = std::max(1, share.layers.count);
       const double unit = t.weight_bytes / layers;
       const sim::UnitCalls calls = sim::ShardedUnitCalls(s_, unit);
+      // With expert parallelism each layer's routed experts, on average, gathered and reduced
+      // over the GPUs that hold them (as the simulator's LayerTraffic), and copied by FSDP2.
+      const bool expert_traffic = t.expert_weight_bytes > 0 && s_.expert_replicas() > 1;
+      const double expert_gather =
+          expert_traffic ? Seconds(sim::ExpertWeightGather(s_, t.expert_weight_bytes / layers)) : 0;
+      const double expert_reduce =
+          expert_traffic ? Seconds(sim::ExpertGradientReduction(s_, t.expert_grad_bytes / layers))
+                         : 0;
+      const double copied = unit + t.expert_weight_bytes / layers;
+      const double copied_grad = (t.grad_bytes + t.expert_grad_bytes) / layers;
       if (sim::KeepsStageUnsharded(s_)) {
         // FSDP2 under a pipeline: every unit gathered once, beside the first microbatch's
         // forward; each chunk's units reduced after its last backward, the first chunk's (the
         // last to finish) with nothing left to hide them (v chunks: 1/v of the stage).
         const int chunks = par.schedule == Schedule::kInterleaved ? par.virtual_stages : 1;
-        const double gathers = layers * Seconds(sim::WeightGather(s_, unit));
+        const double gathers = layers * (Seconds(sim::WeightGather(s_, unit)) + expert_gather);
         double unit_across = 0;
         const double unit_reduced = Reduce(t.grad_bytes / layers, &unit_across);
-        const double scatters = layers * (unit_reduced + unit_across);
+        const double scatters = layers * (unit_reduced + unit_across + expert_reduce);
         if (calls.copies) {
           e->compute_s +=
-              layers * (cm_.MemorySeconds(2 * unit) + cm_.MemorySeconds(2 * t.grad_bytes / layers));
+              layers * (cm_.MemorySeconds(2 * copied) + cm_.MemorySeconds(2 * copied_grad));
         }
         e->compute_s += slowed(gathers, worst.fwd_s);
         e->dp_exposed_s =
@@ -495,13 +505,13 @@ void StepModel::AddDataParallel(const StageMicrobatch& worst, const sim::StageSh
       const double layer_reduced = Reduce(t.grad_bytes / layers / calls.reductions, &layer_across);
       const int passes = par.reshard_after_forward ? 2 : 1;  // the gathers of forward, backward
       const double per_layer =
-          passes * calls.gathers * Seconds(sim::WeightGather(s_, unit / calls.gathers)) +
-          calls.reductions * (layer_reduced + layer_across);
+          passes * (calls.gathers * Seconds(sim::WeightGather(s_, unit / calls.gathers)) +
+                    expert_gather) +
+          calls.reductions * (layer_reduced + layer_across) + expert_reduce;
       if (calls.copies) {  // FSDP2's copies out of each gather and into one reduction
-        const double reduced_unit = t.grad_bytes / layers;
         e->compute_s +=
             m_ * layers *
-            (passes * cm_.MemorySeconds(2 * unit) + cm_.MemorySeconds(2 * reduced_unit));
+            (passes * cm_.MemorySeconds(2 * copied) + cm_.MemorySeconds(2 * copied_grad));
       }
       const double compute_per_layer = worst.total() / layers;
       const double layer_slowed = slowed(per_layer, compute_per_layer);

@@ -566,10 +566,12 @@ std::vector<FailCase> ParallelCases() {
       {"expert_tp on a dense model",
        Doc(kGpt3, kBatch1536, kP4dX128, R"({"tp": 8, "expert_tp": 1})"),
        "x.json:4:37: parallel.expert_tp: only for a mixture-of-experts model (model.experts)"},
-      {"ep with ZeRO-3",
+      {"ep with FSDP1's ZeRO-3",
        Doc(kMixtral, kBatch1536, kP4dX128, R"({"tp": 8, "ep": 2, "zero_stage": 3})"),
        "x.json:4:30: parallel.ep = 2 with parallel.zero_stage 3 is not modelled: expert "
-       "parallelism takes zero_stage 0 or 1 (Megatron-Core's distributed optimizer)"},
+       "parallelism takes zero_stage 0 or 1 (Megatron-Core's distributed optimizer) or 3 with "
+       "parallel.zero_impl fsdp2 (torchtitan's FSDP2, the experts sharded over the GPUs that "
+       "hold them)"},
       {"imbalance on a dense model",
        Doc(kGpt3, R"({"global_batch": 1536, "moe_imbalance": 1.3})", kP4dX128, kTp8Pp8),
        "x.json:2:54: training.moe_imbalance: only for a mixture-of-experts model (model.experts)"},

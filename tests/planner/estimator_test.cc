@@ -265,7 +265,13 @@ TEST(Estimator, AgreesWithTheSimulatorOnMixturesOfExperts) {
            R"({"model": {"preset": "mixtral-8x7b", "seq_len": 4096}, "training": {
                "global_batch": 64, "recompute": "full", "sequence_parallel": true},
                "cluster": {"instance": "p4d.24xlarge", "nodes": 4},
-               "parallel": {"tp": 4, "pp": 2, "ep": 8, "expert_tp": 1, "zero_stage": 1}})"}) {
+               "parallel": {"tp": 4, "pp": 2, "ep": 8, "expert_tp": 1, "zero_stage": 1}})",
+           // FSDP2 with expert parallelism (torchtitan): the experts gathered and reduced over
+           // the 4 GPUs that hold them, one per node.
+           R"({"model": {"preset": "mixtral-8x7b", "seq_len": 4096}, "training": {
+               "global_batch": 64, "recompute": "full"},
+               "cluster": {"instance": "p4de.24xlarge", "nodes": 4},
+               "parallel": {"ep": 8, "zero_stage": 3, "zero_impl": "fsdp2"}})"}) {
     SCOPED_TRACE(json);
     const std::optional<EstimateAndStep> both = StepsAgree(json);
     if (!both) continue;

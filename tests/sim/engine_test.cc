@@ -227,6 +227,13 @@ TEST(EngineTest, ReducedModeMatchesFullSimulation) {
           "training": {"global_batch": 16, "sequence_parallel": true},
           "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
           "parallel": {"tp": 2, "ep": 16, "expert_tp": 1, "zero_stage": 1}})",
+      // FSDP2 with expert parallelism: the experts gathered and reduced over the 4 GPUs that
+      // hold them (one in each EP group of 4), the dense weights over all 16.
+      R"({"model": {"layers": 4, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 32000,
+                    "mlp": "swiglu", "bias": false, "experts": 16, "experts_per_token": 2},
+          "training": {"global_batch": 32},
+          "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+          "parallel": {"ep": 4, "zero_stage": 3, "zero_impl": "fsdp2"}})",
       // Context parallelism: K/V rings inside a node (cp 2 and cp 4 of tp 2), pipelined with
       // the attention core; gradients over dp x cp across the nodes, ZeRO-1, recompute. (Rings
       // across nodes: the reduced mode is 3.6-6.8% fast, docs/model.md section 2.)

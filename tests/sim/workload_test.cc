@@ -199,6 +199,34 @@ TEST(WorkloadTest, WholeExpertsSpanTheTensorParallelRanks) {
   EXPECT_NEAR(expert_reduced, 2 * experts / 4, 1.0);  // bf16 gradients, once (ZeRO-1)
 }
 
+// FSDP2 with expert parallelism (torchtitan): each MoE layer's routed experts are gathered and
+// reduced over the GPUs that hold them (the 16 / 4 = 4 of the expert-data group), beside the
+// layer's dense weights over all 16: two gathers and one reduce-scatter per layer and
+// microbatch, and the experts' state sharded 4 ways, the dense state 16.
+TEST(WorkloadTest, Fsdp2ShardsTheExpertsOverTheGpusThatHoldThem) {
+  const Scenario s = Parse(R"({"model": {"layers": 4, "hidden": 1024, "heads": 16,
+      "seq_len": 1024, "vocab": 32000, "mlp": "swiglu", "bias": false, "experts": 8,
+      "experts_per_token": 2}, "training": {"global_batch": 32},
+      "cluster": {"instance": "p4d.24xlarge", "nodes": 2},
+      "parallel": {"ep": 4, "zero_stage": 3, "zero_impl": "fsdp2"}})");
+  const StepProgram p = Build(s);
+  int gathers = 0, scatters = 0;
+  double gathered = 0;
+  for (const AsyncItem& c : p.stages[0].async[kDpStream]) {
+    if (c.group != GroupKind::kExpertData) continue;
+    gathers += c.kind == CollKind::kAllGather, scatters += c.kind == CollKind::kReduceScatter;
+    gathered += c.kind == CollKind::kAllGather ? c.bytes : 0;
+  }
+  const int layers = 4, m = 2;
+  EXPECT_EQ(gathers, 2 * m * layers);
+  EXPECT_EQ(scatters, m * layers);
+  const double experts = RoutedExpertParameterCount(s.model, 0, layers) / 4;  // on each GPU
+  EXPECT_NEAR(gathered, 2 * m * 2 * experts, 1.0);                            // bf16
+  const StageShare share = MakeStageShare(s, 0);
+  EXPECT_NEAR(share.expert_params, experts, 1e-6);
+  EXPECT_NEAR(share.optimizer_params, (share.params - experts) / 16 + experts / 4, 1e-6);
+}
+
 // parallel.reshard_after_forward false (FSDP SHARD_GRAD_OP): the forward's gather serves the
 // backward, so one gather per layer and microbatch instead of two, the same reductions, and the
 // whole model gathered at the turn from forward to backward. Not given, it is true, except for
