@@ -1,6 +1,7 @@
 #include "sim/collectives.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -185,10 +186,16 @@ void Hierarchical(const Platform& platform, const ModelParams& params, const Col
   const std::string peer_tag = call.tag + "/l" + std::to_string(local_index);
   const bool intra = local.size() > 1, inter = peers.size() > 1;
   // One node: reduce-scatter then all-gather on the same links, nothing to
-  // pipeline.
-  const int all_pieces = inter ? HierarchicalPieces(call.bytes, params) : 1;
+  // pipeline. Decided for the whole group, so that every member walks the same pieces (a
+  // member with no peer on other nodes, where nodes hold different numbers of members, still
+  // takes part in its node's phases).
+  const int all_pieces = by_node.size() > 1 ? HierarchicalPieces(call.bytes, params) : 1;
   const int pieces = call.max_chunks > 0 ? std::min(all_pieces, call.max_chunks) : all_pieces;
   const double piece = call.bytes / all_pieces;
+  // The inter-node shard: 1 / (members of a node) of a piece, the same for every peer (on
+  // uneven nodes the largest node's count, so that the peers' trees agree).
+  size_t most = 1;
+  for (const auto& [node, members] : by_node) most = std::max(most, members.size());
   auto call_for = [&](int phase, int k) {
     const std::string p = "/p" + std::to_string(k);
     if (phase == 0) {
@@ -196,7 +203,7 @@ void Hierarchical(const Platform& platform, const ModelParams& params, const Col
                             node_tag + p + "rs"};
     }
     if (phase == 1) {
-      return CollectiveCall{CollKind::kAllReduce, CollAlgo::kTree, piece / local.size(), peers,
+      return CollectiveCall{CollKind::kAllReduce, CollAlgo::kTree, piece / most, peers,
                             peer_tag + p};
     }
     return CollectiveCall{CollKind::kAllGather, CollAlgo::kRing, piece, local, node_tag + p + "ag"};
@@ -365,12 +372,20 @@ double MeasureFastest(const Platform& platform, const ModelParams& params,
   }
   if (!calls.empty() && calls[0].kind == CollKind::kAllReduce) {
     // The hierarchical algorithm needs several members on a node and several
-    // nodes; otherwise it is the ring (one node) or a pipelined tree.
+    // nodes; otherwise it is the ring (one node) or a pipelined tree. It also
+    // needs as many members on every node (NCCL's intra-node phase and
+    // inter-node tree per local index); a group that ends half way through a
+    // node is left to the ring and the tree.
     std::map<int, int> per_node;
     for (int r : calls[0].group) ++per_node[platform.node_of(r)];
-    int most = 0;
-    for (const auto& [node, count] : per_node) most = std::max(most, count);
-    if (per_node.size() > 1 && most > 1) candidates.push_back(CollAlgo::kHierarchical);
+    int most = 0, fewest = std::numeric_limits<int>::max();
+    for (const auto& [node, count] : per_node) {
+      most = std::max(most, count);
+      fewest = std::min(fewest, count);
+    }
+    if (per_node.size() > 1 && most > 1 && fewest == most) {
+      candidates.push_back(CollAlgo::kHierarchical);
+    }
     if (calls[0].bytes <= params.tree_max_bytes) candidates.push_back(CollAlgo::kTree);
   }
   double best = 0;

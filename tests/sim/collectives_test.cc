@@ -446,6 +446,39 @@ TEST(CollectivesTest, FastestAlgorithmDependsOnTheSize) {
   EXPECT_NE(run(1 << 30), CollAlgo::kTree);
 }
 
+// A group that ends half way through a node (4 members on one node of 4, 2 on the next, as a
+// DP group of 3 slots of tp 4 on 8-GPU nodes is): the hierarchical algorithm runs to its end
+// when a scenario fixes it (every member walks the same pieces), and the automatic choice
+// leaves it to the ring and the tree (it needs as many members on every node). Before, the
+// members disagreed on the pieces, the simulation deadlocked, and its cut-short time won.
+TEST(CollectivesTest, UnevenGroupsRunHierarchicalToItsEndAndChooseRingOrTree) {
+  HierarchicalCase c;
+  c.params.hierarchical_piece_bytes = c.S / 8;
+  const std::vector<int> uneven = {0, 1, 2, 3, 4, 5};
+  auto out = RunIsolated([&]() {
+    ConfigureNetworkModel();
+    Platform p = BuildPlatform(ClusterShape{c.type, 2, 1.0, 32}, c.params);
+    auto one = [&](CollAlgo a) {
+      return MeasureConcurrent(p, c.params, {{CollKind::kAllReduce, a, c.S, uneven, "u"}});
+    };
+    CollAlgo algo = CollAlgo::kRing;
+    const double best = MeasureFastest(
+        p, c.params, {{CollKind::kAllReduce, CollAlgo::kRing, c.S, uneven, "f"}}, &algo);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%d %.17g %.17g %.17g", static_cast<int>(algo), best,
+                  one(CollAlgo::kRing), one(CollAlgo::kHierarchical));
+    return std::string(buf);
+  });
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  int algo = 0;
+  double best = 0, ring = 0, hierarchical = 0;
+  std::sscanf(out->c_str(), "%d %lf %lf %lf", &algo, &best, &ring, &hierarchical);
+  EXPECT_NE(static_cast<CollAlgo>(algo), CollAlgo::kHierarchical);
+  EXPECT_DOUBLE_EQ(best, ring);  // above tree_max_bytes: the ring is the only other candidate
+  // It ran to its end: at least the time of a quarter of the buffer through the node's NIC.
+  EXPECT_GT(hierarchical, c.S / 4 / c.nic);
+}
+
 // The long-pipeline shortcut of the tree against every chunk simulated.
 TEST(CollectivesTest, LongTreeShortcutMatchesEveryChunkSimulated) {
   InstanceType t = SwitchNode(1, 100);
