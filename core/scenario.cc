@@ -713,7 +713,7 @@ class ScenarioParser {
   // (sim::KeepsStageUnsharded): resharding there is not modelled.
   Status CheckReshard() {
     ParallelConfig& p = out_.parallel;
-    const bool pipelined_fsdp2 = p.zero_stage == 3 && p.zero_impl == ZeroImpl::kFsdp2 && p.pp > 1;
+    const bool pipelined_fsdp2 = PipelinedFsdp2(p);
     const JsonValue* given = parallel_->Find("reshard_after_forward");
     if (!given) {
       p.reshard_after_forward = !pipelined_fsdp2;

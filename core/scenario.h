@@ -266,6 +266,13 @@ struct ParallelConfig {
   int parameter_servers = 0;
 };
 
+// FSDP2 under a pipeline (ZeRO-3, zero_impl fsdp2, pp > 1), which trainsim models as
+// torch.distributed.pipelining and torchtitan run it (sim::KeepsStageUnsharded): the parser
+// keeps reshard_after_forward false for it.
+inline bool PipelinedFsdp2(const ParallelConfig& p) {
+  return p.zero_stage == 3 && p.zero_impl == ZeroImpl::kFsdp2 && p.pp > 1;
+}
+
 // The one microbatch count: microbatches each pipeline (each data-parallel replica) runs per
 // step, global_batch / (dp x micro_batch); without a pipeline, the gradient accumulation steps.
 inline int64_t MicrobatchesPerPipeline(int64_t global_batch, int dp, int micro_batch) {
@@ -326,7 +333,8 @@ struct Scenario {
   int shard_degree() const { return parallel.shard_group > 0 ? parallel.shard_group : replicas(); }
   int shard_replicas() const { return replicas() / shard_degree(); }
   int expert_tp() const { return parallel.expert_tp > 0 ? parallel.expert_tp : parallel.tp; }
-  // GPUs of a stage that hold the same routed experts (the expert-data-parallel group).
+  // GPUs of a stage that hold the same routed experts (the expert-data-parallel group, over
+  // which their gradients are reduced and their ZeRO state sharded; at least 1).
   int expert_replicas() const { return parallel.tp * replicas() / (expert_tp() * parallel.ep); }
   // How much slower GPU `rank` computes (the largest straggler factor that
   // covers it; 1 for none).

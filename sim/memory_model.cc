@@ -219,8 +219,8 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
     const double unit = LargestUnitParams(s, share) * WeightBytesPerParam(p);
     // The routed experts (expert parallelism) shard over the GPUs that hold them.
     const double experts = share.expert_params * WeightBytesPerParam(p);
-    double weight_shard = (mem.weights_bytes - experts) / shards + experts / ExpertShards(s);
-    double grad_shard = mem.gradients_bytes - experts / shards + experts / ExpertShards(s);
+    double weight_shard = (mem.weights_bytes - experts) / shards + experts / s.expert_replicas();
+    double grad_shard = mem.gradients_bytes - experts / shards + experts / s.expert_replicas();
     if (s.training.offload_params) {
       mem.host_bytes += weight_shard + grad_shard;
       weight_shard = grad_shard = 0;

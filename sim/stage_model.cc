@@ -122,7 +122,7 @@ StageShare MakeStageShare(const Scenario& s, int stage) {
   sh.optimizer_params = sh.params;
   if (s.parallel.zero_stage >= 1) {  // routed experts over the GPUs that hold them
     sh.optimizer_params =
-        (sh.params - sh.expert_params) / s.shard_degree() + sh.expert_params / ExpertShards(s);
+        (sh.params - sh.expert_params) / s.shard_degree() + sh.expert_params / s.expert_replicas();
   }
   return sh;
 }
@@ -306,13 +306,8 @@ UnitCalls ShardedUnitCalls(const Scenario& s, double unit_bytes) {
   return calls;
 }
 
-int ExpertShards(const Scenario& s) {
-  return std::max(1, s.parallel.tp * s.parallel.dp / (s.expert_tp() * s.parallel.ep));
-}
-
 bool KeepsStageUnsharded(const Scenario& s) {
-  return s.parallel.zero_stage == 3 && s.parallel.zero_impl == ZeroImpl::kFsdp2 &&
-         s.parallel.pp > 1 && s.shard_degree() > 1;
+  return PipelinedFsdp2(s.parallel) && s.shard_degree() > 1;
 }
 
 bool UpdatesGatheredInForward(const Scenario& s) {

@@ -151,9 +151,6 @@ UnitCalls ShardedUnitCalls(const Scenario& s, double unit_bytes);
 // are reduce-scattered together after the chunk's last backward (docs/framework-facts.md
 // section 3).
 bool KeepsStageUnsharded(const Scenario& s);
-// The GPUs a routed expert's ZeRO state is sharded over (expert parallelism): those of a
-// stage's tp x dp that hold the same experts, tp x dp / (expert_tp x ep), at least 1.
-int ExpertShards(const Scenario& s);
 
 // ZeRO-1/2 with parallel.overlap_param_gather (and more than one replica): the weights the
 // optimizer updated are gathered layer by layer during the next step's first forward pass,
