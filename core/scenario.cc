@@ -381,6 +381,9 @@ class ScenarioParser {
                          "only (it is \"",
                          ToString(t.recompute), "\")"));
     }
+    if (const JsonValue* modules = training_->Find("recompute_modules")) {
+      if (Status s = ReadRecomputeModules(*modules); !s.ok()) return s;
+    }
     if (Status s = CheckFlashAttention(); !s.ok()) return s;
     if (IsOpLevelPolicy(t.recompute) && !t.flash_attention) {
       return ErrorAt(file_, training_->Find("recompute")->pos,
@@ -393,6 +396,64 @@ class ScenarioParser {
       return ErrorAt(file_, kernel->pos,
                      "training.attention_kernel: applies with training.flash_attention true "
                      "only (flash attention is off for this scenario)");
+    }
+    return Status::Ok();
+  }
+
+  // ["mla_up_proj", "mlp", "moe"]: Megatron-Core's module names; each must apply to the model.
+  Status ReadRecomputeModules(const JsonValue& list) {
+    TrainingConfig& t = out_.training;
+    if (t.recompute != Recompute::kSelective) {
+      return ErrorAt(file_, list.pos,
+                     Cat("training.recompute_modules: applies with training.recompute "
+                         "\"selective\" only (it is \"",
+                         ToString(t.recompute), "\")"));
+    }
+    if (!list.is_array() || list.items.empty()) {
+      return ErrorAt(file_, list.pos,
+                     Cat("training.recompute_modules: expected a non-empty array of module "
+                         "names, got ",
+                         list.is_array() ? std::string("an empty array") : Describe(list)));
+    }
+    const ModelSpec& m = out_.model;
+    t.recompute_modules = 0;
+    for (std::size_t i = 0; i < list.items.size(); ++i) {
+      const JsonValue& item = list.items[i];
+      const std::string where = Cat("training.recompute_modules[", i, "]");
+      int bit = 0;
+      while (bit < kRecomputeModuleCount &&
+             !(item.is_string() && item.text == RecomputeModuleName(bit))) {
+        ++bit;
+      }
+      if (bit == kRecomputeModuleCount) {
+        std::string names;
+        for (int b = 0; b < kRecomputeModuleCount; ++b)
+          names += Cat(b ? ", " : "", "\"", RecomputeModuleName(b), "\"");
+        return ErrorAt(file_, item.pos, Cat(where, ": expected one of ", names, ", got ",
+                                            Describe(item)));
+      }
+      const unsigned module = 1u << bit;
+      if (t.recompute_modules & module) {
+        return ErrorAt(file_, item.pos, Cat(where, ": \"", RecomputeModuleName(bit),
+                                            "\" is listed twice"));
+      }
+      const bool moe = m.experts > 0;
+      const char* missing = module == kRecomputeMlaUpProj && m.kv_lora_rank == 0
+                                ? "multi-latent attention (model.kv_lora_rank)"
+                            : (module == kRecomputeMoe || module == kRecomputeMoeAct) && !moe
+                                ? "MoE layers (model.experts)"
+                            : module == kRecomputeSharedExperts && m.shared_experts == 0
+                                ? "shared experts (model.shared_experts)"
+                            : module == kRecomputeMlp && moe && m.dense_layers == 0 &&
+                                      m.moe_every == 1
+                                ? "dense MLP layers"
+                                : nullptr;
+      if (missing) {
+        return ErrorAt(file_, item.pos, Cat(where, ": \"", RecomputeModuleName(bit),
+                                            "\" needs a model with ", missing, "; ",
+                                            m.name.empty() ? "this one" : m.name, " has none"));
+      }
+      t.recompute_modules |= module;
     }
     return Status::Ok();
   }
@@ -1165,6 +1226,12 @@ const char* ToString(Schedule s) {
       return "interleaved";
   }
   return "?";
+}
+
+const char* RecomputeModuleName(int bit) {
+  static constexpr const char* kNames[kRecomputeModuleCount] = {
+      "core_attn", "layernorm", "mla_up_proj", "mlp", "moe", "moe_act", "shared_experts"};
+  return bit >= 0 && bit < kRecomputeModuleCount ? kNames[bit] : "?";
 }
 
 const char* ToString(Recompute r) {

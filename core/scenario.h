@@ -64,6 +64,22 @@ enum class Recompute {
   kSaveDotExceptMlpWi
 };
 inline constexpr int kRecomputeModes = 6;
+// Megatron-Core's `--recompute-modules` (training.recompute_modules, with recompute
+// "selective"): the parts of every layer whose activations the backward recomputes instead of
+// keeping (transformer_config.py, `recompute_modules`). kCoreAttn alone is Megatron's default
+// and trainsim's "selective" before the field existed. A set, as bits.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,       // the attention core (scores, softmax, AV)
+  kRecomputeLayernorm = 1u << 1,      // both norms' outputs
+  kRecomputeMlaUpProj = 1u << 2,      // MLA's query and key/value up-projections (and RoPE)
+  kRecomputeMlp = 1u << 3,            // a dense layer's MLP
+  kRecomputeMoe = 1u << 4,            // an MoE layer's MLP: router, dispatch, experts, combine
+  kRecomputeMoeAct = 1u << 5,         // the experts' activation function
+  kRecomputeSharedExperts = 1u << 6,  // the shared experts
+};
+inline constexpr int kRecomputeModuleCount = 7;
+// The names a file gives them, in bit order.
+const char* RecomputeModuleName(int bit);
 // MaxText's policies.
 inline bool KeepsProjections(Recompute r) {
   return r == Recompute::kSaveDotExceptMlp || r == Recompute::kSaveDotExceptMlpWi;
@@ -121,6 +137,8 @@ struct TrainingConfig {
   // ...; torchtitan's layer-level selective checkpointing, selective_ac_option "k"); the
   // others keep all their activations. 1 = every layer.
   int recompute_every = 1;
+  // With recompute "selective": the RecomputeModule bits; the attention core alone by default.
+  unsigned recompute_modules = kRecomputeCoreAttn;
   bool sequence_parallel = false;
   // The layers apply dropout (hidden and attention dropout above 0): each keeps its 1-byte
   // masks for the backward. false: dropout probability 0 (MPT, most Llama-style recipes),
@@ -172,6 +190,11 @@ struct TrainingConfig {
   // for. Not a sourced default: give your router's measured figure.
   double moe_imbalance = 1.0;
 };
+
+// Whether the backward recomputes `module` of every layer (recompute "selective" only).
+inline bool Recomputes(const TrainingConfig& t, RecomputeModule module) {
+  return t.recompute == Recompute::kSelective && (t.recompute_modules & module) != 0;
+}
 
 // A slower node or GPU: its compute takes `slowdown` times as long.
 struct Straggler {

@@ -155,6 +155,8 @@ std::vector<ScenarioField> MakeTable() {
       Ints(Field<kT, &T::recompute_every>("training.recompute_every",
                                           "Recompute every k-th layer (full only)", "1"),
            1, kMaxInt),
+      List("training.recompute_modules", "Recomputed modules (selective only)",
+           "`[\"core_attn\"]`"),
       Field<kT, &T::sequence_parallel>("training.sequence_parallel", "Sequence parallel",
                                        "`false`"),
       Field<kT, &T::dropout>("training.dropout", "Dropout", "`true`"),

@@ -222,6 +222,12 @@ BundleFile MegatronArgs(const JobFacts& f) {
                        "--recompute-num-layers", "1"});
   } else if (t.recompute == Recompute::kSelective) {
     a.insert(a.end(), {"--recompute-granularity", "selective"});
+    if (t.recompute_modules != kRecomputeCoreAttn) {  // Megatron-Core's default otherwise
+      a.push_back("--recompute-modules");
+      for (int bit = 0; bit < kRecomputeModuleCount; ++bit) {
+        if (t.recompute_modules & (1u << bit)) a.push_back(RecomputeModuleName(bit));
+      }
+    }
   }
   for (const std::string& w : PrecisionArgs(t.precision)) a.push_back(w);
   // The attention kernel the plan was simulated with.

@@ -88,10 +88,14 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
     return 2 * sb * h / sp_divisor + 2 * sb * qkv / t + 2 * sb * h + down;
   }
 
+  // Selective recompute's modules (training.recompute_modules) drop what they recompute.
+  const unsigned modules = mode == Recompute::kSelective ? s.training.recompute_modules : 0;
   // Not split by tp (split by t only with SP): 2 norm inputs (4sbh), QKV input (2sbh),
-  // MLP input (2sbh), two dropout masks (2sbh; none without dropout).
+  // MLP input (2sbh), two dropout masks (2sbh; none without dropout). "layernorm" drops the
+  // QKV and MLP inputs, the two norms' outputs.
   const bool dropout = s.training.dropout;
-  const double replicated = (dropout ? 10 : 8) * sb * h;
+  const double replicated =
+      ((dropout ? 10 : 8) - (modules & kRecomputeLayernorm ? 4 : 0)) * sb * h;
   // Split by tp: Q, K, V and the output projection input (8sbh); MLP intermediates:
   // GELU input + fc2 input (4sbf), or SwiGLU's fused gate/up input + fc2 input (6sbf).
   // Flash attention takes K and V at their own width (grouped-query attention is not
@@ -100,21 +104,32 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   // (QkWidth, VWidth), and the two latents, which every TP rank holds whole.
   const bool flash = s.training.flash_attention;
   const double kv = flash ? KvDim(m) : h;
-  const double mlp_inner = (m.mlp == MlpKind::kSwiGlu ? 6 : 4) * rows * f;
+  // "mlp" (a dense layer) and "moe" (an MoE layer) keep none of the MLP's intermediates,
+  // "moe_act" not the routed experts' activation output, "shared_experts" none of theirs.
+  const double per_row = m.mlp == MlpKind::kSwiGlu ? 6 : 4;
+  const double shared_rows = moe ? sb * m.shared_experts : 0;
+  const bool drops_mlp = modules & (moe ? kRecomputeMoe : kRecomputeMlp);
+  double mlp_inner = drops_mlp ? 0 : per_row * rows * f;
+  if (!drops_mlp && moe && (modules & kRecomputeMoeAct)) mlp_inner -= 2 * (rows - shared_rows) * f;
+  if (!drops_mlp && (modules & kRecomputeSharedExperts)) mlp_inner -= per_row * shared_rows * f;
+  // "mla_up_proj" keeps the latents, not the queries, keys and values projected out of them.
   const double attention =
-      m.kv_lora_rank > 0 ? 2 * sb * (2 * QkWidth(m) + 2 * VWidth(m)) : 2 * sb * (h + 2 * kv + h);
+      m.kv_lora_rank == 0                ? 2 * sb * (h + 2 * kv + h)
+      : modules & kRecomputeMlaUpProj    ? 2 * sb * VWidth(m)
+                                         : 2 * sb * (2 * QkWidth(m) + 2 * VWidth(m));
   const double latents =
       m.kv_lora_rank > 0 ? 2 * sb * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0;
   // MoE: the experts' input, every routed token's hidden state in expert order (2 sb k h,
   // kept by every TP rank) and the router's fp32 probabilities (4 sb E).
-  const double moe_inputs = moe ? 2 * routed * h + 4 * sb * m.experts : 0;
+  const double moe_inputs = moe && !drops_mlp ? 2 * routed * h + 4 * sb * m.experts : 0;
   const double split = attention + mlp_inner;
   // Attention scores: softmax output (2as^2b), its dropout mask (as^2b), dropout output
   // (2as^2b); without dropout the softmax output alone. Dropped by selective recompute; never
   // stored with flash attention.
   const double score_bytes = dropout ? 5.0 : 2.0;
-  const double scores =
-      mode == Recompute::kNone && !flash ? score_bytes * m.heads * m.seq_len * sb : 0;
+  const bool keeps_scores = mode == Recompute::kNone ||
+                            (mode == Recompute::kSelective && !(modules & kRecomputeCoreAttn));
+  const double scores = keeps_scores && !flash ? score_bytes * m.heads * m.seq_len * sb : 0;
   return (replicated + latents + moe_inputs) / sp_divisor + (split + scores) / t;
 }
 
@@ -147,6 +162,10 @@ double TransformerStageActivations(const Scenario& s, const StageShare& share, d
   if (share.recomputed_layers > 0 || (IsOpLevelPolicy(s.training.recompute) && layers > 0)) {
     // The layer being recomputed materialises all of its activations for one microbatch.
     bytes += LayerBytes(s, Recompute::kNone, moe > 0);
+  } else if (s.training.recompute == Recompute::kSelective &&
+             s.training.recompute_modules != kRecomputeCoreAttn && layers > 0) {
+    // The modules being recomputed materialise what they dropped, one layer at a time.
+    bytes += LayerBytes(s, Recompute::kNone, moe > 0) - LayerBytes(s, Recompute::kSelective, moe > 0);
   }
   if (s.parallel.cp > 1 && layers > 0) {
     // Context parallelism: the layer whose attention runs holds the keys and values of the

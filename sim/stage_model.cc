@@ -205,6 +205,17 @@ void MoeMlpBlock(const Scenario& s, LayerPass* pass, double seconds, const Layer
   }
 }
 
+// The MLP block of a forward pass, with `seconds` of compute.
+void MlpForward(const Scenario& s, LayerPass* pass, double seconds, const LayerCost& c) {
+  pass->Open(PassStep::Block::kMlp);
+  if (c.moe && s.parallel.tp > 1) {
+    MoeMlpBlock(s, pass, seconds, c);
+    return;
+  }
+  Block(s, pass, seconds, c.tp_bytes, c.mlp_in_gemm_s, c.mlp_out_gemm_s);
+  ExpertExchanges(pass, c);
+}
+
 }  // namespace
 
 // Context parallelism: the attention core runs on each key/value chunk as the ring brings it
@@ -218,13 +229,13 @@ LayerPass ForwardPass(const Scenario& s, const LayerCost& c) {
   } else {
     Block(s, &pass, c.attn_fwd_s, c.tp_bytes, c.attn_in_gemm_s, c.attn_out_gemm_s);
   }
-  pass.Open(PassStep::Block::kMlp);
-  if (c.moe && s.parallel.tp > 1) {
-    MoeMlpBlock(s, &pass, c.mlp_fwd_s, c);
-    return pass;
-  }
-  Block(s, &pass, c.mlp_fwd_s, c.tp_bytes, c.mlp_in_gemm_s, c.mlp_out_gemm_s);
-  ExpertExchanges(&pass, c);
+  MlpForward(s, &pass, c.mlp_fwd_s, c);
+  return pass;
+}
+
+LayerPass MlpRecomputePass(const Scenario& s, const LayerCost& c) {
+  LayerPass pass;
+  MlpForward(s, &pass, c.mlp_replay_s, c);
   return pass;
 }
 

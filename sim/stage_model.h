@@ -208,6 +208,9 @@ class LayerPass {
 // an MoE layer's dispatch and combine (docs/model.md section 2).
 LayerPass ForwardPass(const Scenario& s, const LayerCost& c);
 LayerPass BackwardPass(const Scenario& s, const LayerCost& c);
+// The MLP block that selective recompute runs again ("mlp", "moe": LayerCost::mlp_replay_s of
+// compute, with the block's TP and EP exchanges).
+LayerPass MlpRecomputePass(const Scenario& s, const LayerCost& c);
 
 // A collective running beside `compute_s` of compute takes ModelParams::comm_compute_share
 // of the GPU while it is in flight (the simulator's Occupying, sim/engine.cc): the compute

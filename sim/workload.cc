@@ -89,6 +89,53 @@ MlpShape MlpGemms(const Scenario& s, double tokens, bool moe) {
 
 }  // namespace
 
+// Fills c's selective-recompute figures (LayerCost::selective_recompute_s, mlp_replay_s and
+// selective_recompute_flops) from its forward's parts: `norm`, `residual` and `act` are the
+// bytes one norm, one residual add and the MLP's activation function move; c's forward figures
+// are set. The FLOPs leave out the attention core's, which BuildStepProgram counts from the
+// model.
+void SelectiveRecompute(const Scenario& s, const ComputeModel& cm,
+                        const std::vector<GemmDims>& attn_in, const MlpShape& mlp,
+                        double norm, double residual, double act, LayerCost* c) {
+  const TrainingConfig& t = s.training;
+  if (t.recompute != Recompute::kSelective) return;
+  const ModelSpec& m = s.model;
+  if (Recomputes(t, kRecomputeCoreAttn) && !t.flash_attention) {
+    c->selective_recompute_s += c->core_fwd_s;
+  }
+  if (Recomputes(t, kRecomputeLayernorm)) c->selective_recompute_s += 2 * cm.MemorySeconds(norm);
+  if (Recomputes(t, kRecomputeMlaUpProj) && m.kv_lora_rank > 0) {
+    // The up-projections out of the latents: AttentionInGemms lists the query's down and up
+    // projections (or one query projection without q_lora_rank), then the key/value ones.
+    std::vector<GemmDims> up = {attn_in.back()};
+    if (m.q_lora_rank > 0) up.push_back(attn_in[1]);
+    c->selective_recompute_s += cm.GemmSeconds(up);
+    c->selective_recompute_flops += Flops(up);
+  }
+  const bool replay = c->moe ? Recomputes(t, kRecomputeMoe) : Recomputes(t, kRecomputeMlp);
+  if (replay) {
+    // The block's forward but its norm and residual add, which Megatron-Core's MLP and MoE
+    // modules do not contain.
+    c->mlp_replay_s = c->mlp_fwd_s - cm.MemorySeconds(norm) - cm.MemorySeconds(residual);
+    c->selective_recompute_flops += Flops(mlp.gemms);
+    return;
+  }
+  if (!c->moe) return;
+  const double shared_rows = MicrobatchTokens(s) * m.shared_experts;
+  const double routed_share = (mlp.rows - shared_rows) / mlp.rows;
+  if (Recomputes(t, kRecomputeMoeAct)) {
+    c->selective_recompute_s += cm.MemorySeconds(act * routed_share);
+  }
+  if (Recomputes(t, kRecomputeSharedExperts) && shared_rows > 0) {
+    // The shared experts' two GEMMs (the last of each projection's list) and activation.
+    const std::vector<GemmDims> shared = {mlp.gemms[mlp.gemms.size() / 2],
+                                          mlp.gemms.back()};
+    c->selective_recompute_s +=
+        cm.GemmSeconds(shared) + cm.MemorySeconds(act * (1 - routed_share));
+    c->selective_recompute_flops += Flops(shared);
+  }
+}
+
 LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool moe) {
   const ModelSpec& m = s.model;
   const double b = s.training.micro_batch, seq = m.seq_len, h = m.hidden, t = s.parallel.tp;
@@ -153,7 +200,6 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
     flash_bwd_s = core.AttentionSeconds(2.5 * (scores + av), 3 * q + k_v + logsumexp + q + k_v);
   } else {
     c.core_fwd_s = core_gemm_s(scores) + core_gemm_s(av) + cm.MemorySeconds(softmax);
-    c.selective_recompute_s = c.core_fwd_s;
   }
   c.attn_fwd_s =
       cm.MemorySeconds(norm) + qkv_s + c.core_fwd_s + proj_s + cm.MemorySeconds(residual);
@@ -222,6 +268,7 @@ LayerCost TransformerLayerCost(const Scenario& s, const ComputeModel& cm, bool m
     if (s.expert_tp() > 1) c.moe_tp_bytes = routed_bytes;  // expert_tp 1: no TP exchange
     c.moe = true;
   }
+  SelectiveRecompute(s, cm, attn_in, mlp_shape, norm, residual, act, &c);
   return c;
 }
 
@@ -808,6 +855,7 @@ void Backward(Emitter& em, const Scenario& s, const StageWork& sm, const Pass& p
         EmitPass(em, OpPhase::kRecompute, mb, ForwardPass(s, c));
       } else if (s.training.recompute == Recompute::kSelective) {
         em.Compute(OpPhase::kRecompute, mb, c.selective_recompute_s);
+        if (c.mlp_replay_s > 0) EmitPass(em, OpPhase::kRecompute, mb, MlpRecomputePass(s, c));
       } else if (s.training.recompute == Recompute::kSelectiveOp) {
         em.Compute(OpPhase::kRecompute, mb, c.op_recompute_s);
       } else if (KeepsProjections(s.training.recompute)) {
@@ -1194,7 +1242,13 @@ Expected<StepProgram> BuildStepProgram(const Scenario& s, const ModelParams& par
       }
       recompute = (fwd - logits) * recomputed / m.layers;
     }
-    if (s.training.recompute == Recompute::kSelective && !flash) recompute = 2 * scores;
+    if (Recomputes(s.training, kRecomputeCoreAttn) && !flash) recompute = 2 * scores;
+    if (s.training.recompute == Recompute::kSelective) {  // the other modules', per GPU
+      const int moe_layers = MoeLayerCount(m, 0, m.layers);
+      const double units = s.parallel.tp * s.parallel.cp * prog.samples / s.training.micro_batch;
+      recompute += units * ((m.layers - moe_layers) * costs.layer.selective_recompute_flops +
+                            moe_layers * costs.moe_layer.selective_recompute_flops);
+    }
     if (s.training.recompute == Recompute::kSelectiveOp) {  // wk, wo and w3 (or w2 with GELU)
       const double kv = KvDim(m);
       recompute = 2 * seq * h * (kv + h + m.ffn_hidden) * m.layers * prog.samples;

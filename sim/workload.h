@@ -108,9 +108,16 @@ struct LayerCost {
   double attn_fwd_s = 0, mlp_fwd_s = 0;  // forward blocks (GEMMs + memory-bound ops)
   double attn_bwd_s = 0, mlp_bwd_s = 0;
   double core_fwd_s = 0;  // attention core forward (scores, softmax, AV), in attn_fwd_s
-  // What selective recompute re-runs before the backward: core_fwd_s, or nothing with flash
-  // attention (whose backward kernel recomputes the scores itself, inside attn_bwd_s).
+  // What selective recompute (training.recompute_modules) re-runs before the backward on the
+  // compute stream: the attention core (core_attn; nothing with flash attention, whose backward
+  // kernel recomputes the scores itself, inside attn_bwd_s), both norms (layernorm), MLA's
+  // up-projections (mla_up_proj), the experts' activation (moe_act), the shared experts
+  // (shared_experts). mlp_replay_s: the MLP block's forward compute that "mlp" (a dense layer)
+  // or "moe" (an MoE layer) runs again with its TP and EP exchanges (MlpRecomputePass); 0 when
+  // it is kept. selective_recompute_flops: their GEMM FLOPs on this GPU.
   double selective_recompute_s = 0;
+  double mlp_replay_s = 0;
+  double selective_recompute_flops = 0;
   // What torchtitan's op-level selective checkpointing (recompute "selective_op") re-runs:
   // the layer's forward but the attention core and the saved GEMMs (docs/model.md section 2).
   double op_recompute_s = 0;

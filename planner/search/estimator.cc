@@ -325,8 +325,8 @@ StageMicrobatch StepModel::StageCompute(const sim::StageShare& share) const {
   if (s_.training.recompute == Recompute::kFull) {
     mb.recompute_s = fwd * share.recomputed_layers / layers;
   } else if (s_.training.recompute == Recompute::kSelective) {
-    mb.recompute_s =
-        SumLayers(share, [](const sim::LayerCost& c) { return c.selective_recompute_s; });
+    mb.recompute_s = SumLayers(
+        share, [](const sim::LayerCost& c) { return c.selective_recompute_s + c.mlp_replay_s; });
   } else if (s_.training.recompute == Recompute::kSelectiveOp) {
     mb.recompute_s = SumLayers(share, [](const sim::LayerCost& c) { return c.op_recompute_s; });
   } else if (KeepsProjections(s_.training.recompute)) {
@@ -356,6 +356,18 @@ double StepModel::StageComm(const sim::StageShare& share) const {
   // EP: each MoE layer's pass exchanges, forward and backward; recomputed layers exchange
   // their tokens again, in proportion.
   tp_s += comm_.ep_pass * moe * (2.0 + static_cast<double>(recomputed) / layers);
+  // Selective recompute's MLP replays ("mlp", "moe"): the block's exchanges again, about half
+  // a forward pass's TP traffic, and the MoE layers' tokens.
+  const TrainingConfig& t = s_.training;
+  const int replayed = (Recomputes(t, kRecomputeMlp) ? layers - moe : 0) +
+                       (Recomputes(t, kRecomputeMoe) ? moe : 0);
+  if (replayed > 0) {
+    const double tp_pass = TpOverlap() ? sum(&LayerTp::beyond_fwd) / layers
+                                       : s_.parallel.tp > 1 ? sum(&LayerTp::blocking) / layers
+                                                            : 0;
+    tp_s += replayed * tp_pass / 2;
+    if (Recomputes(t, kRecomputeMoe)) tp_s += comm_.ep_pass * moe;
+  }
   // CP: each forward pass's K/V ring beyond the core it is pipelined with; the
   // backward's, and the gradients' way back.
   tp_s += forward_passes * comm_.cp_fwd + layers * comm_.cp_bwd;

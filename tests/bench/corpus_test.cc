@@ -75,9 +75,6 @@ TEST(CorpusTest, EveryTrainingPointIsAValidScenario) {
 // These still do not, each with how far over and the mechanisms suspected, not yet confirmed
 // (docs/validation.md section 0.4); the list only shrinks, and a point that fits must leave it.
 const std::map<std::string, std::string> kRefusedThoughTheyRan = {
-    {"moe-deepseek-v3/pretraining-2048-h800",
-     "122.3 GiB: DualPipe, recomputed norms and MLA up-projections and FP8-cached activations "
-     "are not expressible"},
     {"dgxc-v24-paxml/gpt3-175b-fp8-128gpu",
      "86.6 GiB; suspected: XLA plans its memory statically, without a caching allocator's "
      "fragmentation"},

@@ -370,6 +370,43 @@ std::vector<FailCase> TrainingCases() {
            kP4dX128),
        "x.json:2:79: training.recompute_every: applies with training.recompute \"full\" only (it "
        "is \"selective\")"},
+      {"recompute_modules without selective recompute",
+       Doc(kGpt3, R"({"global_batch": 8, "recompute": "full", "recompute_modules": ["mlp"]})",
+           kP4dX128),
+       "x.json:2:76: training.recompute_modules: applies with training.recompute \"selective\" only "
+       "(it is \"full\")"},
+      {"recompute_modules not an array",
+       Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective", "recompute_modules": "mlp"})",
+           kP4dX128),
+       "x.json:2:81: training.recompute_modules: expected a non-empty array of module names, "
+       "got \"mlp\""},
+      {"recompute_modules empty",
+       Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective", "recompute_modules": []})",
+           kP4dX128),
+       "x.json:2:81: training.recompute_modules: expected a non-empty array of module names, "
+       "got an empty array"},
+      {"unknown recompute module",
+       Doc(kGpt3,
+           R"({"global_batch": 8, "recompute": "selective", "recompute_modules": ["mlp", "ffn"]})",
+           kP4dX128),
+       "x.json:2:89: training.recompute_modules[1]: expected one of \"core_attn\", \"layernorm\", "
+       "\"mla_up_proj\", \"mlp\", \"moe\", \"moe_act\", \"shared_experts\", got \"ffn\""},
+      {"recompute module twice",
+       Doc(kGpt3,
+           R"({"global_batch": 8, "recompute": "selective", "recompute_modules": ["mlp", "mlp"]})",
+           kP4dX128),
+       "x.json:2:89: training.recompute_modules[1]: \"mlp\" is listed twice"},
+      {"mla_up_proj without MLA",
+       Doc(kGpt3,
+           R"({"global_batch": 8, "recompute": "selective", "recompute_modules": ["mla_up_proj"]})",
+           kP4dX128),
+       "x.json:2:82: training.recompute_modules[0]: \"mla_up_proj\" needs a model with "
+       "multi-latent attention (model.kv_lora_rank); gpt3-175b has none"},
+      {"moe on a dense model",
+       Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective", "recompute_modules": ["moe"]})",
+           kP4dX128),
+       "x.json:2:82: training.recompute_modules[0]: \"moe\" needs a model with MoE layers "
+       "(model.experts); gpt3-175b has none"},
       {"selective_op without flash attention",
        Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective_op", "flash_attention": false})",
            kP4dX128),
@@ -396,7 +433,8 @@ std::vector<FailCase> TrainingCases() {
        "x.json:2:55: training.sequence_parallel: expected true or false, got \"yes\""},
       {"unknown training field", Doc(kGpt3, R"({"global_bach": 8})", kP4dX128),
        "x.json:2:15: unknown field training.global_bach (known: global_batch, micro_batch, "
-       "precision, optimizer, optimizer_state, recompute, recompute_every, sequence_parallel, "
+       "precision, optimizer, optimizer_state, recompute, recompute_every, recompute_modules, "
+       "sequence_parallel, "
        "dropout, flash_attention, "
        "attention_kernel, grad_reduce_dtype, fp8_scaling, memory_format, tokens, samples, epochs, "
        "dataset_samples, input_samples_per_s_per_node, "

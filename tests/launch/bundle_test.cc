@@ -527,6 +527,20 @@ TEST(Configs, MegatronArguments) {
       Make(Variant([](json& j) { j["scenario_json"]["parallel"]["overlap_param_gather"] = true; })),
       "megatron_args.sh");
   EXPECT_TRUE(Contains(overlapped, "  '--overlap-param-gather'\n")) << overlapped;
+  // Selective recompute names its modules where they are not Megatron-Core's default.
+  auto selective = [](const json& modules) {
+    return File(Make(Variant([&](json& j) {
+                  j["scenario_json"]["training"]["recompute"] = "selective";
+                  if (!modules.is_null()) j["scenario_json"]["training"]["recompute_modules"] = modules;
+                  Config(j)["recompute"] = "selective";
+                })),
+                "megatron_args.sh");
+  };
+  const std::string core = selective(nullptr);
+  EXPECT_TRUE(Contains(core, "  '--recompute-granularity' 'selective'\n")) << core;
+  EXPECT_FALSE(Contains(core, "--recompute-modules")) << core;
+  const std::string modules = selective(json::array({"mlp", "layernorm"}));
+  EXPECT_TRUE(Contains(modules, "  '--recompute-modules' 'layernorm'\n  'mlp'\n")) << modules;
 }
 
 // A mixture of experts with expert parallelism: Megatron-Core's MoE arguments (the experts,

@@ -224,6 +224,69 @@ TEST(MemoryModelTest, MaxTextPoliciesKeepTheProjectionsOutputs) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 384);
 }
 
+// Megatron-Core's recompute modules (recompute "selective", training.recompute_modules) on
+// TinyGpt (s 4, h 8, f 32, b 1, t 1, GELU, dropout) with flash attention, 1120 bytes a layer
+// kept without recompute: the default, the attention core, drops nothing there; "mlp" drops
+// the MLP's intermediates 4sbf (512), "layernorm" the QKV and MLP inputs 4sbh (128). The stage
+// adds the dropped bytes of one layer, what its recompute materialises again.
+TEST(MemoryModelTest, RecomputeModulesDropWhatTheyRecompute) {
+  Scenario s = OnOneGpu(TinyGpt());
+  s.training.flash_attention = true;
+  s.training.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 1120);
+  EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 2 * 1120 + 64 + 160);
+  s.training.recompute_modules = kRecomputeMlp;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 1120 - 512);
+  EXPECT_DOUBLE_EQ(ComputeMemory(s).activations_bytes, 2 * 608 + 512 + 64 + 160);
+  s.training.recompute_modules = kRecomputeLayernorm;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 1120 - 128);
+  s.training.recompute_modules = kRecomputeLayernorm | kRecomputeMlp;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), 1120 - 128 - 512);
+  // Without flash attention the scores (5 a s sb = 160) go only with "core_attn".
+  s.training.flash_attention = false;
+  Scenario none = s;
+  none.training.recompute = Recompute::kNone;
+  s.training.recompute_modules = kRecomputeMlp;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), LayerActivationBytes(none, 1) - 512);
+  s.training.recompute_modules = kRecomputeMlp | kRecomputeCoreAttn;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(s, 1), LayerActivationBytes(none, 1) - 512 - 160);
+}
+
+// The MoE and MLA modules on an MoE layer of TinyGpt with 4 experts of f 16, 2 per token and a
+// shared one (sb k = 8 routed rows, 12 in all) and MLA attention of 2 heads (q/k 4 + 2 rotary
+// wide, v 4: QkWidth 12, VWidth 8): "moe" drops the MLP's intermediates 4 x 12 x 16 (768), the
+// routed inputs 2 x 8 x h (128) and the router's fp32 probabilities 4 sb E (64); "moe_act" the
+// routed rows' activation output 2 x 8 x 16 (256); "shared_experts" the shared rows'
+// intermediates 4 sb 16 (256); "mla_up_proj" the queries, keys and values 2 sb (2 x 12 + 8)
+// (256), keeping the output projection's input.
+TEST(MemoryModelTest, MoeAndMlaRecomputeModules) {
+  ModelSpec m = TinyGpt();
+  m.experts = 4;
+  m.experts_per_token = 2;
+  m.expert_ffn_hidden = 16;
+  m.shared_experts = 1;
+  m.q_lora_rank = 6;
+  m.kv_lora_rank = 4;
+  m.qk_nope_head_dim = 4;
+  m.qk_rope_head_dim = 2;
+  m.v_head_dim = 4;
+  Scenario s = OnOneGpu(m);
+  s.training.flash_attention = true;
+  s.training.recompute = Recompute::kSelective;
+  const double kept = LayerActivationBytes(s, 1, 1);
+  auto dropped = [&](unsigned modules) {
+    s.training.recompute_modules = modules;
+    return kept - LayerActivationBytes(s, 1, 1);
+  };
+  EXPECT_DOUBLE_EQ(dropped(kRecomputeMoe), 768 + 128 + 64);
+  EXPECT_DOUBLE_EQ(dropped(kRecomputeMoeAct), 256);
+  EXPECT_DOUBLE_EQ(dropped(kRecomputeSharedExperts), 256);
+  EXPECT_DOUBLE_EQ(dropped(kRecomputeMoeAct | kRecomputeSharedExperts), 512);
+  EXPECT_DOUBLE_EQ(dropped(kRecomputeMoe | kRecomputeMoeAct), 768 + 128 + 64);
+  EXPECT_DOUBLE_EQ(dropped(kRecomputeMlaUpProj), 256);
+  EXPECT_DOUBLE_EQ(dropped(kRecomputeMlp), 0);  // no dense layer here
+}
+
 // training.recompute_every 2 recomputes every second layer of a stage: of TinyGpt's two, the
 // second keeps only its input (64), the first everything (1248), and the second's recompute
 // needs its working set (1248). With 3 no layer is recomputed: both keep everything and there

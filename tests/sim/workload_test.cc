@@ -485,6 +485,47 @@ TEST(WorkloadTest, MoeLayersComputeTheRouterAndTheExpertsTokensVisit) {
   EXPECT_NEAR(dp_bytes, ParameterCount(s.model) / t * 2, 1e-6 * dp_bytes);
 }
 
+// Megatron-Core's recompute modules on the small MoE model with EP 4: "layernorm" re-runs both
+// norms of every layer, "mlp" the dense layer's MLP and "moe" the MoE layers' (their norm and
+// residual add aside) with the MLP block's exchanges: the MoE layers' dispatch and combine and
+// the TP exchanges run again before each backward. The recomputed GEMMs count in the hardware
+// FLOPs.
+TEST(WorkloadTest, RecomputeModulesReRunTheirParts) {
+  Scenario s = Moe("", R"("tp": 2, "dp": 4, "ep": 4)");
+  s.training.recompute = Recompute::kSelective;
+  const StepProgram kept = Build(s);
+  s.training.recompute_modules = kRecomputeLayernorm | kRecomputeMlp | kRecomputeMoe;
+  const ComputeModel cm = MakeComputeModel(s, ModelParams()).value();
+  const LayerCost dense = TransformerLayerCost(s, cm), moe = TransformerLayerCost(s, cm, true);
+  const double tokens = 1024, h = 1024, e = 2;
+  const double norm_s = cm.MemorySeconds(2 * tokens * h * e);
+  const double residual_s = cm.MemorySeconds(3 * tokens * h * e);
+  for (const LayerCost* c : {&dense, &moe}) {
+    EXPECT_DOUBLE_EQ(c->selective_recompute_s, 2 * norm_s);
+    EXPECT_DOUBLE_EQ(c->mlp_replay_s, c->mlp_fwd_s - norm_s - residual_s);
+  }
+  const StepProgram p = Build(s);
+  const double m = s.microbatches_per_pipeline();
+  double compute = 0;
+  int ep = 0, tp = 0;
+  for (const Op& op : p.stages[0].ops) {
+    if (op.phase != OpPhase::kRecompute) continue;
+    if (op.kind == OpKind::kCompute) compute += op.seconds;
+    ep += op.kind == OpKind::kEpColl;
+    tp += op.kind == OpKind::kTpColl;
+  }
+  EXPECT_NEAR(compute, m * (4 * 2 * norm_s + dense.mlp_replay_s + 3 * moe.mlp_replay_s),
+              1e-9 * compute);
+  EXPECT_EQ(ep, m * 3 * 2);  // dispatch and combine of the 3 MoE layers
+  // The dense MLP's all-reduce; the MoE layers' routed rows gathered and reduce-scattered.
+  EXPECT_EQ(tp, m * (1 + 3 * 2));
+  const double units = 2 * 16;  // tp x microbatches of the whole batch
+  EXPECT_NEAR(p.hardware_flops - kept.hardware_flops,
+              units * (dense.selective_recompute_flops + 3 * moe.selective_recompute_flops),
+              1e-9 * p.hardware_flops);
+  EXPECT_GT(moe.selective_recompute_flops, dense.selective_recompute_flops);
+}
+
 // MoE layers store the experts' input in expert order and the intermediates of every routed
 // token; a stage of them holds more than a stage of dense layers.
 TEST(WorkloadTest, MoeLayersStoreTheirRoutedTokens) {
@@ -720,9 +761,13 @@ TEST(WorkloadTest, FlashAttentionCoreIsOneFusedKernelEachWay) {
     const double on_bwd =
         std::max(gemm(2.5 * 2 * score), memory(8 * q + logsumexp)) + memory(2 * residual);
     EXPECT_NEAR(on.attn_bwd_s - off.attn_bwd_s, on_bwd - off_bwd, 1e-9 * off.attn_bwd_s);
-    // Selective recompute re-runs the unfused core only.
-    EXPECT_DOUBLE_EQ(off.selective_recompute_s, off.core_fwd_s);
-    EXPECT_EQ(on.selective_recompute_s, 0);
+    // Selective recompute re-runs the unfused core only; without it nothing.
+    EXPECT_EQ(off.selective_recompute_s, 0);
+    Scenario selective_off = FlashLayer(seq, false), selective_on = FlashLayer(seq, true);
+    selective_off.training.recompute = selective_on.training.recompute = Recompute::kSelective;
+    EXPECT_DOUBLE_EQ(TransformerLayerCost(selective_off, cm).selective_recompute_s,
+                     off.core_fwd_s);
+    EXPECT_EQ(TransformerLayerCost(selective_on, cm).selective_recompute_s, 0);
     // The MLP and the reported FLOPs do not change.
     EXPECT_DOUBLE_EQ(on.mlp_fwd_s, off.mlp_fwd_s);
     EXPECT_DOUBLE_EQ(on.mlp_bwd_s, off.mlp_bwd_s);
@@ -840,6 +885,7 @@ TEST(WorkloadTest, UnalignedHeadsRunTheAttentionCoreAtTheUnalignedEfficiency) {
   auto unaligned = [](double flops) { return 4e-6 + flops / 0.05e15; };
   Scenario s = FlashLayer(1024, false);
   s.model.hidden = 1000;  // 8 heads of 125 elements
+  s.training.recompute = Recompute::kSelective;
   const double seq = 1024, h = 1000;
   const double score = 2 * seq * seq * h;  // QK^T, and AV the same
   const LayerCost base = TransformerLayerCost(s, plain), slow = TransformerLayerCost(s, fitted);
