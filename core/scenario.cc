@@ -429,29 +429,29 @@ class ScenarioParser {
         std::string names;
         for (int b = 0; b < kRecomputeModuleCount; ++b)
           names += Cat(b ? ", " : "", "\"", RecomputeModuleName(b), "\"");
-        return ErrorAt(file_, item.pos, Cat(where, ": expected one of ", names, ", got ",
-                                            Describe(item)));
+        return ErrorAt(file_, item.pos,
+                       Cat(where, ": expected one of ", names, ", got ", Describe(item)));
       }
       const unsigned module = 1u << bit;
       if (t.recompute_modules & module) {
-        return ErrorAt(file_, item.pos, Cat(where, ": \"", RecomputeModuleName(bit),
-                                            "\" is listed twice"));
+        return ErrorAt(file_, item.pos,
+                       Cat(where, ": \"", RecomputeModuleName(bit), "\" is listed twice"));
       }
       const bool moe = m.experts > 0;
-      const char* missing = module == kRecomputeMlaUpProj && m.kv_lora_rank == 0
-                                ? "multi-latent attention (model.kv_lora_rank)"
-                            : (module == kRecomputeMoe || module == kRecomputeMoeAct) && !moe
-                                ? "MoE layers (model.experts)"
-                            : module == kRecomputeSharedExperts && m.shared_experts == 0
-                                ? "shared experts (model.shared_experts)"
-                            : module == kRecomputeMlp && moe && m.dense_layers == 0 &&
-                                      m.moe_every == 1
-                                ? "dense MLP layers"
-                                : nullptr;
+      const char* missing =
+          module == kRecomputeMlaUpProj && m.kv_lora_rank == 0
+              ? "multi-latent attention (model.kv_lora_rank)"
+          : (module == kRecomputeMoe || module == kRecomputeMoeAct) && !moe
+              ? "MoE layers (model.experts)"
+          : module == kRecomputeSharedExperts && m.shared_experts == 0
+              ? "shared experts (model.shared_experts)"
+          : module == kRecomputeMlp && moe && m.dense_layers == 0 && m.moe_every == 1
+              ? "dense MLP layers"
+              : nullptr;
       if (missing) {
-        return ErrorAt(file_, item.pos, Cat(where, ": \"", RecomputeModuleName(bit),
-                                            "\" needs a model with ", missing, "; ",
-                                            m.name.empty() ? "this one" : m.name, " has none"));
+        return ErrorAt(file_, item.pos,
+                       Cat(where, ": \"", RecomputeModuleName(bit), "\" needs a model with ",
+                           missing, "; ", m.name.empty() ? "this one" : m.name, " has none"));
       }
       t.recompute_modules |= module;
     }

@@ -94,8 +94,7 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   // MLP input (2sbh), two dropout masks (2sbh; none without dropout). "layernorm" drops the
   // QKV and MLP inputs, the two norms' outputs.
   const bool dropout = s.training.dropout;
-  const double replicated =
-      ((dropout ? 10 : 8) - (modules & kRecomputeLayernorm ? 4 : 0)) * sb * h;
+  const double replicated = ((dropout ? 10 : 8) - (modules & kRecomputeLayernorm ? 4 : 0)) * sb * h;
   // Split by tp: Q, K, V and the output projection input (8sbh); MLP intermediates:
   // GELU input + fc2 input (4sbf), or SwiGLU's fused gate/up input + fc2 input (6sbf).
   // Flash attention takes K and V at their own width (grouped-query attention is not
@@ -113,10 +112,10 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   if (!drops_mlp && moe && (modules & kRecomputeMoeAct)) mlp_inner -= 2 * (rows - shared_rows) * f;
   if (!drops_mlp && (modules & kRecomputeSharedExperts)) mlp_inner -= per_row * shared_rows * f;
   // "mla_up_proj" keeps the latents, not the queries, keys and values projected out of them.
-  const double attention =
-      m.kv_lora_rank == 0                ? 2 * sb * (h + 2 * kv + h)
-      : modules & kRecomputeMlaUpProj    ? 2 * sb * VWidth(m)
-                                         : 2 * sb * (2 * QkWidth(m) + 2 * VWidth(m));
+  const double attention = m.kv_lora_rank == 0 ? 2 * sb * (h + 2 * kv + h)
+                           : modules & kRecomputeMlaUpProj
+                               ? 2 * sb * VWidth(m)
+                               : 2 * sb * (2 * QkWidth(m) + 2 * VWidth(m));
   const double latents =
       m.kv_lora_rank > 0 ? 2 * sb * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0;
   // MoE: the experts' input, every routed token's hidden state in expert order (2 sb k h,
@@ -165,7 +164,8 @@ double TransformerStageActivations(const Scenario& s, const StageShare& share, d
   } else if (s.training.recompute == Recompute::kSelective &&
              s.training.recompute_modules != kRecomputeCoreAttn && layers > 0) {
     // The modules being recomputed materialise what they dropped, one layer at a time.
-    bytes += LayerBytes(s, Recompute::kNone, moe > 0) - LayerBytes(s, Recompute::kSelective, moe > 0);
+    bytes +=
+        LayerBytes(s, Recompute::kNone, moe > 0) - LayerBytes(s, Recompute::kSelective, moe > 0);
   }
   if (s.parallel.cp > 1 && layers > 0) {
     // Context parallelism: the layer whose attention runs holds the keys and values of the

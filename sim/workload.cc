@@ -95,8 +95,8 @@ MlpShape MlpGemms(const Scenario& s, double tokens, bool moe) {
 // are set. The FLOPs leave out the attention core's, which BuildStepProgram counts from the
 // model.
 void SelectiveRecompute(const Scenario& s, const ComputeModel& cm,
-                        const std::vector<GemmDims>& attn_in, const MlpShape& mlp,
-                        double norm, double residual, double act, LayerCost* c) {
+                        const std::vector<GemmDims>& attn_in, const MlpShape& mlp, double norm,
+                        double residual, double act, LayerCost* c) {
   const TrainingConfig& t = s.training;
   if (t.recompute != Recompute::kSelective) return;
   const ModelSpec& m = s.model;
@@ -128,10 +128,8 @@ void SelectiveRecompute(const Scenario& s, const ComputeModel& cm,
   }
   if (Recomputes(t, kRecomputeSharedExperts) && shared_rows > 0) {
     // The shared experts' two GEMMs (the last of each projection's list) and activation.
-    const std::vector<GemmDims> shared = {mlp.gemms[mlp.gemms.size() / 2],
-                                          mlp.gemms.back()};
-    c->selective_recompute_s +=
-        cm.GemmSeconds(shared) + cm.MemorySeconds(act * (1 - routed_share));
+    const std::vector<GemmDims> shared = {mlp.gemms[mlp.gemms.size() / 2], mlp.gemms.back()};
+    c->selective_recompute_s += cm.GemmSeconds(shared) + cm.MemorySeconds(act * (1 - routed_share));
     c->selective_recompute_flops += Flops(shared);
   }
 }

@@ -359,12 +359,12 @@ double StepModel::StageComm(const sim::StageShare& share) const {
   // Selective recompute's MLP replays ("mlp", "moe"): the block's exchanges again, about half
   // a forward pass's TP traffic, and the MoE layers' tokens.
   const TrainingConfig& t = s_.training;
-  const int replayed = (Recomputes(t, kRecomputeMlp) ? layers - moe : 0) +
-                       (Recomputes(t, kRecomputeMoe) ? moe : 0);
+  const int replayed =
+      (Recomputes(t, kRecomputeMlp) ? layers - moe : 0) + (Recomputes(t, kRecomputeMoe) ? moe : 0);
   if (replayed > 0) {
-    const double tp_pass = TpOverlap() ? sum(&LayerTp::beyond_fwd) / layers
-                                       : s_.parallel.tp > 1 ? sum(&LayerTp::blocking) / layers
-                                                            : 0;
+    const double tp_pass = TpOverlap()          ? sum(&LayerTp::beyond_fwd) / layers
+                           : s_.parallel.tp > 1 ? sum(&LayerTp::blocking) / layers
+                                                : 0;
     tp_s += replayed * tp_pass / 2;
     if (Recomputes(t, kRecomputeMoe)) tp_s += comm_.ep_pass * moe;
   }

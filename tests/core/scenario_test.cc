@@ -373,7 +373,8 @@ std::vector<FailCase> TrainingCases() {
       {"recompute_modules without selective recompute",
        Doc(kGpt3, R"({"global_batch": 8, "recompute": "full", "recompute_modules": ["mlp"]})",
            kP4dX128),
-       "x.json:2:76: training.recompute_modules: applies with training.recompute \"selective\" only "
+       "x.json:2:76: training.recompute_modules: applies with training.recompute \"selective\" "
+       "only "
        "(it is \"full\")"},
       {"recompute_modules not an array",
        Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective", "recompute_modules": "mlp"})",

@@ -531,7 +531,8 @@ TEST(Configs, MegatronArguments) {
   auto selective = [](const json& modules) {
     return File(Make(Variant([&](json& j) {
                   j["scenario_json"]["training"]["recompute"] = "selective";
-                  if (!modules.is_null()) j["scenario_json"]["training"]["recompute_modules"] = modules;
+                  if (!modules.is_null())
+                    j["scenario_json"]["training"]["recompute_modules"] = modules;
                   Config(j)["recompute"] = "selective";
                 })),
                 "megatron_args.sh");

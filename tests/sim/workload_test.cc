@@ -765,8 +765,7 @@ TEST(WorkloadTest, FlashAttentionCoreIsOneFusedKernelEachWay) {
     EXPECT_EQ(off.selective_recompute_s, 0);
     Scenario selective_off = FlashLayer(seq, false), selective_on = FlashLayer(seq, true);
     selective_off.training.recompute = selective_on.training.recompute = Recompute::kSelective;
-    EXPECT_DOUBLE_EQ(TransformerLayerCost(selective_off, cm).selective_recompute_s,
-                     off.core_fwd_s);
+    EXPECT_DOUBLE_EQ(TransformerLayerCost(selective_off, cm).selective_recompute_s, off.core_fwd_s);
     EXPECT_EQ(TransformerLayerCost(selective_on, cm).selective_recompute_s, 0);
     // The MLP and the reported FLOPs do not change.
     EXPECT_DOUBLE_EQ(on.mlp_fwd_s, off.mlp_fwd_s);
