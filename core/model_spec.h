@@ -143,10 +143,17 @@ struct LayerRange {
 // (torchtitan and DeepSpeed split so; docs/memory.md section 1). Pipeline stages are the
 // parts of the model's layers; with the interleaved schedule, model chunks are the parts of
 // pp x virtual_stages.
+// With `lead` / `tail` 1 the embedding / the loss takes a layer's place at the start / the end
+// of the split (Megatron-Core's account_for_embedding_in_pipeline_split and
+// account_for_loss_in_pipeline_split), so the first / last part may hold no layer.
 // Inline: the planner's memory pruning splits every candidate.
-inline LayerRange SplitLayers(int layers, int parts, int part) {
-  const int base = layers / parts, extra = layers % parts;
-  return {part * base + std::min(part, extra), base + (part < extra ? 1 : 0)};
+inline LayerRange SplitLayers(int layers, int parts, int part, int lead = 0, int tail = 0) {
+  const int places = layers + lead + tail;
+  const int base = places / parts, extra = places % parts;
+  const int start = part * base + std::min(part, extra);
+  const int first = std::clamp(start - lead, 0, layers);
+  const int end = std::clamp(start + base + (part < extra ? 1 : 0) - lead, 0, layers);
+  return {first, end - first};
 }
 
 }  // namespace trainsim

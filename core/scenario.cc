@@ -690,6 +690,15 @@ class ScenarioParser {
   // chunks of the model one more), and microbatches come in groups of pp.
   Status CheckInterleaving() {
     const ParallelConfig& p = out_.parallel;
+    for (const char* key : {"split_counts_embedding", "split_counts_loss"}) {
+      const JsonValue* flag = parallel_->Find(key);
+      if (flag && out_.model.kind == ModelKind::kLayerList) {
+        return ErrorAt(file_, flag->pos,
+                       Cat("parallel.", key,
+                           ": applies to a transformer model (a layer list has no embedding or "
+                           "loss layer to count)"));
+      }
+    }
     const JsonValue* v = parallel_->Find("virtual_stages");
     if (p.schedule != Schedule::kInterleaved) {
       if (!v) return Status::Ok();
@@ -708,11 +717,15 @@ class ScenarioParser {
               p.pp, ", virtual_stages = ", p.virtual_stages, ")"));
     }
     const int64_t chunks = static_cast<int64_t>(p.pp) * p.virtual_stages;
-    if (out_.model.layers < chunks) {
-      return ErrorAt(file_, v ? v->pos : at,
-                     Cat("parallel.pp * parallel.virtual_stages = ", p.pp, " * ", p.virtual_stages,
-                         " = ", chunks, " model chunks, more than model.layers = ",
-                         out_.model.layers, " (each chunk needs a layer)"));
+    const int counted = p.split_counts_embedding + p.split_counts_loss;
+    if (out_.model.layers + counted < chunks) {
+      return ErrorAt(
+          file_, v ? v->pos : at,
+          Cat("parallel.pp * parallel.virtual_stages = ", p.pp, " * ", p.virtual_stages, " = ",
+              chunks, " model chunks, more than model.layers = ", out_.model.layers,
+              counted ? Cat(" plus the ", counted, " the split counts for the embedding and loss")
+                      : std::string(),
+              " (each chunk needs a layer)"));
     }
     if (out_.microbatches_per_pipeline() % p.pp != 0) {
       return ErrorAt(

@@ -261,6 +261,10 @@ struct ParallelConfig {
   int cp = 1;
   Schedule schedule = Schedule::k1F1B;
   int virtual_stages = 1;
+  // Megatron-Core's account_for_embedding_in_pipeline_split / _loss_: the pipeline split
+  // counts the embedding / the loss as a layer at its start / end (Scenario::PipelinePart).
+  bool split_counts_embedding = false;
+  bool split_counts_loss = false;
   DpAlgorithm dp_algorithm = DpAlgorithm::kAuto;
   // DDP gradient bucket cap, or Horovod's fusion threshold (default 128 MiB
   // with dp_fusion horovod, Horovod >= 0.21).
@@ -364,6 +368,15 @@ struct Scenario {
   double Slowdown(int rank) const;
   int64_t microbatches_per_pipeline() const {
     return MicrobatchesPerPipeline(training.global_batch, parallel.dp, training.micro_batch);
+  }
+  // Part `part` of the model's layers cut into `parts` (pipeline stages, or with the
+  // interleaved schedule the pp x virtual_stages model chunks): SplitLayers, with the
+  // embedding and the loss counted as layers where parallel.split_counts_* say so.
+  LayerRange PipelinePart(int parts, int part) const {
+    const bool transformer = model.kind == ModelKind::kTransformer;
+    return SplitLayers(LayerCount(model), parts, part,
+                       transformer && parallel.split_counts_embedding,
+                       transformer && parallel.split_counts_loss);
   }
 };
 

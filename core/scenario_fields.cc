@@ -237,6 +237,10 @@ std::vector<ScenarioField> MakeTable() {
       Ints(Field<kP, &P::virtual_stages>("parallel.virtual_stages", "Chunks per GPU (interleaved)",
                                          "1"),
            1, kMaxParallel),
+      Field<kP, &P::split_counts_embedding>("parallel.split_counts_embedding",
+                                            "Embedding counts as a layer in the split", "`false`"),
+      Field<kP, &P::split_counts_loss>("parallel.split_counts_loss",
+                                       "Loss counts as a layer in the split", "`false`"),
       Choices(
           Field<kP, &P::dp_algorithm>("parallel.dp_algorithm", "Gradient all-reduce", "`\"auto\"`"),
           EnumNames<DpAlgorithm>(5)),

@@ -91,9 +91,13 @@ std::vector<std::string> ParallelArgs(const JobFacts& f) {
   std::vector<std::string> a = {"--tensor-model-parallel-size", std::to_string(p.tp),
                                 "--pipeline-model-parallel-size", std::to_string(p.pp)};
   if (p.pp > 1 && p.schedule == Schedule::kInterleaved) {
+    // With the embedding and the loss counted in the split, each takes a layer's place.
+    const int counted = p.split_counts_embedding + p.split_counts_loss;
     a.insert(a.end(), {"--num-layers-per-virtual-pipeline-stage",
-                       std::to_string(s.model.layers / (p.pp * p.virtual_stages))});
+                       std::to_string((s.model.layers + counted) / (p.pp * p.virtual_stages))});
   }
+  if (p.split_counts_embedding) a.push_back("--account-for-embedding-in-pipeline-split");
+  if (p.split_counts_loss) a.push_back("--account-for-loss-in-pipeline-split");
   if (p.ep > 1) a.insert(a.end(), {"--expert-model-parallel-size", std::to_string(p.ep)});
   // Megatron-Core's expert tensor parallelism defaults to tp: only whole experts need the flag.
   if (p.expert_tp == 1) a.insert(a.end(), {"--expert-tensor-parallel-size", "1"});

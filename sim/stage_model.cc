@@ -62,14 +62,24 @@ int RecomputedLayers(const TrainingConfig& t, int layers) {
   return t.recompute == Recompute::kFull ? layers / t.recompute_every : 0;
 }
 
+LayerRange StageLayers(const Scenario& s, int stage) {
+  const int pp = PipelineStages(s);
+  const int v = s.parallel.schedule == Schedule::kInterleaved ? s.parallel.virtual_stages : 1;
+  const bool counted = s.parallel.split_counts_embedding || s.parallel.split_counts_loss;
+  if (!counted || v == 1) return s.PipelinePart(pp, stage);
+  // The stage's chunks c * pp + stage, counted from its first chunk's first layer.
+  LayerRange range = s.PipelinePart(pp * v, stage);
+  for (int c = 1; c < v; ++c) range.count += s.PipelinePart(pp * v, c * pp + stage).count;
+  return range;
+}
+
 double StageParameterCount(const Scenario& s, int stage) {
-  return StageParams(s, stage, SplitLayers(LayerCount(s.model), PipelineStages(s), stage),
-                     StageExpertParameterCount(s, stage));
+  return StageParams(s, stage, StageLayers(s, stage), StageExpertParameterCount(s, stage));
 }
 
 double StageExpertParameterCount(const Scenario& s, int stage) {
   if (s.model.kind != ModelKind::kTransformer || s.model.experts == 0) return 0;
-  const LayerRange range = SplitLayers(s.model.layers, PipelineStages(s), stage);
+  const LayerRange range = StageLayers(s, stage);
   return RoutedExpertParameterCount(s.model, range.first, range.first + range.count) /
          (s.expert_tp() * s.parallel.ep);
 }
@@ -107,7 +117,7 @@ StageShare StageLayerShare(const Scenario& s, int stage) {
   StageShare sh;
   sh.stage = stage;
   sh.stages = PipelineStages(s);
-  sh.layers = SplitLayers(LayerCount(m), sh.stages, stage);
+  sh.layers = StageLayers(s, stage);
   if (m.kind == ModelKind::kTransformer) {
     if (m.experts > 0) sh.moe_layers = MoeLayerCount(m, sh.layers.first, sh.layers.end());
     sh.recomputed_layers = RecomputedLayers(s.training, sh.layers.count);

@@ -87,6 +87,11 @@ struct StageShare {
   bool last() const { return stage == stages - 1; }
 };
 StageShare MakeStageShare(const Scenario& s, int stage);
+// The layers of pipeline stage `stage` (Scenario::PipelinePart). With the interleaved schedule
+// and the embedding or loss counted in the split, the count is its chunks' (c * pp + stage)
+// and the range starts at its first chunk's first layer (the layers are not contiguous then;
+// what is summed over the range treats them as alike).
+LayerRange StageLayers(const Scenario& s, int stage);
 // Only the layers, MoE and recomputed counts of it (the parameters 0): what the estimator
 // compares stages by, before it needs the slowest one's parameters (MakeStageShare).
 StageShare StageLayerShare(const Scenario& s, int stage);

@@ -450,10 +450,11 @@ void EmitPass(Emitter& em, OpPhase phase, int mb, const LayerPass& pass) {
 // walker emits them.
 struct StageWork {
   int stage = 0, stages = 1;
-  int layers = 0;                    // layers of this stage
-  int chunks = 1;                    // model chunks (interleaved schedule)
-  int model_layers = 0;              // of the whole model (ChunkLayers)
-  std::vector<double> fwd_s, bwd_s;  // per layer (layer-list models)
+  int layers = 0;                      // layers of this stage
+  int chunks = 1;                      // model chunks (interleaved schedule)
+  int model_layers = 0;                // of the whole model (ChunkLayers)
+  int split_lead = 0, split_tail = 0;  // the embedding, the loss counted in the split (SplitLayers)
+  std::vector<double> fwd_s, bwd_s;    // per layer (layer-list models)
   // Bytes of weights (= of gradients in the weights' dtype; reductions scale
   // them by GradReduceScale): per layer, and of the parameters outside the
   // layers, the embedding (first stage) and the head (last stage).
@@ -516,12 +517,15 @@ ChunkPlace Place(const StageWork& sm, int chunk) {
 
 // The stage's layers (indices local to the stage) that model chunk `chunk` holds. Chunk c of
 // stage s is the model's chunk c * pp + s of the contiguous split of the layers into pp * v
-// chunks, the first layers mod (pp * v) of which hold one more (SplitLayers); the stage's
-// total is then that of the non-interleaved split.
+// chunks, the first layers mod (pp * v) of which hold one more (SplitLayers, which may count
+// the embedding and the loss as layers: then the first and last chunks hold one layer less);
+// the stage's layer count (sim::StageLayers) is the sum.
 std::pair<int, int> ChunkLayers(const StageWork& sm, int chunk) {
   if (sm.chunks == 1) return {0, sm.layers};
   const int n = sm.model_layers, all = sm.stages * sm.chunks;
-  auto size = [&](int c) { return SplitLayers(n, all, c * sm.stages + sm.stage).count; };
+  auto size = [&](int c) {
+    return SplitLayers(n, all, c * sm.stages + sm.stage, sm.split_lead, sm.split_tail).count;
+  };
   int first = 0;
   for (int c = 0; c < chunk; ++c) first += size(c);
   return {first, first + size(chunk)};
@@ -918,6 +922,7 @@ StageWork MakeStageWork(const Scenario& s, const ComputeModel& cm, const PieceCo
   sm.stages = s.parallel.pp;
   if (s.parallel.schedule == Schedule::kInterleaved) sm.chunks = s.parallel.virtual_stages;
   sm.model_layers = m.layers;
+  sm.split_lead = s.parallel.split_counts_embedding, sm.split_tail = s.parallel.split_counts_loss;
   sm.transformer = m.kind == ModelKind::kTransformer;
   // Weights as wide as the activations; layer_grad_bytes & co. count them (the
   // reductions scale them by GradReduceScale, the gathers do not).

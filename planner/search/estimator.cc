@@ -341,6 +341,7 @@ StageMicrobatch StepModel::StageCompute(const sim::StageShare& share) const {
 // The blocking TP, EP and CP collectives of one microbatch on a transformer stage.
 double StepModel::StageComm(const sim::StageShare& share) const {
   const int layers = share.layers.count, moe = share.moe_layers;
+  if (layers == 0) return 0;  // the embedding or the loss alone (parallel.split_counts_*)
   const int recomputed = share.recomputed_layers;
   const int forward_passes = layers + recomputed;
   double tp_s = 0;

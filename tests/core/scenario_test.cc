@@ -648,6 +648,18 @@ std::vector<FailCase> ParallelCases() {
            R"({"pp": 8, "schedule": "interleaved", "virtual_stages": 13})"),
        "x.json:4:69: parallel.pp * parallel.virtual_stages = 8 * 13 = 104 model chunks, more than "
        "model.layers = 96 (each chunk needs a layer)"},
+      {"more chunks than layers with the embedding and loss counted",
+       Doc(R"({"preset": "gpt3-175b", "layers": 29})", kBatch1536, kP4dX128,
+           R"({"pp": 4, "schedule": "interleaved", "virtual_stages": 8,
+               "split_counts_embedding": true, "split_counts_loss": true})"),
+       "x.json:4:69: parallel.pp * parallel.virtual_stages = 4 * 8 = 32 model chunks, more than "
+       "model.layers = 29 plus the 2 the split counts for the embedding and loss (each chunk needs "
+       "a layer)"},
+      {"embedding counted in a layer list's split",
+       Doc(R"("resnet50")", R"({"global_batch": 2048, "micro_batch": 256, "precision": "fp16"})",
+           R"({"instance": "p3.16xlarge"})", R"({"pp": 2, "split_counts_embedding": true})"),
+       "x.json:4:50: parallel.split_counts_embedding: applies to a transformer model (a layer "
+       "list has no embedding or loss layer to count)"},
       {"microbatches not a multiple of pp",
        Doc(kGpt3, kBatch1536, kP4dX128,
            R"({"pp": 8, "dp": 128, "tp": 1, "schedule": "interleaved", "virtual_stages": 2})"),
@@ -662,7 +674,8 @@ std::vector<FailCase> ParallelCases() {
       {"unknown parallel field", Doc(kGpt3, kBatch1536, kP4dX128, R"({"sp": 2})"),
        "x.json:4:15: unknown field parallel.sp (known: tp, pp, dp, zero_stage, zero_impl, "
        "shard_group, ep, expert_tp, "
-       "cp, schedule, virtual_stages, dp_algorithm, parameter_servers, dp_fusion, bucket_mb, "
+       "cp, schedule, virtual_stages, split_counts_embedding, split_counts_loss, dp_algorithm, "
+       "parameter_servers, dp_fusion, bucket_mb, "
        "cycle_ms, overlap_dp, reshard_after_forward, overlap_param_gather, tp_overlap, "
        "pp_scatter_gather)"},
       {"shard group with ZeRO-1",

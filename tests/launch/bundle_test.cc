@@ -540,6 +540,20 @@ TEST(Configs, MegatronArguments) {
   const std::string core = selective(nullptr);
   EXPECT_TRUE(Contains(core, "  '--recompute-granularity' 'selective'\n")) << core;
   EXPECT_FALSE(Contains(core, "--recompute-modules")) << core;
+  // The embedding and the loss counted in the split: Megatron-Core's flags, and each chunk's
+  // layers counted with them (6 layers and the 2 counted, over pp 2 x 2 chunks: 2 a chunk).
+  json plan = json::parse(ReadFile(kTpPpSpot));
+  plan["scenario_json"]["model"]["layers"] = 6;
+  plan["scenario_json"]["parallel"]["split_counts_embedding"] = true;
+  plan["scenario_json"]["parallel"]["split_counts_loss"] = true;
+  Expected<LaunchPlan> counted = ParsePlan(plan.dump(), "p.json", test::BuiltinCatalog());
+  ASSERT_TRUE(counted.ok()) << counted.status().message();
+  const std::string split = File(Make(*counted), "megatron_args.sh");
+  for (const char* line : {"  '--account-for-embedding-in-pipeline-split'\n",
+                           "  '--account-for-loss-in-pipeline-split'\n",
+                           "  '--num-layers-per-virtual-pipeline-stage' '2'\n"}) {
+    EXPECT_TRUE(Contains(split, line)) << line << split;
+  }
   const std::string modules = selective(json::array({"mlp", "layernorm"}));
   EXPECT_TRUE(Contains(modules, "  '--recompute-modules' 'layernorm'\n  'mlp'\n")) << modules;
 }

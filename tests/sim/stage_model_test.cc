@@ -11,6 +11,7 @@
 #include "core/model_spec.h"
 #include "core/scenario.h"
 #include "sim/memory_model.h"
+#include "sim/workload.h"
 #include "tests/test_util.h"
 
 namespace trainsim::sim {
@@ -50,6 +51,50 @@ TEST(SplitLayers, CutsContiguouslyWithTheFirstPartsLonger) {
       next = r.end();
     }
     EXPECT_EQ(next, c.layers);
+  }
+}
+
+// Megatron-Core's accounting: the embedding and the loss take a layer's place at the ends, so
+// 30 layers over 32 parts leave the first and the last empty, and 10 layers with the embedding
+// counted over 4 parts are 2, 3, 3, 2 (11 places: 3, 3, 3, 2).
+TEST(SplitLayers, CountsTheEmbeddingAndTheLossWhereAsked) {
+  int next = 0;
+  for (int part = 0; part < 32; ++part) {
+    const LayerRange r = SplitLayers(30, 32, part, 1, 1);
+    EXPECT_EQ(r.first, next);
+    EXPECT_EQ(r.count, part == 0 || part == 31 ? 0 : 1) << part;
+    next = r.end();
+  }
+  EXPECT_EQ(next, 30);
+  const std::vector<int> counts = {2, 3, 3, 2};
+  for (int part = 0; part < 4; ++part)
+    EXPECT_EQ(SplitLayers(10, 4, part, 1, 0).count, counts[part]);
+  EXPECT_EQ(SplitLayers(10, 4, 3, 0, 1).count, 1);  // the loss alone: 3, 3, 3, 1 + loss
+}
+
+// A stage's layers are its chunks' (c * pp + stage): 6 layers, pp 2 x 4 chunks, both counted:
+// 8 places, one a chunk; stage 0 holds the embedding's chunk and 3 layers, stage 1 the loss's
+// and 3. The step simulates with the empty chunks and runs each stage's 3 layers' forward.
+TEST(StageLayers, InterleavedChunksWithTheEmbeddingAndLossCounted) {
+  const Scenario s = On(R"({"layers": 6, "hidden": 1024, "heads": 16, "seq_len": 1024,
+      "vocab": 32000})",
+                        1, R"("pp": 2, "dp": 4, "schedule": "interleaved", "virtual_stages": 4,
+      "split_counts_embedding": true, "split_counts_loss": true)");
+  EXPECT_EQ(StageLayers(s, 0).count, 3);
+  EXPECT_EQ(StageLayers(s, 1).count, 3);
+  EXPECT_EQ(StageLayerShare(s, 0).layers.count, 3);
+  Expected<StepProgram> p = BuildStepProgram(s, ModelParams());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const LayerCost c = TransformerLayerCost(s, MakeComputeModel(s, ModelParams()).value());
+  for (int stage = 0; stage < 2; ++stage) {
+    double forward = 0;
+    for (const Op& op : p->stages[stage].ops) {
+      if (op.kind == OpKind::kCompute && op.phase == OpPhase::kForward) forward += op.seconds;
+    }
+    const PieceCosts costs = MakePieceCosts(s, MakeComputeModel(s, ModelParams()).value());
+    const double ends = stage == 0 ? costs.embed_fwd_s : costs.logits_fwd_s;
+    const double want = s.microbatches_per_pipeline() * (3 * (c.attn_fwd_s + c.mlp_fwd_s) + ends);
+    EXPECT_NEAR(forward, want, 1e-9 * want) << stage;
   }
 }
 
