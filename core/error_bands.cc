@@ -1,6 +1,7 @@
 #include "core/error_bands.h"
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -73,13 +74,52 @@ std::string ImplField(const BandKey& k) {
   return k.impl.empty() ? "" : ", \"impl\": " + Quoted(k.impl);
 }
 
-// The central `coverage` interval of the errors of `samples`, as throughput multipliers.
-void Interval(std::vector<double> errors, double coverage, Band* band) {
-  std::sort(errors.begin(), errors.end());
+// Samples' errors with their weights: every source of the set weighs the same in all, its
+// samples equally within it (docs/validation.md section 0.7). Sorted by error.
+struct WeightedErrors {
+  std::vector<std::pair<double, double>> values;  // (log error, weight)
+  double total = 0;
+};
+
+WeightedErrors BySource(const std::vector<const BandSample*>& samples) {
+  std::map<std::string_view, int> per_source;
+  for (const BandSample* s : samples) ++per_source[s->source];
+  WeightedErrors out;
+  for (const BandSample* s : samples) {
+    out.values.emplace_back(s->log_error, 1.0 / per_source[s->source]);
+  }
+  std::sort(out.values.begin(), out.values.end());
+  for (const auto& [e, w] : out.values) out.total += w;
+  return out;
+}
+
+// The q-quantile of weighted errors: Quantile's linear interpolation between order statistics,
+// with the i-th placed at its weight's midpoint, (W_<i + w_i / 2 - w_0 / 2) / (W - w_0 / 2 -
+// w_last / 2), so that equal weights give Quantile exactly.
+double WeightedQuantile(const WeightedErrors& e, double q) {
+  const auto& v = e.values;
+  if (v.empty()) return 0;
+  if (v.size() == 1) return v[0].first;
+  const double span = e.total - v.front().second / 2 - v.back().second / 2;
+  double before = 0, previous_at = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double at = (before + v[i].second / 2 - v.front().second / 2) / span;
+    if (q <= at) {
+      if (i == 0) return v[0].first;
+      const double t = at > previous_at ? (q - previous_at) / (at - previous_at) : 1;
+      return v[i - 1].first + t * (v[i].first - v[i - 1].first);
+    }
+    before += v[i].second, previous_at = at;
+  }
+  return v.back().first;
+}
+
+// The central `coverage` interval of the errors, as throughput multipliers.
+void Interval(const WeightedErrors& errors, double coverage, Band* band) {
   const double tail = (1 - coverage) / 2;
-  band->lo = std::exp(Quantile(errors, tail));
-  band->hi = std::exp(Quantile(errors, 1 - tail));
-  band->points = static_cast<int>(errors.size());
+  band->lo = std::exp(WeightedQuantile(errors, tail));
+  band->hi = std::exp(WeightedQuantile(errors, 1 - tail));
+  band->points = static_cast<int>(errors.values.size());
 }
 
 }  // namespace
@@ -218,7 +258,7 @@ namespace {
 // measured ("" when it is not).
 struct Family {
   std::string name;
-  std::vector<double> errors;
+  WeightedErrors errors;
   std::string note;
 };
 
@@ -228,11 +268,11 @@ Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view e
     if (s.source != exclude_source) usable.push_back(&s);
   }
   auto errors = [&](const std::function<bool(const BandKey&)>& match) {
-    std::vector<double> out;
+    std::vector<const BandSample*> in;
     for (const BandSample* s : usable) {
-      if (match(s->key)) out.push_back(s->log_error);
+      if (match(s->key)) in.push_back(s);
     }
-    return out;
+    return BySource(in);
   };
   const std::string scale = ScaleBucket(key.gpus);
   // The finest family with enough samples: strategy x GPU x precision x scale, then without
@@ -259,7 +299,9 @@ Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view e
   bool other_gpus = false;  // the family had to leave the configuration's GPU
   for (const auto& level : levels) {
     f.errors = errors(level.match);
-    if (static_cast<int>(f.errors.size()) < kMinBandPoints && &level != &levels[4]) continue;
+    if (static_cast<int>(f.errors.values.size()) < kMinBandPoints && &level != &levels[4]) {
+      continue;
+    }
     f.name = level.name;
     other_gpus = &level >= &levels[3];
     break;
@@ -291,12 +333,12 @@ Family FamilyFor(const ErrorBands& bands, const BandKey& key, std::string_view e
   return f;
 }
 
-std::vector<double> AllErrors(const ErrorBands& bands, std::string_view exclude_source) {
-  std::vector<double> out;
+WeightedErrors AllErrors(const ErrorBands& bands, std::string_view exclude_source) {
+  std::vector<const BandSample*> in;
   for (const BandSample& s : bands.samples) {
-    if (s.source != exclude_source) out.push_back(s.log_error);
+    if (s.source != exclude_source) in.push_back(&s);
   }
-  return out;
+  return BySource(in);
 }
 
 }  // namespace
@@ -315,7 +357,7 @@ Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage,
   Band band;
   band.coverage = coverage;
   band.family = f.name;
-  if (f.errors.empty()) {
+  if (f.errors.values.empty()) {
     band.note = "no published measurement to judge the prediction by";
     return band;
   }
@@ -334,7 +376,15 @@ Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage,
 
 std::vector<double> BandErrors(const ErrorBands& bands, const BandKey& key) {
   const Family f = FamilyFor(bands, key, {});
-  return f.note.empty() ? f.errors : AllErrors(bands, {});
+  const WeightedErrors e = f.note.empty() ? f.errors : AllErrors(bands, {});
+  // As many errors as samples, at evenly spaced quantiles of the weighted distribution, so that
+  // a uniform draw from them follows it.
+  const size_t n = e.values.size();
+  std::vector<double> out;
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(WeightedQuantile(e, n == 1 ? 0.5 : static_cast<double>(i) / (n - 1)));
+  }
+  return out;
 }
 
 }  // namespace trainsim

@@ -7,7 +7,10 @@
 // class, GPU count). `bench/accuracy --write-bands` writes them to
 // instance-catalog/error-bands.json; nothing here is set by hand. A
 // configuration's band is the central `coverage` interval of the samples of
-// its family: the finest family with at least kMinBandPoints samples, backing
+// its family, every source of the family weighing the same (a source's points
+// share one source's weight: a band describes what a new source sees, and the
+// corpus's sources differ in size by a hundredfold): the finest family with
+// at least kMinBandPoints samples, backing
 // off to coarser ones, and widened to the whole corpus's band where the
 // configuration lies beyond what its strategy was measured at on its GPU (fit
 // points included), or where its strategy has too few evaluate points on its
@@ -113,7 +116,9 @@ Band BandFor(const ErrorBands& bands, const BandKey& key, double coverage = 0.8,
 
 // The log errors a band of `key` is made from, for drawing model error at
 // random (the planner's job Monte-Carlo): its family's samples, or all
-// training points' where BandFor widens the band. Empty without samples.
+// training points' where BandFor widens the band, as that many evenly spaced
+// quantiles of their source-weighted distribution (a uniform draw follows it),
+// smallest first. Empty without samples.
 std::vector<double> BandErrors(const ErrorBands& bands, const BandKey& key);
 
 // The q-quantile (0 <= q <= 1) of sorted values, linear between order

@@ -54,6 +54,28 @@ TEST(ErrorBands, TheBandIsTheCentralIntervalOfTheFamilysErrors) {
   EXPECT_NEAR(half.hi, std::exp(0.25), 1e-12);
 }
 
+// Every source weighs the same in a family, whatever its number of points: ten samples of one
+// source at 0.00 .. 0.09 and two of another at 0.5 and 0.6 weigh 1 each in all. The i-th sorted
+// error sits at (W_<i + w_i / 2 - w_0 / 2) / (W - w_0 / 2 - w_last / 2), here 1.7 below: 0.5 at
+// (1 + 0.25 - 0.05) / 1.7 and 0.6 at 1, so the 90% quantile is 0.5 + 0.1 x (0.9 - 1.2 / 1.7) /
+// (0.5 / 1.7); unweighted it would lie between 0.09 and 0.5 (0.459).
+TEST(ErrorBands, EverySourceWeighsTheSame) {
+  ErrorBands b;
+  for (int i = 0; i < 10; ++i) b.samples.push_back(Sample("big", "zero3", "A100", 64, 0.01 * i));
+  b.samples.push_back(Sample("small", "zero3", "A100", 64, 0.5));
+  b.samples.push_back(Sample("small", "zero3", "A100", 64, 0.6));
+  const Band band = BandFor(b, {"zero3", "A100", "16-bit", 64});
+  EXPECT_NEAR(band.hi, std::exp(0.5 + 0.1 * (0.9 - 1.2 / 1.7) / (0.5 / 1.7)), 1e-12);
+  EXPECT_EQ(band.points, 12);
+  // The errors a Monte-Carlo trial draws from follow the same weights: as many as samples, at
+  // evenly spaced quantiles, from the smallest to the largest.
+  const std::vector<double> draws = BandErrors(b, {"zero3", "A100", "16-bit", 64});
+  ASSERT_EQ(draws.size(), 12u);
+  EXPECT_DOUBLE_EQ(draws.front(), 0);
+  EXPECT_DOUBLE_EQ(draws.back(), 0.6);
+  EXPECT_GT(draws[9], 0.09);  // the small source's share reaches below the top two draws
+}
+
 // Fewer than kMinBandPoints in a family: the next coarser one (here the scale bucket is
 // dropped, then the precision, then the GPU).
 TEST(ErrorBands, SmallFamiliesBackOffToCoarserOnes) {
