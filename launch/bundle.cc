@@ -174,6 +174,19 @@ std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts&
   if (const std::string fsdp = FsdpShardingStrategy(s.parallel); !fsdp.empty()) {
     out.insert(at, {"fsdp_sharding_strategy", fsdp});
   }
+  // After recompute: selective recompute's modules where they are not the default.
+  if (s.training.recompute == Recompute::kSelective &&
+      s.training.recompute_modules != kRecomputeCoreAttn) {
+    std::string modules;
+    for (int bit = 0; bit < kRecomputeModuleCount; ++bit) {
+      if (s.training.recompute_modules & (1u << bit)) {
+        modules += (modules.empty() ? "" : ",") + std::string(RecomputeModuleName(bit));
+      }
+    }
+    const auto recompute = std::find_if(out.begin(), out.end(),
+                                        [](const auto& kv) { return kv.first == "recompute"; });
+    out.insert(recompute + 1, {"recompute_modules", modules});
+  }
   return out;
 }
 

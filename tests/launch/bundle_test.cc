@@ -556,6 +556,16 @@ TEST(Configs, MegatronArguments) {
   }
   const std::string modules = selective(json::array({"mlp", "layernorm"}));
   EXPECT_TRUE(Contains(modules, "  '--recompute-modules' 'layernorm'\n  'mlp'\n")) << modules;
+  // The launchers' scripts get them as one argument after --recompute.
+  const Bundle with_modules = Make(Variant([](json& j) {
+    j["scenario_json"]["training"]["recompute"] = "selective";
+    j["scenario_json"]["training"]["recompute_modules"] = json::array({"mlp", "layernorm"});
+    Config(j)["recompute"] = "selective";
+  }));
+  const std::string torchrun = File(with_modules, "torchrun.sh");
+  EXPECT_TRUE(
+      Contains(torchrun, "'--recompute' 'selective' \\\n  '--recompute_modules' 'layernorm,mlp'"))
+      << torchrun;
 }
 
 // A mixture of experts with expert parallelism: Megatron-Core's MoE arguments (the experts,
