@@ -217,6 +217,32 @@ double LargestUnitParams(const Scenario& s, const StageShare& share) {
   return largest + (share.params - inside);
 }
 
+// DeepSpeed ZeRO-3's defaults (deepspeed/runtime/zero/config.py; docs/framework-facts.md
+// section 1), in parameters (elements): a fetch prefetches up to the bucket ahead; parameters
+// reused within the distance stay resident (so about that many around the turn from forward to
+// backward); gradients go through a contiguous reduce bucket allocated at its full size.
+constexpr double kDeepSpeedPrefetchBucket = 5e7;
+constexpr double kDeepSpeedMaxReuseDistance = 1e9;
+constexpr double kDeepSpeedReduceBucket = 5e8;
+
+// DeepSpeed ZeRO-3 gathers per parameterised submodule: the stage's largest on this GPU, a
+// linear layer (the MLP's up projection, gate and up fused under SwiGLU as Megatron-DeepSpeed
+// fuses them; the fused QKV projection; the output projection; an expert's) or the embedding
+// table (first stage) and the head (last).
+double LargestSubmoduleParams(const Scenario& s, const StageShare& share) {
+  const ModelSpec& m = s.model;
+  if (m.kind == ModelKind::kLayerList) return LargestUnitParams(s, share);
+  const double h = m.hidden, tp = TensorParallel(s);
+  const double gated = m.mlp == MlpKind::kSwiGlu ? 2 : 1;
+  const bool dense = m.experts == 0 || m.dense_layers > 0 || m.moe_every > 1;
+  const double expert_f = m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
+  double largest =
+      std::max({h * (h + 2 * KvDim(m)) / tp, h * h / tp, dense ? gated * m.ffn_hidden * h / tp : 0,
+                m.experts > 0 ? gated * expert_f * h / s.expert_tp() : 0});
+  if (share.first() || share.last()) largest = std::max(largest, m.vocab * h / tp);
+  return largest;
+}
+
 StageMemory ComputeStage(const Scenario& s, int stage) {
   const StageShare share = MakeStageShare(s, stage);
   const double params = share.params;
@@ -244,8 +270,18 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
       mem.host_bytes += weight_shard + grad_shard;
       weight_shard = grad_shard = 0;
     }
-    mem.weights_bytes = weight_shard + 2 * unit;
-    mem.gradients_bytes = grad_shard + unit;
+    double gathered = 2 * unit, reducing = unit;
+    if (s.parallel.zero_impl == ZeroImpl::kDeepSpeed) {
+      // Per submodule: the parameters kept within the reuse distance and the prefetch bucket,
+      // at least the largest submodule; its gradient and the reduce bucket (at most the stage).
+      const double sub = LargestSubmoduleParams(s, share), here = params;
+      gathered =
+          std::min(here, std::max(sub, kDeepSpeedMaxReuseDistance) + kDeepSpeedPrefetchBucket) *
+          WeightBytesPerParam(p);
+      reducing = (sub + std::min(here, kDeepSpeedReduceBucket)) * WeightBytesPerParam(p);
+    }
+    mem.weights_bytes = weight_shard + gathered;
+    mem.gradients_bytes = grad_shard + reducing;
     // Without resharding after forward every layer's gathered weights wait for its backward:
     // at the turn from forward to backward the whole stage is gathered.
     if (!s.parallel.reshard_after_forward) {

@@ -499,6 +499,37 @@ TEST(MemoryModelTest, ZeroThreeShardsWeightsAndHoldsTwoGatheredUnits) {
   EXPECT_LT(three.total_bytes, two.total_bytes);
 }
 
+// DeepSpeed's ZeRO-3 gathers per submodule (docs/framework-facts.md section 1): beside its
+// shard a GPU holds the parameters kept within the reuse distance (1e9) and the prefetch bucket
+// (5e7), and beside its gradient shard the largest submodule's gradient and the contiguous
+// reduce bucket (5e8), all in bf16. On GPT-3 175B with tp 8 a stage holds 2.7e9 parameters;
+// its largest submodule is the embedding table or head, 50257 x 12288 / 8. A layer of 1T at
+// tp 1 (fc1 25600 x 102400) is larger than the reuse distance: then it is what is held, where
+// FSDP holds two whole layers (3 x fc1 each, and the embedding with the first).
+TEST(MemoryModelTest, DeepSpeedHoldsSubmodulesAndBucketsNotLayers) {
+  Scenario s = Gpt3OnP4d(2);
+  const MemoryBreakdown two = ComputeMemory(s);
+  s.parallel.zero_stage = 3;
+  s.parallel.zero_impl = ZeroImpl::kDeepSpeed;
+  const MemoryBreakdown ds = ComputeMemory(s);
+  ASSERT_EQ(ds.worst_stage, two.worst_stage);
+  const double sub = 50257.0 * 12288 / 8;
+  EXPECT_NEAR(ds.weights_bytes, two.weights_bytes / 16 + 2 * (1e9 + 5e7), 1.0);
+  EXPECT_NEAR(ds.gradients_bytes, two.gradients_bytes + 2 * (sub + 5e8), 1.0);
+  Scenario t = s;
+  t.model = FindModel("gpt-1t").value();
+  t.parallel.tp = 1, t.parallel.pp = 1, t.parallel.dp = 1024;
+  t.training.global_batch = 1024;
+  t.parallel.zero_impl = ZeroImpl::kDeepSpeed;
+  const MemoryBreakdown big = ComputeMemory(t);
+  const double fc1 = 25600.0 * 4 * 25600;
+  EXPECT_NEAR(big.weights_bytes, 2 * ParameterCount(t.model) / 1024 + 2 * (fc1 + 5e7),
+              1e-9 * big.weights_bytes);
+  t.parallel.zero_impl = ZeroImpl::kFsdp1;  // two whole layers of 3 x fc1 there
+  const double shard = 2 * ParameterCount(t.model) / 1024;
+  EXPECT_GT(ComputeMemory(t).weights_bytes - shard, 4 * (big.weights_bytes - shard));
+}
+
 // Hybrid sharding: the state ZeRO shards is divided by the shard group (4 of
 // dp 16 here), not by dp; the gathered units are whole either way.
 TEST(MemoryModelTest, HybridShardingDividesByTheShardGroup) {
