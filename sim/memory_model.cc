@@ -217,14 +217,6 @@ double LargestUnitParams(const Scenario& s, const StageShare& share) {
   return largest + (share.params - inside);
 }
 
-// DeepSpeed ZeRO-3's defaults (deepspeed/runtime/zero/config.py; docs/framework-facts.md
-// section 1), in parameters (elements): a fetch prefetches up to the bucket ahead; parameters
-// reused within the distance stay resident (so about that many around the turn from forward to
-// backward); gradients go through a contiguous reduce bucket allocated at its full size.
-constexpr double kDeepSpeedPrefetchBucket = 5e7;
-constexpr double kDeepSpeedMaxReuseDistance = 1e9;
-constexpr double kDeepSpeedReduceBucket = 5e8;
-
 // DeepSpeed ZeRO-3 gathers per parameterised submodule: the stage's largest on this GPU, a
 // linear layer (the MLP's up projection, gate and up fused under SwiGLU as Megatron-DeepSpeed
 // fuses them; the fused QKV projection; the output projection; an expert's) or the embedding
@@ -272,13 +264,15 @@ StageMemory ComputeStage(const Scenario& s, int stage) {
     }
     double gathered = 2 * unit, reducing = unit;
     if (s.parallel.zero_impl == ZeroImpl::kDeepSpeed) {
-      // Per submodule: the parameters kept within the reuse distance and the prefetch bucket,
-      // at least the largest submodule; its gradient and the reduce bucket (at most the stage).
+      // Per submodule (kDeepSpeed*, stage_model.h): the parameters kept within the reuse
+      // distance (about that many around the turn from forward to backward) and the prefetch
+      // bucket, at least the largest submodule; its gradient and the contiguous reduce bucket,
+      // allocated whole (at most the stage).
       const double sub = LargestSubmoduleParams(s, share), here = params;
       gathered =
-          std::min(here, std::max(sub, kDeepSpeedMaxReuseDistance) + kDeepSpeedPrefetchBucket) *
+          std::min(here, std::max(sub, kDeepSpeedMaxReuseDistance) + kDeepSpeedPrefetchElements) *
           WeightBytesPerParam(p);
-      reducing = (sub + std::min(here, kDeepSpeedReduceBucket)) * WeightBytesPerParam(p);
+      reducing = (sub + std::min(here, kDeepSpeedReduceBucketElements)) * WeightBytesPerParam(p);
     }
     mem.weights_bytes = weight_shard + gathered;
     mem.gradients_bytes = grad_shard + reducing;

@@ -301,12 +301,6 @@ DpCall ExpertWeightGather(const Scenario&, double bytes) {
   return {CollKind::kAllGather, GroupKind::kExpertData, bytes};
 }
 
-// DeepSpeed's ZeRO-3 defaults (deepspeed/runtime/zero/config.py and stage3.py): parameters
-// are fetched in coalesced all-gathers of up to stage3_prefetch_bucket_size elements ahead of
-// use, gradients reduce-scattered in buckets of reduce_bucket_size elements, every micro-step.
-constexpr double kDeepSpeedPrefetchElements = 5e7;
-constexpr double kDeepSpeedReduceBucketElements = 5e8;
-
 UnitCalls ShardedUnitCalls(const Scenario& s, double unit_bytes) {
   const double unit_params = unit_bytes / ActivationBytesPerElem(s.training.precision);
   UnitCalls calls;

@@ -139,6 +139,14 @@ DpCall ExpertGradientReduction(const Scenario& s, double bytes);
 // after the optimizer step), and of the routed experts' over the ranks that hold them.
 DpCall WeightGather(const Scenario& s, double bytes);
 DpCall ExpertWeightGather(const Scenario& s, double bytes);
+// DeepSpeed's ZeRO-3 defaults (deepspeed/runtime/zero/config.py and stage3.py; docs/
+// framework-facts.md section 1), in elements: parameters are fetched in coalesced all-gathers
+// of up to stage3_prefetch_bucket_size ahead of use and kept while reused within
+// stage3_max_reuse_distance; gradients are reduce-scattered, every micro-step, through a
+// contiguous bucket of reduce_bucket_size.
+inline constexpr double kDeepSpeedPrefetchElements = 5e7;
+inline constexpr double kDeepSpeedMaxReuseDistance = 1e9;
+inline constexpr double kDeepSpeedReduceBucketElements = 5e8;
 // How ZeRO-3's implementation (parallel.zero_impl) issues one sharding unit of `unit_bytes` of
 // weights: into how many equal calls its weight gather and its gradient reduction are
 // split (DeepSpeed: its prefetch and reduce buckets; every other implementation: one each),
