@@ -97,14 +97,16 @@ MlpShape MlpGemms(const Scenario& s, double tokens, bool moe) {
 void SelectiveRecompute(const Scenario& s, const ComputeModel& cm,
                         const std::vector<GemmDims>& attn_in, const MlpShape& mlp, double norm,
                         double residual, double act, LayerCost* c) {
+  // Filled whatever training.recompute is (the planner's estimator prices every recompute mode
+  // from one scenario's costs); only selective recompute runs them.
   const TrainingConfig& t = s.training;
-  if (t.recompute != Recompute::kSelective) return;
   const ModelSpec& m = s.model;
-  if (Recomputes(t, kRecomputeCoreAttn) && !t.flash_attention) {
+  auto recomputes = [&](RecomputeModule module) { return (t.recompute_modules & module) != 0; };
+  if (recomputes(kRecomputeCoreAttn) && !t.flash_attention) {
     c->selective_recompute_s += c->core_fwd_s;
   }
-  if (Recomputes(t, kRecomputeLayernorm)) c->selective_recompute_s += 2 * cm.MemorySeconds(norm);
-  if (Recomputes(t, kRecomputeMlaUpProj) && m.kv_lora_rank > 0) {
+  if (recomputes(kRecomputeLayernorm)) c->selective_recompute_s += 2 * cm.MemorySeconds(norm);
+  if (recomputes(kRecomputeMlaUpProj) && m.kv_lora_rank > 0) {
     // The up-projections out of the latents: AttentionInGemms lists the query's down and up
     // projections (or one query projection without q_lora_rank), then the key/value ones.
     std::vector<GemmDims> up = {attn_in.back()};
@@ -112,7 +114,7 @@ void SelectiveRecompute(const Scenario& s, const ComputeModel& cm,
     c->selective_recompute_s += cm.GemmSeconds(up);
     c->selective_recompute_flops += Flops(up);
   }
-  const bool replay = c->moe ? Recomputes(t, kRecomputeMoe) : Recomputes(t, kRecomputeMlp);
+  const bool replay = recomputes(c->moe ? kRecomputeMoe : kRecomputeMlp);
   if (replay) {
     // The block's forward but its norm and residual add, which Megatron-Core's MLP and MoE
     // modules do not contain.
@@ -123,10 +125,10 @@ void SelectiveRecompute(const Scenario& s, const ComputeModel& cm,
   if (!c->moe) return;
   const double shared_rows = MicrobatchTokens(s) * m.shared_experts;
   const double routed_share = (mlp.rows - shared_rows) / mlp.rows;
-  if (Recomputes(t, kRecomputeMoeAct)) {
+  if (recomputes(kRecomputeMoeAct)) {
     c->selective_recompute_s += cm.MemorySeconds(act * routed_share);
   }
-  if (Recomputes(t, kRecomputeSharedExperts) && shared_rows > 0) {
+  if (recomputes(kRecomputeSharedExperts) && shared_rows > 0) {
     // The shared experts' two GEMMs (the last of each projection's list) and activation.
     const std::vector<GemmDims> shared = {mlp.gemms[mlp.gemms.size() / 2], mlp.gemms.back()};
     c->selective_recompute_s += cm.GemmSeconds(shared) + cm.MemorySeconds(act * (1 - routed_share));
