@@ -108,6 +108,9 @@ Expected<LaunchPlan> ReadPlan(const std::string& text, const std::string& file,
   }
   s["training"]["micro_batch"] = config.at("micro_batch");
   s["training"]["recompute"] = config.at("recompute");
+  // What qualifies one recompute mode goes when the planner chose another.
+  if (config.at("recompute") != "full") s["training"].erase("recompute_every");
+  if (config.at("recompute") != "selective") s["training"].erase("recompute_modules");
   Expected<Scenario> scenario = ParseScenario(s.dump(), file + " (recommended scenario)", catalog);
   if (!scenario.ok()) return scenario.status();
   LaunchPlan out;

@@ -537,6 +537,14 @@ TEST(Configs, MegatronArguments) {
                 })),
                 "megatron_args.sh");
   };
+  // A plan whose scenario names modules but whose recommendation recomputes in full launches
+  // the recommendation (the modules qualify selective recompute only).
+  const LaunchPlan full = Variant([](json& j) {
+    j["scenario_json"]["training"]["recompute"] = "selective";
+    j["scenario_json"]["training"]["recompute_modules"] = json::array({"mlp"});
+    Config(j)["recompute"] = "full";
+  });
+  EXPECT_EQ(full.scenario.training.recompute, Recompute::kFull);
   const std::string core = selective(nullptr);
   EXPECT_TRUE(Contains(core, "  '--recompute-granularity' 'selective'\n")) << core;
   EXPECT_FALSE(Contains(core, "--recompute-modules")) << core;
