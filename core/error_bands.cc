@@ -1,7 +1,6 @@
 #include "core/error_bands.h"
 
 #include <algorithm>
-#include <map>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "core/catalog.h"
