@@ -427,8 +427,8 @@ class ScenarioParser {
       }
       if (bit == kRecomputeModuleCount) {
         std::string names;
-        for (int b = 0; b < kRecomputeModuleCount; ++b)
-          names += Cat(b ? ", " : "", "\"", RecomputeModuleName(b), "\"");
+        for (const std::string& name : RecomputeModuleNames(~0u))
+          names += Cat(names.empty() ? "" : ", ", "\"", name, "\"");
         return ErrorAt(file_, item.pos,
                        Cat(where, ": expected one of ", names, ", got ", Describe(item)));
       }
@@ -438,16 +438,15 @@ class ScenarioParser {
                        Cat(where, ": \"", RecomputeModuleName(bit), "\" is listed twice"));
       }
       const bool moe = m.experts > 0;
-      const char* missing =
-          module == kRecomputeMlaUpProj && m.kv_lora_rank == 0
-              ? "multi-latent attention (model.kv_lora_rank)"
-          : (module == kRecomputeMoe || module == kRecomputeMoeAct) && !moe
-              ? "MoE layers (model.experts)"
-          : module == kRecomputeSharedExperts && m.shared_experts == 0
-              ? "shared experts (model.shared_experts)"
-          : module == kRecomputeMlp && moe && m.dense_layers == 0 && m.moe_every == 1
-              ? "dense MLP layers"
-              : nullptr;
+      const char* missing = module == kRecomputeMlaUpProj && m.kv_lora_rank == 0
+                                ? "multi-latent attention (model.kv_lora_rank)"
+                            : (module == kRecomputeMoe || module == kRecomputeMoeAct) && !moe
+                                ? "MoE layers (model.experts)"
+                            : module == kRecomputeSharedExperts && m.shared_experts == 0
+                                ? "shared experts (model.shared_experts)"
+                            : module == kRecomputeMlp && MoeLayerCount(m, 0, m.layers) == m.layers
+                                ? "dense MLP layers"
+                                : nullptr;
       if (missing) {
         return ErrorAt(file_, item.pos,
                        Cat(where, ": \"", RecomputeModuleName(bit), "\" needs a model with ",
@@ -1245,6 +1244,14 @@ const char* RecomputeModuleName(int bit) {
   static constexpr const char* kNames[kRecomputeModuleCount] = {
       "core_attn", "layernorm", "mla_up_proj", "mlp", "moe", "moe_act", "shared_experts"};
   return bit >= 0 && bit < kRecomputeModuleCount ? kNames[bit] : "?";
+}
+
+std::vector<std::string> RecomputeModuleNames(unsigned modules) {
+  std::vector<std::string> names;
+  for (int bit = 0; bit < kRecomputeModuleCount; ++bit) {
+    if (modules & (1u << bit)) names.push_back(RecomputeModuleName(bit));
+  }
+  return names;
 }
 
 const char* ToString(Recompute r) {

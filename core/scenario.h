@@ -78,8 +78,9 @@ enum RecomputeModule : unsigned {
   kRecomputeSharedExperts = 1u << 6,  // the shared experts
 };
 inline constexpr int kRecomputeModuleCount = 7;
-// The names a file gives them, in bit order.
+// The names a file gives them, in bit order; the names of a set's modules, in that order.
 const char* RecomputeModuleName(int bit);
+std::vector<std::string> RecomputeModuleNames(unsigned modules);
 // MaxText's policies.
 inline bool KeepsProjections(Recompute r) {
   return r == Recompute::kSaveDotExceptMlp || r == Recompute::kSaveDotExceptMlpWi;

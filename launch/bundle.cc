@@ -178,10 +178,8 @@ std::vector<std::pair<std::string, std::string>> Hyperparameters(const JobFacts&
   if (s.training.recompute == Recompute::kSelective &&
       s.training.recompute_modules != kRecomputeCoreAttn) {
     std::string modules;
-    for (int bit = 0; bit < kRecomputeModuleCount; ++bit) {
-      if (s.training.recompute_modules & (1u << bit)) {
-        modules += (modules.empty() ? "" : ",") + std::string(RecomputeModuleName(bit));
-      }
+    for (const std::string& name : RecomputeModuleNames(s.training.recompute_modules)) {
+      modules += (modules.empty() ? "" : ",") + name;
     }
     const auto recompute = std::find_if(out.begin(), out.end(),
                                         [](const auto& kv) { return kv.first == "recompute"; });

@@ -228,9 +228,7 @@ BundleFile MegatronArgs(const JobFacts& f) {
     a.insert(a.end(), {"--recompute-granularity", "selective"});
     if (t.recompute_modules != kRecomputeCoreAttn) {  // Megatron-Core's default otherwise
       a.push_back("--recompute-modules");
-      for (int bit = 0; bit < kRecomputeModuleCount; ++bit) {
-        if (t.recompute_modules & (1u << bit)) a.push_back(RecomputeModuleName(bit));
-      }
+      for (const std::string& name : RecomputeModuleNames(t.recompute_modules)) a.push_back(name);
     }
   }
   for (const std::string& w : PrecisionArgs(t.precision)) a.push_back(w);

@@ -226,7 +226,7 @@ double LargestSubmoduleParams(const Scenario& s, const StageShare& share) {
   if (m.kind == ModelKind::kLayerList) return LargestUnitParams(s, share);
   const double h = m.hidden, tp = TensorParallel(s);
   const double gated = m.mlp == MlpKind::kSwiGlu ? 2 : 1;
-  const bool dense = m.experts == 0 || m.dense_layers > 0 || m.moe_every > 1;
+  const bool dense = MoeLayerCount(m, 0, m.layers) < m.layers;
   const double expert_f = m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
   double largest =
       std::max({h * (h + 2 * KvDim(m)) / tp, h * h / tp, dense ? gated * m.ffn_hidden * h / tp : 0,

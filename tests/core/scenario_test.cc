@@ -374,8 +374,7 @@ std::vector<FailCase> TrainingCases() {
        Doc(kGpt3, R"({"global_batch": 8, "recompute": "full", "recompute_modules": ["mlp"]})",
            kP4dX128),
        "x.json:2:76: training.recompute_modules: applies with training.recompute \"selective\" "
-       "only "
-       "(it is \"full\")"},
+       "only (it is \"full\")"},
       {"recompute_modules not an array",
        Doc(kGpt3, R"({"global_batch": 8, "recompute": "selective", "recompute_modules": "mlp"})",
            kP4dX128),
