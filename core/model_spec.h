@@ -151,6 +151,7 @@ inline LayerRange SplitLayers(int layers, int parts, int part, int lead = 0, int
   const int places = layers + lead + tail;
   const int base = places / parts, extra = places % parts;
   const int start = part * base + std::min(part, extra);
+  if (lead + tail == 0) return {start, base + (part < extra ? 1 : 0)};
   const int first = std::clamp(start - lead, 0, layers);
   const int end = std::clamp(start + base + (part < extra ? 1 : 0) - lead, 0, layers);
   return {first, end - first};

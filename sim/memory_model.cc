@@ -88,13 +88,10 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
     return 2 * sb * h / sp_divisor + 2 * sb * qkv / t + 2 * sb * h + down;
   }
 
-  // Selective recompute's modules (training.recompute_modules) drop what they recompute.
-  const unsigned modules = mode == Recompute::kSelective ? s.training.recompute_modules : 0;
   // Not split by tp (split by t only with SP): 2 norm inputs (4sbh), QKV input (2sbh),
-  // MLP input (2sbh), two dropout masks (2sbh; none without dropout). "layernorm" drops the
-  // QKV and MLP inputs, the two norms' outputs.
+  // MLP input (2sbh), two dropout masks (2sbh; none without dropout).
   const bool dropout = s.training.dropout;
-  const double replicated = ((dropout ? 10 : 8) - (modules & kRecomputeLayernorm ? 4 : 0)) * sb * h;
+  double replicated = (dropout ? 10 : 8) * sb * h;
   // Split by tp: Q, K, V and the output projection input (8sbh); MLP intermediates:
   // GELU input + fc2 input (4sbf), or SwiGLU's fused gate/up input + fc2 input (6sbf).
   // Flash attention takes K and V at their own width (grouped-query attention is not
@@ -103,28 +100,36 @@ double LayerActivationBytes16(const Scenario& s, Recompute mode, bool moe) {
   // (QkWidth, VWidth), and the two latents, which every TP rank holds whole.
   const bool flash = s.training.flash_attention;
   const double kv = flash ? KvDim(m) : h;
-  // "mlp" (a dense layer) and "moe" (an MoE layer) keep none of the MLP's intermediates,
-  // "moe_act" not the routed experts' activation output, "shared_experts" none of theirs.
   const double per_row = m.mlp == MlpKind::kSwiGlu ? 6 : 4;
-  const double shared_rows = moe ? sb * m.shared_experts : 0;
-  const bool drops_mlp = modules & (moe ? kRecomputeMoe : kRecomputeMlp);
-  double mlp_inner = drops_mlp ? 0 : per_row * rows * f;
-  if (!drops_mlp && moe && (modules & kRecomputeMoeAct)) mlp_inner -= 2 * (rows - shared_rows) * f;
-  if (!drops_mlp && (modules & kRecomputeSharedExperts)) mlp_inner -= per_row * shared_rows * f;
-  // "mla_up_proj" keeps the latents, not the queries, keys and values projected out of them.
-  const double attention = m.kv_lora_rank == 0 ? 2 * sb * (h + 2 * kv + h)
-                           : modules & kRecomputeMlaUpProj
-                               ? 2 * sb * VWidth(m)
-                               : 2 * sb * (2 * QkWidth(m) + 2 * VWidth(m));
+  double mlp_inner = per_row * rows * f;
+  double attention =
+      m.kv_lora_rank > 0 ? 2 * sb * (2 * QkWidth(m) + 2 * VWidth(m)) : 2 * sb * (h + 2 * kv + h);
   const double latents =
       m.kv_lora_rank > 0 ? 2 * sb * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0;
   // MoE: the experts' input, every routed token's hidden state in expert order (2 sb k h,
   // kept by every TP rank) and the router's fp32 probabilities (4 sb E).
-  const double moe_inputs = moe && !drops_mlp ? 2 * routed * h + 4 * sb * m.experts : 0;
+  double moe_inputs = moe ? 2 * routed * h + 4 * sb * m.experts : 0;
+  // Selective recompute's modules (training.recompute_modules) beyond the attention core drop
+  // what they recompute: "layernorm" the QKV and MLP inputs, the two norms' outputs;
+  // "mla_up_proj" the queries, keys and values projected out of the latents; "mlp" (a dense
+  // layer) and "moe" (an MoE layer) every MLP intermediate and the MoE inputs; "moe_act" the
+  // routed experts' activation output; "shared_experts" the shared experts' intermediates.
+  const unsigned modules = mode == Recompute::kSelective ? s.training.recompute_modules : 0;
+  if (modules & ~kRecomputeCoreAttn) {
+    if (modules & kRecomputeLayernorm) replicated -= 4 * sb * h;
+    if (m.kv_lora_rank > 0 && (modules & kRecomputeMlaUpProj)) attention = 2 * sb * VWidth(m);
+    const double shared_rows = moe ? sb * m.shared_experts : 0;
+    if (modules & (moe ? kRecomputeMoe : kRecomputeMlp)) {
+      mlp_inner = moe_inputs = 0;
+    } else {
+      if (moe && (modules & kRecomputeMoeAct)) mlp_inner -= 2 * (rows - shared_rows) * f;
+      if (modules & kRecomputeSharedExperts) mlp_inner -= per_row * shared_rows * f;
+    }
+  }
   const double split = attention + mlp_inner;
   // Attention scores: softmax output (2as^2b), its dropout mask (as^2b), dropout output
-  // (2as^2b); without dropout the softmax output alone. Dropped by selective recompute; never
-  // stored with flash attention.
+  // (2as^2b); without dropout the softmax output alone. Dropped by selective recompute's
+  // attention core; never stored with flash attention.
   const double score_bytes = dropout ? 5.0 : 2.0;
   const bool keeps_scores = mode == Recompute::kNone ||
                             (mode == Recompute::kSelective && !(modules & kRecomputeCoreAttn));

@@ -6,9 +6,6 @@
 
 namespace trainsim::sim {
 
-int PipelineStages(const Scenario& s) { return std::max(1, s.parallel.pp); }
-int TensorParallel(const Scenario& s) { return std::max(1, s.parallel.tp); }
-
 namespace {
 
 // The output head's parameters (vocab x hidden), whether tied or not.
@@ -60,17 +57,6 @@ bool RecomputesLayer(const TrainingConfig& t, int i) {
 
 int RecomputedLayers(const TrainingConfig& t, int layers) {
   return t.recompute == Recompute::kFull ? layers / t.recompute_every : 0;
-}
-
-LayerRange StageLayers(const Scenario& s, int stage) {
-  const int pp = PipelineStages(s);
-  const int v = s.parallel.schedule == Schedule::kInterleaved ? s.parallel.virtual_stages : 1;
-  const bool counted = s.parallel.split_counts_embedding || s.parallel.split_counts_loss;
-  if (!counted || v == 1) return s.PipelinePart(pp, stage);
-  // The stage's chunks c * pp + stage, counted from its first chunk's first layer.
-  LayerRange range = s.PipelinePart(pp * v, stage);
-  for (int c = 1; c < v; ++c) range.count += s.PipelinePart(pp * v, c * pp + stage).count;
-  return range;
 }
 
 double StageParameterCount(const Scenario& s, int stage) {

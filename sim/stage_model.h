@@ -26,6 +26,7 @@
 // Pure functions of their arguments; thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -51,9 +52,10 @@ struct PieceCosts {
 // `cm` is the scenario's compute model (MakeComputeModel).
 PieceCosts MakePieceCosts(const Scenario& s, const ComputeModel& cm);
 
-// pp and tp of `s`, at least 1.
-int PipelineStages(const Scenario& s);
-int TensorParallel(const Scenario& s);
+// pp and tp of `s`, at least 1. Inline, as StageLayers: the planner's memory pruning asks
+// for every stage of every candidate.
+inline int PipelineStages(const Scenario& s) { return std::max(1, s.parallel.pp); }
+inline int TensorParallel(const Scenario& s) { return std::max(1, s.parallel.tp); }
 
 // Full recompute re-runs the forward of every layer of a stage, or with
 // training.recompute_every k of every k-th one (stage-local index i with
@@ -91,7 +93,16 @@ StageShare MakeStageShare(const Scenario& s, int stage);
 // and the embedding or loss counted in the split, the count is its chunks' (c * pp + stage)
 // and the range starts at its first chunk's first layer (the layers are not contiguous then;
 // what is summed over the range treats them as alike).
-LayerRange StageLayers(const Scenario& s, int stage);
+inline LayerRange StageLayers(const Scenario& s, int stage) {
+  const int pp = PipelineStages(s);
+  const int v = s.parallel.schedule == Schedule::kInterleaved ? s.parallel.virtual_stages : 1;
+  const bool counted = s.parallel.split_counts_embedding || s.parallel.split_counts_loss;
+  if (!counted || v == 1) return s.PipelinePart(pp, stage);
+  // The stage's chunks c * pp + stage, counted from its first chunk's first layer.
+  LayerRange range = s.PipelinePart(pp * v, stage);
+  for (int c = 1; c < v; ++c) range.count += s.PipelinePart(pp * v, c * pp + stage).count;
+  return range;
+}
 // Only the layers, MoE and recomputed counts of it (the parameters 0): what the estimator
 // compares stages by, before it needs the slowest one's parameters (MakeStageShare).
 StageShare StageLayerShare(const Scenario& s, int stage);
